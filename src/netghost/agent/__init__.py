@@ -1,0 +1,1 @@
+"""netghost.agent (see ARCHITECTURE.md)."""

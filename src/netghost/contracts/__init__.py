@@ -1,0 +1,1 @@
+"""netghost.contracts (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""netghost.forensics (see ARCHITECTURE.md)."""

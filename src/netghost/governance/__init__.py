@@ -1,0 +1,1 @@
+"""netghost.governance (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""netghost.lab (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""netghost.mcp (see ARCHITECTURE.md)."""

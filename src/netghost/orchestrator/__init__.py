@@ -1,0 +1,1 @@
+"""netghost.orchestrator (see ARCHITECTURE.md)."""

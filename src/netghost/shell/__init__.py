@@ -1,0 +1,1 @@
+"""netghost.shell (see ARCHITECTURE.md)."""
