@@ -1,0 +1,308 @@
+"""Secret redaction: the first thing that touches command output, and the command line in the audit.
+
+Why this shape: a secret is recognised either by its *shape* (JWT, PEM, 88-char base64 key, ``ghp_``) or by
+its *label* (``Password=``, ``"primaryKey":``, ``sig=``), and both can hide behind an encoding the tool added:
+JSON escaping (``\\n`` inside a run-command message), URL encoding (``%2B`` in a basic-auth password) or ANSI
+colour codes. So rules run over several *views* of the text (raw, ANSI-stripped, JSON-unescaped,
+URL-decoded) and only collect secret *values*; every value is then removed from the original text in each
+spelling it can take there (raw, JSON-escaped, URL-encoded). Earlier placeholders are never touched, and the
+whole pass repeats until nothing changes, which makes :func:`redact` idempotent by construction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus, unquote
+
+from netghost.shell.redact_rules import (
+    HASH_CONTEXT,
+    JSON_SECRET_KEY,
+    KEY_EXCLUDED_SUFFIX,
+    LINE_ASSIGNMENT,
+    PLACEHOLDER,
+    SECRET_COMMAND_WORDS,
+    SHAPE_RULES,
+    STRONG_KEY_NAME,
+    WEAK_KEY_NAME,
+    Rule,
+)
+
+__all__ = ["Redaction", "is_secret_command", "redact"]
+
+_MIN_SECRET_LEN = 6
+_MAX_PASSES = 4
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
+_REPEAT = re.compile(r"(.)\1{7,}")
+_KV_SECRET_ID = re.compile(r"\.vault\.azure\.(?:net|cn|us)/secrets/", re.IGNORECASE)
+_CLI_FLAG = re.compile(
+    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
+)
+_CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
+_SECRET_FILES = re.compile(
+    r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
+    r"secrets?(?:\.\w+)?|\.git-credentials|accesstokens\.json|msal_token_cache\.\w+)"
+)
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """The redacted text, how many secrets were replaced, and the sorted kinds replaced."""
+
+    text: str
+    count: int
+    kinds: tuple[str, ...]
+
+
+def redact(text: str, *, command: str | None = None) -> Redaction:
+    """Replace every secret in ``text`` by ``[REDACTED:<kind>]``.
+
+    Args:
+        text: Output or a command line, exactly as produced.
+        command: The command that produced ``text``, when known. Secret-emitting commands
+            (``keyvault secret show``, ``keys list``, ``get-access-token`` ...) print bare values with no
+            label; knowing the command lets the redactor remove those too.
+
+    Returns:
+        A :class:`Redaction`; ``redact(redact(t).text).text == redact(t).text`` for every ``t``.
+    """
+    secret_cmd = command is not None and is_secret_command(command)
+    total = 0
+    kinds: set[str] = set()
+    for _ in range(_MAX_PASSES):
+        findings = _find(text, secret_cmd=secret_cmd)
+        if not findings:
+            break
+        text, replaced, found_kinds = _replace(text, findings)
+        if not replaced:
+            break
+        total += replaced
+        kinds |= found_kinds
+    return Redaction(text=text, count=total, kinds=tuple(sorted(kinds)))
+
+
+def is_secret_command(command: str) -> bool:
+    """Tell whether ``command`` is one whose output is a secret even without a label.
+
+    Args:
+        command: The command line (not parsed by a shell; split on whitespace).
+    """
+    for raw in command.split():
+        token = raw.strip("'\"")
+        base = token.rsplit("/", 1)[-1]
+        if SECRET_COMMAND_WORDS.fullmatch(token) or (base and _SECRET_FILES.fullmatch(base)):
+            return True
+    return False
+
+
+# --- finding -------------------------------------------------------------------------------------------
+
+
+def _views(text: str) -> list[str]:
+    """The spellings a rule must see: raw, ANSI-stripped, JSON-unescaped and URL-decoded."""
+    views = [text]
+    stripped = _ANSI.sub("", text)
+    unescaped = _json_unescape(stripped)
+    for view in (stripped, unescaped, _url_decode(stripped), _url_decode(unescaped)):
+        if view not in views:
+            views.append(view)
+    return views
+
+
+def _json_unescape(text: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        if esc[0] == "u":
+            return chr(int(esc[1:], 16))
+        return {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}.get(esc, esc)
+
+    return _JSON_ESCAPE.sub(one, text)
+
+
+def _url_decode(text: str) -> str:
+    return unquote(text) if "%" in text else text
+
+
+def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
+    """Map each secret value found in any view of ``text`` to its kind."""
+    findings: dict[str, str] = {}
+
+    def add(value: str, kind: str) -> None:
+        value = value.strip()
+        if _usable(value) and value not in findings:
+            findings[value] = kind
+
+    bare = secret_cmd and not _is_json(text.strip())
+    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
+    secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
+    for view in _views(text):
+        for rule in SHAPE_RULES:
+            for match in rule.pattern.finditer(view):
+                value = match.group("v")
+                if _passes(rule, value, view, match.start("v")):
+                    add(value, rule.kind)
+        for match in JSON_SECRET_KEY.finditer(view):
+            value = _json_unescape(match.group("v"))
+            kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+            if kind:
+                add(value, kind)
+                add(match.group("v"), kind)
+        for match in _assignments(view):
+            kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
+            if kind:
+                add(match.group("v"), kind)
+        _find_cli(view, add)
+        if bare:
+            _find_bare(view, add)
+    return findings
+
+
+def _assignments(view: str) -> Iterator[re.Match[str]]:
+    """Every ``name=value`` match, including those nested in a quoted value (``"Server=..;Password=x"``)."""
+    pos = 0
+    while (match := LINE_ASSIGNMENT.search(view, pos)) is not None:
+        yield match
+        pos = match.start("v") if match.group("q") else match.end()
+
+
+def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
+    """Flag values on a command line: ``--account-key X``, ``--password=X``, ``curl -u user:pass``."""
+    for match in _CLI_FLAG.finditer(view):
+        name = match.group("name").lstrip("-")
+        value = match.group("v").strip("'\"")
+        kind = _label_kind(name, value, secret_cmd=False)
+        if kind:
+            add(value, kind)
+    for match in _CURL_USER.finditer(view):
+        add(match.group("v"), "password")
+
+
+def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
+    """Under a secret-emitting command, a lone token on a line (``-o tsv``) is the secret itself.
+
+    ``NAME=value`` lines are left to the label rules, which know which names are secrets.
+    """
+    for line in view.splitlines():
+        fields = [f for f in re.split(r"\t", line.strip()) if f]
+        if len(fields) == 1 and not re.search(r"\s", fields[0]) and not LINE_ASSIGNMENT.match(fields[0]):
+            add(fields[0].strip("\"'"), "command_secret")
+        elif len(fields) > 1:
+            for field in fields:
+                if _looks_random(field):
+                    add(field, "command_secret")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
+    if rule.check is None:
+        return True
+    if rule.check == "entropy":
+        return len(set(value)) >= 12 and not _REPEAT.search(value)
+    if rule.check == "not_hash":
+        if HASH_CONTEXT.search(view[max(0, start - 48) : start]):
+            return False
+        return _classes(value) >= 2 and len(set(value)) >= 16
+    if rule.check == "not_public_key":
+        before = view[max(0, start - 40) : start]
+        return not value.startswith("AAAA") and not re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before)
+    if rule.check == "private_pem":
+        return b"PRIVATE" in _b64decode_prefix(value)
+    raise AssertionError(f"unknown rule check {rule.check!r}")
+
+
+def _b64decode_prefix(value: str) -> bytes:
+    data = re.sub(r"[^A-Za-z0-9+/]", "", value)[:200]
+    data = data[: len(data) - len(data) % 4]
+    try:
+        return base64.b64decode(data)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
+    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
+    value = value.strip()
+    if not _usable(value) or _REPEAT.search(value):
+        return None
+    lowered = name.lower().strip("_-.")
+    if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
+        return None
+    if STRONG_KEY_NAME.search(lowered):
+        if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
+            return "connection_string"
+        return "password" if re.search(r"pass|pwd", lowered) else "secret"
+    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value)):
+        return "secret"
+    return None
+
+
+def _usable(value: str) -> bool:
+    """A value worth replacing: long enough, not a placeholder, not all digits."""
+    if len(value) < _MIN_SECRET_LEN or PLACEHOLDER.match(value) or "REDACTED" in value:
+        return False
+    return not value.isdigit()
+
+
+def _classes(value: str) -> int:
+    return sum(
+        (any(c.isupper() for c in value), any(c.islower() for c in value), any(c.isdigit() for c in value))
+    )
+
+
+def _looks_random(value: str) -> bool:
+    """A machine-made secret: long, one token, several character classes, not an id, hash or path."""
+    if len(value) < 16 or re.search(r"\s", value) or len(set(value)) < 10 or _classes(value) < 2:
+        return False
+    if _GUID.match(value) or _HEX.match(value) or "://" in value or value.startswith(("/", "W/")):
+        return False
+    if re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        return False
+    return not ("." in value and "/" not in value and "+" not in value and "=" not in value)
+
+
+# --- replacing -----------------------------------------------------------------------------------------
+
+
+def _spellings(value: str) -> set[str]:
+    """How ``value`` may be written in the original text."""
+    out = {value, json.dumps(value)[1:-1], quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
+    return {s for s in out if len(s) >= _MIN_SECRET_LEN}
+
+
+def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
+    variants: dict[str, str] = {}
+    for value, kind in findings.items():
+        for spelling in _spellings(value):
+            variants.setdefault(spelling, kind)
+    ordered = sorted(variants, key=len, reverse=True)
+    pattern = re.compile(
+        "(" + _PLACEHOLDER_TOKEN.pattern + ")|(" + "|".join(re.escape(v) for v in ordered) + ")"
+    )
+    count = 0
+    kinds: set[str] = set()
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal count
+        if match.group(1):
+            return match.group(1)
+        kind = variants[match.group(2)]
+        count += 1
+        kinds.add(kind)
+        return f"[REDACTED:{kind}]"
+
+    return pattern.sub(one, text), count, kinds

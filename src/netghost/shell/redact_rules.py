@@ -1,0 +1,212 @@
+"""The redactor's rule tables: which text is a secret, and why we think so.
+
+Rules are data so that each one carries its justification and can be tested on its own. Two families:
+
+* **Shape rules** recognise a secret by what it looks like on its own (a JWT, a PEM block, an 88-character
+  base64 storage key, ``ghp_...``). Their regexes follow gitleaks ``cmd/generate/config/rules/*.go`` and
+  detect-secrets ``plugins/*.py``; the value to remove is the named group ``v`` (or the whole match).
+* **Label rules** recognise a secret by the name in front of it (``Password=``, ``"primaryKey":``,
+  ``Authorization: Bearer``, ``sig=``). A bare password like ``Winter24?maple8`` has no shape; only its label
+  (or the command that printed it) gives it away.
+
+Every rule only *finds* values; :mod:`netghost.shell.redact` decides how to replace them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = [
+    "HASH_CONTEXT",
+    "JSON_SECRET_KEY",
+    "KEY_EXCLUDED_SUFFIX",
+    "LINE_ASSIGNMENT",
+    "PLACEHOLDER",
+    "SECRET_COMMAND_WORDS",
+    "SHAPE_RULES",
+    "STRONG_KEY_NAME",
+    "WEAK_KEY_NAME",
+    "Rule",
+]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern, the kind it reports and why it exists.
+
+    ``pattern`` must define a named group ``v`` holding the secret (the text that gets replaced);
+    ``check`` names an extra test in :mod:`netghost.shell.redact` (``entropy``, ``not_hash``,
+    ``private_pem``) that rejects look-alikes the regex alone would take.
+    """
+
+    kind: str
+    pattern: re.Pattern[str]
+    why: str
+    check: str | None = None
+
+
+def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(regex, flags)
+
+
+# What an earlier redaction (ours or someone else's) left behind: never a secret, never touched again.
+PLACEHOLDER = _r(
+    r"^(?:\[REDACTED(?::[A-Za-z0-9_]+)?\]|<redacted>|\*{3,}|x{6,}|X{6,}|\.{3,}|null|none|true|false|"
+    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)$",
+    re.IGNORECASE,
+)
+
+_B64 = r"A-Za-z0-9+/"
+_NB = r"(?<![A-Za-z0-9+/_-])"  # not preceded by a base64/url-safe character
+_NA = r"(?![A-Za-z0-9+/=_-])"  # not followed by one
+
+SHAPE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "private_key",
+        _r(
+            r"(?P<v>-----BEGIN (?P<label>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
+            r"(?:[A-Za-z0-9+/=\s:,.\-]|\\[nr])*?(?:-----END (?P=label)-----|(?=[^A-Za-z0-9+/=\s:,.\-\\])|\Z))"
+        ),
+        "PEM private keys (RSA, EC, OPENSSH, PKCS#8, encrypted, PGP); a truncated block is removed to its end",
+    ),
+    Rule(
+        "private_key",
+        _r(r"(?P<v>LS0tLS1CRUdJT[A-Za-z0-9+/]{8,}={0,2})"),
+        "a PEM block wrapped in base64 (kubeconfig client-key-data, Key Vault exports); decoded to check "
+        "that it holds a PRIVATE KEY, not a certificate",
+        check="private_pem",
+    ),
+    Rule(
+        "jwt",
+        _r(r"(?P<v>\bey[A-Za-z0-9_-]{15,}\.ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_\-+/]*={0,2})"),
+        "JSON Web Tokens (gitleaks jwt.go): Azure access tokens, IMDS tokens, id tokens",
+    ),
+    Rule(
+        "client_secret",
+        _r(r"(?:^|(?<=[\\'\"`\s>=:(,)]))(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"),
+        "Entra ID client secrets, 'xxx8Q~...' (gitleaks azure.go azure-ad-client-secret)",
+        check="entropy",
+    ),
+    Rule(
+        "aws_access_key",
+        _r(r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b"),
+        "AWS access key ids (gitleaks aws.go)",
+    ),
+    Rule(
+        "github_token",
+        _r(r"\b(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
+        "GitHub classic and fine-grained tokens (gitleaks github.go)",
+    ),
+    Rule("gitlab_token", _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"), "GitLab tokens"),
+    Rule("slack_token", _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,})"), "Slack bot/user/app tokens"),
+    Rule(
+        "slack_webhook",
+        _r(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})"),
+        "Slack incoming webhooks: the path is the credential",
+    ),
+    Rule("google_api_key", _r(r"\b(?P<v>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"), "Google/Gemini API keys"),
+    Rule("stripe_key", _r(r"\b(?P<v>[sr]k_live_[0-9A-Za-z]{20,})"), "Stripe live keys"),
+    Rule("npm_token", _r(r"\b(?P<v>npm_[A-Za-z0-9]{36})\b"), "npm access tokens"),
+    Rule(
+        "acr_password",
+        _r(_NB + r"(?P<v>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})" + _NA),
+        "Azure Container Registry admin passwords carry a '+ACR' marker at a fixed offset",
+    ),
+    Rule(
+        "azure_storage_key",
+        _r(_NB + r"(?P<v>[" + _B64 + r"]{86}==)" + _NA),
+        "88-character base64 keys: storage, Cosmos DB, Batch, Communication (detect-secrets azure_storage_key)",
+    ),
+    Rule(
+        "azure_key",
+        _r(_NB + r"(?P<v>[" + _B64 + r"]{38,84}={1,2})" + _NA),
+        "padded base64 keys of 40+ characters (Service Bus/Event Hubs/Redis/Event Grid SAS keys, function "
+        "keys); skipped when a hash or digest label precedes them",
+        check="not_hash",
+    ),
+    Rule(
+        "base64_blob",
+        _r(_NB + r"(?P<v>[" + _B64 + r"]{200,}={0,2})" + _NA),
+        "long base64 runs (PFX/PKCS#12 bundles, encrypted blobs); SSH public-key blobs (AAAA...) are kept",
+        check="not_public_key",
+    ),
+    Rule(
+        "sas_signature",
+        _r(r"(?i)(?:[?&;]|&amp;|\\u0026|\b)sig=(?P<v>[^&\s\"'<>\\;,]+)"),
+        "the sig= of a shared access signature is the credential; the rest of the URL is kept",
+    ),
+    Rule(
+        "function_key",
+        _r(r"(?i)[?&]code=(?P<v>[^&\s\"'<>\\]{16,})"),
+        "Azure Functions keys travel as ?code= in invoke URLs",
+    ),
+    Rule(
+        "basic_auth",
+        _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]{1,128}:(?P<v>[^@\s/\"'<>]{1,256})@[\w.\[\]-]"),
+        "credentials embedded in URLs (https://user:pass@host, postgresql://, redis://, ...)",
+    ),
+    Rule(
+        "authorization",
+        _r(
+            r"(?im)\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|sharedkey|sharedkeylite|"
+            r"sharedaccesssignature|token|digest|negotiate|ntlm|hmac-sha256|aws4-hmac-sha256)\s+)?"
+            r"(?P<v>[^\s\"'\\][^\r\n\"\\]*?)\s*(?=$|[\"\\\r\n])"
+        ),
+        "HTTP Authorization headers (curl -v, Azure REST traces, x-ms-copy-source-authorization)",
+    ),
+    Rule(
+        "bearer_token",
+        _r(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
+        "bearer tokens outside a header (logs, error messages)",
+    ),
+    Rule(
+        "encryption_key",
+        _r(r"(?im)\bx-ms-encryption-key\s*:\s*(?P<v>[^\s\"'\\]+)"),
+        "customer-provided encryption keys (not x-ms-encryption-key-sha256, which is a hash)",
+    ),
+    Rule(
+        "cookie",
+        _r(r"(?im)\b(?:set-)?cookie\s*:\s*[^=;\s]+=(?P<v>[^;\s\"'\\]{8,})"),
+        "session cookies in Set-Cookie/Cookie headers",
+    ),
+)
+
+# Context before a base64 value that makes it a digest rather than a key.
+HASH_CONTEXT = _r(
+    r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|crc-?(?:32|64)|hash|digest|fingerprint|checksum|thumbprint|etag)"
+    r"[\"']?\s*[:=]?\s*[\"']?\s*$"
+)
+
+# Key names (JSON keys, env vars, YAML keys, connection-string fields) whose value is a secret whatever it
+# looks like.
+STRONG_KEY_NAME = _r(
+    r"(?i)(?:password|passwd|passphrase|\bpwd|userpwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
+    r"accountkey|account[_-]?key|master[_-]?key|shared[_-]?key|sharedaccesskey|sharedaccesssignature|"
+    r"private[_-]?key|client[_-]?key|signing[_-]?key|encryption[_-]?key|conn(?:ection)?[_-]?str(?:ing)?|"
+    r"sas[_-]?(?:token|url|uri)?$|credentials?$|auth[_-]?key|session[_-]?key|cookie)"
+)
+# Key names that hold a secret only when the value also looks random (key1, primaryKey, primary).
+WEAK_KEY_NAME = _r(r"(?i)(?:key\d*|keys|primary|secondary|value|signature|sig|hmac)$")
+# Suffixes that turn a secret-sounding name into metadata: keyName, tokenType, passwordExpiry, secretId...
+KEY_EXCLUDED_SUFFIX = _r(
+    r"(?i)(?:id|ids|name|names|type|types|path|file|url|uri|date|time|expiry|expires|expiration|expireson|"
+    r"expiresin|expires_in|expires_on|at|on|version|count|length|policy|policies|enabled|authentication|"
+    r"hint|endpoint|format|sha256|hash|permissions|source|kind|required|set|reset|profile|vault|store|"
+    r"uris|urls|provider|header|algorithm|validity|lifetime|ttl|rotation|status|state|level|prefix|"
+    r"public[_-]?key|publickey|publickeys|keydata|data_public)$"
+)
+
+# One `name = value` / `name: value` / `export NAME="value"` / `name=value;` assignment inside a line.
+LINE_ASSIGNMENT = _r(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>[:=])[ \t]*(?P<q>[\"'])?"
+    r"(?P<v>(?(q)[^\"'\r\n]+|[^\s;,&\"'\\]+))"
+)
+JSON_SECRET_KEY = _r(r"\"(?P<name>[A-Za-z0-9_.\-@$]{1,80})\"\s*:\s*\"(?P<v>(?:[^\"\\]|\\.)*)\"")
+
+# Words in an az/cli command that mark its output as secret-bearing (bare tsv values have no label).
+SECRET_COMMAND_WORDS = _r(
+    r"(?i)(?:get-access-token|keys?|list-keys?|secrets?|credentials?|passwords?|tokens?|generate-sas|sas|"
+    r"connection-strings?|show-connection-string|list-publishing-(?:profiles|credentials)|admin-key|"
+    r"query-key|api-key|appsettings|create-for-rbac|printenv|env)"
+)

@@ -1,0 +1,73 @@
+"""Property: redact() is idempotent and never leaves a planted secret, whatever surrounds it."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netghost.shell import redact
+
+_FRAGMENTS = [
+    "Password=",
+    "password: ",
+    '"primaryKey": "',
+    '"',
+    "sig=",
+    "&",
+    "?code=",
+    "https://user:",
+    "@host/",
+    "Authorization: Bearer ",
+    "[REDACTED:password]",
+    "********",
+    "<redacted>",
+    "\\n",
+    "\n",
+    "\x1b[32m",
+    "%2B",
+    "=",
+    ";",
+    "-----BEGIN RSA PRIVATE KEY-----\n",
+    "-----END RSA PRIVATE KEY-----",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.",
+    "AKIA44L64WRT3QHBMZOH",
+    "yY55Q~BchV9xTkOdLVJI4oHCtawu2jM69G2ft-wH",
+    "Ofoytbk2Ayweg9Juk0x4qZAKxXLXg0PSil9Pjuy5258=",
+    "ghp_Wt7HfuXZiMNRRqlw90O6OkQhug3m8FsvjogS",
+    "Tr0ub4dor&3",
+    "xyzzy42",
+    "REDACTED",
+    "[REDACTED:",
+    "]",
+]
+
+texts = st.lists(
+    st.one_of(st.sampled_from(_FRAGMENTS), st.text(min_size=0, max_size=12)), min_size=0, max_size=25
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_redact_is_idempotent(text: str) -> None:
+    once = redact(text)
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.count == 0
+    assert once.count >= len(once.kinds)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_planted_shaped_secret_is_always_removed(before: str, after: str) -> None:
+    secret = "ghp_Wt7HfuXZiMNRRqlw90O6OkQhug3m8FsvjogS"
+    out = redact(f"{before} {secret} {after}").text
+    assert secret not in out
+    assert redact(out).text == out
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), max_size=80))
+def test_redact_is_idempotent_with_command_context(text: str) -> None:
+    cmd = "az keyvault secret show --vault-name kv -n db --query value -o tsv"
+    once = redact(text, command=cmd)
+    assert redact(once.text, command=cmd).text == once.text
