@@ -1,0 +1,61 @@
+"""One line of ``shell_audit_{session_id}.jsonl``: the shell's record of a single ``execute()`` call.
+
+:class:`ShellAuditRecord` is the payload the shell hands to ``WalWriter.append`` (the lead's API
+contract lists its fields exactly); :class:`StoredShellAuditRecord` is the line as stored, with the
+WAL's chain fields. The RCA generator and ``ghost-agent audit verify`` read the stored form.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from netghost.contracts.base import WireModel
+from netghost.contracts.chain import ChainFields
+from netghost.contracts.shell import (
+    OutputMetadata,
+    ShellAction,
+    ShellClassification,
+    ShellEnvironment,
+    ShellErrorCode,
+)
+
+__all__ = ["ShellAuditRecord", "StoredShellAuditRecord"]
+
+
+class ShellAuditRecord(WireModel):
+    """Everything needed to cite a command as evidence (``audit_id``) without re-running it.
+
+    ``command`` is the redacted command the AI asked for; when the human modified it,
+    ``modified_command`` holds what actually ran. ``output``/``stderr`` are redacted and truncated
+    exactly as the Brain saw them, so the audit never holds a secret the Brain could not see.
+    """
+
+    v: Literal[1]
+    kind: Literal["shell_command"]
+    audit_id: str
+    session_id: str
+    command: str
+    reasoning: str
+    classification: ShellClassification
+    tier: int = Field(ge=0, le=3)
+    risk_reason: str
+    environment: ShellEnvironment
+    action: ShellAction
+    status: Literal["completed", "denied", "error"]
+    exit_code: int | None
+    error: ShellErrorCode | None
+    output: str
+    stderr: str
+    output_metadata: OutputMetadata
+    denial_reason: str | None
+    modified_command: str | None
+    plan_token: str | None
+    policy_hash: str | None
+    policy_rule: str | None
+    duration_ms: float = Field(ge=0)
+
+
+class StoredShellAuditRecord(ShellAuditRecord, ChainFields):
+    """A shell audit line as the WAL stores it (payload + ``seq``/``ts``/``prev_sha256``/``sha256``)."""
