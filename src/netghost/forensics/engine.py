@@ -1,0 +1,137 @@
+"""The analysis pipeline: read → decode (per chunk) → TCP analysis → streams → DNS/ICMP summaries.
+
+:func:`analyze_capture` returns an :class:`Analysis` that keeps the decoded columns (``cols``), so a
+later consumer (compare mode, charts) can reuse them without decoding the capture again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netghost.forensics.decode import ISSUES, Packets, decode_batch
+from netghost.forensics.dns import DnsMessages, analyze_dns, parse_dns
+from netghost.forensics.flows import TcpStreams, build_streams, conversation_keys
+from netghost.forensics.icmp import analyze_icmp
+from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, iter_batches
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, analyze_tcp_sequences
+
+__all__ = ["Analysis", "analyze_capture"]
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class Analysis:
+    """Everything the reports need, as columns plus small summaries.
+
+    Attributes:
+        info: reader facts (file type, link types, truncation warnings).
+        cols: decoded per-packet columns (:class:`~netghost.forensics.decode.Packets`).
+        tcp_rows: row indices (into ``cols``) of the TCP segments that were analysed.
+        tcp_flags: tshark analysis-flag bitmask per ``tcp_rows`` entry (bits: ``tcp.FLAG_BITS``).
+        tcp_stream: tshark-style ``tcp.stream`` per ``tcp_rows`` entry.
+        streams: per-stream table.
+        dns: DNS summary dict; dns_msgs the parsed messages.
+        icmp: ICMP/ICMPv6 summary dict.
+    """
+
+    info: CaptureInfo
+    cols: Packets
+    tcp_rows: np.ndarray
+    tcp_flags: np.ndarray
+    tcp_stream: np.ndarray
+    streams: TcpStreams
+    dns_msgs: DnsMessages
+    dns: dict[str, Any]
+    icmp: dict[str, Any]
+    decode_issues: dict[str, int] = field(default_factory=dict)
+    decode_issue_frames: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def packets(self) -> int:
+        """Number of captured frames (tshark's ``packet_count``)."""
+        return len(self.cols)
+
+    def flag_counts(self) -> dict[str, int]:
+        """Frames per tcp.analysis flag, counted like tshark's display filters."""
+        return {name: int(np.count_nonzero(self.tcp_flags & FLAG_BITS[name])) for name in FLAG_NAMES}
+
+    def flag_frames(self, name: str, limit: int | None = None) -> list[int]:
+        """Frame numbers carrying one analysis flag (ascending)."""
+        m = (self.tcp_flags & FLAG_BITS[name]) != 0
+        fr = self.cols.frame[self.tcp_rows[m]]
+        return [int(x) for x in (fr if limit is None else fr[:limit])]
+
+    def link_types(self) -> dict[str, int]:
+        """Frames per link-layer type name."""
+        names, counts = np.unique(self.cols.linktype, return_counts=True)
+        return {LINKTYPE_NAMES.get(int(k), f"linktype{int(k)}"): int(c) for k, c in zip(names, counts, strict=True)}
+
+    def rst_frames(self) -> np.ndarray:
+        """Frame numbers of TCP segments with RST set."""
+        fl = self.cols.tcp_flags[self.tcp_rows]
+        return self.cols.frame[self.tcp_rows[(fl & 0x04) != 0]]
+
+    def syn_without_synack(self) -> np.ndarray:
+        """Stream ids with at least one pure SYN and no SYN-ACK."""
+        return np.flatnonzero((self.streams.syn > 0) & (self.streams.synack == 0))
+
+
+def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_jit: bool = True,
+                    chunk_bytes: int | None = None) -> Analysis:
+    """Analyse one capture file end to end.
+
+    Args:
+        path: pcap/pcapng file, optionally gzip-compressed.
+        progress: called with (bytes read, total file bytes) after each chunk.
+        use_jit: allow the numba-compiled TCP kernel when numba is installed.
+        chunk_bytes: raw bytes per chunk (memory bound); default from the reader.
+
+    Raises:
+        CaptureFormatError: the file is missing or not a readable capture.
+    """
+    info = CaptureInfo(path=str(path))
+    total = Path(path).stat().st_size if Path(path).exists() else 0
+    parts: list[Packets] = []
+    msgs = DnsMessages()
+    nrows = 0
+    kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
+    for batch in iter_batches(path, info, **kw):
+        cols, payoff, capend = decode_batch(batch, nrows + 1)
+        msgs.extend(parse_dns(batch.buf, cols, payoff, capend), nrows)
+        parts.append(cols)
+        nrows += len(cols)
+        if progress is not None:
+            progress(info.bytes_read, total)
+    cols = Packets.concat(parts)
+    del parts
+
+    tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
+    conv, dirn = conversation_keys(cols, tcp_rows, 6)
+    aflags, sub, irtt = analyze_tcp_sequences(
+        conv, dirn, cols.seq[tcp_rows], cols.ack[tcp_rows], cols.tcp_flags[tcp_rows].astype(np.int64),
+        cols.win[tcp_rows].astype(np.int64), cols.paylen[tcp_rows].astype(np.int64), cols.ts[tcp_rows],
+        cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit,
+    )
+    sid, streams = build_streams(cols, tcp_rows, conv, dirn, sub, aflags, irtt)
+
+    issues: Counter[str] = Counter()
+    issue_frames: dict[str, list[int]] = {}
+    bad = np.flatnonzero(cols.issue != 0)
+    if bad.size:
+        codes, counts = np.unique(cols.issue[bad], return_counts=True)
+        for c, k in zip(codes.tolist(), counts.tolist(), strict=True):
+            name = ISSUES[c]
+            issues[name] = k
+            issue_frames[name] = [int(x) for x in cols.frame[bad[cols.issue[bad] == c][:10]]]
+    return Analysis(
+        info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=aflags, tcp_stream=sid, streams=streams,
+        dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
+        decode_issues=dict(issues), decode_issue_frames=issue_frames,
+    )

@@ -1,0 +1,200 @@
+"""Flow keys and the per-stream TCP table (Zeek-style conn_state, bytes/packets per direction, RTT).
+
+Everything here is vectorised: a conversation key is a 64-bit hash of the canonical (lower, upper)
+endpoint pair, grouped with ``np.unique``; per-stream sums are ``np.bincount`` reductions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from netghost.forensics.decode import Packets
+from netghost.forensics.tcp import FLAG_BITS
+
+__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys"]
+
+CONN_STATES = ("OTH", "S0", "S1", "SF", "REJ", "S2", "S3", "RSTO", "RSTR", "RSTOS0", "RSTRH", "SH", "SHR")
+_C = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    h = (h ^ v.astype(np.uint64)) * _C
+    return h ^ (h >> np.uint64(29))
+
+
+def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group rows into conversations by unordered endpoint pair.
+
+    Args:
+        cols: decoded packets.
+        rows: row indices to group (e.g. all TCP segments).
+        proto: IP protocol number mixed into the key.
+
+    Returns:
+        (conversation index per row in order of first appearance, direction 0/1 where 0 is the
+        direction of the conversation's first packet).
+    """
+    sh, sl, sp = cols.src_hi[rows], cols.src_lo[rows], cols.sport[rows].astype(np.uint64)
+    dh, dl, dp = cols.dst_hi[rows], cols.dst_lo[rows], cols.dport[rows].astype(np.uint64)
+    a_lt = (sh < dh) | ((sh == dh) & ((sl < dl) | ((sl == dl) & (sp <= dp))))
+    h = np.full(rows.shape[0], np.uint64(proto) + np.uint64(1), np.uint64)
+    for x, y in ((sh, dh), (sl, dl), (sp, dp)):
+        h = _mix(h, np.where(a_lt, x, y))
+    for x, y in ((sh, dh), (sl, dl), (sp, dp)):
+        h = _mix(h, np.where(a_lt, y, x))
+    uniq, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    rank = np.empty(uniq.shape[0], np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])
+    conv = rank[inv.ravel()]
+    side = a_lt.astype(np.int64)
+    dirn = (side != side[first[inv.ravel()]]).astype(np.int64)
+    return conv, dirn
+
+
+@dataclass
+class TcpStreams:
+    """One row per tshark ``tcp.stream`` (0-based, numbered by first frame like tshark).
+
+    ``c_*`` = client (originator), ``s_*`` = server (responder), decided by who sent the first pure
+    SYN, else the receiver of the first SYN-ACK, else the sender of the first packet.
+    """
+
+    first_frame: np.ndarray
+    last_frame: np.ndarray
+    first_ts: np.ndarray
+    last_ts: np.ndarray
+    c_hi: np.ndarray
+    c_lo: np.ndarray
+    c_port: np.ndarray
+    s_hi: np.ndarray
+    s_lo: np.ndarray
+    s_port: np.ndarray
+    pkts_c2s: np.ndarray
+    pkts_s2c: np.ndarray
+    bytes_c2s: np.ndarray
+    bytes_s2c: np.ndarray
+    syn: np.ndarray
+    synack: np.ndarray
+    fin_c: np.ndarray
+    fin_s: np.ndarray
+    rst_c: np.ndarray
+    rst_s: np.ndarray
+    data_pkts: np.ndarray
+    retrans: np.ndarray
+    flagged: np.ndarray
+    zero_window: np.ndarray
+    lost: np.ndarray
+    irtt: np.ndarray
+    mss_c: np.ndarray
+    mss_s: np.ndarray
+    ws_c: np.ndarray
+    ws_s: np.ndarray
+    conn_state: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.first_frame.shape[0])
+
+    def take(self, idx: np.ndarray) -> TcpStreams:
+        """Row subset."""
+        return TcpStreams(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
+
+def build_streams(cols: Packets, rows: np.ndarray, conv: np.ndarray, dirn: np.ndarray, sub: np.ndarray,
+                  aflags: np.ndarray, irtt_pkt: np.ndarray) -> tuple[np.ndarray, TcpStreams]:
+    """Number tshark streams and aggregate per-stream statistics.
+
+    Args:
+        cols: decoded packets.
+        rows: row indices of the TCP segments analysed.
+        conv, dirn: from :func:`conversation_keys`.
+        sub, aflags, irtt_pkt: from :func:`netghost.forensics.tcp.analyze_tcp_sequences`.
+
+    Returns:
+        (stream id per row of ``rows``, the stream table).
+    """
+    key = conv * (int(sub.max()) + 1 if sub.size else 1) + sub
+    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    ns = uk.shape[0]
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(ns, np.int64)
+    rank[order] = np.arange(ns)
+    sid = rank[inv]
+    first = first[order]
+
+    fl = cols.tcp_flags[rows].astype(np.int64)
+    pay = cols.paylen[rows].astype(np.int64)
+    is_syn = (fl & 0x12) == 0x02
+    is_synack = (fl & 0x12) == 0x12
+    # originator direction per stream
+    big = np.iinfo(np.int64).max
+    pos = np.arange(rows.shape[0])
+    first_syn = np.full(ns, big)
+    np.minimum.at(first_syn, sid[is_syn], pos[is_syn])
+    first_sa = np.full(ns, big)
+    np.minimum.at(first_sa, sid[is_synack], pos[is_synack])
+    odir = np.where(first_syn < big, dirn[np.minimum(first_syn, rows.shape[0] - 1)],
+                    np.where(first_sa < big, 1 - dirn[np.minimum(first_sa, rows.shape[0] - 1)], dirn[first]))
+    from_c = dirn == odir[sid]
+    cnt = lambda m: np.bincount(sid[m], minlength=ns)  # noqa: E731  local reduction helper
+
+    crow = rows[first]
+    c_is_src = from_c[first]
+    c_hi = np.where(c_is_src, cols.src_hi[crow], cols.dst_hi[crow])
+    c_lo = np.where(c_is_src, cols.src_lo[crow], cols.dst_lo[crow])
+    c_port = np.where(c_is_src, cols.sport[crow], cols.dport[crow])
+    s_hi = np.where(c_is_src, cols.dst_hi[crow], cols.src_hi[crow])
+    s_lo = np.where(c_is_src, cols.dst_lo[crow], cols.src_lo[crow])
+    s_port = np.where(c_is_src, cols.dport[crow], cols.sport[crow])
+
+    last_frame = np.zeros(ns, np.int64)
+    np.maximum.at(last_frame, sid, cols.frame[rows])
+    last_ts = np.full(ns, -np.inf)
+    np.maximum.at(last_ts, sid, cols.ts[rows])
+    irtt = np.full(ns, np.nan)
+    has = ~np.isnan(irtt_pkt)
+    irtt[sid[has]] = irtt_pkt[has]
+    mss_c, mss_s, ws_c, ws_s = (np.full(ns, -1, np.int64) for _ in range(4))
+    syn_rows = np.flatnonzero((fl & 0x02) != 0)[::-1]  # reversed so the first SYN's value wins
+    for tgt_m, tgt_w, side in ((mss_c, ws_c, True), (mss_s, ws_s, False)):
+        sr = syn_rows[from_c[syn_rows] == side]
+        tgt_m[sid[sr]] = cols.mss[rows[sr]]
+        tgt_w[sid[sr]] = cols.wscale[rows[sr]]
+
+    rst = (fl & 0x04) != 0
+    fin = (fl & 0x01) != 0
+    retr = (aflags & FLAG_BITS["retransmission"]) != 0
+    t = TcpStreams(
+        first_frame=cols.frame[crow], last_frame=last_frame, first_ts=cols.ts[crow], last_ts=last_ts,
+        c_hi=c_hi, c_lo=c_lo, c_port=c_port, s_hi=s_hi, s_lo=s_lo, s_port=s_port,
+        pkts_c2s=cnt(from_c), pkts_s2c=cnt(~from_c),
+        bytes_c2s=np.bincount(sid[from_c], weights=pay[from_c], minlength=ns).astype(np.int64),
+        bytes_s2c=np.bincount(sid[~from_c], weights=pay[~from_c], minlength=ns).astype(np.int64),
+        syn=cnt(is_syn), synack=cnt(is_synack), fin_c=cnt(fin & from_c), fin_s=cnt(fin & ~from_c),
+        rst_c=cnt(rst & from_c), rst_s=cnt(rst & ~from_c), data_pkts=cnt(pay > 0), retrans=cnt(retr),
+        flagged=cnt(aflags != 0), zero_window=cnt((aflags & FLAG_BITS["zero_window"]) != 0),
+        lost=cnt((aflags & (FLAG_BITS["lost_segment"] | FLAG_BITS["ack_lost_segment"])) != 0),
+        irtt=irtt, mss_c=mss_c, mss_s=mss_s, ws_c=ws_c, ws_s=ws_s,
+        conn_state=np.zeros(ns, np.int8),
+    )
+    t.conn_state = _conn_state(t, cnt(is_syn & from_c), cnt(is_synack & ~from_c))
+    return sid, t
+
+
+def _conn_state(t: TcpStreams, orig_syn: np.ndarray, resp_synack: np.ndarray) -> np.ndarray:
+    """Zeek conn_state from per-stream flag counts (ordering nuances of Zeek's state machine ignored)."""
+    s = {name: i for i, name in enumerate(CONN_STATES)}
+    osyn, rsa = orig_syn > 0, resp_synack > 0
+    est = osyn & rsa
+    rfin_c, rfin_s, rst_c, rst_s = t.fin_c > 0, t.fin_s > 0, t.rst_c > 0, t.rst_s > 0
+    resp_any = t.pkts_s2c > 0
+    conds = [
+        est & rst_c, est & rst_s, est & rfin_c & rfin_s, est & rfin_c, est & rfin_s, est,
+        osyn & ~rsa & rst_s, osyn & ~rsa & rst_c, osyn & ~rsa & rfin_c, osyn & ~rsa & ~resp_any,
+        ~osyn & rsa & rst_s, ~osyn & rsa & rfin_s,
+    ]
+    choices = [s["RSTO"], s["RSTR"], s["SF"], s["S2"], s["S3"], s["S1"], s["REJ"], s["RSTOS0"], s["SH"], s["S0"],
+               s["RSTRH"], s["SHR"]]
+    return np.select(conds, choices, default=s["OTH"]).astype(np.int8)

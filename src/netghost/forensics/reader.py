@@ -1,0 +1,362 @@
+"""Capture reader: pcap (both byte orders, µs/ns), pcapng (multi-interface, EPB/SPB/OPB, if_tsresol) and gzip.
+
+The reader yields :class:`RawBatch` objects: one bytes buffer per chunk plus numpy columns of record
+offsets, lengths, timestamps and link types. Decoding is a separate, vectorised step (``decode.py``),
+the way dpkt's reader yields raw ``(ts, bytes)`` and decodes lazily, except that here a whole chunk
+is handed over at once so no Python object is created per packet.
+
+Why chunks: a capture larger than memory must be analysable in bounded memory. Each batch holds at
+most ``chunk_bytes`` of raw data; only the decoded columns (tens of bytes per packet) outlive it.
+
+The format is detected by magic number, never by extension (corpus ``ndpi_rtsp.pcap`` is pcapng).
+Azure Network Watcher ``.cap`` files are libpcap/Ethernet, so they take the pcap path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from netghost.errors import CaptureFormatError
+
+__all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
+
+# Largest record tshark accepts for ordinary link types (WTAP_MAX_PACKET_SIZE_STANDARD).
+MAX_RECORD = 262_144
+CHUNK_BYTES = 32 * 1024 * 1024
+PAD = 128  # zero bytes after each chunk so vectorised gathers never index out of bounds
+
+LINKTYPE_NAMES: dict[int, str] = {
+    0: "null",
+    1: "ether",
+    12: "rawip",
+    14: "rawip",
+    101: "rawip",
+    108: "loop",
+    113: "linux-sll",
+    228: "rawip4",
+    229: "rawip6",
+    239: "nflog",
+    276: "linux-sll2",
+}
+
+PCAP_MAGICS: dict[bytes, tuple[str, int]] = {
+    b"\xd4\xc3\xb2\xa1": ("<", 1_000),  # little-endian, microseconds (ns factor)
+    b"\xa1\xb2\xc3\xd4": (">", 1_000),
+    b"\x4d\x3c\xb2\xa1": ("<", 1),  # little-endian, nanoseconds
+    b"\xa1\xb2\x3c\x4d": (">", 1),
+}
+PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
+
+
+@dataclass
+class RawBatch:
+    """One chunk of records: ``buf[off[i] : off[i] + caplen[i]]`` is packet ``i``'s data.
+
+    ``buf`` is padded with :data:`PAD` zero bytes. ``ts`` is seconds since the epoch (float64).
+    """
+
+    buf: np.ndarray
+    off: np.ndarray
+    caplen: np.ndarray
+    wirelen: np.ndarray
+    ts: np.ndarray
+    linktype: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.off.shape[0])
+
+
+@dataclass
+class CaptureInfo:
+    """What the reader learned about the file (filled while iterating)."""
+
+    path: str
+    file_type: str = "unknown"
+    compressed: bool = False
+    snaplen: int = 0
+    link_types: list[int] = field(default_factory=list)
+    truncated: bool = False
+    warnings: list[str] = field(default_factory=list)
+    bytes_read: int = 0
+
+
+def _open(path: Path, info: CaptureInfo) -> BinaryIO:
+    try:
+        raw = path.open("rb")
+    except IsADirectoryError as exc:
+        raise CaptureFormatError(f"{path}: is a directory, not a capture file") from exc
+    except OSError as exc:
+        raise CaptureFormatError(f"{path}: cannot open ({exc.strerror or exc})") from exc
+    head = raw.read(2)
+    raw.seek(0)
+    if head == b"\x1f\x8b":
+        info.compressed = True
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _read(fh: BinaryIO, n: int, info: CaptureInfo) -> bytes:
+    """Read up to ``n`` bytes; a corrupt gzip stream ends the data with a warning."""
+    try:
+        data = fh.read(n)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        info.truncated = True
+        info.warnings.append(f"compressed stream ends early or is corrupt ({exc}); analysed up to the cut")
+        return b""
+    info.bytes_read += len(data)
+    return data
+
+
+def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[RawBatch]:
+    """Yield the capture's records in batches of at most ``chunk_bytes`` raw bytes.
+
+    Args:
+        path: capture file (pcap, pcapng, optionally gzip-compressed).
+        info: filled with file type, link types, warnings (truncation, corruption) as reading proceeds.
+        chunk_bytes: raw bytes per batch; bounds memory for huge files.
+
+    Raises:
+        CaptureFormatError: the file is missing, unreadable, empty of any header, or not a capture.
+    """
+    p = Path(path)
+    info = info if info is not None else CaptureInfo(path=str(p))
+    if not p.exists():
+        raise CaptureFormatError(f"{p}: no such file")
+    fh = _open(p, info)
+    with fh:
+        head = _read(fh, 24, info)
+        if len(head) < 4:
+            raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
+        magic = head[:4]
+        if magic in PCAP_MAGICS:
+            yield from _iter_pcap(fh, head, info, chunk_bytes)
+        elif magic == PCAPNG_SHB:
+            yield from _iter_pcapng(fh, head, info, chunk_bytes)
+        else:
+            raise CaptureFormatError(
+                f"{p}: not a pcap or pcapng capture (magic {magic.hex()}); convert it with editcap -F pcap"
+            )
+
+
+def _pad(data: bytes) -> np.ndarray:
+    buf = np.zeros(len(data) + PAD, dtype=np.uint8)
+    buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return buf
+
+
+def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
+    b = [buf[pos + k].astype(np.uint32) for k in range(4)]
+    if big:
+        return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]
+    return (b[3] << 24) | (b[2] << 16) | (b[1] << 8) | b[0]
+
+
+def _walk_pcap(data: bytes, fmt: str) -> tuple[array, int, int]:
+    """Return (record header offsets, end position, first bad caplen or -1).
+
+    This is the only per-record Python loop of the engine: each record's length decides where the
+    next one starts, so the walk cannot be vectorised.
+    """
+    offs = array("q")
+    app = offs.append
+    unpack = struct.Struct(fmt + "I").unpack_from
+    pos = 0
+    n = len(data)
+    bad = -1
+    while pos + 16 <= n:
+        incl = unpack(data, pos + 8)[0]
+        if incl > MAX_RECORD:
+            bad = incl
+            break
+        end = pos + 16 + incl
+        if end > n:
+            break
+        app(pos)
+        pos = end
+    return offs, pos, bad
+
+
+def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
+    if len(head) < 24:
+        raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
+    fmt, ns_factor = PCAP_MAGICS[head[:4]]
+    info.file_type = "pcap" if ns_factor == 1_000 else "pcap-ns"
+    _maj, _min, _zone, _sig, snaplen, network = struct.unpack(fmt + "HHiIII", head[4:24])
+    linktype = network & 0x0FFFFFFF
+    info.snaplen = snaplen
+    info.link_types = [linktype]
+    big = fmt == ">"
+    carry = b""
+    consumed = 24
+    while True:
+        more = _read(fh, chunk_bytes, info)
+        data = carry + more if carry else more
+        if not data:
+            return
+        offs, pos, bad = _walk_pcap(data, fmt)
+        if offs:
+            yield _pcap_batch(data, offs, big, ns_factor, linktype)
+        if bad >= 0:
+            info.truncated = True
+            info.warnings.append(
+                f"corrupt record at byte {consumed + pos}: caplen {bad} exceeds {MAX_RECORD}; "
+                "analysed up to there"
+            )
+            return
+        consumed += pos
+        carry = data[pos:]
+        if not more:
+            if carry:
+                info.truncated = True
+                info.warnings.append(
+                    f"capture cut short: last record at byte {consumed} is incomplete "
+                    f"({len(carry)} bytes); analysed up to the cut"
+                )
+            return
+
+
+def _pcap_batch(data: bytes, offs: array, big: bool, ns_factor: int, linktype: int) -> RawBatch:
+    buf = _pad(data)
+    hdr = np.frombuffer(offs, dtype=np.int64)
+    sec = _u32(buf, hdr, big).astype(np.float64)
+    frac = _u32(buf, hdr + 4, big).astype(np.float64)
+    caplen = _u32(buf, hdr + 8, big).astype(np.int64)
+    wirelen = _u32(buf, hdr + 12, big).astype(np.int64)
+    ts = sec + frac * (ns_factor * 1e-9)
+    lt = np.full(hdr.shape[0], linktype, dtype=np.int32)
+    return RawBatch(buf, hdr + 16, caplen, wirelen, ts, lt)
+
+
+@dataclass
+class _Iface:
+    linktype: int
+    tsdiv: float = 1e-6  # seconds per timestamp unit
+    tsoffset: int = 0
+
+
+def _parse_idb(body: bytes, fmt: str) -> _Iface:
+    if len(body) < 8:
+        raise ValueError("interface description block too short")
+    linktype, _res, _snap = struct.unpack(fmt + "HHI", body[:8])
+    iface = _Iface(linktype)
+    pos = 8
+    while pos + 4 <= len(body):
+        code, length = struct.unpack(fmt + "HH", body[pos : pos + 4])
+        val = body[pos + 4 : pos + 4 + length]
+        if code == 0:
+            break
+        if code == 9 and length >= 1:  # if_tsresol
+            r = val[0]
+            iface.tsdiv = 2.0 ** -(r & 0x7F) if r & 0x80 else 10.0 ** -r
+        elif code == 14 and length == 8:  # if_tsoffset
+            iface.tsoffset = struct.unpack(fmt + "q", val)[0]
+        pos += 4 + ((length + 3) & ~3)
+    return iface
+
+
+def _iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
+    """Walk pcapng blocks. Per-block Python work; pcapng files in the field are small or rare."""
+    info.file_type = "pcapng"
+    data = head + _read(fh, chunk_bytes, info)
+    fmt = "<"
+    ifaces: list[_Iface] = []
+    pos = 0
+    consumed = 0
+    eof = False
+    while True:
+        offs: list[int] = []
+        caps: list[int] = []
+        wires: list[int] = []
+        tss: list[float] = []
+        lts: list[int] = []
+        n = len(data)
+        while pos + 12 <= n:
+            btype = struct.unpack_from(fmt + "I", data, pos)[0]
+            if btype == 0x0A0D0D0A:
+                bom = data[pos + 8 : pos + 12]
+                if bom == b"\x4d\x3c\x2b\x1a":
+                    fmt = "<"
+                elif bom == b"\x1a\x2b\x3c\x4d":
+                    fmt = ">"
+                else:
+                    info.truncated = True
+                    info.warnings.append(f"corrupt section header at byte {consumed + pos}; analysed up to there")
+                    eof = True
+                    break
+                ifaces = []
+            blen = struct.unpack_from(fmt + "I", data, pos + 4)[0]
+            if blen < 12 or blen % 4 or blen > MAX_RECORD + 4096:
+                info.truncated = True
+                info.warnings.append(f"corrupt block at byte {consumed + pos} (length {blen}); analysed up to there")
+                eof = True
+                break
+            if pos + blen > n:
+                break
+            body = data[pos + 8 : pos + blen - 4]
+            try:
+                if btype == 1:
+                    ifaces.append(_parse_idb(body, fmt))
+                    if ifaces[-1].linktype not in info.link_types:
+                        info.link_types.append(ifaces[-1].linktype)
+                elif btype in (6, 2):  # EPB / obsolete PB
+                    if btype == 6:
+                        iid, hi, lo, cap, wire = struct.unpack_from(fmt + "IIIII", body, 0)
+                    else:
+                        iid, _drops, hi, lo, cap, wire = struct.unpack_from(fmt + "HHIIII", body, 0)
+                    iface = ifaces[iid]
+                    if 20 + cap > len(body):
+                        raise ValueError("packet data overruns its block")
+                    offs.append(pos + 8 + 20)
+                    caps.append(cap)
+                    wires.append(wire)
+                    tss.append(((hi << 32) | lo) * iface.tsdiv + iface.tsoffset)
+                    lts.append(iface.linktype)
+                elif btype == 3:  # SPB: no timestamp, interface 0
+                    wire = struct.unpack_from(fmt + "I", body, 0)[0]
+                    cap = min(wire, len(body) - 4)
+                    offs.append(pos + 8 + 4)
+                    caps.append(cap)
+                    wires.append(wire)
+                    tss.append(tss[-1] if tss else 0.0)
+                    lts.append(ifaces[0].linktype)
+            except (struct.error, IndexError, ValueError) as exc:
+                info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {consumed + pos}: {exc}")
+            pos += blen
+        if offs:
+            buf = _pad(data)
+            yield RawBatch(
+                buf,
+                np.asarray(offs, dtype=np.int64),
+                np.asarray(caps, dtype=np.int64),
+                np.asarray(wires, dtype=np.int64),
+                np.asarray(tss, dtype=np.float64),
+                np.asarray(lts, dtype=np.int32),
+            )
+        if eof:
+            return
+        more = _read(fh, chunk_bytes, info)
+        consumed += pos
+        data = data[pos:] + more
+        pos = 0
+        if not more:
+            if data:
+                info.truncated = True
+                info.warnings.append(
+                    f"capture cut short: last block at byte {consumed} is incomplete; analysed up to the cut"
+                )
+            return
+
+
+def read_all(path: str | Path) -> tuple[list[RawBatch], CaptureInfo]:
+    """Read a whole (small) capture into memory; convenience for tests and tools."""
+    info = CaptureInfo(path=str(path))
+    return list(iter_batches(path, info)), info
+

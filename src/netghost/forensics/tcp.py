@@ -1,0 +1,237 @@
+"""Wireshark-faithful TCP sequence analysis (tshark 4.0 ``tcp_analyze_sequence_number`` rules and order).
+
+The rules are sequential per conversation direction, so they cannot be vectorised across packets of
+one conversation. The trick is to *sort* TCP packets by (conversation, frame) once and run one tight
+loop over plain integer sequences; per-direction state lives in a few two-slot lists and is reset
+when the loop crosses into the next conversation, so there is no dict lookup per packet. When numba
+is installed the same kernel is JIT-compiled over numpy arrays; otherwise it runs as plain Python
+over lists (``tolist()`` makes element access ~4x cheaper than numpy scalars).
+
+Rule notes (see PCAP-NOTES.md §2; deviations we know of are documented in FAITHFULNESS.md):
+
+* seq/ack are raw 32-bit numbers; comparisons are modulo 2**32, "0" means "not seen yet".
+* ``retransmission`` is also set on fast and spurious retransmissions, as tshark's display filter
+  ``tcp.analysis.retransmission`` matches them.
+* A pure SYN with a different ISN on a conversation whose base sequence is known starts a new
+  stream and is flagged ``reused_ports``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FLAG_BITS", "FLAG_NAMES", "analyze_tcp_sequences"]
+
+FLAG_NAMES = (
+    "retransmission",
+    "fast_retransmission",
+    "spurious_retransmission",
+    "out_of_order",
+    "lost_segment",
+    "ack_lost_segment",
+    "duplicate_ack",
+    "zero_window",
+    "zero_window_probe",
+    "zero_window_probe_ack",
+    "window_full",
+    "window_update",
+    "keep_alive",
+    "keep_alive_ack",
+    "reused_ports",
+)
+FLAG_BITS = {name: 1 << i for i, name in enumerate(FLAG_NAMES)}
+RETR, FAST, SPUR, OOO, LOST, ACKLOST, DUPACK, ZW, ZWP, ZWPACK, WFULL, WUPD, KA, KAACK, REUSED = (
+    1 << i for i in range(15)
+)
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
+M32 = 0xFFFFFFFF
+HALF = 0x80000000
+
+
+def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any, ts: Any,
+            wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any) -> None:  # pragma: no cover - hot
+    """Run the rules over packets sorted by (conversation, frame). Writes the three ``out_*`` arrays."""
+    n = len(conv)
+    prev = -1
+    sub = 0
+    nextseq = [0, 0]
+    nextseqtime = [0.0, 0.0]
+    lastack = [0, 0]
+    lastacktime = [0.0, 0.0]
+    window = [-1, -1]
+    wsc = [-1, -1]
+    first_ack = [True, True]
+    dupacks = [0, 0]
+    maxtba = [0, 0]
+    lastflags = [0, 0]
+    base_set = [False, False]
+    base = [0, 0]
+    mru_syn = -1.0
+    irtt = -1.0
+    for i in range(n):
+        d = dirn[i]
+        r = 1 - d
+        fl = flags[i]
+        s = seq[i]
+        a = ack[i]
+        w = win[i]
+        ln = seglen[i]
+        t = ts[i]
+        af = 0
+        new = conv[i] != prev
+        if not new and (fl & (SYN | ACK)) == SYN and base_set[d] and s != base[d]:
+            new = True
+            af = REUSED
+            sub += 1
+        if new:
+            if conv[i] != prev:
+                sub = 0
+                prev = conv[i]
+            for k in range(2):
+                nextseq[k] = 0
+                nextseqtime[k] = 0.0
+                lastack[k] = 0
+                lastacktime[k] = 0.0
+                window[k] = -1
+                wsc[k] = -1
+                first_ack[k] = True
+                dupacks[k] = 0
+                maxtba[k] = 0
+                lastflags[k] = 0
+                base_set[k] = False
+            mru_syn = -1.0
+            irtt = -1.0
+        out_sub[i] = sub
+        if not base_set[d]:
+            base_set[d] = True
+            base[d] = s
+        ctl = fl & (SYN | FIN | RST)
+        if fl & SYN:
+            if fl & ACK:
+                if wscale[i] < 0:
+                    wsc[d] = -2
+                    wsc[r] = -2
+                else:
+                    wsc[d] = wscale[i]
+            else:
+                mru_syn = t
+                wsc[d] = wscale[i] if wscale[i] >= 0 else -2
+        elif (fl & ACK) and irtt < 0 and mru_syn >= 0:
+            irtt = t - mru_syn
+            out_irtt[i] = irtt
+        nx = nextseq[d]
+        skip = False
+        # 1 zero window probe
+        if ln == 1 and s == nx and window[r] == 0:
+            af |= ZWP
+            skip = True
+        if not skip:
+            if w == 0 and ctl == 0:
+                af |= ZW
+            if nx != 0 and 0 < ((s - nx) & M32) < HALF and not (fl & RST):
+                af |= LOST
+            if (ln == 0 or ln == 1) and s == ((nx - 1) & M32) and ctl == 0:
+                af |= KA
+            same = ln == 0 and s == nx and a == lastack[d] and ctl == 0
+            if same and w != 0 and w != window[d]:
+                af |= WUPD
+            if ln > 0 and wsc[r] != -1 and ctl == 0 and window[r] >= 0:
+                sh = 0 if (first_ack[r] or wsc[r] == -2) else wsc[r]
+                if ((s + ln) & M32) == ((lastack[r] + (window[r] << sh)) & M32):
+                    af |= WFULL
+            if same and w != 0 and w == window[d] and (lastflags[r] & KA):
+                af |= KAACK
+            elif same and w == 0 and w == window[d] and (lastflags[r] & ZWP):
+                af |= ZWPACK
+            elif same and w != 0 and w == window[d]:
+                dupacks[d] += 1
+                af |= DUPACK
+        if a != lastack[d]:
+            dupacks[d] = 0
+        if maxtba[r] != 0 and 0 < ((a - maxtba[r]) & M32) < HALF and (fl & ACK):
+            af |= ACKLOST
+            maxtba[r] = nextseq[r]
+        if (ln > 0 or (fl & (SYN | FIN))) and not (af & KA):
+            nad = nx != 0 and 0 < ((nx - s) & M32) < HALF
+            if ln > 1 and s == ((nx - 1) & M32):
+                nad = False
+            end = (s + ln + (1 if fl & (SYN | FIN) else 0)) & M32
+            if ln > 0 and lastack[r] != 0 and ((lastack[r] - ((s + ln) & M32)) & M32) < HALF:
+                af |= SPUR | RETR
+            elif nad and dupacks[r] >= 2 and lastack[r] == s and (t - lastacktime[r]) < 0.02:
+                af |= FAST | RETR
+            elif nad and (t - nextseqtime[d]) < (irtt if irtt > 0 else 0.003) and nx != end:
+                af |= OOO
+            elif nad:
+                af |= RETR
+        nxt = (s + ln + (1 if (ln > 0 or (fl & (SYN | FIN))) and (fl & (SYN | FIN)) else 0)) & M32
+        if (nx == 0 or 0 < ((nxt - nx) & M32) < HALF) and not (af & ZWP):
+            nextseq[d] = nxt
+            nextseqtime[d] = t
+        if (s == maxtba[d] or maxtba[d] == 0) and not (af & ZWP):
+            maxtba[d] = nextseq[d]
+        window[d] = w
+        lastack[d] = a
+        lastacktime[d] = t
+        lastflags[d] = af
+        first_ack[d] = bool(fl & SYN)
+        out_flags[i] = af
+
+
+_JIT: Any = None
+
+
+def _jitted() -> Any:
+    """Compile the kernel with numba when available (optional accelerator), else ``None``."""
+    global _JIT  # noqa: PLW0603  one lazily compiled kernel per process
+    if _JIT is None:
+        try:
+            import numba  # type: ignore[import-not-found]  # noqa: PLC0415  optional dependency
+        except ImportError:
+            _JIT = False
+        else:
+            _JIT = numba.njit(cache=True, nogil=True)(_kernel)
+    return _JIT or None
+
+
+def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, seq: np.ndarray, ack: np.ndarray,
+                          flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
+                          wscale: np.ndarray, use_jit: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flag every TCP segment as tshark 4.0 would.
+
+    Args:
+        conv: conversation (4-tuple) index per segment, in capture order.
+        dirn: 0/1 direction within the conversation.
+        seq, ack, flags, win, seglen, ts, wscale: per-segment header fields (wscale -1 = no option).
+        use_jit: use numba when it is installed.
+
+    Returns:
+        (analysis flag bitmask per segment, sub-stream index within the conversation — port reuse
+        starts a new one —, iRTT in seconds on the segment that completed the handshake else NaN),
+        all in the input order.
+    """
+    n = conv.shape[0]
+    order = np.argsort(conv, kind="stable")
+    cols = [conv[order], dirn[order], seq[order], ack[order], flags[order], win[order], seglen[order],
+            ts[order], wscale[order]]
+    jit = _jitted() if use_jit else None
+    if jit is not None:
+        of = np.zeros(n, np.int64)
+        osub = np.zeros(n, np.int64)
+        oirtt = np.full(n, np.nan)
+        jit(*[np.ascontiguousarray(c, dtype=np.float64 if k == 7 else np.int64) for k, c in enumerate(cols)],
+            of, osub, oirtt)
+    else:
+        lists = [c.tolist() for c in cols]
+        lof = [0] * n
+        lsub = [0] * n
+        lirtt = [float("nan")] * n
+        _kernel(*lists, lof, lsub, lirtt)
+        of, osub, oirtt = np.asarray(lof, np.int64), np.asarray(lsub, np.int64), np.asarray(lirtt)
+    out_f = np.empty(n, np.int64)
+    out_s = np.empty(n, np.int64)
+    out_r = np.empty(n)
+    out_f[order], out_s[order], out_r[order] = of, osub, oirtt
+    return out_f, out_s, out_r
