@@ -1,0 +1,172 @@
+"""Run one argv: no shell, no stdin, a scrubbed environment, and a timeout that kills the process group.
+
+Why each choice:
+
+* **argv, no shell** — the classifier approved a parsed argv; handing a string to ``/bin/sh`` would let
+  the shell re-parse it differently.
+* **new session + killpg** — ``az`` is a Python program that spawns helpers; killing only the direct child
+  on timeout leaves grandchildren running and holding our pipes open.
+* **scrubbed environment** — the agent's own credentials (``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` ...) must
+  never reach a child that the model chose to run; anything whose name says key/token/secret/password
+  is dropped too. An explicit ``path`` replaces ``PATH`` (the lab puts its simulator first).
+* **stdin = /dev/null** — an interactive prompt would otherwise hang until the timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["MAX_CAPTURE_BYTES", "RunResult", "run_argv", "scrub_env"]
+
+MAX_CAPTURE_BYTES = 8 * 1024 * 1024
+_KILL_GRACE_S = 2.0
+
+# Never passed to a child, even when the caller lists them explicitly.
+_ALWAYS_DROPPED = re.compile(
+    r"^(?:GEMINI_|GOOGLE_|GOOGLE$|GENAI_|GHOST_|NETGHOST_SECRET|CABINCREW_SECRET|OPENAI_|ANTHROPIC_|VERTEX)"
+)
+# Dropped from the inherited environment: names that say they hold a credential.
+_SECRET_NAME = re.compile(
+    r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS)"
+)
+_KEEP_NAMES = frozenset({"PWD", "OLDPWD", "KEYTIMEOUT"})
+
+ErrorCode = Literal["timeout", "command_not_found", "exec_error"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the child did. ``stdout``/``stderr`` are raw (not yet redacted)."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    error: ErrorCode | None
+    duration_ms: float
+
+
+def scrub_env(
+    base: Mapping[str, str] | None = None,
+    *,
+    path: str | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Build the child's environment.
+
+    Args:
+        base: The environment to start from (``os.environ`` when None).
+        path: A ``PATH`` that replaces the inherited one (e.g. the lab's simulator directory first).
+        extra: Variables the caller sets on purpose (e.g. the lab's world file); they are kept even if
+            their name sounds secret, except the agent's own model credentials, which are always dropped.
+
+    Returns:
+        A new dict; ``base`` is not modified.
+    """
+    source = os.environ if base is None else base
+    env = {
+        name: value
+        for name, value in source.items()
+        if not _ALWAYS_DROPPED.match(name) and (name in _KEEP_NAMES or not _SECRET_NAME.search(name))
+    }
+    for name, value in (extra or {}).items():
+        if not _ALWAYS_DROPPED.match(name):
+            env[name] = value
+    if path is not None:
+        env["PATH"] = path
+    return env
+
+
+def run_argv(
+    argv: Sequence[str],
+    *,
+    timeout_s: float,
+    env: Mapping[str, str],
+    cwd: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Run ``argv`` to completion or until ``timeout_s``, whichever comes first.
+
+    Args:
+        argv: The program and its arguments; ``argv[0]`` is looked up on ``env["PATH"]``.
+        timeout_s: Wall-clock limit; on expiry the whole process group gets SIGKILL.
+        env: The complete child environment (see :func:`scrub_env`).
+        cwd: Working directory for the child.
+
+    Returns:
+        A :class:`RunResult`. Expected failures (timeout, not found, not executable) are values; exit
+        code 127 is reported as ``command_not_found`` like a shell would.
+
+    Raises:
+        ValueError: ``argv`` is empty.
+    """
+    if not argv:
+        raise ValueError("argv must not be empty")
+    start = time.perf_counter()
+    try:
+        # argv was classified and approved; no shell is involved.
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except FileNotFoundError as exc:
+        return RunResult(127, "", f"{argv[0]}: command not found ({exc.strerror})", "command_not_found", _ms(start))
+    except (PermissionError, OSError) as exc:
+        return RunResult(126, "", f"{argv[0]}: cannot execute ({exc.strerror})", "exec_error", _ms(start))
+
+    error: ErrorCode | None = None
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        error = "timeout"
+        _kill_group(proc)
+        try:
+            out, err = proc.communicate(timeout=_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            # A descendant left the group and still holds our pipes: stop waiting for it.
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            proc.wait()
+            out, err = b"", b""
+    finally:
+        _kill_group(proc)  # reap helpers the child left behind, even after a normal exit
+    exit_code: int | None = None if error == "timeout" else proc.returncode
+    if error is None and exit_code == 127:
+        error = "command_not_found"
+    return RunResult(exit_code, _decode(out), _decode(err), error, _ms(start))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is already gone
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        try:
+            proc.wait(timeout=_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _decode(data: bytes | None) -> str:
+    if not data:
+        return ""
+    if len(data) > MAX_CAPTURE_BYTES:
+        cut = len(data) - MAX_CAPTURE_BYTES
+        data = data[:MAX_CAPTURE_BYTES] + f"\n... [{cut} bytes not captured]".encode()
+    return data.decode("utf-8", errors="replace")
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000.0, 3)

@@ -1,0 +1,105 @@
+"""Execution: argv without a shell, process-group timeout, scrubbed environment, PATH override."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from netghost.shell.run import run_argv, scrub_env
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return scrub_env(extra=extra)
+
+
+def test_runs_argv_and_captures_streams() -> None:
+    res = run_argv([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"],
+                   timeout_s=10, env=_env())
+    assert res.stdout == "out\n"
+    assert res.stderr == "err\n"
+    assert res.exit_code == 3
+    assert res.error is None
+    assert res.duration_ms > 0
+
+
+def test_no_shell_metacharacters_are_interpreted(tmp_path: Path) -> None:
+    res = run_argv(["echo", "a;", "touch", str(tmp_path / "pwned"), "$(id)"], timeout_s=5, env=_env())
+    assert res.stdout.strip() == f"a; touch {tmp_path / 'pwned'} $(id)"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_not_found_is_127_command_not_found() -> None:
+    res = run_argv(["no-such-binary-netghost"], timeout_s=5, env=_env())
+    assert res.exit_code == 127
+    assert res.error == "command_not_found"
+
+
+def test_exit_127_from_a_program_is_command_not_found() -> None:
+    res = run_argv([sys.executable, "-c", "import sys; sys.exit(127)"], timeout_s=5, env=_env())
+    assert res.error == "command_not_found"
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    res = run_argv([sys.executable, "-c", script], timeout_s=1.5, env=_env())
+    assert res.error == "timeout"
+    assert res.exit_code is None
+    assert "started" in res.stdout
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"grandchild {grandchild} survived the timeout")
+
+
+def test_env_is_scrubbed_of_our_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaSyD-gemini-secret")
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIzaSyD-google-secret")
+    monkeypatch.setenv("MY_DB_PASSWORD", "hunter22")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
+    monkeypatch.setenv("HARMLESS_SETTING", "1")
+    env = scrub_env(extra={"GEMINI_API_KEY": "explicit", "LAB_WORLD": "w.yaml"})
+    res = run_argv(["env"], timeout_s=5, env=env)
+    names = {line.split("=", 1)[0] for line in res.stdout.splitlines()}
+    assert {"GEMINI_API_KEY", "GOOGLE_API_KEY", "MY_DB_PASSWORD", "GITHUB_TOKEN"}.isdisjoint(names)
+    assert {"HARMLESS_SETTING", "LAB_WORLD", "PATH"} <= names
+
+
+def test_path_override_puts_a_simulator_first(tmp_path: Path) -> None:
+    fake = tmp_path / "az"
+    fake.write_text("#!/bin/sh\necho simulated az \"$@\"\n")
+    fake.chmod(0o755)
+    env = scrub_env(path=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    res = run_argv(["az", "network", "nsg", "list"], timeout_s=5, env=env)
+    assert res.stdout == "simulated az network nsg list\n"
+
+
+def test_stdin_is_closed() -> None:
+    res = run_argv([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout_s=5, env=_env())
+    assert res.stdout.strip() == "''"
+
+
+def test_cwd_is_used(tmp_path: Path) -> None:
+    res = run_argv(["pwd"], timeout_s=5, env=_env(), cwd=tmp_path)
+    assert Path(res.stdout.strip()).resolve() == tmp_path.resolve()
+
+
+def test_empty_argv_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        run_argv([], timeout_s=1, env=_env())
