@@ -155,14 +155,19 @@ class _Gather:
         return (self.u32(pos).astype(np.uint64) << np.uint64(32)) | self.u32(pos + 4).astype(np.uint64)
 
 
-def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return (ethertype, network-layer offset, vlan-tagged) per packet; -1 where unknown."""
+def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Return (ethertype, network-layer offset, vlan-tagged, network-layer end) per packet.
+
+    The end is the record's *reported* (wire) end, or PPPoE's own length when shorter: like
+    Wireshark, an IP total length larger than what the link layer carries is clipped to it.
+    """
     n = len(b)
     off, lt = b.off, b.linktype
     end = off + b.caplen
     et = np.full(n, -1, np.int64)
     p = np.full(n, -1, np.int64)
     vlan = np.zeros(n, bool)
+    lim = off + b.wirelen
 
     m = lt == 1  # Ethernet, 802.1Q / 802.1ad / QinQ, PPPoE session
     if m.any():
@@ -178,6 +183,7 @@ def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray,
         pp = m & (et == 0x8864)
         if pp.any():
             ppp = g.u16(p[pp] + 6)
+            lim[pp] = np.minimum(lim[pp], p[pp] + 6 + g.u16(p[pp] + 4))
             et[pp] = np.where(ppp == 0x21, 0x0800, np.where(ppp == 0x57, 0x86DD, 0x10000 + ppp))
             p[pp] += 8
     for code, hdr, at in ((113, 16, 14), (276, 20, 0)):  # Linux SLL / SLL2
@@ -204,7 +210,7 @@ def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray,
     short = known & (issue == 0) & (p > end)
     issue[short] = _ISSUE["truncated_link_header"]
     et[issue != 0] = -1
-    return et, p, vlan
+    return et, p, vlan, lim
 
 
 def _nflog(g: _Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarray, issue: np.ndarray) -> None:
@@ -245,7 +251,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
     end = off + b.caplen
     issue = np.zeros(n, np.int8)
     issue[b.caplen == 0] = _ISSUE["empty_record"]
-    et, p, vlan = _link_layer(g, b, issue)
+    et, p, vlan, lim = _link_layer(g, b, issue)
 
     i64 = lambda v=-1: np.full(n, v, np.int64)  # noqa: E731  small local column factory
     l3 = np.zeros(n, np.int8)
@@ -281,7 +287,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         frag[s] = (ff & 0x3FFF) != 0
         l4[s] = q + ihl
         # tot == 0 happens with TSO offload captures: fall back to the captured length
-        l4len[s] = np.where(tot == 0, end[s] - q - ihl, tot - ihl)
+        l4len[s] = np.where(tot == 0, end[s] - q, np.minimum(tot, lim[s] - q)) - ihl
 
     m6 = et == 0x86DD
     if m6.any():
@@ -315,7 +321,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         proto[s] = nh
         frag[s] = fr
         l4[s] = q
-        l4len[s] = plen
+        l4len[s] = np.minimum(plen, lim[s] - q)
 
     sport, dport, seq, ack, tflags, win, thl = i64(), i64(), i64(), i64(), i64(), i64(), i64()
     paylen, payoff = i64(), i64()

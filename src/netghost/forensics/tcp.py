@@ -81,10 +81,15 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
         t = ts[i]
         af = 0
         new = conv[i] != prev
-        if not new and (fl & (SYN | ACK)) == SYN and base_set[d] and s != base[d]:
-            new = True
+        if not new and (fl & SYN) and base_set[d] and s != base[d]:
+            # dissect_tcp: a SYN with a new ISN on a known 4-tuple is a new conversation; a SYN-ACK
+            # with a new ISN stays in its conversation (flagged, base_seq follows it)
             af = REUSED
-            sub += 1
+            if fl & ACK:
+                base[d] = s
+            else:
+                new = True
+                sub += 1
         if new:
             if conv[i] != prev:
                 sub = 0
@@ -106,7 +111,10 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
         out_sub[i] = sub
         if not base_set[d]:
             base_set[d] = True
-            base[d] = s
+            base[d] = s if fl & SYN else (s - 1) & M32
+        if not base_set[r] and (fl & ACK):
+            base_set[r] = True
+            base[r] = (a - 1) & M32
         ctl = fl & (SYN | FIN | RST)
         if fl & SYN:
             if fl & ACK:
@@ -116,11 +124,7 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
                 else:
                     wsc[d] = wscale[i]
             else:
-                mru_syn = t
                 wsc[d] = wscale[i] if wscale[i] >= 0 else -2
-        elif (fl & ACK) and irtt < 0 and mru_syn >= 0:
-            irtt = t - mru_syn
-            out_irtt[i] = irtt
         nx = nextseq[d]
         skip = False
         # 1 zero window probe
@@ -146,13 +150,20 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
             elif same and w == 0 and w == window[d] and (lastflags[r] & ZWP):
                 af |= ZWPACK
             elif same and w != 0 and w == window[d]:
-                dupacks[d] += 1
+                dupacks[d] = 1 if dupacks[d] == -1 else dupacks[d] + 1
                 af |= DUPACK
         if a != lastack[d]:
             dupacks[d] = 0
         if maxtba[r] != 0 and 0 < ((a - maxtba[r]) & M32) < HALF and (fl & ACK):
-            af |= ACKLOST
-            maxtba[r] = nextseq[r]
+            # one flag per hole: the boundary jumps to nextseq, or the reverse dup-ACK counter
+            # is parked at -1 (tshark 4.0's de-duplication)
+            if maxtba[r] > nextseq[r]:
+                maxtba[r] = nextseq[r]
+                af |= ACKLOST
+            else:
+                if dupacks[r] == 0:
+                    af |= ACKLOST
+                dupacks[r] = -1
         if (ln > 0 or (fl & (SYN | FIN))) and not (af & KA):
             nad = nx != 0 and 0 < ((nx - s) & M32) < HALF
             if ln > 1 and s == ((nx - 1) & M32):
@@ -160,9 +171,9 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
             end = (s + ln + (1 if fl & (SYN | FIN) else 0)) & M32
             if ln > 0 and lastack[r] != 0 and ((lastack[r] - ((s + ln) & M32)) & M32) < HALF:
                 af |= SPUR | RETR
-            elif nad and dupacks[r] >= 2 and lastack[r] == s and (t - lastacktime[r]) < 0.02:
+            elif nad and dupacks[r] >= 2 and lastack[r] == s and 0 <= (t - lastacktime[r]) < 0.02:
                 af |= FAST | RETR
-            elif nad and (t - nextseqtime[d]) < (irtt if irtt > 0 else 0.003) and nx != end:
+            elif nad and 0 <= (t - nextseqtime[d]) < (irtt if irtt > 0 else 0.003) and nx != end:
                 af |= OOO
             elif nad:
                 af |= RETR
@@ -178,6 +189,12 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
         lastflags[d] = af
         first_ack[d] = bool(fl & SYN)
         out_flags[i] = af
+        # iRTT: most recent pure SYN → first pure ACK (set after the analysis, as dissect_tcp does)
+        if (fl & (SYN | ACK)) == SYN:
+            mru_syn = t
+        elif (fl & (SYN | ACK)) == ACK and irtt < 0 and mru_syn >= 0:
+            irtt = t - mru_syn
+            out_irtt[i] = irtt
 
 
 _JIT: Any = None
