@@ -19,6 +19,7 @@ __all__ = [
     "ApprovalRecord",
     "ApprovalRequest",
     "ApprovalResponse",
+    "ArtifactManifest",
     "ArtifactRecord",
     "ArtifactRole",
     "AuditEvent",
@@ -134,6 +135,13 @@ class ArtifactRecord(_Wire):
     role: ArtifactRole
     created_at: datetime
     description: str = ""
+
+
+class ArtifactManifest(_Wire):
+    """The ``artifact.json`` of a workspace: every registered artifact, at most once per path."""
+
+    v: Literal[1] = 1
+    artifacts: list[ArtifactRecord] = Field(default_factory=list)
 
 
 class PolicyEvaluation(_Wire):

@@ -1,1 +1,140 @@
-"""netghost.governance (see ARCHITECTURE.md)."""
+"""The CabinCrew governance kernel: WAL, plan-tokens, approvals, policy, workflows, artifacts.
+
+Names are loaded lazily so that importing one submodule (the shell's WAL writer, the
+``ghost-agent audit`` command) does not pay for pydantic models or the Rego engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from netghost.governance.approval import (
+        ApprovalMismatchError,
+        ApprovalRequest,
+        ApprovalResponse,
+        build_approval_request,
+        check_response,
+    )
+    from netghost.governance.artifacts import (
+        ArtifactValidationError,
+        file_sha256,
+        load_manifest,
+        register_artifact,
+        validate_artifacts,
+    )
+    from netghost.governance.plan_token import (
+        canonical_json,
+        compute_plan_token,
+        sha256_tagged,
+        verify_plan_token,
+    )
+    from netghost.governance.policy import PolicyEngine, command_facts, lint_rego, strictest
+    from netghost.governance.wal import (
+        ChainBreak,
+        VerifyReport,
+        WalIssue,
+        WalReadResult,
+        WalWriter,
+        read_wal,
+        replay_latest,
+        verify,
+    )
+    from netghost.governance.workflow import (
+        TRANSITIONS,
+        Workflow,
+        WorkflowTransitionError,
+        replay_workflows,
+        step,
+    )
+    from netghost.governance.workspace import Workspace, WorkspaceError, create_workspace, open_workspace
+
+__all__ = [
+    "TRANSITIONS",
+    "ApprovalMismatchError",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "ArtifactValidationError",
+    "ChainBreak",
+    "PolicyEngine",
+    "VerifyReport",
+    "WalIssue",
+    "WalReadResult",
+    "WalWriter",
+    "Workflow",
+    "WorkflowTransitionError",
+    "Workspace",
+    "WorkspaceError",
+    "build_approval_request",
+    "canonical_json",
+    "check_response",
+    "command_facts",
+    "compute_plan_token",
+    "create_workspace",
+    "file_sha256",
+    "lint_rego",
+    "load_manifest",
+    "open_workspace",
+    "read_wal",
+    "register_artifact",
+    "replay_latest",
+    "replay_workflows",
+    "sha256_tagged",
+    "step",
+    "strictest",
+    "validate_artifacts",
+    "verify",
+    "verify_plan_token",
+]
+
+_HOME: dict[str, str] = {
+    "TRANSITIONS": "workflow",
+    "ApprovalMismatchError": "approval",
+    "ApprovalRequest": "approval",
+    "ApprovalResponse": "approval",
+    "ArtifactValidationError": "artifacts",
+    "ChainBreak": "wal",
+    "PolicyEngine": "policy",
+    "VerifyReport": "wal",
+    "WalIssue": "wal",
+    "WalReadResult": "wal",
+    "WalWriter": "wal",
+    "Workflow": "workflow",
+    "WorkflowTransitionError": "workflow",
+    "Workspace": "workspace",
+    "WorkspaceError": "workspace",
+    "build_approval_request": "approval",
+    "canonical_json": "plan_token",
+    "check_response": "approval",
+    "command_facts": "policy",
+    "compute_plan_token": "plan_token",
+    "create_workspace": "workspace",
+    "file_sha256": "artifacts",
+    "lint_rego": "policy",
+    "load_manifest": "artifacts",
+    "open_workspace": "workspace",
+    "read_wal": "wal",
+    "register_artifact": "artifacts",
+    "replay_latest": "wal",
+    "replay_workflows": "workflow",
+    "sha256_tagged": "plan_token",
+    "step": "workflow",
+    "strictest": "policy",
+    "validate_artifacts": "artifacts",
+    "verify": "wal",
+    "verify_plan_token": "plan_token",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
