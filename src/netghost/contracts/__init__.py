@@ -8,6 +8,7 @@ TaskRecord``), and ``python -m netghost.contracts.export DIR`` writes their JSON
 
 from __future__ import annotations
 
+from netghost.contracts import cabincrew as _cabincrew
 from netghost.contracts.audit import (
     ShellAuditRecord,
     StoredShellAuditRecord,
@@ -18,22 +19,7 @@ from netghost.contracts.base import (
     WireModel,
     format_timestamp,
 )
-from netghost.contracts.cabincrew import (
-    ApprovalDecision,
-    ApprovalRecord,
-    ApprovalRequest,
-    ApprovalResponse,
-    ArtifactRecord,
-    ArtifactRole,
-    AuditEvent,
-    AuditEventType,
-    PolicyEvaluation,
-    PolicyOutcome,
-    WalEntry,
-    WalEntryType,
-    WorkflowState,
-    WorkflowStateRecord,
-)
+from netghost.contracts.cabincrew import *  # noqa: F403  see the note above __all__ +=
 from netghost.contracts.chain import (
     CHAIN_FIELD_NAMES,
     ChainFields,
@@ -130,14 +116,6 @@ __all__ = [
     "TERMINAL_TASK_STATES",
     "TOOL_NAMES",
     "AbandonedTaskOrphan",
-    "ApprovalDecision",
-    "ApprovalRecord",
-    "ApprovalRequest",
-    "ApprovalResponse",
-    "ArtifactRecord",
-    "ArtifactRole",
-    "AuditEvent",
-    "AuditEventType",
     "CancelTaskArgs",
     "CancelTaskRequest",
     "CaptureResult",
@@ -169,8 +147,6 @@ __all__ = [
     "OutputFormat",
     "OutputMetadata",
     "PairedTaskStatus",
-    "PolicyEvaluation",
-    "PolicyOutcome",
     "RunShellCmdArgs",
     "SessionChecksumStatus",
     "SessionState",
@@ -202,14 +178,14 @@ __all__ = [
     "ToolName",
     "ToolResultMeta",
     "UntrackedAzureOrphan",
-    "WalEntry",
-    "WalEntryType",
     "WireModel",
-    "WorkflowState",
-    "WorkflowStateRecord",
     "check_session_checksum",
     "compute_session_checksum",
     "format_timestamp",
     "parse_orchestrator_request",
     "parse_orchestrator_response",
 ]
+# CabinCrew models are owned by the governance engineer and grow with the kernel; re-export the
+# module's whole public face so a new model there cannot be forgotten here.
+__all__ += _cabincrew.__all__
+__all__.sort(key=lambda name: (0 if name.isupper() else 1 if name[0].isupper() else 2, name))
