@@ -56,6 +56,7 @@ def test_every_schema_is_valid_draft_2020_12_and_names_are_stable() -> None:
     expected = {
         "approval-request",
         "approval-response",
+        "artifact-manifest",
         "artifact-record",
         "audit-event",
         "orchestrator-request",

@@ -21,6 +21,7 @@ from netghost.contracts.audit import ShellAuditRecord, StoredShellAuditRecord
 from netghost.contracts.cabincrew import (
     ApprovalRequest,
     ApprovalResponse,
+    ArtifactManifest,
     ArtifactRecord,
     AuditEvent,
     WalEntry,
@@ -48,6 +49,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _MODELS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("approval-request", ApprovalRequest),
     ("approval-response", ApprovalResponse),
+    ("artifact-manifest", ArtifactManifest),
     ("artifact-record", ArtifactRecord),
     ("audit-event", AuditEvent),
     ("session-state", SessionState),
