@@ -1,5 +1,13 @@
-"""netghost.shell (see ARCHITECTURE.md)."""
+"""netghost.shell: the Safe-Exec Shell (see ARCHITECTURE.md "The Safe-Exec Shell").
 
+Public face: :class:`SafeExecShell` and :class:`HitlDecision` (the names the seeds import), the
+terminal approval callback, and the pure helpers other parts use directly (:func:`classify`,
+:func:`redact`, :func:`load_org_policy`).
+"""
+
+from netghost.shell.gate import HitlDecision
+from netghost.shell.hitl_terminal import terminal_hitl_callback
 from netghost.shell.redact import Redaction, redact
+from netghost.shell.shell import SafeExecShell
 
-__all__ = ["Redaction", "redact"]
+__all__ = ["HitlDecision", "Redaction", "SafeExecShell", "redact", "terminal_hitl_callback"]
