@@ -1,0 +1,122 @@
+"""The terminal HITL callback, driven through a real pseudo-terminal with pexpect."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pexpect
+import pytest
+from rich.console import Console
+
+from netghost.shell.gate import build_shell_request, shell_plan
+from netghost.shell.hitl_terminal import make_terminal_callback
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A child that shows one alert through SafeExecShell + terminal_hitl_callback and prints the response.
+DRIVER = r"""
+import json, sys, tempfile
+from netghost.shell import SafeExecShell, terminal_hitl_callback
+from tests.shell.shell_helpers import table_classify
+audit = tempfile.mkdtemp()
+with SafeExecShell("pty1", terminal_hitl_callback, audit_dir=audit, classifier=table_classify) as shell:
+    res = shell.execute({"command": "az network route-table route update -g prod-rg -n r1 --next-hop-type None",
+                         "reasoning": "Attempting to correct the next-hop for route 10.0.2.0"})
+print("RESULT " + json.dumps({k: res[k] for k in ("status", "action", "denial_reason", "output", "error")}))
+"""
+
+
+@pytest.fixture
+def fake_az(tmp_path: Path) -> Path:
+    """A stand-in ``az`` first on PATH, so an approved command never reaches a real cloud."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "az").write_text('#!/bin/sh\necho "{\\"updated\\": true}"\n')
+    (bindir / "az").chmod(0o755)
+    return bindir
+
+
+def _spawn(bindir: Path) -> pexpect.spawn:
+    child = pexpect.spawn(sys.executable, ["-c", DRIVER], cwd=str(REPO), encoding="utf-8", timeout=20,
+                          dimensions=(40, 120), env={"PATH": f"{bindir}:/usr/bin:/bin",
+                                                     "TERM": "xterm", "HOME": str(bindir.parent)})
+    child.expect("SAFETY SHELL ALERT")
+    child.expect("CLASSIFICATION: RISKY")
+    child.expect(r"az network route-table route update -g prod-rg")
+    child.expect(r"\[A\]pprove\s+\[D\]eny\s+\[M\]odify command")
+    child.expect("Your choice: ")
+    return child
+
+
+def _result(child: pexpect.spawn) -> dict[str, object]:
+    child.expect(r"RESULT (\{.*\})\r?\n")
+    data: dict[str, object] = json.loads(child.match.group(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    return data
+
+
+def test_deny_with_reason_through_a_pty(fake_az: Path) -> None:
+    child = _spawn(fake_az)
+    child.sendline("d")
+    child.expect(r"Denial reason \(optional, press Enter to skip\): ")
+    child.sendline("Wrong resource group - use cache-rg, not prod-rg")
+    res = _result(child)
+    assert res == {"status": "denied", "action": "user_denied",
+                   "denial_reason": "Wrong resource group - use cache-rg, not prod-rg", "output": "", "error": None}
+
+
+def test_invalid_answer_reprompts_then_approve(fake_az: Path) -> None:
+    child = _spawn(fake_az)
+    child.sendline("maybe")
+    child.expect("Please answer A, D or M.")
+    child.expect("Your choice: ")
+    child.sendline("A")
+    res = _result(child)
+    assert (res["status"], res["action"], res["output"]) == ("completed", "user_approved", '{"updated": true}\n')
+
+
+def test_modify_through_a_pty(fake_az: Path) -> None:
+    child = _spawn(fake_az)
+    child.sendline("m")
+    child.expect("Modified command: ")
+    child.sendline("echo read-only instead")
+    child.expect(r"Reason for the change \(optional, press Enter to skip\): ")
+    child.sendline("")
+    res = _result(child)
+    assert (res["status"], res["action"], res["output"]) == ("completed", "user_modified", "read-only instead\n")
+
+
+def test_ctrl_d_fails_closed(fake_az: Path) -> None:
+    child = _spawn(fake_az)
+    child.sendeof()
+    res = _result(child)
+    assert (res["status"], res["action"]) == ("denied", "user_abandoned")
+
+
+def test_ctrl_c_fails_closed(fake_az: Path) -> None:
+    child = _spawn(fake_az)
+    child.sendintr()
+    res = _result(child)
+    assert (res["status"], res["action"]) == ("denied", "user_abandoned")
+
+
+def _request() -> object:
+    plan = shell_plan(["rm", "x"], cwd="/", session_id="s", seq=1)
+    return build_shell_request(plan, command="rm x", reasoning="why", risk="deletes",
+                               requested_at=datetime(2026, 1, 1, tzinfo=UTC),
+                               context={"tier": 3, "classification": "RISKY"})
+
+
+def test_stream_callback_reads_given_stream_and_raises_eof() -> None:
+    out = io.StringIO()
+    callback = make_terminal_callback(io.StringIO("d\n\n"), Console(file=out, width=100))
+    decision = callback(_request())  # type: ignore[arg-type]
+    assert (decision.decision, decision.reason) == ("deny", "")
+    assert "┌" in out.getvalue() and "SAFETY SHELL ALERT" in out.getvalue()
+    with pytest.raises(EOFError):
+        make_terminal_callback(io.StringIO(""), Console(file=io.StringIO()))(_request())  # type: ignore[arg-type]
