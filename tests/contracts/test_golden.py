@@ -6,6 +6,7 @@ contract used to validate it, the variant it must resolve to, and the cleanup ap
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,11 @@ from netghost.contracts.export import build_schemas
 GOLDEN_DIR = Path(__file__).resolve().parents[1] / "golden"
 INDEX: dict[str, Any] = json.loads((GOLDEN_DIR / "index.json").read_text(encoding="utf-8"))
 EXAMPLES: list[dict[str, Any]] = INDEX["examples"]
+
+
+@functools.cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    return build_schemas()
 
 
 def _load(name: str) -> Any:
@@ -56,7 +62,7 @@ def test_golden_validates_and_round_trips(example: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["file"] for e in EXAMPLES])
 def test_golden_satisfies_exported_json_schema(example: dict[str, Any]) -> None:
-    schema = build_schemas()[example["schema"]]
+    schema = _schemas()[example["schema"]]
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(_load(example["file"]))
 

@@ -12,6 +12,7 @@ dropping ``.000000`` would change a digest that was computed on the original tex
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -24,17 +25,18 @@ __all__ = [
     "format_timestamp",
 ]
 
+_FRACTION = re.compile(r"\.(\d{1,9})(?=Z|[+-]\d{2}:\d{2}$)")
 _ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
 
 
 def _check_iso_timestamp(value: str) -> str:
     """Reject strings that match the pattern but are not real instants (month 13, Feb 30)."""
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
-    # fromisoformat accepts at most 6 fractional digits; trim nanoseconds for the calendar check.
-    head, sep, rest = text.partition(".")
-    if sep:
-        digits = "".join(ch for ch in rest if ch.isdigit())
-        text = f"{head}.{digits[:6].ljust(6, '0')}{rest[len(digits) :]}"
+    match = _FRACTION.search(value)
+    text = value
+    if match:  # fromisoformat takes at most 6 fractional digits; nanoseconds are legal on the wire
+        text = value[: match.start()] + "." + match.group(1)[:6].ljust(6, "0") + value[match.end() :]
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
     datetime.fromisoformat(text)
     return value
 
