@@ -41,6 +41,9 @@ __all__ = [
     "strictest",
 ]
 
+PolicySource = tuple[str, str]
+"""(name, Rego source) of one policy module."""
+
 OUTCOME_ORDER: tuple[PolicyOutcome, ...] = ("allow", "warn", "require_approval", "deny")
 """Outcomes from loosest to strictest."""
 
@@ -50,6 +53,8 @@ _QUERY = (
     'r := object.get(data.netghost.preflight, "require_approval", []); '
     'w := object.get(data.netghost.preflight, "warn", [])'
 )
+# Always compiled in, so the package exists even when no policy defines a rule in it.
+_BASE_MODULE: PolicySource = ("_netghost_base.rego", "package netghost.preflight\n\n_netghost_base := true\n")
 _SET_FOR: dict[str, PolicyOutcome] = {"d": "deny", "r": "require_approval", "w": "warn"}
 
 # Constructs rego-cpp 1.5.2 evaluates wrongly (bugs 1-3 in DEPENDENCIES.md §(a)).
@@ -59,8 +64,6 @@ _BUGGY_CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bsome\s+\w+\s*;"), "`some i; arr[i]` silently yields nothing; write `t := arr[i]`"),
 )
 
-PolicySource = tuple[str, str]
-"""(name, Rego source) of one policy module."""
 
 
 def strictest(outcomes: Iterable[PolicyOutcome]) -> PolicyOutcome:
@@ -231,7 +234,7 @@ class PolicyEngine:
         )
         builder = Interpreter()
         try:
-            for name, src in modules:
+            for name, src in [_BASE_MODULE, *modules]:
                 builder.add_module(name, src)
             self._bundle = builder.build(_QUERY, [_PACKAGE.replace(".", "/")])
         except RegoError as exc:
@@ -245,7 +248,10 @@ class PolicyEngine:
             try:
                 self._runner.set_input(json.loads(canonical_json(dict(facts))))
                 output = self._runner.query_bundle(self._bundle)
-                doc = json.loads(str(output))  # parse while `output` is alive (bug 4)
+                text = str(output)  # read while `output` is alive (bug 4)
+                if text == "undefined":
+                    raise PolicyError("policy query is undefined: the preflight package did not evaluate")
+                doc = json.loads(text)
             except RegoError as exc:
                 raise PolicyError(f"policy evaluation failed: {str(exc).strip()[:200]}") from exc
         bindings = doc.get("bindings", {}) if isinstance(doc, dict) else {}
