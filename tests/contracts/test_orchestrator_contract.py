@@ -13,6 +13,7 @@ from netghost.contracts import (
     TERMINAL_TASK_STATES,
     AbandonedTaskOrphan,
     CancelTaskRequest,
+    CaptureResult,
     CaptureTrafficRequest,
     CheckTaskRequest,
     CleanupTaskRequest,
@@ -24,6 +25,7 @@ from netghost.contracts import (
     StaleLocalFileOrphan,
     TaskCancelledResponse,
     TaskCompletedResponse,
+    TaskFailedResponse,
     TaskPendingResponse,
     TaskRecord,
     TaskState,
@@ -204,3 +206,44 @@ def test_task_record_full_dump_carries_version_and_defaults() -> None:
         TaskRecord.model_validate(dict(full, v=2))
     with pytest.raises(ValidationError):
         TaskRecord.model_validate(dict(full, intent="check_task"))
+
+
+# Seed 001 §1 lists, per tool, the response keys the Brain reads; each must exist on the model that
+# carries that status (wire names, so aliases count).
+_TOOL_RESPONSE_KEYS = {
+    "capture_traffic": (
+        ["task_pending", "task_completed", "task_failed", "task_cancelled"],
+        ["status", "task_id", "state", "message"],
+    ),
+    "check_task": (
+        ["task_pending", "task_completed", "task_failed", "task_timed_out"],
+        ["status", "state", "poll_count", "max_polls", "elapsed_seconds", "result", "cleanup_status"],
+    ),
+    "cancel_task": (
+        ["task_cancelled", "task_completed"],
+        ["status", "state", "cleanup_status", "error_detail"],
+    ),
+    "cleanup_task": (["task_completed"], ["status", "state", "cleanup_status"]),
+}
+_STATUS_MODELS: dict[str, type] = {
+    "task_pending": TaskPendingResponse,
+    "task_completed": TaskCompletedResponse,
+    "task_failed": TaskFailedResponse,
+    "task_cancelled": TaskCancelledResponse,
+    "task_timed_out": TaskTimedOutResponse,
+}
+
+
+@pytest.mark.parametrize("tool", sorted(_TOOL_RESPONSE_KEYS))
+def test_seed_001_tool_response_keys_exist(tool: str) -> None:
+    statuses, keys = _TOOL_RESPONSE_KEYS[tool]
+    for status in statuses:
+        model = _STATUS_MODELS[status]
+        wire = {f.alias or name for name, f in model.model_fields.items()}
+        assert set(keys) <= wire, f"{tool}/{status} lacks {set(keys) - wire}"
+    error_wire = set(OrchestratorErrorResponse.model_fields)
+    assert {"status", "error", "message"} <= error_wire
+
+
+def test_check_task_result_carries_the_three_seed_paths() -> None:
+    assert set(CaptureResult.model_fields) == {"local_pcap_path", "semantic_json_path", "report_path"}
