@@ -1,0 +1,205 @@
+"""Tier 2: classify an ``az`` argv from the verb table in ``rules/az.toml``.
+
+Why the verb is taken from the parsed argv: the command group is the leading run of lower-case
+words (``az network watcher packet-capture show-status``); options and values come after. The
+verb (its last word) decides, after three guards: credential emitters are FORBIDDEN whatever
+their verb looks like (``keys list`` is a "list"), a few read-looking groups are not harmless
+(``az ssh``, ``test-connectivity``), and any value starting with ``@`` makes az read a file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+__all__ = ["AzDecision", "AzTable", "classify_az", "command_group", "compile_az"]
+
+_GROUP_WORD = re.compile(r"[a-z][a-z0-9-]*")
+
+
+@dataclass(frozen=True)
+class AzDecision:
+    """What the az table says about one argv."""
+
+    verdict: Literal["SAFE", "RISKY", "FORBIDDEN"]
+    reason: str
+    rule: str
+    advice: str = ""
+    relaxable: bool = True
+
+
+@dataclass(frozen=True)
+class _GroupRule:
+    id: str
+    justification: str
+    advice: str
+    verbs: frozenset[str]
+    suffixes: tuple[tuple[str, ...], ...]
+    groups: tuple[tuple[str, ...], ...]
+    flags: tuple[str, ...]
+    examples: tuple[str, ...]
+
+    def matches(self, group: Sequence[str], args: Sequence[str]) -> bool:
+        if group and group[-1] in self.verbs:
+            return True
+        if any(tuple(group[-len(s) :]) == s for s in self.suffixes if len(group) >= len(s)):
+            return True
+        if any(tuple(group[: len(g)]) == g for g in self.groups if len(group) >= len(g)):
+            return True
+        for a in args:
+            word = a.split("=", 1)[0]
+            if a.startswith("--") and len(word) > 3 and any(f.startswith(word) for f in self.flags):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class AzTable:
+    """The compiled ``az.toml``."""
+
+    safe: frozenset[str]
+    safe_families: re.Pattern[str]
+    sensitive: re.Pattern[str]
+    mutating: frozenset[str]
+    forbidden: tuple[_GroupRule, ...]
+    risky: tuple[_GroupRule, ...]
+    rest_hosts: frozenset[str]
+    rest_safe_options: frozenset[str]
+    examples: tuple[tuple[str, str], ...]  # (command, expected verdict)
+
+
+def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
+    rid = str(raw.get("id", ""))
+    if not rid or not str(raw.get("justification", "")).strip():
+        raise ValueError(f"az {kind} rule {rid or '?'}: id and justification are mandatory")
+    if kind == "forbidden" and not str(raw.get("advice", "")).strip():
+        raise ValueError(f"az forbidden rule {rid}: advice is mandatory")
+    return _GroupRule(
+        id=rid,
+        justification=raw["justification"],
+        advice=str(raw.get("advice", "")),
+        verbs=frozenset(raw.get("verbs", ())),
+        suffixes=tuple(tuple(s.split()) for s in raw.get("suffixes", ())),
+        groups=tuple(tuple(g.split()) for g in raw.get("groups", ())),
+        flags=tuple(raw.get("flags", ())),
+        examples=tuple(raw.get("match", ())),
+    )
+
+
+def compile_az(raw: Mapping[str, Any]) -> AzTable:
+    """Compile ``az.toml``.
+
+    Raises:
+        ValueError: A rule lacks its id, justification or advice.
+    """
+    verbs = raw["verbs"]
+    rest = raw["rest"]
+    if not str(verbs.get("justification", "")).strip() or not str(rest.get("justification", "")).strip():
+        raise ValueError("az verbs/rest: justification is mandatory")
+    forbidden = tuple(_rule(r, "forbidden") for r in raw.get("forbidden", ()))
+    risky = tuple(_rule(r, "risky") for r in raw.get("risky", ()))
+    examples = [(c, "SAFE") for c in verbs.get("match_safe", ())]
+    examples += [(c, "RISKY") for c in verbs.get("match_risky", ())]
+    examples += [(c, "SAFE") for c in rest.get("match_safe", ())]
+    examples += [(c, "RISKY") for c in rest.get("match_risky", ())]
+    examples += [(c, "FORBIDDEN") for r in forbidden for c in r.examples]
+    examples += [(c, "RISKY") for r in risky for c in r.examples]
+    return AzTable(
+        safe=frozenset(verbs["safe"]),
+        safe_families=re.compile(verbs["safe_families"]),
+        sensitive=re.compile(verbs["sensitive_word"]),
+        mutating=frozenset(verbs["mutating_words"]),
+        forbidden=forbidden,
+        risky=risky,
+        rest_hosts=frozenset(rest["hosts"]),
+        rest_safe_options=frozenset(rest["safe_options"]),
+        examples=tuple(examples),
+    )
+
+
+def command_group(args: Sequence[str]) -> list[str]:
+    """The leading run of lower-case command words of ``az ARGS``."""
+    group: list[str] = []
+    for a in args:
+        if not _GROUP_WORD.fullmatch(a):
+            break
+        group.append(a)
+    return group
+
+
+def _verb_is_safe(table: AzTable, verb: str) -> bool:
+    if verb in table.safe:
+        return True
+    if not table.safe_families.fullmatch(verb):
+        return False
+    return not any(table.sensitive.fullmatch(part) for part in verb.split("-"))
+
+
+def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
+    """Classify ``az`` + ``args`` (argv without ``az``)."""
+    group = command_group(args)
+    for rule in table.forbidden:
+        if rule.matches(group, args):
+            return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
+    for rule in table.risky:
+        if rule.matches(group, args):
+            return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id)
+    at_values = [a for a in args if a.startswith("@") or (a.startswith("--") and "=@" in a)]
+    if at_values:
+        return AzDecision(
+            "RISKY", f"argument {at_values[0]!r} makes az read a local file into the request", "az-at-file", relaxable=False
+        )
+    if group[:1] == ["rest"]:
+        return _classify_rest(table, args[1:])
+    if not group:
+        if all(a in ("--version", "--help", "-h") for a in args):
+            return AzDecision("SAFE", "az version/help output", "az-version")
+        return AzDecision("RISKY", "no az command group was given", "az-no-group")
+    verb = group[-1]
+    mutating = [w for w in group if w in table.mutating]
+    if mutating:
+        return AzDecision("RISKY", f"`az {' '.join(group)}` changes Azure state ({mutating[0]})", "az-mutating-verb")
+    if _verb_is_safe(table, verb):
+        return AzDecision("SAFE", f"`az {' '.join(group)}`: `{verb}` is a read-only verb", "az-read-verb")
+    return AzDecision("RISKY", f"`az {' '.join(group)}`: `{verb}` is not on the read-only verb list", "az-verb-not-read-only")
+
+
+def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
+    method = "get"
+    url: str | None = None
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name, eq, value = a.partition("=")
+        if not name.startswith("-"):
+            return AzDecision("RISKY", f"az rest: unexpected argument {a!r}", "az-rest")
+        if name not in table.rest_safe_options:
+            return AzDecision("RISKY", f"az rest: option {name} is not allowed for an automatic GET", "az-rest")
+        takes_value = name not in ("--only-show-errors", "--verbose", "--debug")
+        if takes_value and not eq:
+            if i + 1 >= len(args):
+                return AzDecision("RISKY", f"az rest: {name} needs a value", "az-rest")
+            value = args[i + 1]
+            i += 1
+        if name in ("--method", "-m"):
+            method = value.lower()
+        elif name in ("--url", "--uri", "-u"):
+            url = value
+        i += 1
+    if method != "get":
+        return AzDecision("RISKY", f"az rest --method {method} can change Azure state", "az-rest")
+    if url is None:
+        return AzDecision("RISKY", "az rest without --url", "az-rest")
+    if url.startswith("/"):
+        return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest")
+    host = (parts.hostname or "").lower()
+    if parts.scheme == "https" and host in table.rest_hosts and "@" not in parts.netloc:
+        return AzDecision("SAFE", f"az rest GET to {host}", "az-rest-get")
+    return AzDecision("RISKY", f"az rest to {host or url!r}: only GETs to the ARM endpoint run automatically", "az-rest")

@@ -1,0 +1,91 @@
+"""Tier 1 checks that need more than an option table: ``ip`` object/command grammar, the
+forensics engine spellings (``python pcap_forensics.py``, ``python -m netghost.forensics``) and
+curl's cross-option rules.
+
+Why separate from the tables: ``ip`` takes single-dash long options with its own prefix
+matching (``-br`` = ``-brief``, ``-b`` = ``-batch``) and then an OBJECT and a COMMAND, where only
+``show``/``list``/``get`` forms are read-only; python is an interpreter where only two exact
+entry points are the forensics engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from netghost.shell.argcheck_options import OptionSpec, ParsedOptions, parse_options
+
+__all__ = ["check_curl", "check_ip", "check_python"]
+
+# Exact spellings only: iproute2 resolves prefixes in code order, so -b means -batch (reads a
+# file), -n means -netns and -f may be -force. Anything not listed here is not auto-run.
+_IP_OPTIONS = frozenset({
+    "-4", "-6", "-0", "-br", "-brief", "-s", "-stats", "-statistics", "-d", "-details", "-o", "-oneline",
+    "-r", "-resolve", "-c", "-color", "-color=auto", "-color=never", "-color=always", "-j", "-json", "-p",
+    "-pretty", "-h", "-human", "-human-readable", "-iec", "-t", "-timestamp", "-ts", "-tshort", "-a", "-all",
+    "-N", "-Numeric", "-V", "-Version",
+})  # fmt: skip
+_IP_OBJECTS = {
+    "a": "address", "addr": "address", "address": "address", "l": "link", "link": "link", "r": "route",
+    "ro": "route", "route": "route", "ru": "rule", "rule": "rule", "n": "neigh", "neigh": "neigh",
+    "neighbor": "neigh", "neighbour": "neigh", "maddr": "maddress", "maddress": "maddress",
+    "mroute": "mroute", "netconf": "netconf", "ntable": "ntable", "tunnel": "tunnel", "tun": "tunnel",
+    "tcp_metrics": "tcp_metrics", "tcpmetrics": "tcp_metrics", "vrf": "vrf", "nexthop": "nexthop",
+    "nh": "nexthop", "stats": "stats", "token": "token", "netns": "netns",
+}  # fmt: skip
+_IP_READ_COMMANDS = frozenset({"show", "list", "lst"})
+_IP_GET_OBJECTS = frozenset({"route", "neigh", "nexthop"})
+_IP_DENIED_OBJECTS = {
+    "xfrm": "ip xfrm state prints IPsec keys",
+    "monitor": "ip monitor never terminates",
+    "mptcp": "not a diagnostic object",
+}
+
+
+def check_ip(args: Sequence[str]) -> str | None:
+    """Return why ``ip ARGS`` is not a read-only show/list/get form, or None when it is."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] not in _IP_OPTIONS:
+            return f"ip option {args[i]} is not on the allowlist (-b/-batch reads a file, -n/-netns switches namespace, -force)"
+        i += 1
+    if i >= len(args):
+        return "ip needs an object (address, link, route, ...)"
+    word = args[i]
+    obj = _IP_OBJECTS.get(word)
+    if obj is None:
+        return _IP_DENIED_OBJECTS.get(word, f"ip object {word!r} is not on the allowlist")
+    rest = args[i + 1 :]
+    if not rest:
+        return None  # `ip OBJECT` alone means show/list
+    cmd = rest[0]
+    if cmd in _IP_READ_COMMANDS or (cmd == "get" and obj in _IP_GET_OBJECTS):
+        bad = [a for a in rest[1:] if a.startswith("-") or a in ("exec", "add", "delete", "del", "set", "flush", "change", "replace")]
+        return None if not bad else f"ip {obj} {cmd}: unexpected argument {bad[0]!r}"
+    if obj != "netns" and cmd in ("dev", "to", "table", "scope", "up", "label", "type", "vrf", "from"):
+        return None if all(not a.startswith("-") and a not in ("exec", "add", "delete", "set", "flush") for a in rest) else "ip: unexpected argument"
+    return f"`ip {obj} {cmd}` is not a show/list form (it may change the network configuration)"
+
+
+def check_python(args: Sequence[str], forensics: OptionSpec) -> str | None:
+    """Only the forensics engine is SAFE under python: ``pcap_forensics.py`` or ``-m netghost.forensics``."""
+    if len(args) >= 1 and args[0] == "pcap_forensics.py":
+        return _forensics(args[1:], forensics)
+    if len(args) >= 2 and args[0] == "-m" and args[1] == "netghost.forensics":
+        return _forensics(args[2:], forensics)
+    return "python runs only the forensics engine automatically (pcap_forensics.py or -m netghost.forensics)"
+
+
+def _forensics(args: Sequence[str], spec: OptionSpec) -> str | None:
+    return parse_options(spec, args).problem
+
+
+def check_curl(parsed: ParsedOptions) -> str | None:
+    """Cross-option rules: at least one URL, and -I/HEAD never combined with a body-free -X that lies."""
+    urls = parsed.positionals + parsed.values("--url")
+    if not urls:
+        return "curl needs a URL"
+    return None
+
+
+LocalCheck = Callable[[ParsedOptions], str | None]
+POST_CHECKS: Mapping[str, LocalCheck] = {"curl": check_curl}

@@ -1,0 +1,264 @@
+"""Named value checks used by the option tables in ``rules/*.toml``.
+
+Why named checks: the rule files stay data (``c = "int:1..100"``) while the few checks that
+need code (URLs, link-local addresses in their numeric spellings, curl's ``-w`` format) live
+here once. A check returns ``None`` when the value is acceptable, else a short reason.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from functools import cache
+from urllib.parse import urlsplit
+
+__all__ = ["ValueCheck", "blocked_address", "check_url", "compile_check"]
+
+ValueCheck = Callable[[str], str | None]
+
+# Hosts that answer with credentials or platform secrets: IMDS, the Azure WireServer, and the
+# cloud metadata names. Addresses are matched after numeric normalisation (see _ipv4_value).
+_BLOCKED_NAMES = frozenset(
+    {"metadata", "metadata.azure.internal", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
+)
+_WIRESERVER = ipaddress.ip_address("168.63.129.16")
+_AWS_V6_IMDS = ipaddress.ip_network("fd00:ec2::/64")
+_LINK_LOCAL_IN_NAME = re.compile(r"(^|[.-])169[.-]254[.-]|a9fe[0-9a-f]{4}|(^|[.-])168[.-]63[.-]129[.-]16($|[.-])", re.I)
+# IMDS paths that are read-only instance facts (never /metadata/identity, which mints tokens).
+_IMDS_ALLOWED_PATH = re.compile(r"/metadata/instance(/compute(/(location|name|vmSize|zone|osType|sku|vmId|resourceGroupName|subscriptionId))?|/network(/[A-Za-z0-9/]*)?)?/?")
+_IMDS_ALLOWED_QUERY = re.compile(r"(api-version=[0-9-]+|format=(text|json))(&(api-version=[0-9-]+|format=(text|json)))*")
+_PATH_PREFIX_DENY = re.compile(
+    r"^(/(etc|bin|sbin|boot|dev|lib|lib32|lib64|proc|root|sys|usr|var/(?!tmp(/|$)))(/|$)|~|/?\.\.(/|$))"
+)
+
+
+def _ipv4_value(host: str) -> int | None:
+    """inet_aton semantics: 1-4 parts, each decimal, octal (0-prefix) or hex (0x-prefix).
+
+    curl and the C library accept ``2852039166``, ``0xa9fea9fe``, ``0251.0376.0251.0376`` and
+    ``169.254.43518`` for 169.254.169.254, so a textual comparison is not enough.
+    """
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    nums: list[int] = []
+    for p in parts:
+        try:
+            if p.lower().startswith("0x"):
+                n = int(p[2:] or "0", 16)
+            elif len(p) > 1 and p.startswith("0"):
+                n = int(p, 8)
+            else:
+                n = int(p, 10)
+        except ValueError:
+            return None
+        nums.append(n)
+    *head, last = nums
+    if any(n > 255 for n in head) or last >= 256 ** (4 - len(head)):
+        return None
+    value = 0
+    for n in head:
+        value = value * 256 + n
+    return (value << (8 * (4 - len(head)))) | last
+
+
+def blocked_address(host: str) -> str | None:
+    """Say why ``host`` (name or address in any spelling) must not be contacted automatically."""
+    h = host.strip("[]").lower().rstrip(".")
+    if "%" in h:
+        h = h.split("%", 1)[0]
+    if h in _BLOCKED_NAMES or h.endswith(".internal"):
+        return f"{host} is a cloud metadata name (it serves credentials)"
+    addr: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    v4 = _ipv4_value(h)
+    if v4 is not None:
+        addr = ipaddress.IPv4Address(v4)
+    else:
+        try:
+            addr = ipaddress.ip_address(h)
+        except ValueError:
+            addr = None
+    if addr is None:
+        if _LINK_LOCAL_IN_NAME.search(h):
+            return f"{host} embeds a link-local/platform address (DNS rebinding to IMDS)"
+        return None
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr in _AWS_V6_IMDS:
+            return f"{host} is a metadata address"
+        mapped = addr.ipv4_mapped or addr.sixtofour
+        if mapped is None and addr.packed[:12] == bytes(12) and int(addr) > 1:  # ::a.b.c.d (compat)
+            mapped = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+        if mapped is not None:
+            addr = mapped
+    if addr.is_link_local or addr == _WIRESERVER:
+        return f"{host} is a link-local/platform address (IMDS or WireServer serve credentials)"
+    return None
+
+
+def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
+    """Accept only http(s) URLs to hosts that are not metadata/link-local, with no userinfo."""
+    if "://" not in url:
+        first = url.split("/", 1)[0].split(":", 1)[0].lower()
+        # curl guesses the protocol from a scheme-less host's first label (ftp., dict., ldap., ...).
+        if re.match(r"(ftp|dict|ldap|imap|pop3|smtp|gopher|tftp|telnet|mqtt|rtsp|smb|scp|sftp)\.", first):
+            return f"scheme-less {url!r} would make curl guess a non-HTTP protocol"
+        url = "http://" + url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        _ = parts.port
+    except ValueError:
+        return f"{url!r} is not a well-formed URL"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"only http/https URLs run automatically, not {parts.scheme}://"
+    if "@" in parts.netloc:
+        return "credentials in the URL (user:password@host) must not be sent automatically"
+    if not host:
+        return f"{url!r} has no host"
+    rest = parts.path + parts.query + parts.fragment
+    if "{" in url or "}" in url or "[" in rest or "]" in rest:
+        return "curl URL globbing ({...} or [...]) expands into many requests"
+    why = blocked_address(host)
+    if why is None:
+        return None
+    if imds_allowed and host == "169.254.169.254" and _IMDS_ALLOWED_PATH.fullmatch(parts.path) and (
+        not parts.query or _IMDS_ALLOWED_QUERY.fullmatch(parts.query)
+    ):
+        return None  # read-only instance facts, explicitly allowlisted
+    return why
+
+
+def _int_range(spec: str, *, real: bool) -> ValueCheck:
+    lo_s, hi_s = spec.split("..")
+    lo, hi = float(lo_s), float(hi_s)
+    pattern = re.compile(r"[0-9]+(\.[0-9]+)?" if real else r"[0-9]+")
+
+    def check(value: str) -> str | None:
+        if not pattern.fullmatch(value) or not lo <= float(value) <= hi:
+            return f"value {value!r} is outside {spec}"
+        return None
+
+    return check
+
+
+def _regex(pattern: str) -> ValueCheck:
+    rx = re.compile(pattern)
+
+    def check(value: str) -> str | None:
+        return None if rx.fullmatch(value) else f"value {value!r} is not an accepted form"
+
+    return check
+
+
+def _enum(options: str, *, fold: bool) -> ValueCheck:
+    allowed = frozenset((o.lower() if fold else o) for o in options.split(","))
+
+    def check(value: str) -> str | None:
+        v = value.lower() if fold else value
+        return None if v in allowed else f"value {value!r} is not one of {options}"
+
+    return check
+
+
+def _host(value: str) -> str | None:
+    """A name or address to probe (ping, dig @server). Link-local is fine here: an ICMP echo or a
+    DNS query to 168.63.129.16 is a standard Azure diagnostic and returns no credentials."""
+    if not value or value.startswith("-"):
+        return f"{value!r} is not a host"
+    return None
+
+
+def _any(value: str) -> str | None:
+    return None
+
+
+def _not_at(value: str) -> str | None:
+    return "a value starting with @ makes the program read a file" if value.startswith("@") else None
+
+
+def _devnull_or_stdout(value: str) -> str | None:
+    return None if value in ("/dev/null", "-") else "output may go only to /dev/null or - (stdout)"
+
+
+def _stdout(value: str) -> str | None:
+    return None if value == "-" else "header dump may go only to - (stdout)"
+
+
+def _writeout(value: str) -> str | None:
+    if value.startswith("@"):
+        return "-w @file reads the format from a file"
+    if "%output{" in value:
+        return "-w %output{file} writes a file"
+    return None
+
+
+def _header(value: str) -> str | None:
+    return "-H @file reads headers from a file" if value.startswith("@") else None
+
+
+def _resolve_entry(value: str) -> str | None:
+    """curl --resolve / --connect-to: HOST:PORT:ADDR[,ADDR]... ; the addresses must not be blocked."""
+    fields = value.lstrip("+-").split(":", 2)
+    if len(fields) < 3:
+        return f"{value!r} is not HOST:PORT:ADDRESS"
+    for addr in re.split(r"[,:]", fields[2]) if fields[2].count(":") < 2 else [fields[2]]:
+        why = addr and blocked_address(addr)
+        if why:
+            return why
+    return None
+
+
+def _url(value: str) -> str | None:
+    return check_url(value)
+
+
+def _workpath(value: str) -> str | None:
+    """Paths a read-mostly tool may name: not system directories, dot-dirs or parent escapes."""
+    if not value or value.startswith("-"):
+        return f"{value!r} is not a path"
+    if _PATH_PREFIX_DENY.search(value) or "/.." in value or re.search(r"(^|/)\.[^./]", value):
+        return f"path {value!r} points into a system, hidden or parent directory"
+    return None
+
+
+_SIMPLE: dict[str, ValueCheck] = {
+    "any": _any,
+    "host": _host,
+    "not_at": _not_at,
+    "devnull_or_stdout": _devnull_or_stdout,
+    "stdout": _stdout,
+    "writeout": _writeout,
+    "header": _header,
+    "resolve": _resolve_entry,
+    "url": _url,
+    "workpath": _workpath,
+}
+
+
+@cache
+def compile_check(spec: str) -> ValueCheck:
+    """Turn a check spec from a rule file into a callable.
+
+    Args:
+        spec: ``int:LO..HI``, ``num:LO..HI``, ``enum:a,b``, ``ienum:a,b``, ``re:REGEX`` or a
+            simple name (``any``, ``host``, ``url``, ``not_at``, ``devnull_or_stdout``, ``stdout``,
+            ``writeout``, ``header``, ``resolve``, ``workpath``).
+
+    Raises:
+        ValueError: The spec names no known check (a rule-file error, reported at load).
+    """
+    kind, _, arg = spec.partition(":")
+    if kind == "int":
+        return _int_range(arg, real=False)
+    if kind == "num":
+        return _int_range(arg, real=True)
+    if kind == "enum":
+        return _enum(arg, fold=False)
+    if kind == "ienum":
+        return _enum(arg, fold=True)
+    if kind == "re":
+        return _regex(arg)
+    if spec in _SIMPLE:
+        return _SIMPLE[spec]
+    raise ValueError(f"unknown value check {spec!r}")

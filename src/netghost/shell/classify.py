@@ -1,0 +1,240 @@
+"""Classify one command line into SAFE / RISKY / FORBIDDEN (tiers 0-3 of ARCHITECTURE.md).
+
+Pipeline: parse (tree-sitter-bash, one simple command only) -> Tier 0 rules (FORBIDDEN) ->
+wrappers unwrapped for Tier 0 -> Tier 2 ``az`` verb table -> Tier 1 per-binary option allowlists
+-> Tier 3 named dangers -> anything else RISKY. An organisation policy, when given, may then
+tighten anything or relax a RISKY command to SAFE, but never loosen FORBIDDEN.
+
+Why the verdict is a pure function of the argv (plus structural facts): quoting, whitespace and
+escaping that leave the argv unchanged can then never lower the verdict; only extra structure
+(unquoted globs, a quoted command word) can raise it. The Hypothesis test checks exactly that.
+All tables are compiled and their match/not_match examples verified once, at import.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
+
+from netghost.errors import PolicyError
+from netghost.shell.argcheck_az import classify_az
+from netghost.shell.argcheck_local import POST_CHECKS, check_ip, check_python
+from netghost.shell.argcheck_options import parse_options
+from netghost.shell.classify_tables import Tables, load_tables
+from netghost.shell.classify_tier0 import basename, match_tier0
+from netghost.shell.parse import ParseRejection, parse_command
+
+if TYPE_CHECKING:
+    from netghost.shell.org_policy import OrgPolicy
+
+__all__ = ["ArgvOutcome", "Classification", "Verdict", "classify", "classify_argv", "verdict_rank"]
+
+Verdict = Literal["SAFE", "RISKY", "FORBIDDEN"]
+ErrorKind = Literal["forbidden_command", "not_a_single_command", "parse_error"]
+_RANK: dict[str, int] = {"SAFE": 0, "RISKY": 1, "FORBIDDEN": 2}
+_COMMAND_WORD = re.compile(r"[A-Za-z0-9._+-][A-Za-z0-9._/+-]*")
+_PYTHON = re.compile(r"python[0-9.]*")
+_MAX_UNWRAP = 4
+
+
+@dataclass(frozen=True)
+class Classification:
+    """The classifier's answer for one command (contract: /tmp/api_contracts.md).
+
+    Attributes:
+        verdict: SAFE runs without asking, RISKY asks a human, FORBIDDEN never runs.
+        tier: 0 FORBIDDEN, 1 always-safe diagnostics, 2 Azure verbs, 3 dangerous/unknown.
+        reason: One line a human (and the AI) can act on; for FORBIDDEN it says what to do instead.
+        argv: The parsed argv (empty if it did not parse).
+        environment: "azure" when argv[0] == "az", else "local".
+        error: FORBIDDEN only: forbidden_command | not_a_single_command | parse_error.
+        policy_hash: The organisation policy's hash when one was applied.
+        policy_rule: The organisation rule that decided, if any.
+    """
+
+    verdict: Verdict
+    tier: int
+    reason: str
+    argv: tuple[str, ...]
+    environment: Literal["local", "azure"]
+    error: str | None = None
+    policy_hash: str | None = None
+    policy_rule: str | None = None
+
+
+@dataclass(frozen=True)
+class ArgvOutcome:
+    """The built-in verdict for one argv, before any organisation policy.
+
+    ``rule`` names the table entry that decided; ``relaxable`` is False when the RISKY verdict
+    comes from a hazard in the arguments (a file read via @, an unquoted glob) that an
+    organisation's SAFE rule must not wave through.
+    """
+
+    verdict: Verdict
+    tier: int
+    reason: str
+    rule: str
+    relaxable: bool = True
+    error: ErrorKind | None = None
+
+
+_TABLES: Tables = load_tables()
+
+
+def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
+    """Classify one command line.
+
+    Args:
+        command: The exact string the AI asked to run.
+        policy: An organisation policy from ``load_org_policy``; it may tighten any verdict or
+            relax a RISKY one to SAFE, never loosen FORBIDDEN.
+
+    Returns:
+        The classification; never raises for any input string.
+    """
+    base, relaxable = _classify_builtin(command)
+    if policy is None:
+        return base
+    return _apply_policy(base, relaxable, policy)
+
+
+@lru_cache(maxsize=8192)
+def _classify_builtin(command: str) -> tuple[Classification, bool]:
+    parsed = parse_command(command)
+    if isinstance(parsed, ParseRejection):
+        return Classification("FORBIDDEN", 0, parsed.reason, (), "local", parsed.error), False
+    out = classify_argv(parsed.argv, unquoted_special=parsed.unquoted_special)
+    env: Literal["local", "azure"] = "azure" if parsed.argv[0] == "az" else "local"
+    return Classification(out.verdict, out.tier, out.reason, parsed.argv, env, out.error), out.relaxable
+
+
+def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False) -> ArgvOutcome:
+    """Classify an already-parsed argv (also used to unwrap wrappers such as ``env`` or ``nice``)."""
+    out = _classify_argv(argv, 0)
+    if out.verdict == "SAFE" and unquoted_special:
+        return ArgvOutcome(
+            "RISKY",
+            3 if out.tier == 1 else out.tier,
+            "An argument has an unquoted glob, brace, tilde or backslash that a shell would expand; "
+            "quote it (single quotes) if it is meant literally.",
+            "unquoted-special",
+            relaxable=False,
+        )
+    return out
+
+
+def _forbidden(reason: str, rule: str) -> ArgvOutcome:
+    return ArgvOutcome("FORBIDDEN", 0, reason, rule, relaxable=False, error="forbidden_command")
+
+
+def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
+    t = _TABLES
+    rule0 = match_tier0(t.tier0, argv)
+    if rule0 is not None:
+        return _forbidden(f"FORBIDDEN ({rule0.id}): {rule0.justification} Instead: {rule0.advice}", rule0.id)
+    name = basename(argv[0])
+    args = argv[1:]
+    if name == "az":
+        az = classify_az(t.az, args)
+        if az.verdict == "FORBIDDEN":
+            return _forbidden(f"FORBIDDEN ({az.rule}): {az.reason} Instead: {az.advice}", az.rule)
+        if argv[0] != "az":
+            return ArgvOutcome("RISKY", 2, "Call az by its bare name `az`, not through a path.", "path-command")
+        return ArgvOutcome(az.verdict, 2, az.reason, az.rule, az.relaxable)
+    if name in t.wrappers:
+        return _unwrap(name, argv, depth)
+    if "/" in argv[0]:
+        return ArgvOutcome("RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command")
+    problem: str | None
+    spec = t.tier1.get(name)
+    if spec is not None:
+        parsed = parse_options(spec, args)
+        problem = parsed.problem
+        post = POST_CHECKS.get(name)
+        if problem is None and post is not None:
+            problem = post(parsed)
+    elif name == "ip":
+        problem = check_ip(args)
+    elif _PYTHON.fullmatch(name):
+        problem = check_python(args, t.tier1["pcap-forensics"])
+    else:
+        danger = t.tier3_reasons.get(name)
+        if danger is not None:
+            return ArgvOutcome("RISKY", 3, f"`{name}` {danger}; a human must approve it.", "tier3-" + name)
+        return ArgvOutcome("RISKY", 3, f"`{name}` is not on the read-only allowlist; a human must approve it.", "unknown-command")
+    if problem is None:
+        return ArgvOutcome("SAFE", 1, f"`{name}` is a read-only diagnostic with allowlisted arguments.", "tier1-" + name)
+    return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "tier1-argcheck-" + name)
+
+
+def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
+    """A wrapper runs another program: FORBIDDEN if any inner command would be, else RISKY."""
+    if depth < _MAX_UNWRAP:
+        for i in range(1, len(argv)):
+            word = argv[i]
+            if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
+                inner = _classify_argv(argv[i:], depth + 1)
+                if inner.verdict == "FORBIDDEN":
+                    return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
+    return ArgvOutcome("RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name)
+
+
+def _apply_policy(base: Classification, relaxable: bool, policy: OrgPolicy) -> Classification:
+    hit = policy.decide(base.argv) if base.argv else None
+    with_hash = replace(base, policy_hash=policy.hash)
+    if hit is None:
+        return with_hash
+    if base.verdict == "FORBIDDEN":
+        return replace(with_hash, policy_rule=hit.id if hit.decision == "FORBIDDEN" else None)
+    if hit.decision == "FORBIDDEN":
+        return replace(
+            with_hash, verdict="FORBIDDEN", tier=0, error="forbidden_command", policy_rule=hit.id,
+            reason=f"FORBIDDEN by organisation policy ({hit.id}): {hit.justification}",
+        )  # fmt: skip
+    if hit.decision == "RISKY":
+        reason = base.reason if base.verdict == "RISKY" else f"Organisation policy ({hit.id}) requires approval: {hit.justification}"
+        return replace(with_hash, verdict="RISKY", reason=reason, policy_rule=hit.id)
+    if base.verdict == "RISKY" and relaxable:
+        tier = 2 if base.environment == "azure" else 1
+        return replace(
+            with_hash, verdict="SAFE", tier=tier, policy_rule=hit.id,
+            reason=f"Allowed by organisation policy ({hit.id}): {hit.justification}",
+        )  # fmt: skip
+    if base.verdict == "RISKY":
+        return replace(with_hash, reason=f"{base.reason} (organisation rule {hit.id} cannot relax this hazard)")
+    return replace(with_hash, policy_rule=hit.id)
+
+
+def verdict_rank(verdict: str) -> int:
+    """SAFE < RISKY < FORBIDDEN, for 'strictest wins' comparisons."""
+    return _RANK[verdict]
+
+
+def _verify_builtin_examples() -> None:
+    """Every rule's match/not_match examples must hold, or the tables are wrong (PolicyError)."""
+    failures: list[str] = []
+    for r0 in _TABLES.tier0:
+        for cmd in r0.match:
+            p = parse_command(cmd)
+            got = None if isinstance(p, ParseRejection) else _classify_argv(p.argv, 0).rule
+            if got != r0.id:
+                failures.append(f"tier0 {r0.id}: {cmd!r} decided by {got}")
+        for cmd in r0.not_match:
+            p = parse_command(cmd)
+            if not isinstance(p, ParseRejection) and _classify_argv(p.argv, 0).rule == r0.id:
+                failures.append(f"tier0 {r0.id}: not_match {cmd!r} matched")
+    for name, spec in _TABLES.tier1.items():
+        failures += [f"tier1 {name}: {c!r} not SAFE" for c in spec.match if classify(c).verdict != "SAFE"]
+        failures += [f"tier1 {name}: not_match {c!r} is SAFE" for c in spec.not_match if classify(c).verdict == "SAFE"]
+    for cmd, want in _TABLES.az.examples:
+        got = classify(cmd).verdict
+        if got != want:
+            failures.append(f"az: {cmd!r} is {got}, expected {want}")
+    if failures:
+        raise PolicyError("built-in rule examples fail: " + "; ".join(failures))
+
+
+_verify_builtin_examples()

@@ -1,0 +1,117 @@
+"""Tier 0 (FORBIDDEN) rules: loaded from ``rules/tier0.toml`` and matched on a parsed argv.
+
+Why a tiny condition language instead of code per rule: the rules are policy, reviewed as data
+with a justification and examples each; the matcher below is the only code, and it understands
+combined short flags (``-rf``) and long-option abbreviations (``--recurs``), which a plain
+token comparison would miss.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Tier0Rule", "basename", "compile_tier0", "match_tier0"]
+
+_FIELDS = frozenset({
+    "id", "binaries", "binary_regex", "short_flags", "long_flags", "arg_regex", "positional_regex",
+    "first_positional", "justification", "advice", "match", "not_match",
+})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Tier0Rule:
+    """One FORBIDDEN rule; every condition given must hold."""
+
+    id: str
+    justification: str
+    advice: str
+    binaries: frozenset[str]
+    binary_regex: re.Pattern[str] | None
+    short_flags: frozenset[str]
+    long_flags: tuple[str, ...]
+    arg_regex: re.Pattern[str] | None
+    positional_regex: re.Pattern[str] | None
+    first_positional: frozenset[str]
+    match: tuple[str, ...]
+    not_match: tuple[str, ...]
+
+    def matches(self, name: str, args: Sequence[str]) -> bool:
+        """True when the rule applies to a command named ``name`` with arguments ``args``."""
+        if self.binaries or self.binary_regex is not None:
+            in_list = name in self.binaries
+            if not in_list and not (self.binary_regex is not None and self.binary_regex.fullmatch(name)):
+                return False
+        if (self.short_flags or self.long_flags) and not self._has_flag(args):
+            return False
+        if self.arg_regex is not None and not any(self.arg_regex.search(a) for a in args):
+            return False
+        positionals = [a for a in args if not a.startswith("-") or a == "-"]
+        if self.positional_regex is not None and not any(self.positional_regex.fullmatch(p) for p in positionals):
+            return False
+        return not self.first_positional or (bool(positionals) and positionals[0] in self.first_positional)
+
+    def _has_flag(self, args: Sequence[str]) -> bool:
+        for a in args:
+            if a.startswith("--"):
+                word = a.split("=", 1)[0]
+                if len(word) > 3 and any(f == word or f.startswith(word) for f in self.long_flags):
+                    return True
+            elif a.startswith("-") and len(a) > 1 and any(c in self.short_flags for c in a[1:]):
+                return True
+        return False
+
+
+def basename(word: str) -> str:
+    """The program name the kernel would run: ``/usr/bin/rm`` -> ``rm``."""
+    return word.rsplit("/", 1)[-1]
+
+
+def compile_tier0(raw_rules: Sequence[Mapping[str, Any]]) -> tuple[Tier0Rule, ...]:
+    """Compile the ``[[rule]]`` list of ``tier0.toml``.
+
+    Raises:
+        ValueError: A rule has an unknown field, no id, no justification or no advice.
+    """
+    rules: list[Tier0Rule] = []
+    seen: set[str] = set()
+    for raw in raw_rules:
+        unknown = set(raw) - _FIELDS
+        rid = str(raw.get("id", ""))
+        if unknown or not rid or rid in seen:
+            raise ValueError(f"tier0 rule {rid or '?'}: unknown fields {sorted(unknown)} or missing/duplicate id")
+        if not str(raw.get("justification", "")).strip() or not str(raw.get("advice", "")).strip():
+            raise ValueError(f"tier0 rule {rid}: justification and advice are mandatory")
+        seen.add(rid)
+        br = raw.get("binary_regex")
+        ar = raw.get("arg_regex")
+        pr = raw.get("positional_regex")
+        rules.append(
+            Tier0Rule(
+                id=rid,
+                justification=raw["justification"],
+                advice=raw["advice"],
+                binaries=frozenset(raw.get("binaries", ())),
+                binary_regex=re.compile(br) if br else None,
+                short_flags=frozenset(raw.get("short_flags", ())),
+                long_flags=tuple(raw.get("long_flags", ())),
+                arg_regex=re.compile(ar) if ar else None,
+                positional_regex=re.compile(pr) if pr else None,
+                first_positional=frozenset(raw.get("first_positional", ())),
+                match=tuple(raw.get("match", ())),
+                not_match=tuple(raw.get("not_match", ())),
+            )
+        )
+    return tuple(rules)
+
+
+def match_tier0(rules: Sequence[Tier0Rule], argv: Sequence[str]) -> Tier0Rule | None:
+    """The first rule that forbids ``argv``, or None."""
+    name = basename(argv[0])
+    args = argv[1:]
+    for rule in rules:
+        if rule.matches(name, args):
+            return rule
+    return None

@@ -1,0 +1,283 @@
+"""Parse one command line into an argv with a real shell grammar (tree-sitter-bash).
+
+Why a grammar and not ``shlex``: the shell runs argv with no shell, so anything a shell would
+*interpret* (lists, pipes, substitutions, redirections, expansions, assignments) must be refused,
+not silently passed through as literal text the AI did not mean. tree-sitter-bash exposes every
+such construct as a node type; this module walks the tree, refuses every construct that is not a
+plain simple command, and computes the argv exactly as bash would for what remains (quotes
+removed, backslash escapes applied).
+
+What tree-sitter does *not* flag (DEPENDENCIES.md §(b)): ``\\rm``, ``r''m``, ``/???/?m``, look-alike
+Unicode and zero-width characters. Those are caught here by a byte check (printable ASCII only)
+and by requiring the command word to be one plain unquoted word. Unquoted glob, brace, tilde and
+backslash characters in arguments do not make a command FORBIDDEN, but they are recorded
+(``ParsedCommand.unquoted_special``) so the classifier never auto-runs such a command.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import tree_sitter_bash as tsb
+from tree_sitter import Language, Node, Parser
+
+__all__ = ["ParseRejection", "ParsedCommand", "parse_command"]
+
+ParseError = Literal["not_a_single_command", "forbidden_command", "parse_error"]
+
+# Node types that reveal a multi-command, an expansion or a shell feature we never emulate.
+# The list is DEPENDENCIES.md §4.1, completed with the compound forms tree-sitter-bash knows.
+_STRUCTURAL: dict[str, str] = {
+    "list": "a command list (&& or ||)",
+    "pipeline": "a pipeline (|)",
+    "redirected_statement": "a redirection",
+    "file_redirect": "a redirection",
+    "heredoc_redirect": "a here-document",
+    "herestring_redirect": "a here-string",
+    "heredoc_body": "a here-document",
+    "command_substitution": "a command substitution ($(...) or backticks)",
+    "process_substitution": "a process substitution (<(...) or >(...))",
+    "expansion": "a parameter expansion (${...})",
+    "simple_expansion": "a variable expansion ($VAR)",
+    "arithmetic_expansion": "an arithmetic expansion ($((...)))",
+    "ansi_c_string": "an ANSI-C string ($'...')",
+    "translated_string": "a locale string ($\"...\")",
+    "variable_assignment": "a variable assignment",
+    "variable_assignments": "a variable assignment",
+    "subshell": "a subshell ( ... )",
+    "compound_statement": "a command group { ...; }",
+    "function_definition": "a function definition",
+    "negated_command": "a negated command (!)",
+    "declaration_command": "a declaration (export/declare/local/readonly)",
+    "unset_command": "an unset command",
+    "test_command": "a test expression ([ ] or [[ ]])",
+    "brace_expression": "a brace expansion",
+    "comment": "a comment",
+    "extglob_pattern": "an extended glob",
+}
+_STATEMENT_SUFFIX = "_statement"  # if_statement, for_statement, while_statement, case_statement ...
+
+# Argument node types whose value we can compute exactly.
+_ARG_TYPES = frozenset({"word", "number", "string", "raw_string", "concatenation"})
+
+_COMMAND_WORD = re.compile(r"[A-Za-z0-9._/+-]+")
+_PRINTABLE = re.compile(r"[\x20-\x7e]*")
+# Unquoted characters that a shell would expand (glob, brace, tilde) or that hide the real word.
+_UNQUOTED_SPECIAL = frozenset("*?[]{}~\\!")
+_DQ_ESCAPABLE = frozenset('$`"\\')
+
+_ADVICE_SINGLE = (
+    "Send exactly one simple command per call, with no ; && || | & redirections, substitutions, "
+    "variables or here-documents; run the steps as separate commands and filter output with --query "
+    "or by reading it yourself."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    """A command the grammar accepted as one simple command.
+
+    Attributes:
+        argv: The words after quote removal, exactly as ``execve`` would receive them.
+        unquoted_special: True when an argument carried an unquoted glob/brace/tilde/backslash
+            character; the classifier never auto-runs such a command.
+    """
+
+    argv: tuple[str, ...]
+    unquoted_special: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ParseRejection:
+    """Why a command line is refused before classification (always FORBIDDEN)."""
+
+    error: ParseError
+    reason: str
+
+
+class _Reject(Exception):
+    def __init__(self, error: ParseError, reason: str) -> None:
+        super().__init__(reason)
+        self.error: ParseError = error
+        self.reason = reason
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    """One parser per process: building the Language costs ~1 ms, parsing ~5 µs."""
+    return Parser(Language(tsb.language()))
+
+
+def parse_command(command: str) -> ParsedCommand | ParseRejection:
+    """Parse ``command`` into one argv, or say why it is refused.
+
+    Args:
+        command: The exact string the AI asked to run.
+
+    Returns:
+        A ``ParsedCommand`` for one plain simple command, else a ``ParseRejection`` whose
+        ``reason`` tells the AI what to send instead.
+    """
+    if not _PRINTABLE.fullmatch(command):
+        bad = next(c for c in command if not " " <= c <= "~")
+        return ParseRejection(
+            "forbidden_command",
+            f"The command contains the character U+{ord(bad):04X}, which is not printable ASCII "
+            "(control, newline, tab, Unicode look-alike or invisible characters are refused). "
+            "Retype the command using plain ASCII on a single line.",
+        )
+    if not command.strip():
+        return ParseRejection("parse_error", "The command is empty; send one diagnostic command.")
+    tree = _parser().parse(command.encode("ascii"))
+    root = tree.root_node
+    try:
+        return _walk_program(root)
+    except _Reject as rej:
+        return ParseRejection(rej.error, rej.reason)
+
+
+def _walk_program(root: Node) -> ParsedCommand:
+    if root.has_error:
+        _raise_structural_if_any(root)
+        raise _Reject(
+            "parse_error",
+            "The command does not parse as shell syntax (unbalanced quotes, stray braces or "
+            "brackets?). Send one simple command with balanced quotes.",
+        )
+    children = root.children
+    if len(children) != 1:
+        _raise_structural_if_any(root)
+        raise _Reject("not_a_single_command", "More than one statement was sent. " + _ADVICE_SINGLE)
+    top = children[0]
+    if top.type != "command":
+        _raise_structural_if_any(root)
+        raise _Reject("not_a_single_command", f"The input is a {top.type}, not a command. " + _ADVICE_SINGLE)
+    _raise_structural_if_any(top)
+    return _command_argv(top)
+
+
+def _raise_structural_if_any(node: Node) -> None:
+    """Refuse the first structural construct found anywhere under ``node`` (iterative walk)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if n.is_missing:
+            raise _Reject("parse_error", "The command is incomplete (a quote or bracket is missing).")
+        what = _STRUCTURAL.get(t)
+        if what is None and t.endswith(_STATEMENT_SUFFIX):
+            what = f"a shell control structure ({t.removesuffix(_STATEMENT_SUFFIX)})"
+        if what is not None:
+            error: ParseError = "forbidden_command" if t == "comment" else "not_a_single_command"
+            raise _Reject(error, f"The command contains {what}. " + _ADVICE_SINGLE)
+        stack.extend(n.children)
+
+
+def _command_argv(cmd: Node) -> ParsedCommand:
+    argv: list[str] = []
+    special = False
+    for child in cmd.children:
+        t = child.type
+        if t == "command_name":
+            name = child.children[0] if child.child_count == 1 else None
+            text = _text(name) if name is not None else ""
+            if name is None or name.type != "word" or not _COMMAND_WORD.fullmatch(text):
+                raise _Reject(
+                    "not_a_single_command",
+                    "The command word must be one plain, unquoted program name such as `ping` or `az` "
+                    "(no quotes, escapes, globs or variables in it). Retype it plainly.",
+                )
+            argv.append(text)
+            continue
+        if argv and t in _ARG_TYPES:
+            value, sp = _arg_value(child)
+            argv.append(value)
+            special = special or sp
+            continue
+        raise _Reject("not_a_single_command", f"Unexpected {t} in the command. " + _ADVICE_SINGLE)
+    if not argv:
+        raise _Reject("not_a_single_command", "No command word was found. " + _ADVICE_SINGLE)
+    return ParsedCommand(tuple(argv), special)
+
+
+def _text(node: Node) -> str:
+    raw = node.text
+    return raw.decode("ascii") if raw is not None else ""
+
+
+def _arg_value(node: Node) -> tuple[str, bool]:
+    """Return (value after quote removal, had unquoted special characters)."""
+    t = node.type
+    if t in ("word", "number"):
+        return _unquoted_word(_text(node))
+    if t == "raw_string":
+        return _text(node)[1:-1], False
+    if t == "string":
+        return _double_quoted(_text(node)[1:-1]), False
+    if t == "concatenation":
+        parts: list[str] = []
+        special = False
+        for c in node.children:
+            if c.type not in _ARG_TYPES or c.type == "concatenation":
+                raise _Reject("not_a_single_command", f"Unexpected {c.type} inside a word. " + _ADVICE_SINGLE)
+            v, sp = _arg_value(c)
+            parts.append(v)
+            special = special or sp
+        return "".join(parts), special
+    raise _Reject("not_a_single_command", f"Unexpected {t} as an argument. " + _ADVICE_SINGLE)
+
+
+def _unquoted_word(text: str) -> tuple[str, bool]:
+    special = any(c in _UNQUOTED_SPECIAL for c in text)
+    if "$" in text or "`" in text:
+        raise _Reject("not_a_single_command", "An unquoted $ or backtick would expand. " + _ADVICE_SINGLE)
+    if "\\" not in text:
+        return text, special
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), True
+
+
+def _double_quoted(inner: str) -> str:
+    """Bash double-quote rules: backslash escapes only $ ` " \\ (expansions were refused)."""
+    if "\\" not in inner:
+        if "$" in inner or "`" in inner:
+            _refuse_dq_expansion(inner)
+        return inner
+    out: list[str] = []
+    i = 0
+    while i < len(inner):
+        c = inner[i]
+        if c == "\\" and i + 1 < len(inner) and inner[i + 1] in _DQ_ESCAPABLE:
+            out.append(inner[i + 1])
+            i += 2
+            continue
+        if c in "$`":
+            _refuse_dq_expansion(inner)
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _refuse_dq_expansion(inner: str) -> None:
+    """A bare ``$`` or backtick left in a double-quoted string after tree-sitter's pass.
+
+    Tree-sitter turns real expansions into nodes we already refused; what reaches here is a ``$``
+    it judged literal (e.g. ``"a$"``). Bash agrees for a trailing ``$`` or ``$`` before a
+    non-name character; anything else is refused as an expansion to fail closed.
+    """
+    for m in re.finditer(r"[$`]", inner):
+        nxt = inner[m.end() : m.end() + 1]
+        if m.group() == "`" or (nxt and (nxt.isalnum() or nxt in "_{(@*#?$!-")):
+            raise _Reject("not_a_single_command", "A $ or backtick inside double quotes would expand. " + _ADVICE_SINGLE)
