@@ -1,0 +1,132 @@
+"""The lab's ``az``: ``python -m netghost.lab.az ARGS`` or, in-process, :func:`main`.
+
+One invocation: find the command by its words, parse its arguments like az (usage errors exit 2),
+open the lab state named by ``$NETGHOST_LAB_STATE`` under its lock, let finished captures leave
+their blobs (:func:`~netghost.lab.capture_store.settle`), run the handler, then print the result
+through ``--query`` and ``-o`` and any warnings on stderr. Handlers report failures as
+:class:`~netghost.lab.az_errors.AzError`, which carries az's exact stderr text and exit code.
+
+The lab must exist (``ghost-agent lab reset <scenario>`` creates it); without one the simulator
+answers like an az that was never logged in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import IO
+
+from netghost.errors import LabError
+from netghost.lab import az_capture, az_compute, az_network, az_storage, az_watcher
+from netghost.lab.az_args import parse_command_args
+from netghost.lab.az_core import AzContext, Command
+from netghost.lab.az_errors import AzError
+from netghost.lab.az_output import render
+from netghost.lab.capture_store import settle
+from netghost.lab.state import LabState, default_state_dir
+
+__all__ = ["REGISTRY", "main", "run_az"]
+
+REGISTRY: dict[tuple[str, ...], Command] = {
+    cmd.spec.words: cmd
+    for module in (az_compute, az_network, az_watcher, az_capture, az_storage)
+    for cmd in module.COMMANDS
+}
+_FOOTER = "\nhttps://aka.ms/cli_ref\nRead more about the command in reference docs\n"
+
+
+@cache
+def _help_texts() -> dict[str, str]:
+    text = resources.files("netghost.lab").joinpath("az_help.json").read_text(encoding="utf-8")
+    data: dict[str, str] = json.loads(text)
+    return data
+
+
+def _help_for(words: tuple[str, ...]) -> str:
+    """The real ``--help`` text when we have it, else a listing built from our declarations."""
+    real = _help_texts().get(" ".join(words))
+    if real is not None:
+        return real
+    cmd = REGISTRY.get(words)
+    if cmd is not None:
+        lines = [f"\nCommand\n    az {' '.join(words)}\n\nArguments"]
+        for arg in cmd.spec.args:
+            flags = f"{arg.long} {arg.short}" if arg.short else arg.long
+            lines.append(f"    {flags}{' [Required]' if arg.required else ''}")
+        return "\n".join(lines) + "\n"
+    children = sorted({w[len(words)] for w in REGISTRY if w[: len(words)] == words and len(w) > len(words)})
+    return f"\nGroup\n    az {' '.join(words)}\n\nCommands:\n" + "".join(f"    {c}\n" for c in children)
+
+
+def _split(argv: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
+    """Longest registered command prefix of the leading words, and the remaining tokens."""
+    words: list[str] = []
+    for token in argv:
+        if token.startswith("-"):
+            break
+        words.append(token)
+    for n in range(len(words), 0, -1):
+        if tuple(words[:n]) in REGISTRY:
+            return tuple(words[:n]), list(argv[n:])
+    return tuple(words), list(argv[len(words):])
+
+
+def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
+    """Run one simulated ``az`` command; returns ``(exit_code, stdout, stderr)``."""
+    words, rest = _split(argv)
+    cmd = REGISTRY.get(words)
+    if cmd is None:
+        is_group = any(w[: len(words)] == words for w in REGISTRY) if words else True
+        if is_group and (not rest or rest[0] in ("-h", "--help")):
+            return 0, _help_for(words), ""
+        bad = next((w for i, w in enumerate(words) if not any(k[: i + 1] == tuple(words[: i + 1]) for k in REGISTRY)),
+                   words[-1] if words else (rest[0] if rest else ""))
+        return 2, "", f"ERROR: '{bad}' is misspelled or not recognized by the system.\n{_FOOTER}"
+    try:
+        args = parse_command_args(cmd.spec, rest)
+    except AzError as exc:
+        return exc.exit_code, "", exc.stderr
+    if args["help"]:
+        return 0, _help_for(words), ""
+    state = LabState(default_state_dir(env))
+    if not state.exists:
+        return 1, "", "ERROR: Please run 'az login' to setup account.\n"
+    warnings = ""
+    try:
+        with state.locked():
+            world = state.world()
+            clock = state.clock(env)
+            sub = world.spec.subscription
+            if args["subscription"] and args["subscription"] not in (sub.id, sub.name):
+                raise AzError(1, f"ERROR: Subscription '{args['subscription']}' not found. "
+                                 "Check the spelling and casing and try again.\n")
+            ctx = AzContext(state, world, clock, env)
+            settle(state, ctx.now())
+            try:
+                result = cmd.handler(ctx, args)
+            finally:
+                if not args["only_show_errors"]:
+                    warnings = "".join(ctx.warnings)
+    except AzError as exc:
+        return exc.exit_code, "", warnings + exc.stderr
+    except LabError as exc:
+        return 1, "", f"ERROR: lab: {exc}\n"
+    out = render(result, args.output, args.query, cmd.table)
+    return 0, out, warnings
+
+
+def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+         stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    """Entry point; in-process callers pass argv/env/streams, the launcher passes nothing."""
+    code, out, err = run_az(list(sys.argv[1:] if argv is None else argv), os.environ if env is None else env)
+    (stdout or sys.stdout).write(out)
+    (stderr or sys.stderr).write(err)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,278 @@
+"""``az resource show``, ``az vm show/list``, ``az vm extension list``, ``az account show``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netghost.lab.arm_network import etag, guid, nic_doc, nsg_doc, ref, route_table_doc, vnet_doc, watcher_doc, zone_doc
+from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az_core import AzContext, Command, find_vm, require_rg
+from netghost.lab.az_errors import AzError, arm_error, not_found
+from netghost.lab.clock import format_azure_time
+from netghost.lab.world import World
+from netghost.lab.world_model import Vm
+
+__all__ = ["COMMANDS", "extension_docs", "vm_doc"]
+
+_PUBLISHERS = {
+    "NetworkWatcherAgentLinux": ("Microsoft.Azure.NetworkWatcher", "1.4"),
+    "NetworkWatcherAgentWindows": ("Microsoft.Azure.NetworkWatcher", "1.4"),
+    "AzureMonitorLinuxAgent": ("Microsoft.Azure.Monitor", "1.0"),
+    "AzureMonitorWindowsAgent": ("Microsoft.Azure.Monitor", "1.0"),
+}
+_IDS_ARGS = (Arg("--ids", kind="many"), Arg("--name", "-n"), Arg("--resource-group", "-g"))
+
+
+def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
+    """``az vm show`` output (SDK-shaped: null fields are kept, as az prints them)."""
+    vid = world.vm_id(vm)
+    linux = vm.os == "Linux"
+    doc: dict[str, Any] = {
+        "additionalCapabilities": None,
+        "applicationProfile": None,
+        "availabilitySet": None,
+        "billingProfile": None,
+        "capacityReservation": None,
+        "diagnosticsProfile": {"bootDiagnostics": {"enabled": True, "storageUri": None}},
+        "etag": None,
+        "evictionPolicy": None,
+        "extendedLocation": None,
+        "extensionsTimeBudget": None,
+        "hardwareProfile": {"vmSize": vm.size, "vmSizeProperties": None},
+        "host": None,
+        "hostGroup": None,
+        "id": vid,
+        "identity": None,
+        "instanceView": None,
+        "licenseType": None,
+        "location": world.vm_location(vm),
+        "managedBy": None,
+        "name": vm.name,
+        "networkProfile": {
+            "networkApiVersion": None,
+            "networkInterfaceConfigurations": None,
+            "networkInterfaces": [
+                {"deleteOption": None, "id": world.nic_id(vm, n), "primary": None, "resourceGroup": vm.resource_group}
+                for n in vm.nics
+            ],
+        },
+        "osProfile": {
+            "adminPassword": None,
+            "adminUsername": "azureuser",
+            "allowExtensionOperations": True,
+            "computerName": vm.name,
+            "customData": None,
+            "linuxConfiguration": {"disablePasswordAuthentication": True, "enableVmAgentPlatformUpdates": None,
+                                   "patchSettings": {"assessmentMode": "ImageDefault", "patchMode": "ImageDefault"},
+                                   "provisionVmAgent": True, "ssh": None} if linux else None,
+            "requireGuestProvisionSignal": True,
+            "secrets": [],
+            "windowsConfiguration": None if linux else {"enableAutomaticUpdates": True, "provisionVmAgent": True},
+        },
+        "plan": None,
+        "platformFaultDomain": None,
+        "priority": None,
+        "provisioningState": "Succeeded",
+        "proximityPlacementGroup": None,
+        "resourceGroup": vm.resource_group,
+        "resources": [{"id": f"{vid}/extensions/{e}", "resourceGroup": vm.resource_group} for e in vm.extensions],
+        "scheduledEventsProfile": None,
+        "securityProfile": None,
+        "storageProfile": {
+            "dataDisks": [],
+            "diskControllerType": None,
+            "imageReference": {
+                "exactVersion": "22.04.202611010" if linux else "20348.2700.241109",
+                "id": None,
+                "offer": "0001-com-ubuntu-server-jammy" if linux else "WindowsServer",
+                "publisher": "Canonical" if linux else "MicrosoftWindowsServer",
+                "sku": "22_04-lts-gen2" if linux else "2022-datacenter-azure-edition",
+                "version": "latest",
+            },
+            "osDisk": {
+                "caching": "ReadWrite",
+                "createOption": "FromImage",
+                "deleteOption": "Detach",
+                "diskSizeGb": 30,
+                "managedDisk": {"id": world.rid(vm.resource_group, "Microsoft.Compute/disks", f"{vm.name}_OsDisk_1"),
+                                "resourceGroup": vm.resource_group, "storageAccountType": "Premium_LRS"},
+                "name": f"{vm.name}_OsDisk_1",
+                "osType": vm.os,
+            },
+        },
+        "tags": {},
+        "timeCreated": "2026-01-15T09:12:44.1234567+00:00",
+        "type": "Microsoft.Compute/virtualMachines",
+        "userData": None,
+        "virtualMachineScaleSet": None,
+        "vmId": guid(vid),
+        "zones": None,
+    }
+    if details:
+        doc["powerState"] = f"VM {vm.power_state}"
+        doc["privateIps"] = ",".join(n.private_ip for n in vm.nics)
+        doc["publicIps"] = ",".join(n.public_ip for n in vm.nics if n.public_ip)
+        doc["fqdns"] = ""
+        doc["macAddresses"] = ",".join(nic_doc(world, vm, n)["macAddress"] for n in vm.nics)
+    return doc
+
+
+def extension_docs(world: World, vm: Vm) -> list[dict[str, Any]]:
+    out = []
+    for name in vm.extensions:
+        publisher, version = _PUBLISHERS.get(name, ("Microsoft.Azure.Extensions", "2.1"))
+        out.append({
+            "autoUpgradeMinorVersion": True,
+            "enableAutomaticUpgrade": None,
+            "forceUpdateTag": None,
+            "id": f"{world.vm_id(vm)}/extensions/{name}",
+            "instanceView": None,
+            "location": world.vm_location(vm),
+            "name": name,
+            "protectedSettings": None,
+            "protectedSettingsFromKeyVault": None,
+            "provisionAfterExtensions": None,
+            "provisioningState": "Succeeded",
+            "publisher": publisher,
+            "resourceGroup": vm.resource_group,
+            "settings": None,
+            "suppressFailures": None,
+            "tags": None,
+            "type": "Microsoft.Compute/virtualMachines/extensions",
+            "typeHandlerVersion": version,
+            "typePropertiesType": name,
+        })
+    return out
+
+
+def _ids_or_names(args: ParsedArgs) -> list[tuple[str, str]]:
+    if args["ids"]:
+        out = []
+        for rid in args["ids"]:
+            parts = rid.split("/")
+            if len(parts) < 9:
+                raise AzError(2, f"ERROR: invalid resource ID: {rid}\n")
+            out.append((parts[4], parts[-1]))
+        return out
+    if not args["name"] or not args["resource_group"]:
+        raise AzError(2, "ERROR: (--resource-group --name | --ids) are required\n")
+    return [(args["resource_group"], args["name"])]
+
+
+def _vm_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    docs = [vm_doc(ctx.world, find_vm(ctx, rg, name), bool(args["show_details"])) for rg, name in _ids_or_names(args)]
+    return docs[0] if len(docs) == 1 else docs
+
+
+def _vm_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg = args["resource_group"]
+    if rg:
+        require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", f"/subscriptions/{ctx.world.sub_id}/resourceGroups/{rg}")
+    return [vm_doc(ctx.world, vm, bool(args["show_details"])) for vm in ctx.world.spec.vms
+            if rg is None or vm.resource_group.lower() == rg.lower()]
+
+
+def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return extension_docs(ctx.world, find_vm(ctx, args["resource_group"], args["vm_name"]))
+
+
+def _generic(doc: dict[str, Any]) -> dict[str, Any]:
+    """A flattened doc folded back into ARM's generic shape for ``az resource show``."""
+    top = {"id", "name", "type", "location", "resourceGroup", "tags", "etag"}
+    return {
+        "extendedLocation": None, "id": doc["id"], "identity": None, "kind": None,
+        "location": doc.get("location", "global"), "managedBy": None, "name": doc["name"], "plan": None,
+        "properties": {k: v for k, v in doc.items() if k not in top and v is not None},
+        "resourceGroup": doc["resourceGroup"], "sku": None, "tags": doc.get("tags") or {}, "type": doc["type"],
+    }
+
+
+def resource_doc(ctx: AzContext, rg: str, rtype: str, name: str) -> dict[str, Any]:
+    """``az resource show`` for the resource types the lab holds (404 for anything else)."""
+    w = ctx.world
+    require_rg(ctx, rg, f"{rtype}/read", w.rid(rg, rtype, name))
+    key = rtype.lower()
+    doc: dict[str, Any] | None = None
+    if key == "microsoft.compute/virtualmachines" and (vm := w.vm(name)):
+        doc = vm_doc(w, vm)
+    elif key == "microsoft.network/networkinterfaces" and (found := w.nic(name)):
+        doc = nic_doc(w, *found)
+    elif key == "microsoft.network/networksecuritygroups" and (nsg := w.nsg(name)):
+        doc = nsg_doc(w, nsg)
+    elif key == "microsoft.network/virtualnetworks" and (vnet := w.vnet(name)):
+        doc = vnet_doc(w, vnet)
+    elif key == "microsoft.network/routetables" and (rt := w.spec.route_tables and w._rts.get(name.lower())):
+        doc = route_table_doc(w, rt)
+    elif key == "microsoft.network/privatednszones":
+        zone = next((z for z in w.spec.private_dns_zones if z.name.lower() == name.lower()), None)
+        doc = zone_doc(w, zone) if zone else None
+    elif key == "microsoft.network/networkwatchers":
+        decl = next((d for d in w.spec.network_watchers if d.watcher_name.lower() == name.lower()), None)
+        doc = watcher_doc(w, decl.location, decl.watcher_name, decl.resource_group) if decl else None
+    elif key == "microsoft.storage/storageaccounts":
+        from netghost.lab.az_storage import storage_account_doc
+
+        account = next((s for s in w.spec.storage_accounts if s.name == name), None)
+        doc = storage_account_doc(w, account) if account else None
+    if doc is None or doc["resourceGroup"].lower() != rg.lower():
+        raise not_found(f"{rtype}/{name}", rg)
+    return _generic(doc)
+
+
+def _resource_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    if args["ids"]:
+        docs = []
+        for rid in args["ids"]:
+            parts = rid.strip("/").split("/")
+            if len(parts) < 8 or parts[0].lower() != "subscriptions" or parts[4].lower() != "providers":
+                raise arm_error("InvalidResourceId", f"The resource ID '{rid}' is not valid.", 1)
+            docs.append(resource_doc(ctx, parts[3], f"{parts[5]}/{parts[6]}", parts[7]))
+        return docs[0] if len(docs) == 1 else docs
+    rtype, rg, name = args["resource_type"], args["resource_group"], args["name"]
+    if not (rtype and rg and name):
+        raise AzError(2, "ERROR: (--name --resource-group --resource-type | --ids) are required\n")
+    if "/" not in rtype:
+        if not args["namespace"]:
+            raise AzError(1, "ERROR: --namespace is required if --resource-type is not of the form 'namespace/type'\n")
+        rtype = f"{args['namespace']}/{rtype}"
+    return resource_doc(ctx, rg, rtype, name)
+
+
+def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    sub = ctx.world.spec.subscription
+    wanted = args["subscription"]
+    if wanted and wanted not in (sub.id, sub.name):
+        raise AzError(1, f"ERROR: Subscription '{wanted}' not found. Check the spelling and casing and try again.\n")
+    return {
+        "environmentName": "AzureCloud",
+        "homeTenantId": sub.tenant_id,
+        "id": sub.id,
+        "isDefault": True,
+        "managedByTenants": [],
+        "name": sub.name,
+        "state": "Enabled",
+        "tenantId": sub.tenant_id,
+        "user": {"name": sub.user, "type": sub.user_type},
+    }
+
+
+_ = (etag, ref, format_azure_time)  # re-exported helpers kept importable from one place
+
+COMMANDS = [
+    Command(CommandSpec(("resource", "show"), (
+        Arg("--include-response-body", choices=("false", "true")), Arg("--api-version"), Arg("--ids", kind="many"),
+        Arg("--latest-include-preview", "-v", kind="flag"), Arg("--name", "-n"), Arg("--namespace"),
+        Arg("--parent"), Arg("--resource-group", "-g"), Arg("--resource-type"),
+    )), _resource_show),
+    Command(CommandSpec(("vm", "show"), (
+        Arg("--include-user-data", "-u", kind="flag"), Arg("--show-details", "-d", kind="flag"), *_IDS_ARGS,
+    )), _vm_show),
+    Command(CommandSpec(("vm", "list"), (
+        Arg("--resource-group", "-g"), Arg("--show-details", "-d", kind="flag"), Arg("--vmss"),
+    )), _vm_list),
+    Command(CommandSpec(("vm", "extension", "list"), (
+        Arg("--resource-group", "-g", required=True), Arg("--vm-name", required=True), Arg("--ids", kind="many"),
+    ), (("List the extensions attached to a VM.", "az vm extension list -g MyResourceGroup --vm-name MyVm"),)),
+        _extension_list),
+    Command(CommandSpec(("account", "show"), (Arg("--name", "-n"),)), _account_show),
+]

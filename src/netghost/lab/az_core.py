@@ -1,0 +1,97 @@
+"""What every simulated command shares: the invocation context and the command registry.
+
+A command module declares ``COMMANDS``: a list of :class:`Command` (spec, handler and optional
+table transformer). A handler takes ``(ctx, args)`` and returns the result object az would print
+(``None`` prints nothing) or raises :class:`~netghost.lab.az_errors.AzError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from netghost.lab.az_args import CommandSpec, ParsedArgs
+from netghost.lab.az_errors import AzError, arm_error, not_found
+from netghost.lab.clock import LabClock, format_azure_time
+from netghost.lab.state import LabState
+from netghost.lab.world import World
+from netghost.lab.world_model import Vm
+
+__all__ = ["AzContext", "Command", "Handler", "find_vm", "require_rg"]
+
+
+@dataclass
+class AzContext:
+    """One ``az`` invocation: the lab state (locked), its world, the clock, the environment."""
+
+    state: LabState
+    world: World
+    clock: LabClock
+    env: Mapping[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def now_text(self) -> str:
+        return format_azure_time(self.now())
+
+    def warn(self, text: str) -> None:
+        """A ``WARNING:`` block on stderr (suppressed by ``--only-show-errors``)."""
+        self.warnings.append(text)
+
+    def check_action(self, action: str, scope: str) -> None:
+        """Raise AuthorizationFailed when the world's identity lacks ``action``."""
+        sub = self.world.spec.subscription
+        if action in sub.denied_actions or any(scope.endswith(s) for s in sub.denied_scopes):
+            raise authorization_failed(self.world, action, scope)
+
+
+Handler = Callable[[AzContext, ParsedArgs], Any]
+
+
+@dataclass(frozen=True)
+class Command:
+    spec: CommandSpec
+    handler: Handler
+    table: Callable[[Any], list[dict[str, Any]]] | None = None
+
+
+def authorization_failed(world: World, action: str, scope: str) -> AzError:
+    sub = world.spec.subscription
+    return arm_error(
+        "AuthorizationFailed",
+        f"The client '{sub.user}' with object id '{sub.object_id}' does not have authorization to perform "
+        f"action '{action}' over scope '{scope}' or the scope is invalid. If access was recently granted, "
+        "please refresh your credentials.",
+    )
+
+
+def require_rg(ctx: AzContext, rg: str, action: str = "", scope: str = "") -> None:
+    """The resource-group checks ARM makes before it looks for the resource itself."""
+    if rg.lower() in (g.lower() for g in ctx.world.spec.subscription.denied_resource_groups):
+        raise authorization_failed(ctx.world, action, scope)
+    if not ctx.world.has_rg(rg):
+        raise arm_error("ResourceGroupNotFound", f"Resource group '{rg}' could not be found.")
+
+
+def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
+    """Resolve ``--vm NAME -g RG`` or a full VM id as az does (404 when missing).
+
+    Raises:
+        AzError: ResourceGroupNotFound / ResourceNotFound (exit 3) or AuthorizationFailed (exit 1).
+    """
+    if name_or_id.startswith("/subscriptions/"):
+        parts = name_or_id.split("/")
+        rg, name = parts[4], parts[-1]
+    else:
+        name = name_or_id
+    if rg is None:
+        raise AzError(2, "ERROR: usage error: --resource-group is required when --vm is a name, not an ID\n")
+    scope = ctx.world.rid(rg, "Microsoft.Compute/virtualMachines", name)
+    require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", scope)
+    vm = ctx.world.vm(name)
+    if vm is None or vm.resource_group.lower() != rg.lower():
+        raise not_found(f"Microsoft.Compute/virtualMachines/{name}", rg)
+    return vm

@@ -1,0 +1,271 @@
+"""``az network nsg|nic|route-table|vnet|private-dns ...`` read commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netghost.lab.arm_network import (
+    effective_route_doc,
+    nic_doc,
+    nsg_doc,
+    peering_doc,
+    ref,
+    route_doc,
+    route_table_doc,
+    rule_doc,
+    vnet_doc,
+    zone_doc,
+)
+from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az_core import AzContext, Command, require_rg
+from netghost.lab.az_errors import AzError, not_found
+from netghost.lab.netcalc import DEFAULT_PRIORITIES, DEFAULT_RULES, RuleMatchContext
+from netghost.lab.world_model import SecurityRule
+
+__all__ = ["COMMANDS"]
+
+_PAGING = (Arg("--max-items"), Arg("--next-token"))
+_IDS = (Arg("--ids", kind="many"), Arg("--name", "-n"), Arg("--resource-group", "-g"))
+# The real CLI expands the Internet tag to ~hundreds of prefixes; the first three are enough here.
+_INTERNET_EXPANDED = ["1.0.0.0/8", "2.0.0.0/7", "4.0.0.0/6"]
+
+
+def _rg_name(args: ParsedArgs) -> tuple[str, str]:
+    if args["ids"]:
+        parts = args["ids"][0].split("/")
+        return parts[4], parts[-1]
+    if not args["name"] or not args["resource_group"]:
+        raise AzError(2, "ERROR: (--resource-group --name | --ids) are required\n")
+    return args["resource_group"], args["name"]
+
+
+def _get(ctx: AzContext, kind: str, rg: str, name: str) -> Any:
+    w = ctx.world
+    require_rg(ctx, rg, f"{kind}/read", w.rid(rg, kind, name))
+    found: Any = {
+        "Microsoft.Network/networkSecurityGroups": w.nsg,
+        "Microsoft.Network/virtualNetworks": w.vnet,
+        "Microsoft.Network/routeTables": w.route_table,
+        "Microsoft.Network/networkInterfaces": w.nic,
+    }[kind](name)
+    owner = found[0] if isinstance(found, tuple) else found
+    if found is None or owner.resource_group.lower() != rg.lower():
+        raise not_found(f"{kind}/{name}", rg)
+    return found
+
+
+def _in_rg(items: list[Any], rg: str | None) -> list[Any]:
+    return [i for i in items if rg is None or i.resource_group.lower() == rg.lower()]
+
+
+def _nsg_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    if args["resource_group"]:
+        require_rg(ctx, args["resource_group"])
+    return [nsg_doc(ctx.world, n) for n in _in_rg(ctx.world.spec.nsgs, args["resource_group"])]
+
+
+def _nsg_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    return nsg_doc(ctx.world, _get(ctx, "Microsoft.Network/networkSecurityGroups", rg, name))
+
+
+def _rule_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    nsg = _get(ctx, "Microsoft.Network/networkSecurityGroups", args["resource_group"], args["nsg_name"])
+    rules = [rule_doc(ctx.world, nsg, r) for r in nsg.rules]
+    if args["include_default"]:
+        rules += [rule_doc(ctx.world, nsg, r, default=True) for r in DEFAULT_RULES]
+    return rules
+
+
+def _eff_prefix(value: str | list[str], kind: str) -> dict[str, Any]:
+    values = [value] if isinstance(value, str) else list(value)
+    values = ["0.0.0.0/0" if v in ("*", "Any") else v for v in values]
+    return {f"{kind}AddressPrefix": values[0], f"{kind}AddressPrefixes": values}
+
+
+def _eff_ports(value: str | list[str], kind: str) -> dict[str, Any]:
+    values = [value] if isinstance(value, str) else list(value)
+    ranges = ["0-65535" if v == "*" else (v if "-" in v else f"{v}-{v}") for v in values]
+    return {f"{kind}PortRange": ranges[0], f"{kind}PortRanges": ranges}
+
+
+def effective_rule_doc(rule: SecurityRule, qualified: str, priority: int, ctx: RuleMatchContext) -> dict[str, Any]:
+    """One element of ``effectiveSecurityRules`` (protocol ``All`` for ``*``, ``a-b`` port ranges)."""
+    doc: dict[str, Any] = {
+        "access": rule.access,
+        "direction": rule.direction,
+        "name": qualified,
+        "priority": priority,
+        "protocol": "All" if rule.protocol == "*" else rule.protocol,
+    }
+    doc.update(_eff_prefix(rule.source_address_prefix, "source"))
+    doc.update(_eff_prefix(rule.destination_address_prefix, "destination"))
+    doc.update(_eff_ports(rule.source_port_range, "source"))
+    doc.update(_eff_ports(rule.destination_port_range, "destination"))
+    for kind in ("source", "destination"):
+        if doc[f"{kind}AddressPrefix"] == "Internet":
+            doc[f"expanded{kind.capitalize()}AddressPrefix"] = list(_INTERNET_EXPANDED)
+    del ctx  # tags other than Internet are not expanded in the lab (see the transcript)
+    return doc
+
+
+def _list_effective_nsg(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    vm, nic = _get(ctx, "Microsoft.Network/networkInterfaces", rg, name)
+    w = ctx.world
+    match = w.match_context(nic)
+    vnet, subnet = w.subnet_of(nic)
+    value = []
+    for level, nsg in w.nsgs_for(nic):
+        rules = []
+        for direction in ("Inbound", "Outbound"):
+            for qualified, prio, rule in w.ordered_rules(nsg, direction):
+                rules.append(effective_rule_doc(rule, qualified, prio, match))
+        assoc = ({"subnet": ref(w.subnet_id(vnet, subnet))} if level == "subnet"
+                 else {"networkInterface": ref(w.nic_id(vm, nic))})
+        value.append({"association": assoc, "effectiveSecurityRules": rules,
+                      "networkSecurityGroup": ref(w.nsg_id(nsg)), "tagMap": {}})
+    return {"value": value}
+
+
+def _effective_routes(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    _vm, nic = _get(ctx, "Microsoft.Network/networkInterfaces", rg, name)
+    return {"value": [effective_route_doc(r) for r in ctx.world.effective_routes(nic)]}
+
+
+def _route_table_transform(result: Any) -> list[dict[str, Any]]:
+    return [
+        {"Source": i["source"], "State": i["state"], "Address Prefix": " ".join(i["addressPrefix"] or []),
+         "Next Hop Type": i["nextHopType"], "Next Hop IP": " ".join(i["nextHopIpAddress"] or [])}
+        for i in result["value"]
+    ]
+
+
+def _nic_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    return nic_doc(ctx.world, *_get(ctx, "Microsoft.Network/networkInterfaces", rg, name))
+
+
+def _rt_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    if args["resource_group"]:
+        require_rg(ctx, args["resource_group"])
+    return [route_table_doc(ctx.world, r) for r in _in_rg(ctx.world.spec.route_tables, args["resource_group"])]
+
+
+def _rt_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    return route_table_doc(ctx.world, _get(ctx, "Microsoft.Network/routeTables", rg, name))
+
+
+def _route_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    rt = _get(ctx, "Microsoft.Network/routeTables", args["resource_group"], args["route_table_name"])
+    return [route_doc(ctx.world, rt, r) for r in rt.routes]
+
+
+def _vnet_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    if args["resource_group"]:
+        require_rg(ctx, args["resource_group"])
+    return [vnet_doc(ctx.world, v) for v in _in_rg(ctx.world.spec.vnets, args["resource_group"])]
+
+
+def _vnet_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, name = _rg_name(args)
+    return vnet_doc(ctx.world, _get(ctx, "Microsoft.Network/virtualNetworks", rg, name))
+
+
+def _peering_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    vnet = _get(ctx, "Microsoft.Network/virtualNetworks", args["resource_group"], args["vnet_name"])
+    return [peering_doc(ctx.world, vnet, p) for p in vnet.peerings]
+
+
+def _zone(ctx: AzContext, rg: str, name: str) -> Any:
+    w = ctx.world
+    require_rg(ctx, rg)
+    zone = next((z for z in w.spec.private_dns_zones
+                 if z.name.lower() == name.lower() and z.resource_group.lower() == rg.lower()), None)
+    if zone is None:
+        raise not_found(f"Microsoft.Network/privateDnsZones/{name}", rg)
+    return zone
+
+
+def _zone_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg = args["resource_group"]
+    if rg:
+        require_rg(ctx, rg)
+    return [zone_doc(ctx.world, z) for z in _in_rg(ctx.world.spec.private_dns_zones, rg)]
+
+
+def _a_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    zone = _zone(ctx, args["resource_group"], args["zone_name"])
+    base = ctx.world.rid(zone.resource_group, "Microsoft.Network/privateDnsZones", zone.name)
+    return [
+        {"aRecords": [{"ipv4Address": ip} for ip in r.values], "etag": _etag(base, r.name),
+         "fqdn": f"{r.name}.{zone.name}.", "id": f"{base}/A/{r.name}", "isAutoRegistered": False, "name": r.name,
+         "resourceGroup": zone.resource_group, "ttl": r.ttl, "type": "Microsoft.Network/privateDnsZones/A"}
+        for r in zone.records if r.type == "A"
+    ]
+
+
+def _etag(*parts: str) -> str:
+    from netghost.lab.arm_network import guid
+
+    return guid("etag", *parts)
+
+
+def _link_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    zone = _zone(ctx, args["resource_group"], args["zone_name"])
+    w = ctx.world
+    base = w.rid(zone.resource_group, "Microsoft.Network/privateDnsZones", zone.name)
+    out = []
+    for link in zone.links:
+        vnet = w.vnet(link.vnet)
+        assert vnet is not None
+        out.append({
+            "etag": f'"{_etag(base, link.name)}"', "id": f"{base}/virtualNetworkLinks/{link.name}",
+            "location": "global", "name": link.name, "provisioningState": "Succeeded",
+            "registrationEnabled": link.registration_enabled, "resolutionPolicy": "Default",
+            "resourceGroup": zone.resource_group, "type": "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+            "virtualNetwork": ref(w.vnet_id(vnet)), "virtualNetworkLinkState": "Completed",
+        })
+    return out
+
+
+_ = DEFAULT_PRIORITIES
+_RG_REQ = Arg("--resource-group", "-g", required=True)
+
+COMMANDS = [
+    Command(CommandSpec(("network", "nsg", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _nsg_list),
+    Command(CommandSpec(("network", "nsg", "show"), (*_IDS, Arg("--expand"))), _nsg_show),
+    Command(CommandSpec(("network", "nsg", "rule", "list"), (
+        Arg("--nsg-name", required=True), _RG_REQ, Arg("--include-default", kind="flag"),
+    ), (("List all rules in a network security group.", "az network nsg rule list -g MyResourceGroup --nsg-name MyNsg"),)),
+        _rule_list),
+    Command(CommandSpec(("network", "nic", "show"), (*_IDS, Arg("--expand"))), _nic_show),
+    Command(CommandSpec(("network", "nic", "list-effective-nsg"), (Arg("--no-wait", kind="optbool"), *_IDS),
+                        policy=True), _list_effective_nsg),
+    Command(CommandSpec(("network", "nic", "show-effective-route-table"), (Arg("--no-wait", kind="optbool"), *_IDS),
+                        policy=True), _effective_routes, _route_table_transform),
+    Command(CommandSpec(("network", "route-table", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _rt_list),
+    Command(CommandSpec(("network", "route-table", "show"), (*_IDS, Arg("--expand"))), _rt_show),
+    Command(CommandSpec(("network", "route-table", "route", "list"), (
+        _RG_REQ, Arg("--route-table-name", required=True), *_PAGING,
+    ), (("List routes in a route table.", "az network route-table route list -g MyResourceGroup --route-table-name MyRouteTable"),)),
+        _route_list),
+    Command(CommandSpec(("network", "vnet", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _vnet_list),
+    Command(CommandSpec(("network", "vnet", "show"), (*_IDS, Arg("--expand"))), _vnet_show),
+    Command(CommandSpec(("network", "vnet", "peering", "list"), (
+        _RG_REQ, Arg("--vnet-name", required=True), *_PAGING,
+    ), (("List all peerings of a specified virtual network.", "az network vnet peering list -g MyResourceGroup --vnet-name MyVnet1"),)),
+        _peering_list),
+    Command(CommandSpec(("network", "private-dns", "zone", "list"), (Arg("--resource-group", "-g"), *_PAGING)),
+            _zone_list),
+    Command(CommandSpec(("network", "private-dns", "record-set", "a", "list"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
+    ), (("List all A record sets in a zone.", "az network private-dns record-set a list -g MyResourceGroup -z www.mysite.com"),)),
+        _a_list),
+    Command(CommandSpec(("network", "private-dns", "link", "vnet", "list"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), Arg("--top"), *_PAGING,
+    ), (("List virtual network links to the specified private DNS zone.", "az network private-dns link vnet list -g MyResourceGroup -z www.mysite.com"),)),
+        _link_list),
+]

@@ -1,0 +1,189 @@
+"""``az network watcher list | test-ip-flow | show-next-hop | test-connectivity``.
+
+The three diagnostics resolve the VM, then the regional watcher (exit 1 when the region has
+none), then answer from :class:`~netghost.lab.world.World` — the same computation that shapes the
+synthesized traffic, so the diagnostics and the packets agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netghost.lab.arm_network import guid, watcher_doc
+from netghost.lab.arm_network import ipconfig_id as _ipconfig_id
+from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az_core import AzContext, Command, find_vm
+from netghost.lab.az_errors import AzError
+from netghost.lab.faults import extension_missing, find_fault, no_watcher
+from netghost.lab.world_model import TrafficFlow, Vm
+
+__all__ = ["COMMANDS", "require_watcher"]
+
+_WATCHER_EXTENSIONS = {"networkwatcheragentlinux", "networkwatcheragentwindows"}
+
+
+def require_watcher(ctx: AzContext, location: str) -> str:
+    """The watcher name for ``location``, or the real 'not enabled' error (exit 1)."""
+    name = ctx.world.watcher_for(location)
+    if name is None or find_fault(ctx.state.cloud_faults(), "no-network-watcher", region=location):
+        raise no_watcher(location)
+    return name
+
+
+def require_extension(ctx: AzContext, vm: Vm) -> None:
+    """Packet capture and connectivity checks need AzureNetworkWatcherExtension on the VM."""
+    fault = find_fault(ctx.state.cloud_faults(), "extension-missing", vm=vm.name)
+    if fault is not None or not any(e.lower() in _WATCHER_EXTENSIONS for e in vm.extensions):
+        raise extension_missing(ctx.world.vm_id(vm), fault)
+
+
+def _watcher_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    faults = ctx.state.cloud_faults()
+    return [
+        watcher_doc(ctx.world, d.location, d.watcher_name, d.resource_group)
+        for d in ctx.world.spec.network_watchers
+        if not find_fault(faults, "no-network-watcher", region=d.location)
+    ]
+
+
+def _split_endpoint(text: str, arg: str) -> tuple[str, int | None]:
+    ip, sep, port = text.rpartition(":")
+    if not sep:
+        raise AzError(1, f"ERROR: usage error: {arg} must be in X.X.X.X:PORT format\n")
+    if port == "*":
+        return ip, None
+    try:
+        return ip, int(port)
+    except ValueError as exc:
+        raise AzError(1, f"ERROR: usage error: {arg} must be in X.X.X.X:PORT format\n") from exc
+
+
+def _vm_and_nic(ctx: AzContext, args: ParsedArgs, ip: str | None = None) -> tuple[Vm, Any]:
+    vm = find_vm(ctx, args["resource_group"], args["vm"])
+    require_watcher(ctx, ctx.world.vm_location(vm))
+    if args["nic"]:
+        nic = next((n for n in vm.nics if (n.name or "").lower() == args["nic"].split("/")[-1].lower()), None)
+        if nic is None:
+            raise AzError(1, f"ERROR: (InvalidNic) NIC {args['nic']} is not attached to VM {vm.name}.\n")
+    else:
+        nic = next((n for n in vm.nics if n.private_ip == ip), vm.nics[0])
+    return vm, nic
+
+
+def _test_ip_flow(ctx: AzContext, args: ParsedArgs) -> Any:
+    local_ip, local_port = _split_endpoint(args["local"], "--local")
+    remote_ip, remote_port = _split_endpoint(args["remote"], "--remote")
+    vm, nic = _vm_and_nic(ctx, args, local_ip)
+    if nic.private_ip != local_ip:
+        raise AzError(1, f"ERROR: (InvalidLocalIpAddress) Local IP address {local_ip} does not belong to "
+                         f"the NIC of VM {vm.name}.\n")
+    decision = ctx.world.evaluate_nsg(vm, args["direction"], args["protocol"], local_ip, local_port,
+                                      remote_ip, remote_port, nic)
+    return {"access": decision.access, "ruleName": decision.rule_name}
+
+
+def _show_next_hop(ctx: AzContext, args: ParsedArgs) -> Any:
+    _vm, nic = _vm_and_nic(ctx, args, args["source_ip"])
+    hop = ctx.world.next_hop(nic, args["dest_ip"])
+    doc: dict[str, Any] = {"nextHopType": hop.next_hop_type, "routeTableId": hop.route_table_id}
+    if hop.next_hop_ip:
+        doc["nextHopIpAddress"] = hop.next_hop_ip
+    return doc
+
+
+def _hop(ctx: AzContext, kind: str, address: str, resource_id: str, issues: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"address": address, "id": guid("hop", address, kind), "issues": issues, "nextHopIds": [],
+            "resourceId": resource_id, "type": kind}
+
+
+def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
+    ctx.warn("WARNING: This command is in preview and under development. Reference and support levels: "
+             "https://aka.ms/CLI_refstatus\n")
+    w = ctx.world
+    vm = find_vm(ctx, args["resource_group"], args["source_resource"])
+    require_watcher(ctx, w.vm_location(vm))
+    require_extension(ctx, vm)
+    if args["dest_resource"]:
+        dest_vm = find_vm(ctx, args["resource_group"], args["dest_resource"])
+        server, server_name = dest_vm.name, None
+    elif args["dest_address"]:
+        target = args["dest_address"]
+        is_ip = target.replace(".", "").isdigit()
+        server, server_name = (target, None) if is_ip else ("0.0.0.0", target)
+    else:
+        raise AzError(1, "ERROR: usage error: --dest-resource ID | --dest-address ADDRESS\n")
+    protocol = (args["protocol"] or "Tcp")
+    port = int(args["dest_port"] or (80 if protocol == "Http" else 443))
+    flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port,
+                       protocol="Udp" if protocol == "Udp" else "Tcp", server_name=server_name)
+    if server_name:
+        dns = w.resolve(server_name, w.subnet_of(vm.nics[0])[0].name)
+        if dns.addresses:
+            flow = flow.model_copy(update={"server": w.vm_by_ip(dns.addresses[0])[0].name
+                                           if w.vm_by_ip(dns.addresses[0]) else dns.addresses[0]})
+    outcome = w.flow_outcome(flow) if not (server_name and server == "0.0.0.0" and flow.server == "0.0.0.0") else None
+    src_issues: list[dict[str, Any]] = []
+    hops = [_hop(ctx, "Source", vm.nics[0].private_ip, _ipconfig_id(w, vm, vm.nics[0]), src_issues)]
+    reachable = outcome is not None and outcome.connects
+    if outcome is None or outcome.outcome == "dns-nxdomain":
+        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "DnsResolution"})
+    elif outcome.outcome.startswith("nsg-denied"):
+        where = "Outbound" if outcome.outcome.endswith("outbound") else "Inbound"
+        issue = {"context": [{"key": "RuleName", "value": (outcome.nsg.rule_name.split("/")[-1] if outcome.nsg else "")}],
+                 "origin": where, "severity": "Error", "type": "NetworkSecurityRule"}
+        (src_issues if where == "Outbound" else hops[-1]["issues"]).append(issue)
+    elif outcome.outcome == "no-route":
+        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "UserDefinedRoute"
+                           if outcome.next_hop and outcome.next_hop.route_table_id != "System Route" else "Platform"})
+    if outcome is not None and outcome.next_hop and outcome.next_hop.next_hop_type == "VirtualAppliance":
+        ip = outcome.next_hop.next_hop_ip or ""
+        found = w.vm_by_ip(ip)
+        rid = _ipconfig_id(w, *found) if found else ""
+        issues = ([{"context": [], "origin": "Local", "severity": "Error", "type": "Platform"}]
+                  if outcome.outcome == "appliance-down" else [])
+        hops.append(_hop(ctx, "VirtualAppliance", ip, rid, issues))
+    if outcome is not None and outcome.server_ip and outcome.outcome not in ("appliance-down", "no-route",
+                                                                               "nsg-denied-outbound"):
+        found = w.vm_by_ip(outcome.server_ip)
+        rid = _ipconfig_id(w, *found) if found else ""
+        hops.append(_hop(ctx, "VirtualMachine" if found else "Internet", outcome.server_ip, rid, []))
+        if outcome.outcome == "nsg-denied-inbound":
+            hops[-1]["issues"].append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
+                                                    if outcome.nsg else ""}],
+                                       "origin": "Inbound", "severity": "Error", "type": "NetworkSecurityRule"})
+    for prev, nxt in zip(hops, hops[1:], strict=False):
+        prev["nextHopIds"] = [nxt["id"]]
+    sent = 30
+    doc: dict[str, Any] = {"connectionStatus": "Reachable" if reachable else "Unreachable", "hops": hops,
+                           "probesSent": sent, "probesFailed": 0 if reachable else sent}
+    if reachable and outcome is not None:
+        loss = float(outcome.params.get("loss_rate", 0.0)) if outcome.impairment == "path-packet-loss" else 0.0  # type: ignore[arg-type]
+        doc["probesFailed"] = round(sent * loss)
+        doc.update({"avgLatencyInMs": 2, "minLatencyInMs": 1, "maxLatencyInMs": 4})
+    return doc
+
+
+_VM_ARGS = (Arg("--vm", required=True), Arg("--nic"), Arg("--no-wait", kind="optbool"), Arg("--resource-group", "-g"))
+
+COMMANDS = [
+    Command(CommandSpec(("network", "watcher", "list"), ()), _watcher_list),
+    Command(CommandSpec(("network", "watcher", "test-ip-flow"), (
+        Arg("--direction", required=True, choices=("Inbound", "Outbound")), Arg("--local", required=True),
+        Arg("--protocol", required=True, choices=("TCP", "UDP")), Arg("--remote", required=True), *_VM_ARGS,
+    ), (("Run test-ip-flow verify to test logical connectivity from a VM to the specified destination IPv4 address and port.",
+         "az network watcher test-ip-flow -g MyResourceGroup --direction Outbound --protocol TCP --local 10.0.0.4:* --remote 10.1.0.4:80 --vm MyVm"),),
+        policy=True), _test_ip_flow),
+    Command(CommandSpec(("network", "watcher", "show-next-hop"), (
+        Arg("--dest-ip", required=True), Arg("--source-ip", required=True), *_VM_ARGS,
+    ), (("Get the next hop from a VMs assigned IP address to a destination at 10.1.0.4.",
+         "az network watcher show-next-hop -g MyResourceGroup --vm MyVm --source-ip 10.0.0.4 --dest-ip 10.1.0.4"),),
+        policy=True), _show_next_hop),
+    Command(CommandSpec(("network", "watcher", "test-connectivity"), (
+        Arg("--source-resource", required=True), Arg("--no-wait", kind="optbool"),
+        Arg("--protocol", choices=("Http", "Https", "Icmp", "Tcp")), Arg("--resource-group", "-g"),
+        Arg("--source-port"), Arg("--dest-address"), Arg("--dest-port"), Arg("--dest-resource"),
+        Arg("--headers", kind="many"), Arg("--method", choices=("Get",)), Arg("--valid-status-codes", kind="many"),
+    ), (("Check connectivity between two virtual machines in the same resource group over port 80.",
+         "az network watcher test-connectivity -g MyResourceGroup --source-resource MyVmId1 --dest-resource MyVmId2 --dest-port 80"),),
+        policy=True), _test_connectivity),
+]

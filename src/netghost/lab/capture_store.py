@@ -1,0 +1,112 @@
+"""Packet-capture sessions on the lab clock, and the blob each one leaves behind.
+
+A session is a record in ``captures.json``; its status is *computed* from the record and the
+lab time, never stored, so any process reading the state at any scale agrees:
+
+    NotStarted  until created + STARTUP_S
+    Running     until the time limit, a manual stop, or an injected capture error
+    Stopped     stopReason TimeExceeded (time limit) or Manual (``stop``)
+    Error       packetCaptureError [<kind>] (capture-error fault, or storage container missing)
+
+``provisioningState`` stays ``Succeeded`` throughout, as the real service reports (AZURE.md T4).
+
+When a session has stopped, :func:`settle` writes its blob at the announced storage path. The
+bytes come from the synthesis seam::
+
+    netghost.lab.synth.synthesize_capture(world, vm_name, start, end) -> bytes
+
+(``start``/``end`` are lab POSIX seconds of the capture window) if that module exists, else
+:data:`EMPTY_PCAP` — a valid libpcap file with only the 24-byte global header.
+"""
+
+from __future__ import annotations
+
+import importlib
+import struct
+from typing import Any
+
+from netghost.lab.faults import find_fault
+from netghost.lab.state import LabState
+from netghost.lab.world import World
+from netghost.lab.world_model import CloudFaultSpec
+
+__all__ = ["EMPTY_PCAP", "STARTUP_S", "capture_status", "settle", "synthesize"]
+
+STARTUP_S = 1.0
+# magic, v2.4, thiszone 0, sigfigs 0, snaplen 262144, LINKTYPE_ETHERNET
+EMPTY_PCAP = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
+
+
+def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
+    """Status fields of one session at lab time ``now``.
+
+    Returns ``{"status", "stop_reason", "errors", "end"}``; ``end`` is the lab time the capture
+    stopped (or errored), None while it runs.
+    """
+    start = float(rec["created"]) + STARTUP_S
+    limit_end = start + float(rec["time_limit"])
+    ends: list[tuple[float, str, str | None]] = [(limit_end, "Stopped", "TimeExceeded")]
+    if rec.get("stopped_at") is not None:
+        ends.append((max(float(rec["stopped_at"]), start), "Stopped", "Manual"))
+    if rec.get("error_at") is not None:
+        ends.append((float(rec["error_at"]), "Error", None))
+    end, status, reason = min(ends, key=lambda item: item[0])
+    if now < start and status != "Error":
+        return {"status": "NotStarted", "stop_reason": None, "errors": [], "end": None}
+    if now < end:
+        return {"status": "Running", "stop_reason": None, "errors": [], "end": None}
+    errors = [rec.get("error_kind") or "CaptureFailed"] if status == "Error" else []
+    return {"status": status, "stop_reason": reason, "errors": errors, "end": end}
+
+
+def synthesize(world: World, vm_name: str, start: float, end: float) -> bytes:
+    """The synthesis seam: ``netghost.lab.synth.synthesize_capture`` if present, else an empty pcap."""
+    try:
+        module = importlib.import_module("netghost.lab.synth")
+    except ModuleNotFoundError as exc:
+        if exc.name != "netghost.lab.synth":
+            raise
+        return EMPTY_PCAP
+    body: bytes = module.synthesize_capture(world, vm_name, start, end)
+    return body
+
+
+def _late_delay(faults: list[CloudFaultSpec], account: str) -> float:
+    fault = find_fault(faults, "blob-late", account=account)
+    return fault.delay_s if fault else 0.0
+
+
+def settle(state: LabState, now: float) -> None:
+    """Write the blob of every session that has stopped and has not written one yet.
+
+    Caller holds the state lock. A session that ended in Error writes nothing; so does one whose
+    container no longer exists (it is marked Error/StorageFailed instead).
+    """
+    captures = state.captures()
+    changed = False
+    faults = state.cloud_faults()
+    for rec in captures.values():
+        if rec.get("blob_written") or rec.get("account") is None:
+            continue
+        st = capture_status(rec, now)
+        if st["status"] == "Error":
+            rec["blob_written"] = True
+            changed = True
+            continue
+        if st["status"] != "Stopped":
+            continue
+        storage = state.storage()
+        if rec["container"] not in storage.get(rec["account"], {}):
+            rec["error_at"] = st["end"]
+            rec["error_kind"] = "StorageFailed"
+            rec["blob_written"] = True
+            changed = True
+            continue
+        start = float(rec["created"]) + STARTUP_S
+        body = synthesize(state.world(), rec["vm"], start, float(st["end"]))
+        state.put_blob(rec["account"], rec["container"], rec["blob"], body, created=float(st["end"]),
+                       available_at=float(st["end"]) + _late_delay(faults, rec["account"]))
+        rec["blob_written"] = True
+        changed = True
+    if changed:
+        state.save_captures(captures)

@@ -1,0 +1,241 @@
+"""The lab's mutable state on disk: world copy, clock anchor, captures, blobs, injected faults.
+
+Each ``az`` invocation is its own process, so everything that changes (capture sessions, blobs,
+fault counters, the clock anchor) lives in one directory, by default ``<audit_dir>/lab`` so that a
+``--resume`` of the agent finds the same world mid-capture. Every invocation holds an exclusive
+``flock`` on ``.lock`` for its whole run: dual-end captures run two ``az`` processes at once.
+
+Layout::
+
+    world.yaml      the scenario the state was created from (copied, so edits to the shipped
+                    file never change a running lab)
+    meta.json       {"v": 1, "scenario": name, "created": ts}
+    clock.json      LabClock anchor
+    captures.json   {"<location>/<name>": capture record}
+    storage.json    {account: {container: {blob: {file, created, available_at, etag, size}}}}
+    faults.json     cloud faults injected at run time, plus their counters
+    blobs/          blob bodies, one file each
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from netghost.errors import LabError
+from netghost.lab.clock import LabClock, scale_from_env
+from netghost.lab.world import World, load_world, world_from_yaml
+from netghost.lab.world_model import CloudFaultSpec
+
+__all__ = ["STATE_ENV", "LabState", "default_state_dir", "init_state"]
+
+STATE_ENV = "NETGHOST_LAB_STATE"
+_FORMAT = 1
+
+
+def default_state_dir(env: Mapping[str, str], audit_dir: str | Path = "./audit") -> Path:
+    """``$NETGHOST_LAB_STATE`` if set, else ``<audit_dir>/lab``."""
+    explicit = env.get(STATE_ENV)
+    return Path(explicit) if explicit else Path(audit_dir) / "lab"
+
+
+def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float | None = None,
+               scale: float = 1.0, force: bool = False) -> LabState:
+    """Create (or with ``force`` recreate) a lab state for ``scenario`` in ``directory``.
+
+    Raises:
+        LabError: the scenario does not load, or the directory holds a lab and ``force`` is False.
+    """
+    world = load_world(scenario)
+    root = Path(directory)
+    if (root / "meta.json").exists() and not force:
+        raise LabError(f"{root} already holds a lab state (use reset to start over)")
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    source = Path(scenario)
+    text = source.read_text(encoding="utf-8") if source.suffix else _shipped_text(str(scenario))
+    for name in ("captures.json", "storage.json", "faults.json"):
+        (root / name).unlink(missing_ok=True)
+    blobs = root / "blobs"
+    if blobs.exists():
+        for item in blobs.iterdir():
+            item.unlink()
+    blobs.mkdir(exist_ok=True)
+    (root / "world.yaml").write_text(text, encoding="utf-8")
+    start = lab_start
+    if start is None and world.spec.clock_start is not None:
+        start = world.spec.clock_start.timestamp()
+    state = LabState(root)
+    state.write("clock.json", LabClock.start(start, scale).to_json())
+    storage: dict[str, dict[str, dict[str, Any]]] = {}
+    removed = {(f.account, f.container) for f in world.spec.cloud_faults if f.kind == "container-missing"}
+    for account in world.spec.storage_accounts:
+        storage[account.name] = {
+            c: {} for c in account.containers
+            if (account.name, c) not in removed and (None, c) not in removed
+        }
+    state.write("storage.json", storage)
+    state.write("captures.json", {})
+    state.write("faults.json", {"injected": [], "counters": {}})
+    state.write("meta.json", {"v": _FORMAT, "scenario": world.name, "created": time.time()})
+    return state
+
+
+def _shipped_text(name: str) -> str:
+    from netghost.lab.world import SCENARIO_DIR
+
+    return (SCENARIO_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+
+
+class LabState:
+    """Read and write one lab state directory (see the module docstring for the layout)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._world: World | None = None
+
+    @property
+    def exists(self) -> bool:
+        return (self.root / "meta.json").exists()
+
+    def require(self) -> LabState:
+        """Raises LabError when the directory holds no lab state."""
+        if not self.exists:
+            raise LabError(f"no lab state in {self.root}: run `ghost-agent lab reset <scenario>` first")
+        return self
+
+    @contextmanager
+    def locked(self) -> Iterator[LabState]:
+        """Hold the state's exclusive lock (one ``az`` invocation at a time mutates it)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield self
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    # ---- json files --------------------------------------------------------------------------
+    def read(self, name: str) -> Any:
+        try:
+            return json.loads((self.root / name).read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise LabError(f"lab state {self.root} is missing {name}") from exc
+        except json.JSONDecodeError as exc:
+            raise LabError(f"lab state file {self.root / name} is corrupt: {exc}") from exc
+
+    def write(self, name: str, data: Any) -> None:
+        """Atomically replace ``name`` (write a temp file, fsync, rename)."""
+        path = self.root / name
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+    # ---- world, clock, faults ----------------------------------------------------------------
+    def world(self) -> World:
+        if self._world is None:
+            self._world = world_from_yaml((self.root / "world.yaml").read_text(encoding="utf-8"),
+                                          str(self.root / "world.yaml"))
+        return self._world
+
+    def clock(self, env: Mapping[str, str] | None = None) -> LabClock:
+        """The persisted clock, rescaled to ``env``'s scale (the new anchor is saved)."""
+        clock = LabClock.from_json(self.read("clock.json"))
+        if env is not None:
+            scale = scale_from_env(env)
+            if scale != clock.scale:
+                clock.rescale(scale)
+                self.save_clock(clock)
+        return clock
+
+    def save_clock(self, clock: LabClock) -> None:
+        self.write("clock.json", clock.to_json())
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move lab time forward by ``seconds`` (no sleeping in tests)."""
+        clock = self.clock()
+        clock.advance(seconds)
+        self.save_clock(clock)
+
+    def cloud_faults(self) -> list[CloudFaultSpec]:
+        """The world's declared cloud faults plus those injected at run time."""
+        injected = [CloudFaultSpec.model_validate(f) for f in self.read("faults.json")["injected"]]
+        return [*self.world().spec.cloud_faults, *injected]
+
+    def inject_fault(self, fault: CloudFaultSpec) -> None:
+        """Add a cloud fault for the rest of this lab's life (tests inject per test this way)."""
+        with self.locked():
+            data = self.read("faults.json")
+            data["injected"].append(fault.model_dump(exclude_none=True))
+            self.write("faults.json", data)
+            if fault.kind == "container-missing":
+                storage = self.read("storage.json")
+                for account, containers in storage.items():
+                    if fault.account in (None, account):
+                        containers.pop(fault.container or "captures", None)
+                self.write("storage.json", storage)
+
+    def bump_counter(self, key: str) -> int:
+        """Increment and return a fault counter (caller holds the lock)."""
+        data = self.read("faults.json")
+        value = int(data["counters"].get(key, 0)) + 1
+        data["counters"][key] = value
+        self.write("faults.json", data)
+        return value
+
+    # ---- storage -----------------------------------------------------------------------------
+    def storage(self) -> dict[str, dict[str, dict[str, Any]]]:
+        data: dict[str, dict[str, dict[str, Any]]] = self.read("storage.json")
+        return data
+
+    def ensure_container(self, account: str, container: str) -> None:
+        storage = self.storage()
+        storage.setdefault(account, {}).setdefault(container, {})
+        self.write("storage.json", storage)
+
+    def put_blob(self, account: str, container: str, name: str, body: bytes, *, created: float,
+                 available_at: float) -> None:
+        """Store a blob body and its properties (the container must exist)."""
+        storage = self.storage()
+        blobs = storage.setdefault(account, {}).get(container)
+        if blobs is None:
+            raise LabError(f"container {account}/{container} does not exist")
+        digest = hashlib.sha256(f"{account}/{container}/{name}".encode()).hexdigest()[:32]
+        (self.root / "blobs" / digest).write_bytes(body)
+        blobs[name] = {
+            "file": digest,
+            "created": created,
+            "available_at": available_at,
+            "size": len(body),
+            "etag": '"0x8DC' + hashlib.sha256(body).hexdigest()[:12].upper() + '"',
+        }
+        self.write("storage.json", storage)
+
+    def blob_body(self, meta: Mapping[str, Any]) -> bytes:
+        return (self.root / "blobs" / str(meta["file"])).read_bytes()
+
+    def delete_blob(self, account: str, container: str, name: str) -> bool:
+        storage = self.storage()
+        meta = storage.get(account, {}).get(container, {}).pop(name, None)
+        if meta is None:
+            return False
+        (self.root / "blobs" / str(meta["file"])).unlink(missing_ok=True)
+        self.write("storage.json", storage)
+        return True
+
+    # ---- captures ----------------------------------------------------------------------------
+    def captures(self) -> dict[str, dict[str, Any]]:
+        data: dict[str, dict[str, Any]] = self.read("captures.json")
+        return data
+
+    def save_captures(self, captures: Mapping[str, Any]) -> None:
+        self.write("captures.json", dict(captures))

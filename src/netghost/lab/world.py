@@ -1,0 +1,450 @@
+"""A lab world that answers network questions from first principles.
+
+:class:`World` wraps a validated :class:`~netghost.lab.world_model.WorldSpec` and computes, never
+stores, the answers every consumer needs, so the ``az`` simulator, the probe shims and the
+synthesized captures cannot disagree:
+
+* :meth:`World.evaluate_nsg` — which NSG rule decides a 5-tuple at a VM (``test-ip-flow``);
+* :meth:`World.effective_routes` / :meth:`World.next_hop` — the route for a destination;
+* :meth:`World.resolve` — what a name resolves to from a VNet (or from the laptop outside);
+* :meth:`World.service_at` / :meth:`World.listening` — which services listen where;
+* :meth:`World.flow_outcome` — the end-to-end verdict for one traffic flow, including the
+  injected fault's data-plane impairment (PMTU, loss, RST injection).
+
+Load one with :func:`load_world` (a path or a shipped scenario name).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import ValidationError
+
+from netghost.errors import LabError
+from netghost.lab.netcalc import (
+    AZURE_DNS_IP,
+    DEFAULT_PRIORITIES,
+    DEFAULT_RULES,
+    EffectiveRoute,
+    RuleMatchContext,
+    lookup_route,
+    rule_matches,
+)
+from netghost.lab.world_model import (
+    Nic,
+    NetworkFault,
+    Nsg,
+    SecurityRule,
+    Service,
+    Subnet,
+    TrafficFlow,
+    VNet,
+    Vm,
+    WorldSpec,
+)
+
+__all__ = [
+    "SCENARIO_DIR",
+    "DnsAnswer",
+    "FlowOutcome",
+    "NextHop",
+    "NsgDecision",
+    "World",
+    "load_world",
+    "scenario_names",
+]
+
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
+_RFC1918_NONE = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
+
+
+@dataclass(frozen=True)
+class NsgDecision:
+    """The verdict of NSG evaluation at one VM for one direction (``test-ip-flow``'s answer)."""
+
+    access: Literal["Allow", "Deny"]
+    rule_name: str  # "securityRules/<n>" or "defaultSecurityRules/<n>", "" when no NSG applies
+    nsg: str | None  # the NSG holding the deciding rule
+    level: Literal["subnet", "nic", "none"]
+
+
+@dataclass(frozen=True)
+class NextHop:
+    """``show-next-hop``'s answer."""
+
+    next_hop_type: str
+    next_hop_ip: str | None
+    route_table_id: str  # "System Route" when no user route matched
+    route_name: str | None = None
+
+
+@dataclass(frozen=True)
+class DnsAnswer:
+    """What a resolver returns for a name; ``source`` says which zone or server answered."""
+
+    name: str
+    rcode: Literal["NOERROR", "NXDOMAIN"]
+    addresses: tuple[str, ...]
+    cname_chain: tuple[str, ...]
+    server: str
+    source: str  # "private-zone:<zone>", "public", "none"
+
+
+@dataclass(frozen=True)
+class FlowOutcome:
+    """End-to-end verdict for one traffic flow, as the packets would experience it.
+
+    ``outcome`` is one of: ``delivered``, ``nsg-denied-outbound``, ``nsg-denied-inbound``,
+    ``no-route`` (next hop None, e.g. a disconnected peering), ``appliance-down``,
+    ``service-down`` (RST from the port), ``host-down``, ``dns-nxdomain``, ``dns-public-answer``
+    (the private name resolved to a public address). ``impairment`` carries a data-plane fault
+    that config cannot show (``pmtu-blackhole``, ``path-packet-loss``, ``middlebox-rst``) with its
+    ``params``.
+    """
+
+    flow: str
+    outcome: str
+    reason: str
+    client_ip: str
+    server_ip: str | None
+    port: int
+    protocol: str
+    dns: DnsAnswer | None = None
+    next_hop: NextHop | None = None
+    nsg: NsgDecision | None = None
+    path: tuple[str, ...] = ()
+    impairment: str | None = None
+    params: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def connects(self) -> bool:
+        """Whether a TCP handshake would complete (impairments may still hurt the data)."""
+        return self.outcome == "delivered"
+
+
+class World:
+    """Queries over one validated world; see the module docstring for the main questions."""
+
+    def __init__(self, spec: WorldSpec) -> None:
+        self.spec = spec
+        self.sub_id = spec.subscription.id
+        self._vms = {v.name.lower(): v for v in spec.vms}
+        self._nsgs = {n.name.lower(): n for n in spec.nsgs}
+        self._vnets = {v.name.lower(): v for v in spec.vnets}
+        self._rts = {r.name.lower(): r for r in spec.route_tables}
+        self._rgs = {g.name.lower(): g for g in spec.resource_groups}
+
+    # ---- lookups -----------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def fault(self) -> NetworkFault | None:
+        return self.spec.fault
+
+    def rg_location(self, rg: str) -> str:
+        return self._rgs[rg.lower()].location
+
+    def has_rg(self, rg: str) -> bool:
+        return rg.lower() in self._rgs
+
+    def vm(self, name: str) -> Vm | None:
+        return self._vms.get(name.lower())
+
+    def vm_location(self, vm: Vm) -> str:
+        return vm.location or self.rg_location(vm.resource_group)
+
+    def vnet(self, name: str) -> VNet | None:
+        return self._vnets.get(name.lower())
+
+    def nsg(self, name: str) -> Nsg | None:
+        return self._nsgs.get(name.lower())
+
+    def route_table(self, name: str) -> object | None:
+        return self._rts.get(name.lower())
+
+    def nics(self) -> list[tuple[Vm, Nic]]:
+        return [(vm, nic) for vm in self.spec.vms for nic in vm.nics]
+
+    def nic(self, name: str) -> tuple[Vm, Nic] | None:
+        return next(((vm, n) for vm, n in self.nics() if (n.name or "").lower() == name.lower()), None)
+
+    def vm_by_ip(self, ip: str) -> tuple[Vm, Nic] | None:
+        return next(((vm, n) for vm, n in self.nics() if n.private_ip == ip), None)
+
+    def subnet_of(self, nic: Nic) -> tuple[VNet, Subnet]:
+        vnet_name, _, sn_name = nic.subnet.partition("/")
+        vnet = self._vnets[vnet_name.lower()]
+        return vnet, next(s for s in vnet.subnets if s.name == sn_name)
+
+    def vnet_of_ip(self, ip: str) -> VNet | None:
+        address = ipaddress.IPv4Address(ip)
+        return next(
+            (v for v in self.spec.vnets if any(address in ipaddress.ip_network(p) for p in v.address_prefixes)),
+            None,
+        )
+
+    def watcher_for(self, location: str) -> str | None:
+        """Name of the Network Watcher in ``location``, or None (packet capture then fails)."""
+        for decl in self.spec.network_watchers:
+            if decl.location.lower() == location.lower():
+                return decl.watcher_name
+        return None
+
+    # ---- resource ids ------------------------------------------------------------------------
+    def rid(self, rg: str, provider_type: str, name: str) -> str:
+        return f"/subscriptions/{self.sub_id}/resourceGroups/{rg}/providers/{provider_type}/{name}"
+
+    def vm_id(self, vm: Vm) -> str:
+        return self.rid(vm.resource_group, "Microsoft.Compute/virtualMachines", vm.name)
+
+    def nic_id(self, vm: Vm, nic: Nic) -> str:
+        return self.rid(vm.resource_group, "Microsoft.Network/networkInterfaces", nic.name or "")
+
+    def nsg_id(self, nsg: Nsg) -> str:
+        return self.rid(nsg.resource_group, "Microsoft.Network/networkSecurityGroups", nsg.name)
+
+    def vnet_id(self, vnet: VNet) -> str:
+        return self.rid(vnet.resource_group, "Microsoft.Network/virtualNetworks", vnet.name)
+
+    def subnet_id(self, vnet: VNet, subnet: Subnet) -> str:
+        return f"{self.vnet_id(vnet)}/subnets/{subnet.name}"
+
+    def route_table_id(self, name: str) -> str:
+        rt = self._rts[name.lower()]
+        return self.rid(rt.resource_group, "Microsoft.Network/routeTables", rt.name)
+
+    # ---- NSG ---------------------------------------------------------------------------------
+    def peered_prefixes(self, vnet: VNet) -> list[str]:
+        """Address space reachable over peerings that are Connected in both directions."""
+        out: list[str] = []
+        for peer in vnet.peerings:
+            remote = self._vnets.get(peer.remote_vnet.lower())
+            if remote is None or peer.state != "Connected":
+                continue
+            back = next((p for p in remote.peerings if p.remote_vnet.lower() == vnet.name.lower()), None)
+            if back is not None and back.state == "Connected":
+                out.extend(remote.address_prefixes)
+        return out
+
+    def match_context(self, nic: Nic) -> RuleMatchContext:
+        vnet, _ = self.subnet_of(nic)
+        return RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)))
+
+    def nsgs_for(self, nic: Nic) -> list[tuple[Literal["subnet", "nic"], Nsg]]:
+        """The NSGs that apply to ``nic`` (subnet-level first), as (level, nsg)."""
+        _, subnet = self.subnet_of(nic)
+        out: list[tuple[Literal["subnet", "nic"], Nsg]] = []
+        if subnet.nsg:
+            out.append(("subnet", self._nsgs[subnet.nsg.lower()]))
+        if nic.nsg:
+            out.append(("nic", self._nsgs[nic.nsg.lower()]))
+        return out
+
+    @staticmethod
+    def ordered_rules(nsg: Nsg, direction: str) -> list[tuple[str, int, SecurityRule]]:
+        """(qualified name, priority, rule) in evaluation order, default rules last."""
+        custom = [(f"securityRules/{r.name}", r.priority, r) for r in nsg.rules if r.direction == direction]
+        defaults = [
+            (f"defaultSecurityRules/{r.name}", DEFAULT_PRIORITIES[r.name], r)
+            for r in DEFAULT_RULES
+            if r.direction == direction
+        ]
+        return sorted(custom, key=lambda item: item[1]) + defaults
+
+    def evaluate_nsg(
+        self,
+        vm: Vm,
+        direction: Literal["Inbound", "Outbound"],
+        protocol: str,
+        local_ip: str,
+        local_port: int | None,
+        remote_ip: str,
+        remote_port: int | None,
+        nic: Nic | None = None,
+    ) -> NsgDecision:
+        """Which rule decides this packet at ``vm`` (first Deny wins, else the first NSG's Allow)."""
+        nic = nic or next((n for n in vm.nics if n.private_ip == local_ip), vm.nics[0])
+        layers = self.nsgs_for(nic)
+        if direction == "Outbound":
+            layers = list(reversed(layers))
+        ctx = self.match_context(nic)
+        if direction == "Inbound":
+            src, sport, dst, dport = remote_ip, remote_port, local_ip, local_port
+        else:
+            src, sport, dst, dport = local_ip, local_port, remote_ip, remote_port
+        first_allow: NsgDecision | None = None
+        for level, nsg in layers:
+            for qualified, _prio, rule in self.ordered_rules(nsg, direction):
+                if rule_matches(rule, ctx, protocol, src, sport, dst, dport):
+                    decision = NsgDecision(rule.access, qualified, nsg.name, level)
+                    if rule.access == "Deny":
+                        return decision
+                    first_allow = first_allow or decision
+                    break
+        return first_allow or NsgDecision("Allow", "", None, "none")
+
+    # ---- routes ------------------------------------------------------------------------------
+    def effective_routes(self, nic: Nic) -> list[EffectiveRoute]:
+        """System routes plus the subnet's UDRs, with overridden system routes marked Invalid."""
+        vnet, subnet = self.subnet_of(nic)
+        system = [EffectiveRoute(tuple(vnet.address_prefixes), "VnetLocal")]
+        for peer in vnet.peerings:
+            remote = self._vnets[peer.remote_vnet.lower()]
+            if remote.address_prefixes[0] in self.peered_prefixes(vnet):
+                system.append(EffectiveRoute(tuple(remote.address_prefixes), "VNetPeering"))
+        system.append(EffectiveRoute(("0.0.0.0/0",), "Internet"))
+        system.extend(EffectiveRoute((p,), "None") for p in _RFC1918_NONE)
+        user: list[EffectiveRoute] = []
+        if subnet.route_table:
+            rt = self._rts[subnet.route_table.lower()]
+            for route in rt.routes:
+                ips = (route.next_hop_ip,) if route.next_hop_ip else ()
+                user.append(
+                    EffectiveRoute(
+                        (route.address_prefix,), route.next_hop_type, ips, "User", "Active", route.name,
+                        rt.name, rt.disable_bgp_route_propagation,
+                    )
+                )
+        overridden = {u.address_prefixes[0] for u in user}
+        result = [
+            EffectiveRoute(r.address_prefixes, r.next_hop_type, r.next_hop_ips, r.source, "Invalid")
+            if r.address_prefixes[0] in overridden
+            else r
+            for r in system
+        ]
+        return result + user
+
+    def next_hop(self, nic: Nic, dst_ip: str) -> NextHop:
+        """``show-next-hop``: the effective route's hop for ``dst_ip`` leaving ``nic``."""
+        route = lookup_route(self.effective_routes(nic), dst_ip)
+        if route is None:
+            return NextHop("None", None, "System Route")
+        ip = route.next_hop_ips[0] if route.next_hop_ips else None
+        rt_id = self.route_table_id(route.route_table) if route.route_table else "System Route"
+        return NextHop(route.next_hop_type, ip, rt_id, route.name)
+
+    # ---- DNS ---------------------------------------------------------------------------------
+    def resolve(self, name: str, from_vnet: str | None = None) -> DnsAnswer:
+        """Resolve ``name`` as a VM in ``from_vnet`` would (Azure DNS + linked private zones), or as
+        the laptop outside every VNet would (public DNS only) when ``from_vnet`` is None."""
+        vnet = self._vnets.get(from_vnet.lower()) if from_vnet else None
+        server = (vnet.dns_servers[0] if vnet and vnet.dns_servers else AZURE_DNS_IP) if vnet else (
+            self.spec.local_machine.resolver
+        )
+        chain: list[str] = []
+        current = name.rstrip(".").lower()
+        source = "none"
+        for _ in range(8):
+            answer = self._lookup_one(current, vnet)
+            if answer is None:
+                return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
+            rtype, values, source = answer
+            if rtype == "A":
+                return DnsAnswer(name, "NOERROR", tuple(values), tuple(chain), server, source)
+            current = values[0].rstrip(".").lower()
+            chain.append(current)
+        return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
+
+    def _lookup_one(self, fqdn: str, vnet: VNet | None) -> tuple[str, list[str], str] | None:
+        if vnet is not None:
+            linked = [
+                z for z in self.spec.private_dns_zones
+                if any(link.vnet.lower() == vnet.name.lower() for link in z.links)
+                and (fqdn == z.name.lower() or fqdn.endswith("." + z.name.lower()))
+            ]
+            if linked:  # the most specific linked zone is authoritative: no fallback to public
+                zone = max(linked, key=lambda z: len(z.name))
+                label = fqdn[: -len(zone.name) - 1] if fqdn != zone.name.lower() else "@"
+                record = next((r for r in zone.records if r.name.lower() == label), None)
+                if record is None:
+                    return None
+                return record.type, record.values, f"private-zone:{zone.name}"
+        record = next((r for r in self.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
+        if record is None:
+            return None
+        return record.type, record.values, "public"
+
+    # ---- services ----------------------------------------------------------------------------
+    def listening(self, vm: Vm) -> list[Service]:
+        """Services in state ``listening`` on ``vm`` (empty when the VM is not running)."""
+        if vm.power_state != "running":
+            return []
+        return [s for s in vm.services if s.state == "listening"]
+
+    def service_at(self, ip: str, port: int, protocol: str = "Tcp") -> Service | None:
+        found = self.vm_by_ip(ip)
+        if found is None:
+            return None
+        return next(
+            (s for s in self.listening(found[0]) if s.port == port and s.protocol.lower() == protocol.lower()),
+            None,
+        )
+
+    def flows_for(self, vm_name: str) -> list[TrafficFlow]:
+        """Traffic flows with ``vm_name`` at either end (what a capture on it would see)."""
+        return [t for t in self.spec.traffic if vm_name.lower() in (t.client.lower(), t.server.lower())]
+
+    def endpoint_ip(self, end: str) -> str:
+        vm = self.vm(end)
+        return vm.nics[0].private_ip if vm else end
+
+    def flow_outcome(self, flow: TrafficFlow | str) -> FlowOutcome:
+        """The end-to-end verdict for a flow (see :mod:`netghost.lab.world_flow`)."""
+        from netghost.lab.world_flow import evaluate_flow
+
+        if isinstance(flow, str):
+            found = next((t for t in self.spec.traffic if t.name == flow), None)
+            if found is None:
+                raise LabError(f"world {self.name}: no traffic flow named {flow!r}")
+            flow = found
+        return evaluate_flow(self, flow)
+
+
+def scenario_names() -> list[str]:
+    """Names of the shipped scenario worlds (``scenarios/*.yaml``), sorted."""
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
+
+
+def load_world(source: str | Path) -> World:
+    """Load and validate a world from a YAML path or a shipped scenario name.
+
+    Args:
+        source: a path to a ``.yaml`` file, or the name of a shipped scenario.
+
+    Raises:
+        LabError: the file is missing, is not YAML, or does not validate (the message lists
+            every problem pydantic found, with its location in the file).
+    """
+    path = Path(source)
+    if not path.suffix and not path.exists():
+        path = SCENARIO_DIR / f"{source}.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LabError(f"cannot read lab world {path}: {exc.strerror}") from exc
+    return world_from_yaml(text, str(path))
+
+
+def world_from_yaml(text: str, origin: str = "<string>") -> World:
+    """Parse and validate YAML text into a :class:`World` (see :func:`load_world`)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise LabError(f"lab world {origin} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise LabError(f"lab world {origin} must be a YAML mapping at the top level")
+    try:
+        spec = WorldSpec.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(part) for part in err["loc"]) or "<top>"
+            lines.append(f"  {loc}: {err['msg']}")
+        raise LabError(f"lab world {origin} is invalid:\n" + "\n".join(lines)) from exc
+    return World(spec)

@@ -1,0 +1,549 @@
+"""The scenario file's schema: pydantic models of one offline Azure world.
+
+A scenario is declared in YAML and validated here with ``extra="forbid"`` so a typo in a field
+name fails loudly instead of silently producing a different world. Cross references (a subnet's
+NSG, a NIC's subnet, a route's appliance, a DNS link's VNet, a flow's endpoints) are checked by
+:class:`WorldSpec` after the fields validate, and every broken reference is reported at once.
+
+The models only *declare* the world; :mod:`netghost.lab.world` answers questions about it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "CLOUD_FAULT_KINDS",
+    "NETWORK_FAULT_TYPES",
+    "CloudFaultSpec",
+    "DnsRecord",
+    "LocalMachine",
+    "NetworkFault",
+    "NetworkWatcherDecl",
+    "Nic",
+    "Nsg",
+    "Peering",
+    "PrivateDnsZone",
+    "PublicDnsRecord",
+    "ResourceGroup",
+    "Route",
+    "RouteTable",
+    "SecurityRule",
+    "Service",
+    "StorageAccount",
+    "Subnet",
+    "Subscription",
+    "TrafficFlow",
+    "VNet",
+    "VNetLink",
+    "Vm",
+    "WorldSpec",
+]
+
+NETWORK_FAULT_TYPES = (
+    "nsg-deny",
+    "udr-dead-appliance",
+    "service-down",
+    "dns-nxdomain",
+    "dns-private-zone-not-linked",
+    "pmtu-blackhole",
+    "path-packet-loss",
+    "middlebox-rst",
+    "peering-disconnected",
+)
+NetworkFaultType = Literal[
+    "nsg-deny",
+    "udr-dead-appliance",
+    "service-down",
+    "dns-nxdomain",
+    "dns-private-zone-not-linked",
+    "pmtu-blackhole",
+    "path-packet-loss",
+    "middlebox-rst",
+    "peering-disconnected",
+]
+
+CLOUD_FAULT_KINDS = (
+    "extension-missing",
+    "no-network-watcher",
+    "container-missing",
+    "storage-auth-failure",
+    "capture-error",
+    "poll-transient",
+    "blob-late",
+    "download-failure",
+    "capture-name-conflict",
+    "capture-quota",
+)
+CloudFaultKind = Literal[
+    "extension-missing",
+    "no-network-watcher",
+    "container-missing",
+    "storage-auth-failure",
+    "capture-error",
+    "poll-transient",
+    "blob-late",
+    "download-failure",
+    "capture-name-conflict",
+    "capture-quota",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
+_STORAGE_NAME = re.compile(r"^[a-z0-9]{3,24}$")
+_CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9\-]{1,61}[a-z0-9]$")
+PrefixSpec = str | list[str]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_name(value: str) -> str:
+    if not _NAME.match(value):
+        raise ValueError(f"{value!r} is not a valid Azure resource name (1-80 of [A-Za-z0-9_.-])")
+    return value
+
+
+def _check_network(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a CIDR prefix: {exc}") from exc
+    return value
+
+
+def _check_ip(value: str) -> str:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not an IPv4 address") from exc
+    return value
+
+
+class Subscription(_Model):
+    """The one subscription the lab's ``az`` is logged in to (``az account show``)."""
+
+    id: str = "00000000-0000-0000-0000-000000000000"
+    name: str = "netghost-lab"
+    tenant_id: str = "11111111-1111-1111-1111-111111111111"
+    user: str = "ghost-sp"
+    user_type: Literal["servicePrincipal", "user"] = "servicePrincipal"
+    object_id: str = "aaaaaaaa-0000-0000-0000-000000000001"
+    denied_resource_groups: list[str] = Field(
+        default_factory=list, description="groups the identity has no RBAC on (AuthorizationFailed)"
+    )
+    denied_actions: list[str] = Field(
+        default_factory=list, description="RBAC actions refused everywhere, e.g. '.../packetCaptures/write'"
+    )
+    denied_scopes: list[str] = Field(
+        default_factory=list, description="scope suffixes refused for every write, e.g. '/packetCaptures/denied_cap'"
+    )
+
+
+class ResourceGroup(_Model):
+    name: str
+    location: str
+
+    _n = field_validator("name")(_check_name)
+
+
+class NetworkWatcherDecl(_Model):
+    """A regional Network Watcher; packet capture needs one in the VM's region."""
+
+    location: str
+    name: str | None = None
+    resource_group: str = "NetworkWatcherRG"
+
+    @property
+    def watcher_name(self) -> str:
+        return self.name or f"NetworkWatcher_{self.location}"
+
+
+class Subnet(_Model):
+    name: str
+    address_prefix: str
+    nsg: str | None = None
+    route_table: str | None = None
+
+    _n = field_validator("name")(_check_name)
+    _p = field_validator("address_prefix")(_check_network)
+
+
+class Peering(_Model):
+    """One direction of a VNet peering; both directions must be Connected for traffic to flow."""
+
+    name: str
+    remote_vnet: str
+    state: Literal["Initiated", "Connected", "Disconnected"] = "Connected"
+    sync_level: Literal["FullyInSync", "RemoteNotInSync", "LocalNotInSync", "LocalAndRemoteNotInSync"] = (
+        "FullyInSync"
+    )
+    allow_virtual_network_access: bool = True
+    allow_forwarded_traffic: bool = True
+    allow_gateway_transit: bool = False
+    use_remote_gateways: bool = False
+
+
+class VNet(_Model):
+    name: str
+    resource_group: str
+    location: str | None = None
+    address_prefixes: list[str]
+    dns_servers: list[str] = Field(default_factory=list, description="empty = Azure DNS 168.63.129.16")
+    subnets: list[Subnet]
+    peerings: list[Peering] = Field(default_factory=list)
+
+    _n = field_validator("name")(_check_name)
+
+    @field_validator("address_prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        return [_check_network(v) for v in value]
+
+
+class SecurityRule(_Model):
+    """A custom NSG rule; prefixes may be CIDRs, IPs, ``*`` or the service tags the lab knows."""
+
+    name: str
+    priority: int = Field(ge=100, le=4096)
+    direction: Literal["Inbound", "Outbound"]
+    access: Literal["Allow", "Deny"]
+    protocol: Literal["Tcp", "Udp", "Icmp", "Esp", "Ah", "*"] = "*"
+    source_address_prefix: PrefixSpec = "*"
+    source_port_range: PrefixSpec = "*"
+    destination_address_prefix: PrefixSpec = "*"
+    destination_port_range: PrefixSpec = "*"
+    description: str | None = None
+
+    _n = field_validator("name")(_check_name)
+
+
+class Nsg(_Model):
+    name: str
+    resource_group: str
+    location: str | None = None
+    rules: list[SecurityRule] = Field(default_factory=list)
+
+    _n = field_validator("name")(_check_name)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Nsg:
+        seen: set[tuple[str, int]] = set()
+        for rule in self.rules:
+            key = (rule.direction, rule.priority)
+            if key in seen:
+                raise ValueError(f"NSG {self.name}: two {rule.direction} rules share priority {rule.priority}")
+            seen.add(key)
+        return self
+
+
+class Route(_Model):
+    name: str
+    address_prefix: str
+    next_hop_type: Literal["VirtualNetworkGateway", "VnetLocal", "Internet", "VirtualAppliance", "None"]
+    next_hop_ip: str | None = None
+
+    _p = field_validator("address_prefix")(_check_network)
+
+    @model_validator(mode="after")
+    def _hop(self) -> Route:
+        if (self.next_hop_type == "VirtualAppliance") != (self.next_hop_ip is not None):
+            raise ValueError(f"route {self.name}: next_hop_ip is required exactly for VirtualAppliance")
+        if self.next_hop_ip is not None:
+            _check_ip(self.next_hop_ip)
+        return self
+
+
+class RouteTable(_Model):
+    name: str
+    resource_group: str
+    location: str | None = None
+    disable_bgp_route_propagation: bool = False
+    routes: list[Route] = Field(default_factory=list)
+
+    _n = field_validator("name")(_check_name)
+
+
+class Service(_Model):
+    """A process listening on a VM (what ``ss -ltn`` would show there)."""
+
+    port: int = Field(ge=1, le=65535)
+    protocol: Literal["Tcp", "Udp"] = "Tcp"
+    name: str
+    state: Literal["listening", "stopped"] = "listening"
+    bind: str = "0.0.0.0"
+
+
+class Nic(_Model):
+    name: str | None = Field(default=None, description="default: <vm>VMNic as az vm create names it")
+    subnet: str = Field(description="'<vnet>/<subnet>'")
+    private_ip: str
+    nsg: str | None = None
+    ip_forwarding: bool = False
+    public_ip: str | None = None
+
+    _ip = field_validator("private_ip")(_check_ip)
+
+
+class Vm(_Model):
+    name: str
+    resource_group: str
+    location: str | None = None
+    os: Literal["Linux", "Windows"] = "Linux"
+    size: str = "Standard_D2s_v3"
+    power_state: Literal["running", "stopped", "deallocated"] = "running"
+    extensions: list[str] = Field(
+        default_factory=lambda: ["NetworkWatcherAgentLinux"],
+        description="extension names; NetworkWatcherAgentLinux/Windows enable packet capture",
+    )
+    nics: list[Nic]
+    services: list[Service] = Field(default_factory=list)
+    mtu: int = 1500
+    role: str | None = None
+
+    _n = field_validator("name")(_check_name)
+
+    @model_validator(mode="after")
+    def _default_nic_names(self) -> Vm:
+        if not self.nics:
+            raise ValueError(f"VM {self.name} needs at least one NIC")
+        for index, nic in enumerate(self.nics):
+            if nic.name is None:
+                nic.name = f"{self.name}VMNic" if index == 0 else f"{self.name}VMNic{index}"
+        return self
+
+
+class DnsRecord(_Model):
+    name: str
+    type: Literal["A", "CNAME"] = "A"
+    values: list[str]
+    ttl: int = 10
+
+    @model_validator(mode="after")
+    def _values(self) -> DnsRecord:
+        if self.type == "A":
+            for value in self.values:
+                _check_ip(value)
+        elif len(self.values) != 1:
+            raise ValueError(f"CNAME {self.name} must have exactly one target")
+        return self
+
+
+class VNetLink(_Model):
+    name: str
+    vnet: str
+    registration_enabled: bool = False
+
+
+class PrivateDnsZone(_Model):
+    name: str
+    resource_group: str
+    records: list[DnsRecord] = Field(default_factory=list)
+    links: list[VNetLink] = Field(default_factory=list)
+
+
+class PublicDnsRecord(_Model):
+    """A record on the public Internet (what 1.1.1.1 answers); names are FQDNs."""
+
+    name: str
+    type: Literal["A", "CNAME"] = "A"
+    values: list[str]
+
+
+class StorageAccount(_Model):
+    name: str
+    resource_group: str
+    location: str | None = None
+    containers: list[str] = Field(default_factory=lambda: ["captures"])
+    data_plane_rbac: bool = Field(default=True, description="False: --auth-mode login is refused")
+    allow_shared_key_access: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _STORAGE_NAME.match(value):
+            raise ValueError(
+                f"storage account name {value!r} is invalid: Azure requires 3-24 lowercase letters and digits"
+            )
+        return value
+
+    @field_validator("containers")
+    @classmethod
+    def _containers(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _CONTAINER_NAME.match(name):
+                raise ValueError(f"container name {name!r} is invalid (3-63 of [a-z0-9-])")
+        return value
+
+
+class TrafficFlow(_Model):
+    """Application traffic the world carries: ``client`` talks to ``server:port``.
+
+    ``client``/``server`` name a VM or give a literal IPv4 address (an Internet client, a PaaS
+    endpoint). ``server_name`` is the DNS name the client resolves first, if any.
+    """
+
+    name: str
+    client: str
+    server: str
+    port: int = Field(ge=1, le=65535)
+    protocol: Literal["Tcp", "Udp"] = "Tcp"
+    server_name: str | None = None
+    app: Literal["http", "https", "redis", "sql", "dns", "generic"] = "generic"
+    requests_per_minute: float = Field(default=30.0, gt=0)
+    request_bytes: int = Field(default=200, ge=0)
+    response_bytes: int = Field(default=1200, ge=0)
+
+
+class NetworkFault(_Model):
+    """The one injected network fault; ``flow`` names the traffic it breaks.
+
+    ``params`` carry data-plane parameters config cannot show: ``path_mtu`` (pmtu-blackhole),
+    ``loss_rate`` and ``between`` (path-packet-loss), ``injector_ip`` and ``after_bytes``
+    (middlebox-rst).
+    """
+
+    type: NetworkFaultType
+    flow: str
+    params: dict[str, float | int | str | list[str]] = Field(default_factory=dict)
+
+
+class CloudFaultSpec(_Model):
+    """A failure of the cloud API itself (not of the network), see :mod:`netghost.lab.faults`."""
+
+    kind: CloudFaultKind
+    vm: str | None = None
+    region: str | None = None
+    count: int = Field(default=1, ge=1, description="poll-transient / download-failure: failures before success")
+    delay_s: float = Field(default=20.0, ge=0, description="blob-late: lab seconds after Stop before the blob shows")
+    limit: int = Field(default=1, ge=0, description="capture-quota: concurrent captures allowed per region")
+    error: str | None = Field(default=None, description="capture-error: packetCaptureError value")
+    account: str | None = Field(default=None, description="storage faults: the account (default: all)")
+    container: str | None = Field(default=None, description="container-missing: the container removed")
+    message: str | None = Field(default=None, description="override the lab's default error text")
+
+
+class LocalMachine(_Model):
+    """Where the engineer's own machine sits; by default outside every VNet (a laptop)."""
+
+    inside_vnet: str | None = None
+    ip: str = "192.168.1.23"
+    resolver: str = "1.1.1.1"
+
+
+class WorldSpec(_Model):
+    """One scenario world, as written in ``scenarios/<name>.yaml``."""
+
+    name: str
+    description: str
+    subscription: Subscription = Field(default_factory=Subscription)
+    clock_start: datetime | None = None
+    resource_groups: list[ResourceGroup]
+    network_watchers: list[NetworkWatcherDecl] = Field(default_factory=list)
+    vnets: list[VNet] = Field(default_factory=list)
+    nsgs: list[Nsg] = Field(default_factory=list)
+    route_tables: list[RouteTable] = Field(default_factory=list)
+    vms: list[Vm] = Field(default_factory=list)
+    private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
+    public_dns: list[PublicDnsRecord] = Field(default_factory=list)
+    storage_accounts: list[StorageAccount] = Field(default_factory=list)
+    traffic: list[TrafficFlow] = Field(default_factory=list)
+    fault: NetworkFault | None = None
+    cloud_faults: list[CloudFaultSpec] = Field(default_factory=list)
+    local_machine: LocalMachine = Field(default_factory=LocalMachine)
+
+    @model_validator(mode="after")
+    def _references(self) -> WorldSpec:
+        problems = _reference_problems(self)
+        if problems:
+            raise ValueError("broken references:\n  - " + "\n  - ".join(problems))
+        return self
+
+
+def _dupes(kind: str, names: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name.lower() in seen:
+            out.append(f"duplicate {kind} name {name!r}")
+        seen.add(name.lower())
+    return out
+
+
+def _reference_problems(w: WorldSpec) -> list[str]:  # noqa: C901  one flat list of checks reads best
+    """Every broken cross reference in ``w``, as human sentences (empty when the world is sound)."""
+    p: list[str] = []
+    rgs = {g.name.lower(): g for g in w.resource_groups}
+    p += _dupes("resource group", [g.name for g in w.resource_groups])
+    p += _dupes("vnet", [v.name for v in w.vnets])
+    p += _dupes("nsg", [n.name for n in w.nsgs])
+    p += _dupes("route table", [r.name for r in w.route_tables])
+    p += _dupes("vm", [v.name for v in w.vms])
+    p += _dupes("storage account", [s.name for s in w.storage_accounts])
+    p += _dupes("traffic flow", [t.name for t in w.traffic])
+    p += _dupes("network watcher region", [n.location for n in w.network_watchers])
+    nsgs = {n.name for n in w.nsgs}
+    rts = {r.name for r in w.route_tables}
+    vnets = {v.name: v for v in w.vnets}
+    owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts]
+    for res in owned:
+        if res.resource_group.lower() not in rgs:
+            p.append(f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared")
+    for vnet in w.vnets:
+        nets = [ipaddress.ip_network(a) for a in vnet.address_prefixes]
+        for sn in vnet.subnets:
+            net = ipaddress.ip_network(sn.address_prefix)
+            if not any(net.subnet_of(n) for n in nets):  # type: ignore[arg-type]
+                p.append(f"subnet {vnet.name}/{sn.name} {sn.address_prefix} is outside the VNet's address space")
+            if sn.nsg and sn.nsg not in nsgs:
+                p.append(f"subnet {vnet.name}/{sn.name}: NSG {sn.nsg!r} is not declared")
+            if sn.route_table and sn.route_table not in rts:
+                p.append(f"subnet {vnet.name}/{sn.name}: route table {sn.route_table!r} is not declared")
+        for peer in vnet.peerings:
+            if peer.remote_vnet not in vnets:
+                p.append(f"peering {vnet.name}/{peer.name}: remote VNet {peer.remote_vnet!r} is not declared")
+    ips: dict[str, str] = {}
+    for vm in w.vms:
+        for nic in vm.nics:
+            vnet_name, _, sn_name = nic.subnet.partition("/")
+            vnet_decl = vnets.get(vnet_name)
+            subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
+            if subnet is None:
+                p.append(f"VM {vm.name} NIC {nic.name}: subnet {nic.subnet!r} is not declared")
+            elif ipaddress.ip_address(nic.private_ip) not in ipaddress.ip_network(subnet.address_prefix):
+                p.append(f"VM {vm.name} NIC {nic.name}: {nic.private_ip} is outside {nic.subnet} {subnet.address_prefix}")
+            if nic.nsg and nic.nsg not in nsgs:
+                p.append(f"VM {vm.name} NIC {nic.name}: NSG {nic.nsg!r} is not declared")
+            if nic.private_ip in ips:
+                p.append(f"IP {nic.private_ip} is assigned to both {ips[nic.private_ip]} and {vm.name}")
+            ips[nic.private_ip] = vm.name
+    for zone in w.private_dns_zones:
+        for link in zone.links:
+            if link.vnet not in vnets:
+                p.append(f"private DNS zone {zone.name} link {link.name}: VNet {link.vnet!r} is not declared")
+    vm_names = {v.name for v in w.vms}
+    for flow in w.traffic:
+        for end in (flow.client, flow.server):
+            if end not in vm_names and not _is_ip(end):
+                p.append(f"traffic {flow.name}: endpoint {end!r} is neither a declared VM nor an IPv4 address")
+    if w.fault is not None and w.fault.flow not in {t.name for t in w.traffic}:
+        p.append(f"fault {w.fault.type}: flow {w.fault.flow!r} is not a declared traffic flow")
+    for cf in w.cloud_faults:
+        if cf.vm is not None and cf.vm not in vm_names:
+            p.append(f"cloud fault {cf.kind}: VM {cf.vm!r} is not declared")
+    if w.local_machine.inside_vnet is not None and w.local_machine.inside_vnet not in vnets:
+        p.append(f"local_machine.inside_vnet {w.local_machine.inside_vnet!r} is not a declared VNet")
+    return p
+
+
+def _is_ip(value: str) -> bool:
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
