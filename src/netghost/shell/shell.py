@@ -21,19 +21,19 @@ from netghost.contracts.audit import ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance.plan_token import compute_plan_token, verify_plan_token
 from netghost.governance.wal import WalWriter
+from netghost.shell.classify import Classification, classify
 from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
 from netghost.shell.redact import redact
 from netghost.shell.run import RunResult, run_argv, scrub_env
 from netghost.shell.truncate import truncate
 
 if TYPE_CHECKING:
-    from netghost.shell.classify import Classification
     from netghost.shell.org_policy import OrgPolicy
 
 __all__ = ["SafeExecShell"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-Classifier = Callable[[str, "OrgPolicy | None"], "Classification"]
+Classifier = Callable[[str, "OrgPolicy | None"], Classification]
 
 
 class _SharedWriters:
@@ -107,8 +107,6 @@ class SafeExecShell:
         if not timeout_s > 0:
             raise ShellError(f"timeout_s must be positive, got {timeout_s!r}")
         if classifier is None:
-            from netghost.shell.classify import classify  # noqa: PLC0415  keeps import order acyclic
-
             classifier = classify
         self.session_id = session_id
         self.hitl_callback = hitl_callback
