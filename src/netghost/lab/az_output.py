@@ -3,7 +3,7 @@
 * ``json``: sorted keys, two-space indent, non-ASCII kept;
 * ``jsonc``: the same document with ANSI colours (pygments, as knack does);
 * ``tsv``: knack's ``_TsvOutput`` — a top-level list gives one row per item; a dict row lists its
-  values in sorted-key order; a nested dict becomes an empty field and a nested list its length;
+  values in sorted-key order, except a ``--query`` multiselect hash, which keeps query order; a nested dict becomes an empty field and a nested list its length;
   a bool inside a dict prints ``True``/``False`` but a top-level bool prints ``true``/``false``;
 * ``table``: knack's auto table (scalar columns only, ``id``/``type``/``etag`` skipped, first
   letter capitalised) or the command's own table transformer, laid out like tabulate's
@@ -17,6 +17,7 @@ A result of ``None`` (and a query that evaluates to null) prints nothing at all.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,7 +33,8 @@ def apply_query(result: Any, query: str | None) -> Any:
     """Apply a JMESPath ``--query`` the way az does (the ``jmespath`` package)."""
     if query is None:
         return result
-    return jmespath.search(query, result)
+    # As az: multiselect hashes become OrderedDicts, which tsv/table keep in query order.
+    return jmespath.search(query, result, jmespath.Options(dict_cls=OrderedDict))
 
 
 def _tsv_obj(value: Any) -> str:
@@ -44,6 +46,8 @@ def _tsv_obj(value: Any) -> str:
 
 
 def _tsv_row(item: Any) -> str:
+    if isinstance(item, OrderedDict):
+        return "\t".join(_tsv_obj(v) for v in item.values())
     if isinstance(item, dict):
         return "\t".join(_tsv_obj(v) for _, v in sorted(item.items()))
     if isinstance(item, list):
