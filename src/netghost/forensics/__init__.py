@@ -1,1 +1,33 @@
-"""netghost.forensics (see ARCHITECTURE.md)."""
+"""netghost.forensics: a fast, Wireshark-faithful capture analyser (the ``pcap-forensics`` program).
+
+Pipeline: :func:`~netghost.forensics.reader.iter_batches` (chunked raw records) →
+:func:`~netghost.forensics.decode.decode_batch` (numpy columns) →
+:func:`~netghost.forensics.tcp.analyze_tcp_sequences` (tshark 4.0 rules) →
+:func:`~netghost.forensics.flows.build_streams` → DNS/ICMP summaries → findings → semantic JSON →
+Markdown reports. :func:`analyze_capture` runs the whole analysis and keeps the decoded columns in
+the returned :class:`Analysis` so other consumers (compare mode, charts) can reuse them.
+
+This package imports only ``netghost.errors`` (and may use ``netghost.contracts``) from netghost.
+"""
+
+from netghost.forensics.decode import Packets, format_addr
+from netghost.forensics.engine import Analysis, analyze_capture
+from netghost.forensics.findings import build_findings
+from netghost.forensics.report import render_executive_summary, render_report
+from netghost.forensics.semantic import SEMANTIC_VERSION, build_semantic, load_schema
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
+
+__all__ = [
+    "FLAG_BITS",
+    "FLAG_NAMES",
+    "SEMANTIC_VERSION",
+    "Analysis",
+    "Packets",
+    "analyze_capture",
+    "build_findings",
+    "build_semantic",
+    "format_addr",
+    "load_schema",
+    "render_executive_summary",
+    "render_report",
+]

@@ -15,7 +15,6 @@ families never collide in a flow key.
 from __future__ import annotations
 
 import ipaddress
-import struct
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -110,9 +109,8 @@ class Packets:
     @classmethod
     def empty(cls) -> Packets:
         """A table with zero rows (used for empty captures)."""
-        batch = RawBatch(
-            np.zeros(128, np.uint8), *(np.zeros(0, np.int64) for _ in range(3)), np.zeros(0), np.zeros(0, np.int32)
-        )
+        e = np.zeros(0, np.int64)
+        batch = RawBatch(np.zeros(128, np.uint8), e, e, e, np.zeros(0), np.zeros(0, np.int32))
         return decode_batch(batch, 1)[0]
 
     def take(self, idx: np.ndarray) -> Packets:
@@ -135,21 +133,24 @@ class _Gather:
         self.hi = max(buf.shape[0] - 9, 0)
 
     def u8(self, pos: np.ndarray) -> np.ndarray:
-        return self.buf[np.clip(pos, 0, self.hi)].astype(np.int64)
+        out: np.ndarray = self.buf[np.clip(pos, 0, self.hi)].astype(np.int64)
+        return out
 
     def u16(self, pos: np.ndarray) -> np.ndarray:
         p = np.clip(pos, 0, self.hi)
-        return (self.buf[p].astype(np.int64) << 8) | self.buf[p + 1]
+        out: np.ndarray = (self.buf[p].astype(np.int64) << 8) | self.buf[p + 1]
+        return out
 
     def u32(self, pos: np.ndarray) -> np.ndarray:
         p = np.clip(pos, 0, self.hi)
         b = self.buf
-        return (
+        out: np.ndarray = (
             (b[p].astype(np.int64) << 24)
             | (b[p + 1].astype(np.int64) << 16)
             | (b[p + 2].astype(np.int64) << 8)
             | b[p + 3]
         )
+        return out
 
     def u64(self, pos: np.ndarray) -> np.ndarray:
         return (self.u32(pos).astype(np.uint64) << np.uint64(32)) | self.u32(pos + 4).astype(np.uint64)
@@ -213,7 +214,7 @@ def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray,
     return et, p, vlan, lim
 
 
-def _nflog(g: _Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarray, issue: np.ndarray) -> None:
+def _nflog(g: _Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarray, issue: np.ndarray) -> None:  # noqa: PLR0917  internal column writer
     """NFLOG: 4-byte header then little-endian TLVs; NFULA_PAYLOAD (type 9) holds the IP packet."""
     buf = g.buf
     for i in idx.tolist():
@@ -222,7 +223,8 @@ def _nflog(g: _Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarr
         q = o + 4
         found = False
         while q + 4 <= end:
-            tlen, ttype = struct.unpack_from("<HH", buf, q)
+            tlen = int(buf[q]) | (int(buf[q + 1]) << 8)
+            ttype = int(buf[q + 2]) | (int(buf[q + 3]) << 8)
             if tlen < 4:
                 break
             if (ttype & 0x7FFF) == 9:
@@ -253,7 +255,9 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
     issue[b.caplen == 0] = _ISSUE["empty_record"]
     et, p, vlan, lim = _link_layer(g, b, issue)
 
-    i64 = lambda v=-1: np.full(n, v, np.int64)  # noqa: E731  small local column factory
+
+    def i64() -> np.ndarray:
+        return np.full(n, -1, np.int64)
     l3 = np.zeros(n, np.int8)
     src_hi, src_lo, dst_hi, dst_lo = (np.zeros(n, np.uint64) for _ in range(4))
     ttl, ip_id, dscp, proto, l4, l4len = i64(), i64(), i64(), i64(), i64(), i64()
@@ -390,7 +394,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
     return cols, payoff, end
 
 
-def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndarray, end: np.ndarray,
+def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndarray, end: np.ndarray,  # noqa: PLR0917  internal column writer
           issue: np.ndarray, itype: np.ndarray, icode: np.ndarray, imtu: np.ndarray, in_proto: np.ndarray,
           in_sport: np.ndarray, in_dport: np.ndarray, in_addr: tuple[np.ndarray, ...]) -> None:
     """ICMP/ICMPv6 type, code, MTU and the quoted packet's flow (for errors)."""
@@ -437,7 +441,7 @@ def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndar
         in_dport[c[hp]] = g.u16(pq[hp] + 2)
 
 
-def _tcp_options(buf: np.ndarray, idx: np.ndarray, start: np.ndarray, stop: np.ndarray, end: np.ndarray,
+def _tcp_options(buf: np.ndarray, idx: np.ndarray, start: np.ndarray, stop: np.ndarray, end: np.ndarray,  # noqa: PLR0917  internal column writer
                  mss: np.ndarray, wscale: np.ndarray, sack: np.ndarray) -> None:
     """Parse MSS / window scale / SACK-permitted of SYN segments (a Python loop over SYNs only)."""
     raw = buf.tobytes() if idx.size > 64 else None

@@ -76,7 +76,8 @@ class Analysis:
     def rst_frames(self) -> np.ndarray:
         """Frame numbers of TCP segments with RST set."""
         fl = self.cols.tcp_flags[self.tcp_rows]
-        return self.cols.frame[self.tcp_rows[(fl & 0x04) != 0]]
+        out: np.ndarray = self.cols.frame[self.tcp_rows[(fl & 0x04) != 0]]
+        return out
 
     def syn_without_synack(self) -> np.ndarray:
         """Stream ids with at least one pure SYN and no SYN-ACK."""
@@ -115,11 +116,12 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
     conv, dirn = conversation_keys(cols, tcp_rows, 6)
     aflags, sub, irtt = analyze_tcp_sequences(
-        conv, dirn, cols.seq[tcp_rows], cols.ack[tcp_rows], cols.tcp_flags[tcp_rows].astype(np.int64),
-        cols.win[tcp_rows].astype(np.int64), cols.paylen[tcp_rows].astype(np.int64), cols.ts[tcp_rows],
-        cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit,
+        conv, dirn, seq=cols.seq[tcp_rows], ack=cols.ack[tcp_rows],
+        flags=cols.tcp_flags[tcp_rows].astype(np.int64), win=cols.win[tcp_rows].astype(np.int64),
+        seglen=cols.paylen[tcp_rows].astype(np.int64), ts=cols.ts[tcp_rows],
+        wscale=cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit,
     )
-    sid, streams = build_streams(cols, tcp_rows, conv, dirn, sub, aflags, irtt)
+    sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt)
 
     issues: Counter[str] = Counter()
     issue_frames: dict[str, list[int]] = {}

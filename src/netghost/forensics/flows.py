@@ -21,7 +21,8 @@ _C = np.uint64(0x9E3779B97F4A7C15)
 
 def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
     h = (h ^ v.astype(np.uint64)) * _C
-    return h ^ (h >> np.uint64(29))
+    out: np.ndarray = h ^ (h >> np.uint64(29))
+    return out
 
 
 def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +102,7 @@ class TcpStreams:
         return TcpStreams(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
 
 
-def build_streams(cols: Packets, rows: np.ndarray, conv: np.ndarray, dirn: np.ndarray, sub: np.ndarray,
+def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np.ndarray, sub: np.ndarray,
                   aflags: np.ndarray, irtt_pkt: np.ndarray) -> tuple[np.ndarray, TcpStreams]:
     """Number tshark streams and aggregate per-stream statistics.
 
@@ -138,7 +139,10 @@ def build_streams(cols: Packets, rows: np.ndarray, conv: np.ndarray, dirn: np.nd
     odir = np.where(first_syn < big, dirn[np.minimum(first_syn, rows.shape[0] - 1)],
                     np.where(first_sa < big, 1 - dirn[np.minimum(first_sa, rows.shape[0] - 1)], dirn[first]))
     from_c = dirn == odir[sid]
-    cnt = lambda m: np.bincount(sid[m], minlength=ns)  # noqa: E731  local reduction helper
+
+    def cnt(m: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.bincount(sid[m], minlength=ns)
+        return out
 
     crow = rows[first]
     c_is_src = from_c[first]

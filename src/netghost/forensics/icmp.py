@@ -9,7 +9,7 @@ import numpy as np
 
 from netghost.forensics.decode import Packets, format_addr
 
-__all__ = ["ICMP_NAMES", "ICMP6_NAMES", "analyze_icmp", "icmp_name"]
+__all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
 ICMP_NAMES = {
     "0/0": "echo reply", "8/0": "echo request", "3/0": "net unreachable", "3/1": "host unreachable",

@@ -154,12 +154,11 @@ def _pad(data: bytes) -> np.ndarray:
 
 def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
     b = [buf[pos + k].astype(np.uint32) for k in range(4)]
-    if big:
-        return (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]
-    return (b[3] << 24) | (b[2] << 16) | (b[1] << 8) | b[0]
+    out: np.ndarray = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3] if big else (b[3] << 24) | (b[2] << 16) | (b[1] << 8) | b[0]
+    return out
 
 
-def _walk_pcap(data: bytes, fmt: str) -> tuple[array, int, int]:
+def _walk_pcap(data: bytes, fmt: str) -> tuple[array[int], int, int]:
     """Return (record header offsets, end position, first bad caplen or -1).
 
     This is the only per-record Python loop of the engine: each record's length decides where the
@@ -223,7 +222,7 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
             return
 
 
-def _pcap_batch(data: bytes, offs: array, big: bool, ns_factor: int, linktype: int) -> RawBatch:
+def _pcap_batch(data: bytes, offs: array[int], big: bool, ns_factor: int, linktype: int) -> RawBatch:
     buf = _pad(data)
     hdr = np.frombuffer(offs, dtype=np.int64)
     sec = _u32(buf, hdr, big).astype(np.float64)

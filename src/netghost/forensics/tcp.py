@@ -50,8 +50,10 @@ M32 = 0xFFFFFFFF
 HALF = 0x80000000
 
 
-def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any, ts: Any,
-            wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any) -> None:  # pragma: no cover - hot
+def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
+    conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any, ts: Any,
+    wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any,
+) -> None:
     """Run the rules over packets sorted by (conversation, frame). Writes the three ``out_*`` arrays."""
     n = len(conv)
     prev = -1
@@ -136,7 +138,7 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
                 af |= ZW
             if nx != 0 and 0 < ((s - nx) & M32) < HALF and not (fl & RST):
                 af |= LOST
-            if (ln == 0 or ln == 1) and s == ((nx - 1) & M32) and ctl == 0:
+            if ln <= 1 and s == ((nx - 1) & M32) and ctl == 0:
                 af |= KA
             same = ln == 0 and s == nx and a == lastack[d] and ctl == 0
             if same and w != 0 and w != window[d]:
@@ -155,9 +157,10 @@ def _kernel(conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, segl
         if a != lastack[d]:
             dupacks[d] = 0
         if maxtba[r] != 0 and 0 < ((a - maxtba[r]) & M32) < HALF and (fl & ACK):
-            # one flag per hole: the boundary jumps to nextseq, or the reverse dup-ACK counter
-            # is parked at -1 (tshark 4.0's de-duplication)
-            if maxtba[r] > nextseq[r]:
+            # ACKed unseen segment, one flag per hole: when the boundary lags the peer's nextseq
+            # it jumps there; otherwise the peer's dup-ACK counter is parked at -1 so repeated
+            # ACKs of the same hole stay silent (see FAITHFULNESS.md for how this was pinned).
+            if maxtba[r] != nextseq[r]:
                 maxtba[r] = nextseq[r]
                 af |= ACKLOST
             else:
@@ -205,7 +208,7 @@ def _jitted() -> Any:
     global _JIT  # noqa: PLW0603  one lazily compiled kernel per process
     if _JIT is None:
         try:
-            import numba  # type: ignore[import-not-found]  # noqa: PLC0415  optional dependency
+            import numba  # noqa: PLC0415  optional dependency
         except ImportError:
             _JIT = False
         else:
@@ -213,7 +216,7 @@ def _jitted() -> Any:
     return _JIT or None
 
 
-def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, seq: np.ndarray, ack: np.ndarray,
+def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
                           wscale: np.ndarray, use_jit: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would.
@@ -245,7 +248,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, seq: np.ndarray, a
         lof = [0] * n
         lsub = [0] * n
         lirtt = [float("nan")] * n
-        _kernel(*lists, lof, lsub, lirtt)
+        _kernel(lists[0], lists[1], lists[2], lists[3], lists[4], lists[5], lists[6], lists[7], lists[8],
+                lof, lsub, lirtt)
         of, osub, oirtt = np.asarray(lof, np.int64), np.asarray(lsub, np.int64), np.asarray(lirtt)
     out_f = np.empty(n, np.int64)
     out_s = np.empty(n, np.int64)

@@ -1,0 +1,125 @@
+"""``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json]``.
+
+Exit codes: 0 success (also for an empty or truncated capture, which the report explains); 2 for a
+missing file, a file that is not a capture, an unsupported format, or an option whose feature is
+not built yet (``--compare``, ``--narrative``, ``--format html``), each with a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from netghost.errors import CaptureFormatError
+from netghost.forensics.engine import Analysis, analyze_capture
+from netghost.forensics.report import render_executive_summary, render_report
+from netghost.forensics.semantic import build_semantic
+
+__all__ = ["build_parser", "main", "run"]
+
+PROG = "pcap-forensics"
+FORMATS = ("md", "json", "html")
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The CLI's argument parser (also used by the shell's allowlist tests)."""
+    p = argparse.ArgumentParser(prog=PROG, description="Wireshark-faithful capture forensics: semantic JSON + reports.")
+    p.add_argument("capture", help="pcap / pcapng file, optionally gzip-compressed (format detected by magic)")
+    p.add_argument("--compare", metavar="CAPTURE_B", help="second capture point of the same path (not available yet)")
+    p.add_argument("--semantic-dir", default=".", help="directory for {stem}_semantic.json (default: .)")
+    p.add_argument("--report-dir", default=".", help="directory for the Markdown reports (default: .)")
+    p.add_argument("--format", default="md,json", help="comma list of md, json, html (default: md,json)")
+    p.add_argument("--narrative", action="store_true", help="add a Gemini-written narrative (not available yet)")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for ext in (".gz", ".pcapng", ".pcap", ".cap", ".dmp"):
+        if name.lower().endswith(ext):
+            name = name[: -len(ext)]
+    return name or "capture"
+
+
+def _analyze(path: Path) -> Analysis:
+    size = path.stat().st_size if path.exists() else 0
+    if not (sys.stderr.isatty() and size >= PROGRESS_MIN_BYTES):
+        return analyze_capture(path)
+    from rich.progress import Progress  # noqa: PLC0415  only for big files on a terminal
+
+    with Progress(transient=True, console=None) as prog:
+        task = prog.add_task(f"analysing {path.name}", total=size)
+        return analyze_capture(path, progress=lambda done, total: prog.update(task, completed=done))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute a parsed command line; returns the exit code."""
+    formats = {f.strip() for f in str(args.format).split(",") if f.strip()}
+    unknown = formats - set(FORMATS)
+    if unknown:
+        return _fail(f"unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)")
+    if "html" in formats:
+        return _fail("--format html is not available yet (HTML report with charts is planned); use md,json")
+    if args.compare:
+        return _fail("--compare is not available yet (two-point comparison is planned); analyse each capture alone")
+    if args.narrative:
+        return _fail("--narrative is not available yet (Gemini narrative is planned); the deterministic report is complete")
+    path = Path(args.capture)
+    try:
+        analysis = _analyze(path)
+    except CaptureFormatError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{path}: {exc.strerror or exc}")
+    sem = build_semantic(analysis, path.stat().st_size)
+    stem = _stem(path)
+    written: list[Path] = []
+    try:
+        if "json" in formats:
+            sdir = Path(args.semantic_dir)
+            sdir.mkdir(parents=True, exist_ok=True)
+            out = sdir / f"{stem}_semantic.json"
+            out.write_text(json.dumps(sem, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            written.append(out)
+        if "md" in formats:
+            rdir = Path(args.report_dir)
+            rdir.mkdir(parents=True, exist_ok=True)
+            for suffix, text in (("forensic_report", render_report(sem)), ("executive_summary", render_executive_summary(sem))):
+                out = rdir / f"{stem}_{suffix}.md"
+                out.write_text(text, encoding="utf-8")
+                written.append(out)
+    except OSError as exc:
+        return _fail(f"cannot write outputs: {exc.strerror or exc}")
+    for w in analysis.info.warnings:
+        print(f"{PROG}: warning: {w}", file=sys.stderr)
+    _print_done(sem, written)
+    return 0
+
+
+def _print_done(sem: dict[str, Any], written: list[Path]) -> None:
+    s = sem["summary"]
+    head = sem["findings"][0]["title"] if sem["findings"] else ("no traffic captured" if not s["packets"] else "no findings")
+    print(f"{sem['capture']['file']}: {s['packets']} packets, {s['tcp_conversations']} TCP conversations, "
+          f"{len(sem['findings'])} findings; top: {head}")
+    for w in written:
+        print(f"wrote {w}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console-script entry point."""
+    args = build_parser().parse_args(argv)
+    return run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

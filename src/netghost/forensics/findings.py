@@ -1,0 +1,352 @@
+"""Diagnostic findings: specific, ranked (severity, confidence), each with bounded evidence frames.
+
+Each detector reads the analysis columns and emits findings in an investigator's vocabulary
+("SYN to 10.0.2.4:6379 retried 3× with no answer → silently dropped (NSG/firewall)"). Detectors
+are pure functions of the :class:`~netghost.forensics.engine.Analysis`, so they are testable with
+synthetic captures whose faults are known.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from netghost.forensics.decode import format_addr
+from netghost.forensics.engine import Analysis
+from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.tcp import FLAG_BITS
+
+__all__ = ["SEVERITIES", "build_findings", "flow_id"]
+
+SEVERITIES = ("info", "low", "medium", "high", "critical")
+MAX_FRAMES = 10
+Finding = dict[str, Any]
+
+
+def flow_id(stream: int) -> str:
+    """Stable id of a TCP stream in the semantic output (tshark's ``tcp.stream`` number)."""
+    return f"tcp/{stream}"
+
+
+def _ep(hi: Any, lo: Any, port: Any) -> str:
+    addr = format_addr(hi, lo)
+    return f"[{addr}]:{int(port)}" if ":" in addr else f"{addr}:{int(port)}"
+
+
+def _finding(kind: str, severity: str, confidence: float, title: str, detail: str,  # noqa: PLR0917  compact call sites
+             frames: list[int], flows: list[str] | None = None, ts: float | None = None, **metrics: Any) -> Finding:
+    return {
+        "kind": kind, "severity": severity, "confidence": round(float(confidence), 2), "title": title,
+        "detail": detail, "flows": (flows or [])[:MAX_FRAMES],
+        "evidence": {"frames": sorted(int(f) for f in frames)[:MAX_FRAMES], "first_ts": ts},
+        "metrics": metrics,
+    }
+
+
+class _Ctx:
+    """Per-segment views shared by the detectors."""
+
+    def __init__(self, a: Analysis) -> None:
+        self.a = a
+        c = a.cols
+        r = a.tcp_rows
+        self.frame = c.frame[r]
+        self.ts = c.ts[r]
+        self.fl = c.tcp_flags[r].astype(np.int64)
+        self.pay = c.paylen[r]
+        self.ttl = c.ttl[r]
+        self.sid = a.tcp_stream
+        self.src_hi, self.src_lo, self.sport = c.src_hi[r], c.src_lo[r], c.sport[r]
+        st = a.streams
+        self.from_client = (self.src_hi == st.c_hi[self.sid]) & (self.src_lo == st.c_lo[self.sid]) & (
+            self.sport == st.c_port[self.sid])
+
+    def frames_of(self, streams: np.ndarray, mask: np.ndarray) -> list[int]:
+        m = mask & np.isin(self.sid, streams)
+        return [int(x) for x in self.frame[m][:MAX_FRAMES]]
+
+
+def _server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
+    """Group streams by server host; one port keeps ``host:port``, several (a scan) list the ports."""
+    st = a.streams
+    by_host: dict[str, list[int]] = defaultdict(list)
+    for s in streams.tolist():
+        by_host[format_addr(st.s_hi[s], st.s_lo[s])].append(s)
+    groups: dict[str, list[int]] = {}
+    for host, ss in by_host.items():
+        ports = sorted({int(st.s_port[s]) for s in ss})
+        if len(ports) == 1:
+            groups[_ep(st.s_hi[ss[0]], st.s_lo[ss[0]], ports[0])] = ss
+        else:
+            shown = ", ".join(str(p) for p in ports[:6]) + (f" (+{len(ports) - 6} more)" if len(ports) > 6 else "")
+            groups[f"{host} ports {shown}"] = ss
+    return groups
+
+
+def _syn_failures(x: _Ctx) -> list[Finding]:
+    a, st = x.a, x.a.streams
+    out: list[Finding] = []
+    syn = (x.fl & 0x12) == 0x02
+    rst = (x.fl & 0x04) != 0
+    s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0))
+    for server, ss in _server_groups(a, s0).items():
+        arr = np.asarray(ss)
+        attempts = int(st.syn[arr].sum())
+        per = attempts / len(ss)
+        clients = sorted({format_addr(st.c_hi[s], st.c_lo[s]) for s in ss})
+        retried = f"retried {per:.0f}×" if per >= 2 else "sent once"
+        conns = f" on {len(ss)} connections" if len(ss) > 1 else ""
+        out.append(_finding(
+            "syn_no_answer", "high", 0.9 if per >= 2 else 0.6,
+            f"SYN to {server} {retried}{conns} with no answer → silently dropped (NSG/firewall or host down)",
+            f"{attempts} SYN(s) from {', '.join(clients[:3])} to {server} got neither SYN-ACK nor RST. A drop "
+            "without reply is what an NSG deny rule, a firewall or a missing route does; a closed port would "
+            "answer with RST.",
+            x.frames_of(arr, syn), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            connections=len(ss), syn_attempts=attempts, server=server,
+        ))
+    rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0))
+    for server, ss in _server_groups(a, rej).items():
+        arr = np.asarray(ss)
+        out.append(_finding(
+            "syn_rejected_rst", "high", 0.9,
+            f"SYN to {server} answered by RST from the server port → nothing listening (or a reject rule)",
+            f"{len(ss)} connection attempt(s) to {server} were refused with RST instead of SYN-ACK: no process "
+            "listens on that port on the target (or a host firewall rejects with reset).",
+            x.frames_of(arr, syn | rst), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            connections=len(ss), server=server,
+        ))
+    return out
+
+
+def _resets(x: _Ctx) -> list[Finding]:
+    a, st = x.a, x.a.streams
+    out: list[Finding] = []
+    rst_rows = np.flatnonzero((x.fl & 0x04) != 0)
+    established = (st.synack > 0) | (st.data_pkts > 0)
+    seen: set[int] = set()
+    for k in rst_rows.tolist():
+        s = int(x.sid[k])
+        if s in seen or not established[s] or (st.syn[s] > 0 and st.synack[s] == 0):
+            continue
+        seen.add(s)
+        same_dir = (x.sid == s) & (x.from_client == x.from_client[k]) & ((x.fl & 0x04) == 0)
+        ttls = x.ttl[same_dir]
+        who = "client" if x.from_client[k] else "server"
+        sender = _ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+        peer = _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if x.from_client[k] else _ep(st.c_hi[s], st.c_lo[s], st.c_port[s])
+        if ttls.size:
+            vals, cnts = np.unique(ttls, return_counts=True)
+            usual = int(vals[np.argmax(cnts)])
+            if abs(int(x.ttl[k]) - usual) >= 2:
+                ref = int(x.frame[np.flatnonzero(same_dir)[0]])
+                out.append(_finding(
+                    "rst_injected", "high", 0.8,
+                    f"RST mid-stream on {flow_id(s)} ({sender} → {peer}) with TTL {int(x.ttl[k])} where the "
+                    f"{who} always uses {usual} → injected by a middlebox",
+                    f"The reset claims to come from the {who} {sender} but its IP TTL ({int(x.ttl[k])}) differs "
+                    f"from every other packet of that sender ({usual}); a firewall/IPS or load balancer on the path "
+                    "forged it.",
+                    [int(x.frame[k]), ref], [flow_id(s)], float(x.ts[k]), rst_ttl=int(x.ttl[k]), usual_ttl=usual,
+                ))
+                continue
+        if st.data_pkts[s] > 0:
+            out.append(_finding(
+                "rst_midstream", "medium", 0.7,
+                f"{who.capitalize()} {sender} reset {flow_id(s)} mid-stream after {int(st.data_pkts[s])} data segments",
+                f"Connection {flow_id(s)} was aborted with RST by the {who} instead of a FIN close "
+                f"(Zeek state {CONN_STATES[st.conn_state[s]]}): an application abort, an idle timeout on a "
+                "middlebox, or a crash.",
+                [int(x.frame[k])], [flow_id(s)], float(x.ts[k]), by=who,
+            ))
+    return out[:20]
+
+
+def _retransmissions(x: _Ctx) -> list[Finding]:
+    st = x.a.streams
+    out: list[Finding] = []
+    data = st.data_pkts
+    rate = np.where(data > 0, st.retrans / np.maximum(data, 1), 0.0)
+    cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (st.retrans >= 3))
+    retr = (x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0
+    for s in cand[np.argsort(-rate[cand])][:10].tolist():
+        pct = 100 * rate[s]
+        sev = "high" if pct >= 10 else "medium" if pct >= 3 else "low"
+        out.append(_finding(
+            "retransmissions", sev, 0.8,
+            f"{pct:.1f}% retransmissions on {flow_id(s)} ({_ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} ↔ "
+            f"{_ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}) → loss on the path",
+            f"{int(st.retrans[s])} of {int(data[s])} data segments were retransmitted; sustained loss means "
+            "congestion, a faulty link or a policer between the endpoints.",
+            x.frames_of(np.asarray([s]), retr), [flow_id(s)], float(st.first_ts[s]),
+            retransmissions=int(st.retrans[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
+        ))
+    tot_data = int(data.sum())
+    tot_retr = int(st.retrans.sum())
+    if tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
+        pct = 100 * tot_retr / tot_data
+        out.append(_finding(
+            "retransmissions_overall", "medium" if pct >= 3 else "low", 0.6,
+            f"{pct:.1f}% of all TCP data segments are retransmissions ({tot_retr} of {tot_data})",
+            "Retransmissions spread over many flows point at the shared path (link, gateway, NVA) rather "
+            "than one server.",
+            [int(f) for f in x.frame[retr][:MAX_FRAMES]], [], None, retransmissions=tot_retr,
+        ))
+    return out
+
+
+def _pmtu(x: _Ctx) -> list[Finding]:
+    a = x.a
+    out: list[Finding] = []
+    big_retr = ((a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay >= 1000)
+    for e in a.icmp["errors"]:
+        if not ((e["family"] == "icmp" and e["type_code"] == "3/4") or (e["family"] == "icmpv6" and e["type_code"].startswith("2/"))):
+            continue
+        mtu = e["mtu"]
+        frames = list(e["frames"])
+        flows = []
+        if big_retr.any():
+            streams = np.unique(x.sid[big_retr])
+            flows = [flow_id(int(s)) for s in streams[:5]]
+            frames += [int(f) for f in x.frame[big_retr][:5]]
+            out.append(_finding(
+                "pmtu_blackhole", "high", 0.8,
+                f"ICMP fragmentation-needed, next-hop MTU {mtu}, and large segments retransmitted → PMTU black hole",
+                f"{e['reporters'][0] if e['reporters'] else 'a router'} reported MTU {mtu} for {e['inner_flow']}; "
+                f"{int(big_retr.sum())} segment(s) of ≥1000 bytes were retransmitted. Packets larger than the path "
+                "MTU are being dropped: lower the MTU/MSS (MSS clamping) or allow ICMP type 3/4 through.",
+                frames, flows, e["first_ts"], mtu=mtu, large_retransmissions=int(big_retr.sum()),
+            ))
+        else:
+            out.append(_finding(
+                "pmtu_frag_needed", "medium", 0.7,
+                f"ICMP fragmentation-needed from {', '.join(e['reporters'][:2])}: next-hop MTU {mtu} for {e['inner_flow']}",
+                "A router on the path cannot forward packets this large with DF set; if such ICMP is filtered "
+                "elsewhere, large transfers stall (PMTU black hole).",
+                frames, [], e["first_ts"], mtu=mtu, count=e["count"],
+            ))
+    if not out:
+        # No ICMP at all, yet the same full-size segment is retransmitted again and again.
+        st = a.streams
+        for s in np.unique(x.sid[big_retr]).tolist():
+            m = big_retr & (x.sid == s)
+            if m.sum() >= 3 and st.retrans[s] >= 0.5 * st.data_pkts[s]:
+                out.append(_finding(
+                    "pmtu_suspect", "medium", 0.5,
+                    f"Full-size segments on {flow_id(s)} retransmitted {int(m.sum())}× while small ones pass → "
+                    "possible PMTU black hole (ICMP filtered)",
+                    "Only large segments are lost and no ICMP fragmentation-needed is seen: a smaller-MTU hop "
+                    "(VPN, tunnel) whose ICMP is blocked would look like this.",
+                    [int(f) for f in x.frame[m][:MAX_FRAMES]], [flow_id(s)], float(x.ts[m][0]),
+                ))
+    return out
+
+
+def _zero_window(x: _Ctx) -> list[Finding]:
+    st = x.a.streams
+    zw = (x.a.tcp_flags & FLAG_BITS["zero_window"]) != 0
+    out = []
+    for s in np.flatnonzero(st.zero_window > 0)[:5].tolist():
+        m = zw & (x.sid == s)
+        k = np.flatnonzero(m)[0]
+        who = _ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+        out.append(_finding(
+            "zero_window", "medium", 0.8,
+            f"{who} advertised a zero receive window {int(st.zero_window[s])}× on {flow_id(s)} → receiver not reading",
+            "The receiving application (or host) did not drain its socket buffer, so the sender had to stop: "
+            "a receiver-side bottleneck, not a network fault.",
+            [int(f) for f in x.frame[m][:MAX_FRAMES]], [flow_id(s)], float(x.ts[k]), count=int(st.zero_window[s]),
+        ))
+    return out
+
+
+_DNS_MEANING = {
+    "NXDomain": ("medium", "name not in the zone (typo, missing record, or private DNS zone not linked to the VNet)"),
+    "ServFail": ("high", "the resolver failed to get an answer upstream (DNSSEC, unreachable forwarder)"),
+    "Refused": ("high", "the server refused to answer (ACL, recursion disabled)"),
+}
+
+
+def _dns(x: _Ctx) -> list[Finding]:
+    d = x.a.dns
+    out = []
+    for f in d["failures"]:
+        sev, meaning = _DNS_MEANING.get(f["rcode"], ("low", "the server returned an error"))
+        out.append(_finding(
+            "dns_" + f["rcode"].lower(), sev, 0.9,
+            f"DNS {f['rcode'].upper()} for {f['qname'] or '(no name)'} ({f['qtype']}) → {meaning.split(' (')[0]}",
+            f"{f['count']} response(s) with rcode {f['rcode']}: {meaning}.", f["frames"], [], None,
+            qname=f["qname"], count=f["count"],
+        ))
+    for u in d["unanswered_names"][:5]:
+        out.append(_finding(
+            "dns_unanswered", "medium", 0.7,
+            f"DNS query for {u['qname'] or '(no name)'} never answered ({u['queries']} query key(s)) → resolver "
+            "unreachable or UDP/TCP 53 blocked",
+            "No response was captured for these queries; check the VNet DNS servers setting, NSG rules for port "
+            "53, and the resolver's health.", u["frames"], [], None, qname=u["qname"],
+        ))
+    return out
+
+
+_UNREACH = {
+    "3/0": ("medium", "no route to the network"), "3/1": ("medium", "host unreachable (no ARP/ND answer or no route)"),
+    "3/3": ("medium", "nothing listening on that UDP port"), "3/2": ("low", "protocol not supported"),
+    "3/9": ("high", "blocked by an administrative filter"), "3/10": ("high", "blocked by an administrative filter"),
+    "3/13": ("high", "blocked by a firewall/ACL (communication administratively prohibited)"),
+    "1/1": ("high", "blocked by a firewall/ACL (administratively prohibited)"), "1/0": ("medium", "no route"),
+    "1/3": ("medium", "address unreachable"), "1/4": ("medium", "nothing listening on that port"),
+    "11/0": ("low", "TTL expired in transit (traceroute, or a routing loop)"),
+    "3/0v6": ("low", "hop limit exceeded (traceroute, or a routing loop)"),
+}
+
+
+def _icmp(x: _Ctx) -> list[Finding]:
+    out = []
+    for e in x.a.icmp["errors"]:
+        key = e["type_code"] + ("v6" if e["family"] == "icmpv6" and e["type_code"] == "3/0" else "")
+        if key in ("3/4",) or (e["family"] == "icmpv6" and key.startswith("2/")):
+            continue
+        if e["family"] == "icmp" and key.startswith("1/"):
+            continue
+        sev, meaning = _UNREACH.get(key, ("low", e["name"]))
+        out.append(_finding(
+            "icmp_" + e["family"] + "_" + e["type_code"].replace("/", "_"), sev, 0.85,
+            f"ICMP {e['name']} from {', '.join(e['reporters'][:2])} for {e['inner_flow'] or 'a quoted packet'} → {meaning}",
+            f"{e['count']} {e['family'].upper()} {e['type_code']} message(s) quote {e['inner_flow']}.",
+            e["frames"], [], e["first_ts"], count=e["count"], type_code=e["type_code"],
+        ))
+    return out
+
+
+def _capture(a: Analysis) -> list[Finding]:
+    out = []
+    if a.info.truncated:
+        out.append(_finding("capture_truncated", "low", 1.0, "Capture file is truncated or corrupt; analysed up to the cut",
+                            "; ".join(a.info.warnings)[:400], [], [], None))
+    if a.decode_issues:
+        total = sum(a.decode_issues.values())
+        frames = [f for v in a.decode_issue_frames.values() for f in v]
+        out.append(_finding("decode_issues", "info", 1.0, f"{total} packet(s) could not be fully decoded",
+                            ", ".join(f"{k}: {v}" for k, v in a.decode_issues.items()), frames, [], None))
+    return out
+
+
+def build_findings(a: Analysis, limit: int = 30) -> list[Finding]:
+    """Run every detector and rank: severity, then confidence, then evidence size.
+
+    Args:
+        a: the capture analysis.
+        limit: maximum number of findings kept (the semantic JSON stays compact).
+    """
+    if a.packets == 0:
+        return []
+    x = _Ctx(a)
+    found = [*_syn_failures(x), *_resets(x), *_pmtu(x), *_retransmissions(x), *_zero_window(x), *_dns(x),
+             *_icmp(x), *_capture(a)]
+    found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))
+    for i, f in enumerate(found[:limit], 1):
+        f["id"] = f"F{i}"
+    return found[:limit]

@@ -1,0 +1,153 @@
+"""Markdown reports rendered from the semantic document (so report and JSON can never disagree).
+
+Two outputs: the forensic report (Executive Summary near the top, findings, worst flows, TCP
+analysis, DNS, ICMP, decode issues) and the executive summary (≤ 50 lines), which is what the
+seeds' agent reads first.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["MAX_SUMMARY_LINES", "render_executive_summary", "render_report"]
+
+MAX_SUMMARY_LINES = 50
+NO_TRAFFIC = "No traffic captured: the capture contains no packets."
+
+
+def _ts(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return datetime.fromtimestamp(v, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def _frames(fr: list[int], n: int = 6) -> str:
+    return ", ".join(f"#{f}" for f in fr[:n]) + (" …" if len(fr) > n else "") if fr else "-"
+
+
+def _headline(sem: dict[str, Any]) -> list[str]:
+    s = sem["summary"]
+    cap = sem["capture"]
+    if s["packets"] == 0:
+        return [NO_TRAFFIC]
+    ta = s["tcp_analysis"]
+    lines = [
+        f"- Capture `{cap['file']}` ({cap['file_type']}): {s['packets']:,} packets over {cap['duration_s']:.3f} s, "
+        f"{s['tcp_conversations']:,} TCP conversations.",
+        f"- TCP: {ta['retransmission']:,} retransmissions ({ta['fast_retransmission']} fast, "
+        f"{ta['spurious_retransmission']} spurious), {ta['lost_segment']} lost segments, "
+        f"{ta['duplicate_ack']} duplicate ACKs, {ta['zero_window']} zero windows, {s['rst_packets']} RST packets, "
+        f"{s['syn_without_synack']} connection attempts without SYN-ACK.",
+    ]
+    if s["dns"]["queries"] or s["dns_rcodes"]:
+        rc = ", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "no responses"
+        lines.append(f"- DNS: {s['dns']['queries']} queries, responses {rc}, {s['dns']['unanswered']} unanswered.")
+    icmp = {**s["icmp"], **{f"v6 {k}": v for k, v in s["icmpv6"].items()}}
+    if icmp:
+        lines.append("- ICMP: " + ", ".join(f"{k}: {v}" for k, v in icmp.items()) + ".")
+    if cap["truncated"]:
+        lines.append("- WARNING: the capture is truncated/corrupt; analysed up to the cut.")
+    if s["decode_issues"]:
+        lines.append("- Decode issues: " + ", ".join(f"{k} {v}" for k, v in s["decode_issues"].items()) + ".")
+    return lines
+
+
+def render_executive_summary(sem: dict[str, Any]) -> str:
+    """At most :data:`MAX_SUMMARY_LINES` lines: verdict, top findings with evidence, key counts."""
+    out = [f"# Executive summary: {sem['capture']['file']}", ""]
+    findings = sem["findings"]
+    if sem["summary"]["packets"] == 0:
+        out += [NO_TRAFFIC, ""]
+    elif findings:
+        top = findings[0]
+        out += [f"**Most likely issue:** {top['title']} (severity {top['severity']}, confidence {top['confidence']:.0%}).", ""]
+    else:
+        out += ["**No network fault detected** in this capture by the engine's detectors.", ""]
+    out += ["## Key facts", *_headline(sem), ""]
+    if findings:
+        out += ["## Top findings"]
+        for f in findings[:8]:
+            flows = f" flows {', '.join(f['flows'][:3])};" if f["flows"] else ""
+            out.append(f"- [{f['id']}] **{f['severity'].upper()}** {f['title']} —{flows} frames {_frames(f['evidence']['frames'], 4)}")
+        if len(findings) > 8:
+            out.append(f"- … {len(findings) - 8} more in the forensic report.")
+        out.append("")
+    out.append("Full detail: the forensic report and the semantic JSON (frame numbers are Wireshark's).")
+    return "\n".join(out[:MAX_SUMMARY_LINES]) + "\n"
+
+
+def render_report(sem: dict[str, Any]) -> str:
+    """The full Markdown forensic report."""
+    cap, s = sem["capture"], sem["summary"]
+    out = [f"# PCAP forensic report: {cap['file']}", "", "## Executive Summary", ""]
+    out += _headline(sem)
+    out.append("")
+    if sem["findings"]:
+        out.append(f"**Most likely issue:** {sem['findings'][0]['title']}")
+        out.append("")
+    out += ["## Capture", "",
+            f"- File type: {cap['file_type']}{' (gzip)' if cap['compressed'] else ''}, size {cap['size_bytes']} bytes",
+            f"- First packet: {_ts(cap['first_ts'])}; last packet: {_ts(cap['last_ts'])}",
+            f"- Link types: {', '.join(f'{k} ({v})' for k, v in s['link_types'].items()) or '-'}",
+            f"- Network layer: {', '.join(f'{k} ({v})' for k, v in s['l3'].items()) or '-'}"]
+    for w in cap["warnings"]:
+        out.append(f"- Warning: {w}")
+    out.append("")
+    out += ["## Findings", ""]
+    if not sem["findings"]:
+        out += ["No findings." if s["packets"] else NO_TRAFFIC, ""]
+    for f in sem["findings"]:
+        out += [f"### {f['id']} [{f['severity'].upper()}, confidence {f['confidence']:.0%}] {f['title']}", "",
+                f["detail"], "",
+                f"- Evidence frames: {_frames(f['evidence']['frames'], 10)}"
+                + (f" (first at {_ts(f['evidence']['first_ts'])})" if f["evidence"]["first_ts"] else "")]
+        if f["flows"]:
+            out.append(f"- Flows: {', '.join(f['flows'])}")
+        if f["metrics"]:
+            out.append("- Metrics: " + ", ".join(f"{k}={v}" for k, v in f["metrics"].items()))
+        out.append("")
+    out += ["## Worst flows", ""]
+    if sem["flows"]:
+        out += ["| flow | client | server | state | pkts c→s/s→c | bytes c→s/s→c | retr | iRTT ms | flags | frames |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
+        for fl in sem["flows"][:15]:
+            flags = ", ".join(f"{k} {v}" for k, v in fl["analysis"].items()) or "-"
+            rtt = "-" if fl["handshake_rtt_ms"] is None else f"{fl['handshake_rtt_ms']:.1f}"
+            out.append(
+                f"| {fl['id']} | {fl['client']} | {fl['server']} | {fl['conn_state']} | {fl['packets']['c2s']}/{fl['packets']['s2c']} "
+                f"| {fl['bytes']['c2s']}/{fl['bytes']['s2c']} | {fl['retransmissions']} | {rtt} | {flags} | {_frames(fl['evidence_frames'], 4)} |")
+    else:
+        out.append("No TCP flows.")
+    out += ["", "## TCP analysis (tshark flag semantics)", "",
+            "| flag | frames |", "|---|---|"]
+    out += [f"| {k} | {v} |" for k, v in s["tcp_analysis"].items() if v] or ["| (none) | 0 |"]
+    if s["conn_states"]:
+        out += ["", "Connection states (Zeek): " + ", ".join(f"{k} {v}" for k, v in s["conn_states"].items())]
+    out += ["", "## DNS", ""]
+    d = s["dns"]
+    if d["queries"] or s["dns_rcodes"]:
+        out.append(f"- {d['queries']} queries, {d['responses']} responses, {d['unanswered']} unanswered")
+        if d["latency_s"]:
+            lat = d["latency_s"]
+            out.append(f"- Latency: median {lat['median'] * 1000:.1f} ms, p95 {lat['p95'] * 1000:.1f} ms, max {lat['max'] * 1000:.1f} ms")
+        out.append("- Response codes: " + (", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "-"))
+        for f in sem["dns"]["failures"][:10]:
+            out.append(f"- {f['rcode']} for `{f['qname']}` ({f['qtype']}) ×{f['count']}, frames {_frames(f['frames'])}")
+        for u in sem["dns"]["unanswered"][:10]:
+            out.append(f"- unanswered: `{u['qname']}` ×{u['queries']}, frames {_frames(u['frames'])}")
+    else:
+        out.append("No DNS traffic.")
+    out += ["", "## ICMP", ""]
+    if s["icmp"] or s["icmpv6"]:
+        out.append("- ICMP type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmp"].items()) or "-"))
+        out.append("- ICMPv6 type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmpv6"].items()) or "-"))
+        for e in sem["icmp_errors"][:10]:
+            mtu = f", MTU {e['mtu']}" if e["mtu"] is not None else ""
+            out.append(f"- {e['family']} {e['type_code']} {e['name']} ×{e['count']} from {', '.join(e['reporters'])} "
+                       f"about {e['inner_flow']}{mtu}; frames {_frames(e['frames'])}")
+    else:
+        out.append("No ICMP traffic.")
+    out += ["", "## Decode issues", ""]
+    out.append(", ".join(f"{k}: {v}" for k, v in s["decode_issues"].items()) if s["decode_issues"] else "None: every packet decoded.")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,154 @@
+"""Semantic JSON: the compact, versioned, ranked document an LLM reads (schema: semantic.schema.json).
+
+Counts in ``summary`` mean exactly what tshark's truth files mean (PCAP-NOTES.md §5): ``packets`` =
+``packet_count``, ``tcp_conversations`` = distinct ``tcp.stream``, ``tcp_analysis`` = frames matching
+each ``tcp.analysis.<flag>`` display filter (``retransmission`` includes fast and spurious ones),
+``rst_packets`` = segments with RST, ``syn_without_synack`` = streams with a SYN and no SYN-ACK,
+``dns_rcodes`` = responses per rcode name, ``icmp``/``icmpv6`` = messages per ``type/code``.
+
+Everything list-shaped is bounded (flows, findings, frames per item), so the document stays a few
+thousand tokens whatever the capture size. Evidence is frame numbers and flow ids, never raw bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netghost.forensics.decode import format_addr
+from netghost.forensics.engine import Analysis
+from netghost.forensics.findings import build_findings, flow_id
+from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
+
+__all__ = ["SCHEMA_ID", "SEMANTIC_VERSION", "build_semantic", "load_schema"]
+
+SEMANTIC_VERSION = 1
+SCHEMA_ID = "https://netghost.dev/schemas/forensics-semantic-v1.json"
+MAX_FLOWS = 25
+
+
+def load_schema() -> dict[str, Any]:
+    """The JSON Schema shipped with the package for the semantic document."""
+    text = resources.files("netghost.forensics").joinpath("semantic.schema.json").read_text(encoding="utf-8")
+    return dict(json.loads(text))
+
+
+def _ep(hi: Any, lo: Any, port: Any) -> str:
+    a = format_addr(hi, lo)
+    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"
+
+
+def _flow_scores(a: Analysis) -> np.ndarray:
+    st = a.streams
+    bad_state = np.isin(st.conn_state, [CONN_STATES.index(s) for s in ("S0", "REJ", "RSTO", "RSTR", "RSTOS0", "SH")])
+    out: np.ndarray = st.retrans * 2.0 + st.flagged + st.lost * 2 + st.zero_window * 2 + bad_state * 5 + (st.rst_c + st.rst_s) * 3
+    return out
+
+
+def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
+    st = a.streams
+    if not len(st):
+        return []
+    score = _flow_scores(a)
+    order = np.lexsort((st.first_frame, -score))
+    chosen = [int(s) for s in order[:MAX_FLOWS]]
+    chosen += [s for s in sorted(referenced) if s not in chosen][: MAX_FLOWS // 2]
+    per_stream_flags: dict[int, dict[str, int]] = {}
+    sel = np.isin(a.tcp_stream, chosen)
+    for name in FLAG_NAMES:
+        m = sel & ((a.tcp_flags & FLAG_BITS[name]) != 0)
+        if m.any():
+            u, c = np.unique(a.tcp_stream[m], return_counts=True)
+            for s, k in zip(u.tolist(), c.tolist(), strict=True):
+                per_stream_flags.setdefault(s, {})[name] = k
+    flagged_frames: dict[int, list[int]] = {}
+    fm = sel & (a.tcp_flags != 0)
+    for s, f in zip(a.tcp_stream[fm].tolist(), a.cols.frame[a.tcp_rows[fm]].tolist(), strict=True):
+        lst = flagged_frames.setdefault(s, [])
+        if len(lst) < 10:
+            lst.append(f)
+    out = []
+    for s in chosen:
+        data = int(st.data_pkts[s])
+        out.append({
+            "id": flow_id(s), "proto": "tcp", "stream": s,
+            "client": _ep(st.c_hi[s], st.c_lo[s], st.c_port[s]), "server": _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]),
+            "conn_state": CONN_STATES[int(st.conn_state[s])],
+            "first_frame": int(st.first_frame[s]), "last_frame": int(st.last_frame[s]),
+            "start_ts": float(st.first_ts[s]), "duration_s": round(float(st.last_ts[s] - st.first_ts[s]), 6),
+            "packets": {"c2s": int(st.pkts_c2s[s]), "s2c": int(st.pkts_s2c[s])},
+            "bytes": {"c2s": int(st.bytes_c2s[s]), "s2c": int(st.bytes_s2c[s])},
+            "handshake_rtt_ms": None if np.isnan(st.irtt[s]) else round(float(st.irtt[s]) * 1000, 3),
+            "mss": {"c": int(st.mss_c[s]) if st.mss_c[s] >= 0 else None, "s": int(st.mss_s[s]) if st.mss_s[s] >= 0 else None},
+            "wscale": {"c": int(st.ws_c[s]) if st.ws_c[s] >= 0 else None, "s": int(st.ws_s[s]) if st.ws_s[s] >= 0 else None},
+            "syn": int(st.syn[s]), "synack": int(st.synack[s]),
+            "fin": {"c": int(st.fin_c[s]), "s": int(st.fin_s[s])}, "rst": {"c": int(st.rst_c[s]), "s": int(st.rst_s[s])},
+            "retransmissions": int(st.retrans[s]),
+            "retransmission_rate": round(float(st.retrans[s]) / data, 4) if data else 0.0,
+            "analysis": per_stream_flags.get(s, {}),
+            "evidence_frames": flagged_frames.get(s, []),
+            "score": round(float(score[s]), 1),
+        })
+    return out
+
+
+def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
+    """Build the semantic document (validated against :func:`load_schema` in the tests).
+
+    Args:
+        a: the capture analysis.
+        file_size: capture size in bytes (reported as-is).
+    """
+    findings = build_findings(a)
+    referenced = {int(f.split("/")[1]) for fd in findings for f in fd["flows"] if f.startswith("tcp/")}
+    c = a.cols
+    st = a.streams
+    states = {}
+    if len(st):
+        u, k = np.unique(st.conn_state, return_counts=True)
+        states = {CONN_STATES[int(x)]: int(n) for x, n in zip(u, k, strict=True)}
+    l3: dict[str, int] = {}
+    u, k = np.unique(c.ethertype, return_counts=True)
+    for et, n in zip(u.tolist(), k.tolist(), strict=True):
+        name = {0x0800: "ipv4", 0x86DD: "ipv6", 0x0806: "arp", -1: "undecoded"}.get(et, f"ethertype_0x{et:04x}")
+        l3[name] = n
+    ts = c.ts
+    dns = a.dns
+    return {
+        "schema": SCHEMA_ID,
+        "version": SEMANTIC_VERSION,
+        "capture": {
+            "file": Path(a.info.path).name, "file_type": a.info.file_type, "compressed": a.info.compressed,
+            "size_bytes": file_size, "first_ts": float(ts.min()) if len(c) else None,
+            "last_ts": float(ts.max()) if len(c) else None,
+            "duration_s": round(float(ts.max() - ts.min()), 6) if len(c) else 0.0,
+            "truncated": a.info.truncated, "warnings": a.info.warnings[:10],
+        },
+        "summary": {
+            "packets": a.packets,
+            "link_types": a.link_types(),
+            "l3": l3,
+            "tcp_segments": int(a.tcp_rows.shape[0]),
+            "udp_packets": int(np.count_nonzero(c.proto == 17)),
+            "tcp_conversations": len(st),
+            "tcp_analysis": a.flag_counts(),
+            "rst_packets": len(a.rst_frames()),
+            "syn_without_synack": len(a.syn_without_synack()),
+            "conn_states": states,
+            "dns_rcodes": dns["rcode_counts"],
+            "dns": {"queries": dns["queries"], "responses": dns["responses"], "unanswered": dns["unanswered"],
+                    "latency_s": dns["latency_s"]},
+            "icmp": a.icmp["type_code_counts"],
+            "icmpv6": a.icmp["icmpv6_type_code_counts"],
+            "decode_issues": a.decode_issues,
+        },
+        "findings": findings,
+        "flows": _flows(a, referenced),
+        "dns": {"failures": dns["failures"], "unanswered": dns["unanswered_names"]},
+        "icmp_errors": a.icmp["errors"],
+    }
