@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, quote_plus, unquote
 
 from netghost.shell.redact_rules import (
+    B64_RUN,
     HASH_CONTEXT,
     JSON_SECRET_KEY,
     KEY_EXCLUDED_SUFFIX,
@@ -38,6 +39,7 @@ _MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
@@ -144,7 +146,13 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
     # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
     secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
     for view in _views(text):
+        lowered = view.lower()
+        has_b64_run = _B64_RUN.search(view) is not None
         for rule in SHAPE_RULES:
+            if rule.needles and not any(
+                has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
+            ):
+                continue
             for match in rule.pattern.finditer(view):
                 value = match.group("v")
                 if _passes(rule, value, view, match.start("v")):

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "B64_RUN",
     "HASH_CONTEXT",
     "JSON_SECRET_KEY",
     "KEY_EXCLUDED_SUFFIX",
@@ -44,6 +45,12 @@ class Rule:
     pattern: re.Pattern[str]
     why: str
     check: str | None = None
+    needles: tuple[str, ...] = ()
+    """Lower-case substrings of which at least one must occur for the rule to match at all (a cheap
+    pre-filter); ``B64_RUN`` stands for "a base64 run of 38+ characters". Empty means always run."""
+
+
+B64_RUN = "<base64-run>"
 
 
 def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
@@ -69,6 +76,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
             r"(?:[A-Za-z0-9+/=\s:,.\-]|\\[nr])*?(?:-----END (?P=label)-----|(?=[^A-Za-z0-9+/=\s:,.\-\\])|\Z))"
         ),
         "PEM private keys (RSA, EC, OPENSSH, PKCS#8, encrypted, PGP); a truncated block is removed to its end",
+        needles=("-----begin",),
     ),
     Rule(
         "private_key",
@@ -76,47 +84,55 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "a PEM block wrapped in base64 (kubeconfig client-key-data, Key Vault exports); decoded to check "
         "that it holds a PRIVATE KEY, not a certificate",
         check="private_pem",
+        needles=("ls0tls1crudjt",),
     ),
     Rule(
         "jwt",
         _r(r"(?P<v>\bey[A-Za-z0-9_-]{15,}\.ey[A-Za-z0-9_-]{15,}\.[A-Za-z0-9_\-+/]*={0,2})"),
         "JSON Web Tokens (gitleaks jwt.go): Azure access tokens, IMDS tokens, id tokens",
+        needles=(".ey",),
     ),
     Rule(
         "client_secret",
         _r(r"(?:^|(?<=[\\'\"`\s>=:(,)]))(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"),
         "Entra ID client secrets, 'xxx8Q~...' (gitleaks azure.go azure-ad-client-secret)",
         check="entropy",
+        needles=("q~",),
     ),
     Rule(
         "aws_access_key",
         _r(r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b"),
         "AWS access key ids (gitleaks aws.go)",
+        needles=("a3t", "akia", "asia", "abia", "acca"),
     ),
     Rule(
         "github_token",
         _r(r"\b(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
         "GitHub classic and fine-grained tokens (gitleaks github.go)",
+        needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
-    Rule("gitlab_token", _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"), "GitLab tokens"),
-    Rule("slack_token", _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,})"), "Slack bot/user/app tokens"),
+    Rule("gitlab_token", _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"), "GitLab tokens", needles=("gl",)),
+    Rule("slack_token", _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,})"), "Slack bot/user/app tokens", needles=("xox",)),
     Rule(
         "slack_webhook",
         _r(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})"),
         "Slack incoming webhooks: the path is the credential",
+        needles=("hooks.slack.com",),
     ),
-    Rule("google_api_key", _r(r"\b(?P<v>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"), "Google/Gemini API keys"),
-    Rule("stripe_key", _r(r"\b(?P<v>[sr]k_live_[0-9A-Za-z]{20,})"), "Stripe live keys"),
-    Rule("npm_token", _r(r"\b(?P<v>npm_[A-Za-z0-9]{36})\b"), "npm access tokens"),
+    Rule("google_api_key", _r(r"\b(?P<v>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"), "Google/Gemini API keys", needles=("aiza",)),
+    Rule("stripe_key", _r(r"\b(?P<v>[sr]k_live_[0-9A-Za-z]{20,})"), "Stripe live keys", needles=("k_live_",)),
+    Rule("npm_token", _r(r"\b(?P<v>npm_[A-Za-z0-9]{36})\b"), "npm access tokens", needles=("npm_",)),
     Rule(
         "acr_password",
         _r(_NB + r"(?P<v>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})" + _NA),
         "Azure Container Registry admin passwords carry a '+ACR' marker at a fixed offset",
+        needles=("+acr",),
     ),
     Rule(
         "azure_storage_key",
         _r(_NB + r"(?P<v>[" + _B64 + r"]{86}==)" + _NA),
         "88-character base64 keys: storage, Cosmos DB, Batch, Communication (detect-secrets azure_storage_key)",
+        needles=(B64_RUN,),
     ),
     Rule(
         "azure_key",
@@ -124,27 +140,32 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "padded base64 keys of 40+ characters (Service Bus/Event Hubs/Redis/Event Grid SAS keys, function "
         "keys); skipped when a hash or digest label precedes them",
         check="not_hash",
+        needles=(B64_RUN,),
     ),
     Rule(
         "base64_blob",
         _r(_NB + r"(?P<v>[" + _B64 + r"]{200,}={0,2})" + _NA),
         "long base64 runs (PFX/PKCS#12 bundles, encrypted blobs); SSH public-key blobs (AAAA...) are kept",
         check="not_public_key",
+        needles=(B64_RUN,),
     ),
     Rule(
         "sas_signature",
         _r(r"(?i)(?:[?&;]|&amp;|\\u0026|\b)sig=(?P<v>[^&\s\"'<>\\;,]+)"),
         "the sig= of a shared access signature is the credential; the rest of the URL is kept",
+        needles=("sig=",),
     ),
     Rule(
         "function_key",
         _r(r"(?i)[?&]code=(?P<v>[^&\s\"'<>\\]{16,})"),
         "Azure Functions keys travel as ?code= in invoke URLs",
+        needles=("code=",),
     ),
     Rule(
         "basic_auth",
         _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]{1,128}:(?P<v>[^@\s/\"'<>]{1,256})@[\w.\[\]-]"),
         "credentials embedded in URLs (https://user:pass@host, postgresql://, redis://, ...)",
+        needles=("://",),
     ),
     Rule(
         "authorization",
@@ -154,21 +175,25 @@ SHAPE_RULES: tuple[Rule, ...] = (
             r"(?P<v>[^\s\"'\\][^\r\n\"\\]*?)\s*(?=$|[\"\\\r\n])"
         ),
         "HTTP Authorization headers (curl -v, Azure REST traces, x-ms-copy-source-authorization)",
+        needles=("authorization",),
     ),
     Rule(
         "bearer_token",
         _r(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
         "bearer tokens outside a header (logs, error messages)",
+        needles=("bearer",),
     ),
     Rule(
         "encryption_key",
         _r(r"(?im)\bx-ms-encryption-key\s*:\s*(?P<v>[^\s\"'\\]+)"),
         "customer-provided encryption keys (not x-ms-encryption-key-sha256, which is a hash)",
+        needles=("x-ms-encryption-key",),
     ),
     Rule(
         "cookie",
         _r(r"(?im)\b(?:set-)?cookie\s*:\s*[^=;\s]+=(?P<v>[^;\s\"'\\]{8,})"),
         "session cookies in Set-Cookie/Cookie headers",
+        needles=("cookie",),
     ),
 )
 
