@@ -26,7 +26,7 @@ def test_every_exported_name_resolves() -> None:
 
 def test_all_is_complete() -> None:
     """The core names of each submodule are exported (RUF022 order everywhere)."""
-    public_modules = {"approval", "artifacts", "plan_token", "policy", "wal", "workflow", "workspace"}
+    public_modules = {"approval", "artifacts", "plan_token", "policy", "transitions", "wal", "workflow", "workspace"}
     found = {m.name for m in pkgutil.iter_modules(governance.__path__)}
     assert public_modules | {"audit_cli"} == found
     exported = set(governance.__all__)

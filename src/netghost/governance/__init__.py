@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     )
     from netghost.governance.artifacts import (
         ArtifactValidationError,
+        bind_artifacts,
         file_sha256,
         load_manifest,
         register_artifact,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
     from netghost.governance.workflow import (
         TRANSITIONS,
+        ReceiptError,
         Workflow,
         WorkflowTransitionError,
         replay_workflows,
@@ -58,6 +60,7 @@ __all__ = [
     "ArtifactValidationError",
     "ChainBreak",
     "PolicyEngine",
+    "ReceiptError",
     "VerifyReport",
     "WalIssue",
     "WalReadResult",
@@ -66,6 +69,7 @@ __all__ = [
     "WorkflowTransitionError",
     "Workspace",
     "WorkspaceError",
+    "bind_artifacts",
     "build_approval_request",
     "canonical_json",
     "check_response",
@@ -101,9 +105,11 @@ _HOME: dict[str, str] = {
     "WalReadResult": "wal",
     "WalWriter": "wal",
     "Workflow": "workflow",
+    "ReceiptError": "workflow",
     "WorkflowTransitionError": "workflow",
     "Workspace": "workspace",
     "WorkspaceError": "workspace",
+    "bind_artifacts": "artifacts",
     "build_approval_request": "approval",
     "canonical_json": "plan_token",
     "check_response": "approval",

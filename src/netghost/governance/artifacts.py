@@ -16,6 +16,7 @@ import os
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -26,6 +27,7 @@ from netghost.governance.workspace import ARTIFACTS_DIRNAME, Workspace
 __all__ = [
     "MANIFEST_NAME",
     "ArtifactValidationError",
+    "bind_artifacts",
     "file_sha256",
     "load_manifest",
     "register_artifact",
@@ -60,6 +62,19 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     return "sha256:" + digest.hexdigest()
+
+
+def bind_artifacts(plan: Any, artifacts: Sequence[ArtifactRecord]) -> dict[str, Any]:
+    """The plan together with the metadata and roles of its artifacts, sorted by path.
+
+    Its plan-token therefore changes if any artifact's content, size or role changes between
+    flight-plan and take-off (§4.1, §5). Times and descriptions are left out: they are not content.
+    """
+    entries = sorted(
+        ({"path": a.path, "sha256": a.sha256, "size": a.size, "role": a.role} for a in artifacts),
+        key=lambda e: str(e["path"]),
+    )
+    return {"plan": plan, "artifacts": entries}
 
 
 def load_manifest(workspace: Workspace | Path) -> ArtifactManifest:

@@ -25,15 +25,13 @@ import hmac
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from netghost.contracts.cabincrew import (
-    ApprovalRecord,
     ApprovalRequest,
     ApprovalResponse,
     ArtifactRecord,
     AuditEvent,
-    AuditEventType,
     PolicyEvaluation,
     WalEntry,
     WalEntryType,
@@ -42,10 +40,26 @@ from netghost.contracts.cabincrew import (
 )
 from netghost.errors import ArtifactError, PlanTokenMismatchError, WalCorruptError, WorkflowError
 from netghost.governance.approval import check_response
-from netghost.governance.artifacts import validate_artifacts
+from netghost.governance.artifacts import bind_artifacts, validate_artifacts
 from netghost.governance.plan_token import compute_plan_token
 from netghost.governance.policy import PolicyEngine
-from netghost.governance.wal import WalWriter, read_wal, verify
+from netghost.governance.transitions import (
+    LIFECYCLE,
+    REASONS,
+    TERMINAL_STATES,
+    TRANSITIONS,
+    AuditSink,
+    EventKey,
+    ReceiptError,
+    WorkflowTransitionError,
+    audit_event_for,
+    qualify,
+    read_entries,
+    receipt_problem,
+    replay_workflows,
+    step,
+)
+from netghost.governance.wal import WalWriter, verify
 from netghost.governance.workspace import Workspace
 
 __all__ = [
@@ -54,263 +68,13 @@ __all__ = [
     "TRANSITIONS",
     "AuditSink",
     "EventKey",
+    "ReceiptError",
     "Workflow",
     "WorkflowTransitionError",
     "audit_event_for",
     "replay_workflows",
     "step",
 ]
-
-EventKey = tuple[WalEntryType, str | None]
-"""An entry type and its qualifier (step name, policy outcome or approval decision)."""
-
-AuditSink = Callable[[AuditEvent], None]
-
-LIFECYCLE: tuple[str, ...] = ("flight_plan", "preflight", "approval", "take_off", "audit", "completion")
-"""The §2 stages, in order (``approval`` only when preflight requires it)."""
-
-TERMINAL_STATES: frozenset[WorkflowState] = frozenset({"completed", "failed"})
-
-_FAIL: EventKey = ("workflow_failed", None)
-
-TRANSITIONS: Mapping[WorkflowState | None, Mapping[EventKey, WorkflowState]] = {
-    None: {("workflow_started", None): "flight_plan"},
-    "flight_plan": {
-        ("step_started", "flight_plan"): "flight_plan",
-        ("artifact_created", None): "flight_plan",
-        ("step_completed", "flight_plan"): "preflight",
-        _FAIL: "failed",
-    },
-    "preflight": {
-        ("policy_evaluated", "allow"): "cleared",
-        ("policy_evaluated", "warn"): "cleared",
-        ("policy_evaluated", "require_approval"): "approval_required",
-        ("policy_evaluated", "deny"): "denied",
-        _FAIL: "failed",
-    },
-    "approval_required": {("approval_requested", None): "awaiting_approval", _FAIL: "failed"},
-    "awaiting_approval": {
-        ("approval_received", "approve"): "cleared",
-        ("approval_received", "modify"): "cleared",
-        ("approval_received", "deny"): "rejected",
-        _FAIL: "failed",
-    },
-    "cleared": {
-        ("plan_token_verified", "ok"): "cleared",
-        ("plan_token_verified", "mismatch"): "cleared",
-        ("step_started", "take_off"): "taking_off",
-        _FAIL: "failed",
-    },
-    "taking_off": {
-        ("artifact_created", None): "taking_off",
-        ("step_completed", "take_off"): "took_off",
-        _FAIL: "failed",
-    },
-    "took_off": {
-        ("artifact_created", None): "took_off",
-        ("step_started", "audit"): "auditing",
-        _FAIL: "failed",
-    },
-    "auditing": {("step_completed", "audit"): "audited", _FAIL: "failed"},
-    "audited": {("workflow_completed", None): "completed", _FAIL: "failed"},
-    "denied": {_FAIL: "failed"},
-    "rejected": {_FAIL: "failed"},
-    "completed": {},
-    "failed": {},
-}
-"""state -> {event -> next state}. Anything absent is illegal. ``denied``/``rejected`` are the
-written-ahead halts that the engine immediately follows with ``workflow_failed``."""
-
-_PENDING: Mapping[WorkflowState, tuple[str, ...]] = {
-    "flight_plan": LIFECYCLE,
-    "preflight": LIFECYCLE[1:],
-    "approval_required": LIFECYCLE[2:],
-    "awaiting_approval": LIFECYCLE[2:],
-    "cleared": LIFECYCLE[3:],
-    "taking_off": LIFECYCLE[3:],
-    "took_off": LIFECYCLE[4:],
-    "auditing": LIFECYCLE[4:],
-    "audited": LIFECYCLE[5:],
-}
-
-
-class WorkflowTransitionError(WorkflowError):
-    """Raised when an entry is not allowed in the workflow's current state."""
-
-    def __init__(self, workflow_id: str, from_state: str | None, event: EventKey, detail: str = "") -> None:
-        name = event[0] + (f"({event[1]})" if event[1] else "")
-        msg = f"workflow {workflow_id}: {name} is not allowed in state {from_state}"
-        super().__init__(msg + (f": {detail}" if detail else ""))
-        self.workflow_id = workflow_id
-        self.from_state = from_state
-        self.event = event
-
-
-def _qualifier(entry: WalEntry) -> str | None:
-    return _qualify(entry.entry_type, entry.data)
-
-
-def _qualify(entry_type: str, data: Mapping[str, Any]) -> str | None:
-    if entry_type in ("step_started", "step_completed"):
-        return str(data.get("step"))
-    if entry_type == "policy_evaluated":
-        return str(data.get("evaluation", {}).get("outcome"))
-    if entry_type == "approval_received":
-        return str(data.get("response", {}).get("decision"))
-    if entry_type == "plan_token_verified":
-        return "ok" if data.get("ok") is True else "mismatch"
-    return None
-
-
-def step(record: WorkflowStateRecord | None, entry: WalEntry) -> WorkflowStateRecord:
-    """Apply one WAL entry to a workflow's state and return the new state (pure).
-
-    Args:
-        record: the state so far (``None`` before ``workflow_started``).
-        entry: the next entry of this workflow.
-
-    Raises:
-        WorkflowTransitionError: the entry is out of order, names another workflow, answers
-            another plan-token, or starts take-off without a verified plan-token.
-    """
-    current: WorkflowState | None = record.state if record is not None else None
-    key: EventKey = (entry.entry_type, _qualifier(entry))
-    wid = entry.workflow_id
-
-    def illegal(detail: str = "") -> WorkflowTransitionError:
-        return WorkflowTransitionError(wid, current, key, detail)
-
-    target = TRANSITIONS.get(current, {}).get(key)
-    if target is None:
-        raise illegal()
-    data = entry.data
-    if record is None:
-        token = data.get("plan_token")
-        if not isinstance(token, str):
-            raise illegal("workflow_started without a plan_token")
-        return WorkflowStateRecord(
-            workflow_id=wid,
-            state=target,
-            plan_token=token,
-            plan=data.get("plan"),
-            created_at=entry.ts,
-            updated_at=entry.ts,
-            pending_steps=list(_PENDING["flight_plan"]),
-            last_seq=entry.seq,
-        )
-    if wid != record.workflow_id:
-        raise illegal(f"entry belongs to workflow {wid}, not {record.workflow_id}")
-    if entry.seq <= record.last_seq:
-        raise illegal(f"seq {entry.seq} does not follow {record.last_seq}")
-
-    new = record.model_copy(deep=True)
-    new.state = target
-    new.updated_at = entry.ts
-    new.last_seq = entry.seq
-    etype = entry.entry_type
-    if etype == "step_completed":
-        new.completed_steps.append(str(data["step"]))
-    elif etype == "artifact_created":
-        new.artifacts.append(ArtifactRecord.model_validate(data["artifact"]))
-    elif etype == "policy_evaluated":
-        evaluation = PolicyEvaluation.model_validate(data["evaluation"])
-        new.policy_results.append(evaluation)
-        new.completed_steps.append("preflight")
-        if evaluation.outcome == "warn":
-            new.warnings.extend(evaluation.reasons)
-    elif etype == "approval_requested":
-        request = ApprovalRequest.model_validate(data["request"])
-        if request.plan_token != record.plan_token:
-            raise illegal("the request is not bound to the workflow's plan-token")
-        new.approvals.append(ApprovalRecord(request=request))
-    elif etype == "approval_received":
-        response = ApprovalResponse.model_validate(data["response"])
-        pending = new.approvals[-1] if new.approvals else None
-        if pending is None or pending.response is not None or not response.answers(pending.request):
-            raise illegal("the response does not answer the pending request's plan-token")
-        pending.response = response
-        if response.decision in ("approve", "modify"):
-            new.completed_steps.append("approval")
-        if response.decision == "modify":
-            if response.modified_plan is None:
-                raise illegal("a 'modify' decision must carry the modified plan")
-            new.plan = response.modified_plan
-            new.plan_token = compute_plan_token(response.modified_plan)
-            new.token_verified = False
-    elif etype == "plan_token_verified":
-        new.token_verified = key[1] == "ok" and data.get("expected") == record.plan_token
-    elif etype == "step_started" and key[1] == "take_off" and not record.token_verified:
-        raise illegal("take-off before the plan-token was verified")
-    elif etype == "workflow_completed":
-        new.completed_steps.append("completion")
-    elif etype == "workflow_failed":
-        new.failure_reason = str(data.get("reason", "unknown"))
-    new.pending_steps = list(_PENDING.get(target, ()))
-    if target == "cleared" and "approval" in new.pending_steps:
-        new.pending_steps.remove("approval")
-    return new
-
-
-_AUDIT_TYPE: Mapping[EventKey, AuditEventType] = {
-    ("workflow_started", None): "plan_token_creation",
-    ("step_started", "flight_plan"): "engine_launch",
-    ("step_completed", "flight_plan"): "engine_completion",
-    ("step_started", "take_off"): "take_off_execution",
-    ("step_completed", "take_off"): "engine_completion",
-    ("step_started", "audit"): "audit_recording",
-    ("step_completed", "audit"): "audit_recording",
-    ("approval_requested", None): "approval_request",
-    ("artifact_created", None): "artifact_registration",
-    ("workflow_completed", None): "workflow_completion",
-    ("workflow_failed", None): "workflow_failure",
-}
-
-
-def audit_event_for(entry: WalEntry) -> AuditEvent:
-    """The §10 audit event that a WAL entry stands for (one per transition)."""
-    key = (entry.entry_type, _qualifier(entry))
-    event_type: AuditEventType
-    outcome: str | None = key[1]
-    if entry.entry_type == "policy_evaluated":
-        event_type = "governance_decision"
-    elif entry.entry_type == "approval_received":
-        event_type = "approval_response"
-    elif entry.entry_type == "plan_token_verified":
-        event_type = "plan_token_verification"
-    else:
-        event_type = _AUDIT_TYPE[key]
-        outcome = "failed" if entry.entry_type == "workflow_failed" else "ok"
-    return AuditEvent(
-        event_type=event_type,
-        workflow_id=entry.workflow_id,
-        ts=entry.ts,
-        outcome=outcome,
-        plan_token=entry.data.get("plan_token") if entry.entry_type == "workflow_started" else None,
-        wal_seq=entry.seq,
-        details={"entry_type": entry.entry_type, **entry.data},
-    )
-
-
-def _entries(path: Path) -> list[WalEntry]:
-    """Workflow entries of a WAL file (other record kinds sharing the file are ignored)."""
-    return [
-        WalEntry.model_validate(rec)
-        for rec in read_wal(path).records
-        if "entry_type" in rec and "workflow_id" in rec
-    ]
-
-
-def replay_workflows(path: str | Path) -> dict[str, WorkflowStateRecord]:
-    """Rebuild every workflow's state from a WAL file, without writing anything.
-
-    Raises:
-        WorkflowTransitionError: an entry is out of order (the WAL is inconsistent).
-        pydantic.ValidationError: an entry does not match the WalEntry contract.
-    """
-    states: dict[str, WorkflowStateRecord] = {}
-    for entry in _entries(Path(path)):
-        states[entry.workflow_id] = step(states.get(entry.workflow_id), entry)
-    return states
 
 
 class Workflow:
@@ -333,6 +97,7 @@ class Workflow:
         self.workflow_id = workflow_id
         self._clock = clock or (lambda: datetime.now(UTC))
         self._sink = audit_sink
+        self._record_plan = record is None or record.plan is not None
         self.audit_events: list[AuditEvent] = []
 
     # ---- construction ----------------------------------------------------------------------
@@ -353,8 +118,10 @@ class Workflow:
 
         Args:
             writer: the WAL to write to (may be shared by many workflows).
-            plan: the plain-JSON plan; its plan-token binds everything that follows. Include the
-                hashes of flight-plan artifacts in it so the token covers them (§5).
+            plan: the plain-JSON plan; its plan-token binds everything that follows. With
+                ``artifacts``, the recorded plan is ``bind_artifacts(plan, artifacts)`` so the
+                token also covers the artifacts' hashes and roles (§4.1, §5); take-off must then
+                present ``bind_artifacts(plan, <the artifacts as they are now>)``.
             workflow_id: unique id within the WAL.
             clock: time source for requests and evaluations (the WAL has its own).
             audit_sink: receives an AuditEvent for every transition.
@@ -365,16 +132,72 @@ class Workflow:
             WorkflowTransitionError: ``workflow_id`` already exists in the WAL.
             TypeError: the plan is not plain JSON data.
         """
-        if any(e.workflow_id == workflow_id for e in _entries(writer.path)):
+        wf = cls.begin(writer, plan, workflow_id=workflow_id, clock=clock, audit_sink=audit_sink,
+                       record_plan=record_plan)
+        wf.finish_flight_plan(artifacts=artifacts)
+        return wf
+
+    @classmethod
+    def begin(
+        cls,
+        writer: WalWriter,
+        intent: Any,
+        *,
+        workflow_id: str,
+        clock: Callable[[], datetime] | None = None,
+        audit_sink: AuditSink | None = None,
+        record_plan: bool = True,
+    ) -> Workflow:
+        """Start a workflow whose flight-plan an engine still has to produce (§4.1).
+
+        Writes ``workflow_started`` (with the token of ``intent``) and ``step_started``
+        flight_plan; run the engine in flight-plan mode, then call :meth:`finish_flight_plan`.
+
+        Raises:
+            WorkflowTransitionError: ``workflow_id`` already exists in the WAL.
+            TypeError: the intent is not plain JSON data.
+        """
+        if any(e.workflow_id == workflow_id for e in read_entries(writer.path)):
             raise WorkflowTransitionError(workflow_id, "exists", ("workflow_started", None), "id already used")
         wf = cls(writer, None, workflow_id, clock=clock, audit_sink=audit_sink)
-        token = compute_plan_token(plan)
-        wf._write("workflow_started", {"plan_token": token, "plan": plan if record_plan else None})
+        wf._record_plan = record_plan
+        wf._write("workflow_started", {"plan_token": compute_plan_token(intent), "plan": intent if record_plan else None})
         wf._write("step_started", {"step": "flight_plan", "mode": "flight-plan"})
-        for artifact in artifacts:
-            wf._write("artifact_created", {"artifact": artifact.model_dump(mode="json")})
-        wf._write("step_completed", {"step": "flight_plan", "plan_token": token})
         return wf
+
+    def finish_flight_plan(
+        self,
+        receipt: Mapping[str, Any] | None = None,
+        *,
+        artifacts: Sequence[ArtifactRecord] = (),
+    ) -> str:
+        """Record the flight-plan's receipt and artifacts and create the plan-token; return it.
+
+        The plan becomes ``bind_artifacts(intent, artifacts)`` when artifacts were produced, so
+        the token is generated from their hashes and roles (§4.1, §5).
+
+        Raises:
+            ReceiptError: the receipt is malformed (the workflow is failed first).
+            WorkflowTransitionError: not in the flight-plan stage.
+        """
+        if self.state != "flight_plan":
+            raise WorkflowTransitionError(self.workflow_id, self.state, ("step_completed", "flight_plan"))
+        receipt = {} if receipt is None else receipt
+        problem = receipt_problem(receipt)
+        if problem is not None:
+            self.fail("receipt_malformed", problem)
+            raise ReceiptError(problem)
+        for artifact in artifacts:
+            self._write("artifact_created", {"artifact": artifact.model_dump(mode="json")})
+        intent = self.record.plan
+        plan = bind_artifacts(intent, artifacts) if artifacts else intent
+        token = compute_plan_token(plan) if artifacts or intent is not None else self.record.plan_token
+        self._write(
+            "step_completed",
+            {"step": "flight_plan", "plan_token": token, "plan": plan if self._record_plan else None,
+             "receipt": dict(receipt)},
+        )
+        return token
 
     @classmethod
     def resume(
@@ -406,7 +229,7 @@ class Workflow:
             detail = f"{len(report.breaks)} break(s), first {first.kind} at seq {first.seq}: {first.detail}"
             wf._halt("wal_corrupt", detail)
             raise WalCorruptError(str(writer.path), first.seq, detail)
-        entries = [e for e in _entries(writer.path) if e.workflow_id == workflow_id]
+        entries = [e for e in read_entries(writer.path) if e.workflow_id == workflow_id]
         if not entries:
             raise WorkflowError(f"workflow {workflow_id} is not in {writer.path}")
         try:
@@ -428,7 +251,7 @@ class Workflow:
                 wf._halt("artifact_invalid", str(exc))
                 raise
         if record.state in ("denied", "rejected"):
-            wf._write("workflow_failed", {"reason": _REASON[record.state], "detail": "completed after restart"})
+            wf._write("workflow_failed", {"reason": REASONS[record.state], "detail": "completed after restart"})
         elif record.state == "flight_plan":
             wf.fail("flight_plan_interrupted", "the flight-plan did not finish before the restart")
         return wf
@@ -461,7 +284,7 @@ class Workflow:
         """Check the move against the table, append it (write-ahead), then apply it."""
         payload = {"v": 1, "workflow_id": self.workflow_id, "entry_type": entry_type, "data": dict(data)}
         current = self._record.state if self._record is not None else None
-        key = (entry_type, _qualify(entry_type, data))
+        key = (entry_type, qualify(entry_type, data))
         if key not in TRANSITIONS.get(current, {}):
             raise WorkflowTransitionError(self.workflow_id, current, key)
         stored = WalEntry.model_validate(self._writer.append(payload))
@@ -495,18 +318,21 @@ class Workflow:
 
     # ---- the lifecycle ---------------------------------------------------------------------
 
-    def record_policy(self, evaluation: PolicyEvaluation) -> PolicyEvaluation:
-        """Record a preflight decision made elsewhere and act on it (§6).
+    def record_policy(
+        self, evaluation: PolicyEvaluation, *, source: Literal["preflight", "gateway"] = "preflight"
+    ) -> PolicyEvaluation:
+        """Record a preflight (or gateway, §8) decision made elsewhere and enforce it (§6).
 
         allow/warn -> cleared for take-off (a warning is kept); require_approval -> paused;
-        deny -> halted (``workflow_failed`` with reason ``governance_denied``).
+        deny -> halted (``workflow_failed`` with reason ``governance_denied`` or ``gateway_denied``).
 
         Raises:
             WorkflowTransitionError: not in the preflight state.
         """
-        self._write("policy_evaluated", {"evaluation": evaluation.model_dump(mode="json")})
+        self._write("policy_evaluated", {"evaluation": evaluation.model_dump(mode="json"), "source": source})
         if evaluation.outcome == "deny":
-            self._write("workflow_failed", {"reason": _REASON["denied"], "detail": "; ".join(evaluation.reasons)})
+            reason = "gateway_denied" if source == "gateway" else REASONS["denied"]
+            self._write("workflow_failed", {"reason": reason, "detail": "; ".join(evaluation.reasons)})
         return evaluation
 
     def preflight(self, engine: PolicyEngine, facts: Mapping[str, Any]) -> PolicyEvaluation:
@@ -555,7 +381,7 @@ class Workflow:
         check_response(request, response)
         self._write("approval_received", {"response": response.model_dump(mode="json")})
         if response.decision == "deny":
-            self._write("workflow_failed", {"reason": _REASON["rejected"], "detail": response.reason})
+            self._write("workflow_failed", {"reason": REASONS["rejected"], "detail": response.reason})
         return self.state
 
     def take_off(self, plan: Any) -> None:
@@ -585,12 +411,22 @@ class Workflow:
         self._write("artifact_created", {"artifact": artifact.model_dump(mode="json")})
 
     def complete_take_off(self, result: Mapping[str, Any] | None = None) -> None:
-        """Record that the side effect finished (``step_completed`` take_off).
+        """Record the engine's receipt and that the side effect finished (``step_completed`` take_off).
+
+        A receipt must be a plain-JSON mapping; anything else is malformed and stops the
+        workflow (§12) before it is recorded as completed.
 
         Raises:
+            ReceiptError: the receipt is malformed (the workflow is failed first).
             WorkflowTransitionError: take-off was not started.
         """
-        self._write("step_completed", {"step": "take_off", "result": dict(result or {})})
+        receipt = {} if result is None else result
+        problem = receipt_problem(receipt)
+        if problem is not None:
+            if self.state == "taking_off":
+                self.fail("receipt_malformed", problem)
+            raise ReceiptError(problem)
+        self._write("step_completed", {"step": "take_off", "result": dict(receipt)})
 
     def audit(self, workspace: Workspace | Path | None = None) -> dict[str, Any]:
         """The audit stage: verify the WAL chain and (with a workspace) every artifact's hash.
@@ -659,10 +495,9 @@ class Workflow:
         except BaseException as exc:
             self.fail("take_off_error", f"{type(exc).__name__}: {exc}")
             raise
-        self.complete_take_off(result)
+        self.complete_take_off(result)  # validates the receipt
         self.audit(workspace)
         self.complete()
         return result
 
 
-_REASON: Mapping[str, str] = {"denied": "governance_denied", "rejected": "approval_rejected"}

@@ -7,6 +7,7 @@ processes learn where to write through the ``CABINCREW_*`` variables, never thro
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -96,6 +97,26 @@ class Workspace:
         env.update(self.env(mode))
         env["TMPDIR"] = str(self.temp_dir)
         return env
+
+    def fingerprint(self) -> str:
+        """Hash of every file's path and content outside ``tmp/`` (``sha256:...``).
+
+        Taken before and after a flight-plan run, equal fingerprints prove the engine did not
+        mutate the workspace (§4.1); only ``tmp/`` is scratch.
+        """
+        digest = hashlib.sha256()
+        for path in sorted(self.root.rglob("*")):
+            rel = path.relative_to(self.root)
+            if rel.parts[0] == TEMP_DIRNAME:
+                continue
+            if path.is_symlink():
+                digest.update(f"L {rel.as_posix()} -> {os.readlink(path)}\n".encode())
+            elif path.is_file():
+                digest.update(f"F {rel.as_posix()} {path.stat().st_size}\n".encode())
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            else:
+                digest.update(f"D {rel.as_posix()}\n".encode())
+        return "sha256:" + digest.hexdigest()
 
     def reset_temp(self) -> None:
         """Empty the temp directory (between flight-plan and take-off, and after a run)."""
