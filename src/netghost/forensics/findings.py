@@ -122,7 +122,7 @@ def _syn_failures(x: _Ctx) -> list[Finding]:
 
 
 def _resets(x: _Ctx) -> list[Finding]:
-    a, st = x.a, x.a.streams
+    st = x.a.streams
     out: list[Finding] = []
     rst_rows = np.flatnonzero((x.fl & 0x04) != 0)
     established = (st.synack > 0) | (st.data_pkts > 0)
