@@ -41,9 +41,18 @@ class _GroupRule:
     groups: tuple[tuple[str, ...], ...]
     flags: tuple[str, ...]
     examples: tuple[str, ...]
+    nouns: frozenset[str]
+    verb_regex: re.Pattern[str] | None
+    except_groups: tuple[tuple[str, ...], ...]
 
     def matches(self, group: Sequence[str], args: Sequence[str]) -> bool:
+        if any(tuple(group[: len(g)]) == g for g in self.except_groups if len(group) >= len(g)):
+            return False
         if group and group[-1] in self.verbs:
+            return True
+        if group and self.verb_regex is not None and self.verb_regex.search(group[-1]):
+            return True
+        if len(group) >= 2 and group[-2] in self.nouns:
             return True
         if any(tuple(group[-len(s) :]) == s for s in self.suffixes if len(group) >= len(s)):
             return True
@@ -86,6 +95,9 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
         groups=tuple(tuple(g.split()) for g in raw.get("groups", ())),
         flags=tuple(raw.get("flags", ())),
         examples=tuple(raw.get("match", ())),
+        nouns=frozenset(raw.get("nouns", ())),
+        verb_regex=re.compile(raw["verb_regex"]) if raw.get("verb_regex") else None,
+        except_groups=tuple(tuple(g.split()) for g in raw.get("except_groups", ())),
     )
 
 

@@ -66,7 +66,7 @@ _ARG_TYPES = frozenset({"word", "number", "string", "raw_string", "concatenation
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9._/+-]+")
 _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 # Unquoted characters that a shell would expand (glob, brace, tilde) or that hide the real word.
-_UNQUOTED_SPECIAL = frozenset("*?[]{}~\\!")
+_UNQUOTED_SPECIAL = frozenset("*?[]{}~\\")
 _DQ_ESCAPABLE = frozenset('$`"\\')
 
 _ADVICE_SINGLE = (

