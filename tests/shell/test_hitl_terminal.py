@@ -120,3 +120,28 @@ def test_stream_callback_reads_given_stream_and_raises_eof() -> None:
     assert "┌" in out.getvalue() and "SAFETY SHELL ALERT" in out.getvalue()
     with pytest.raises(EOFError):
         make_terminal_callback(io.StringIO(""), Console(file=io.StringIO()))(_request())  # type: ignore[arg-type]
+
+
+def test_ai_safety_demo_runs_through_a_pty(tmp_path: Path) -> None:
+    child = pexpect.spawn(sys.executable, [str(REPO / "examples" / "ai_safety_demo.py"), "--audit-dir",
+                                           str(tmp_path), "--session-id", "demo_pty"],
+                          cwd=str(REPO), encoding="utf-8", timeout=30, dimensions=(50, 120))
+    child.expect(r"\[Shell\] SAFE — auto-approved: ss -tan")
+    child.expect("SAFETY SHELL ALERT")  # cat scratch
+    child.expect("Your choice: ")
+    child.sendline("a")
+    child.expect("next hop for 10.0.2.0/24")
+    child.expect("SAFETY SHELL ALERT")  # rm scratch
+    child.expect("Your choice: ")
+    child.sendline("d")
+    child.expect(r"Denial reason \(optional, press Enter to skip\): ")
+    child.sendline("keep the notes")
+    child.expect("denial reason: keep the notes")
+    child.expect(r"FORBIDDEN — blocked \(forbidden_command\)")
+    child.expect(r"FORBIDDEN — blocked \(not_a_single_command\)")
+    child.expect(r"records:\s+7")
+    child.expect("chain OK")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "shell_audit_demo_pty.jsonl").exists()

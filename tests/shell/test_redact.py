@@ -126,6 +126,7 @@ def test_hard_shapes(text: str, secret: str, kind: str) -> None:
         '"password": "********"',
         "PING 10.0.0.4 (10.0.0.4) 56(84) bytes of data.\n64 bytes from 10.0.0.4: icmp_seq=1 ttl=64 time=0.04 ms",
         "[REDACTED:password] and [REDACTED:jwt]",
+        "`az account get-access-token` emits credentials: Prints a bearer token for ARM",
     ],
 )
 def test_benign_look_alikes_are_kept(text: str) -> None:

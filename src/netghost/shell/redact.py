@@ -39,6 +39,7 @@ _MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
@@ -164,6 +165,8 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
                 add(value, kind)
                 add(match.group("v"), kind)
         for match in _assignments(view):
+            if _is_prose(match, view):
+                continue
             kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
             if kind:
                 add(match.group("v"), kind)
@@ -171,6 +174,13 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
         if bare:
             _find_bare(view, add)
     return findings
+
+
+def _is_prose(match: re.Match[str], view: str) -> bool:
+    """``credentials: Prints a bearer token`` is a sentence, not a ``name: value`` pair."""
+    if match.group("op") != ":" or match.group("q") or not match.group("v").isalpha():
+        return False
+    return _PROSE_NEXT.match(view, match.end("v")) is not None
 
 
 def _assignments(view: str) -> Iterator[re.Match[str]]:
