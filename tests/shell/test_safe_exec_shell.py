@@ -224,3 +224,36 @@ def test_audit_file_permissions(tmp_path: Path) -> None:
         mode = shell.audit_path.stat().st_mode & 0o777
     assert mode == 0o600
     assert sys.platform != "win32"
+
+
+def test_concurrent_calls_in_one_session_get_distinct_consecutive_ids(tmp_path: Path) -> None:
+    import threading
+
+    shells = [_shell(tmp_path, Recorder()) for _ in range(2)]
+    ids: list[str] = []
+
+    def work(shell: SafeExecShell) -> None:
+        for _ in range(5):
+            ids.append(shell.execute({"command": "echo x", "reasoning": "x"})["audit_id"])
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in shells]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in shells:
+        s.close()
+    assert sorted(ids) == [f"s1_{i:03d}" for i in range(1, 11)]
+    assert verify(shells[0].audit_path).ok
+
+
+def test_plan_token_mismatch_refuses_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the token handed to execution is not the hash of what is about to run, nothing runs."""
+    import netghost.shell.shell as shell_module
+
+    monkeypatch.setattr(shell_module, "compute_plan_token", lambda plan: "sha256:" + "0" * 64)
+    with _shell(tmp_path, Recorder()) as shell:
+        res = shell.execute({"command": f"echo {tmp_path}", "reasoning": "x"})
+        (record,) = _records(shell)
+    assert (res["status"], res["error"], res["exit_code"], res["output"]) == ("error", "plan_token_mismatch", None, "")
+    assert record["error"] == "plan_token_mismatch"

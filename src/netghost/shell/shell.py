@@ -37,34 +37,38 @@ Classifier = Callable[[str, "OrgPolicy | None"], Classification]
 
 
 class _SharedWriters:
-    """One WalWriter per audit file in this process, shared by every shell of that session.
+    """One WalWriter (and one lock) per audit file in this process, shared by every shell of that session.
 
     WalWriter takes an exclusive lock per file, so two shells of the same session must share one writer
-    rather than each opening their own.
+    rather than each opening their own; the per-file lock serialises their ``execute()`` calls so that the
+    ``seq`` an ``audit_id`` is built from is the ``seq`` the WAL assigns.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: dict[Path, tuple[WalWriter, int]] = {}
+        self._open: dict[Path, tuple[WalWriter, threading.RLock, int]] = {}
 
-    def acquire(self, path: Path) -> WalWriter:
+    def acquire(self, path: Path) -> tuple[WalWriter, threading.RLock]:
         with self._lock:
-            writer, refs = self._open.get(path, (None, 0))
-            if writer is None or writer.closed:
-                writer, refs = WalWriter(path), 0
-            self._open[path] = (writer, refs + 1)
-            return writer
+            entry = self._open.get(path)
+            if entry is None or entry[0].closed:
+                entry = (WalWriter(path), threading.RLock(), 0)
+            writer, lock, refs = entry
+            self._open[path] = (writer, lock, refs + 1)
+            return writer, lock
 
     def release(self, path: Path) -> None:
         with self._lock:
-            writer, refs = self._open.get(path, (None, 0))
-            if writer is None:
+            entry = self._open.get(path)
+            if entry is None:
                 return
+            writer, lock, refs = entry
             if refs <= 1:
-                writer.close()
+                with lock:
+                    writer.close()
                 del self._open[path]
             else:
-                self._open[path] = (writer, refs - 1)
+                self._open[path] = (writer, lock, refs - 1)
 
 
 _WRITERS = _SharedWriters()
@@ -116,7 +120,7 @@ class SafeExecShell:
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
         self._env = scrub_env(path=path, extra=env)
-        self._writer = _WRITERS.acquire(self.audit_path)
+        self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -156,16 +160,17 @@ class SafeExecShell:
         reasoning = request.get("reasoning") or ""
         if not isinstance(reasoning, str):
             raise ShellError("reasoning must be a string")
-        start = time.perf_counter()
-        seq = self._writer.next_seq
-        record = _Outcome(self, request["command"], reasoning, seq)
-        try:
-            self._decide_and_run(record)
-        except Exception as exc:  # an internal failure is still one audited, failed command
-            record.fail("exec_error", f"internal error: {type(exc).__name__}: {exc}")
-        record.fields["duration_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
-        payload = ShellAuditRecord.model_validate(record.fields).model_dump(mode="json")
-        stored = self._writer.append(payload)
+        with self._lock:
+            start = time.perf_counter()
+            seq = self._writer.next_seq
+            record = _Outcome(self, request["command"], reasoning, seq)
+            try:
+                self._decide_and_run(record)
+            except Exception as exc:  # an internal failure is still one audited, failed command
+                record.fail("exec_error", f"internal error: {type(exc).__name__}: {exc}")
+            record.fields["duration_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
+            payload = ShellAuditRecord.model_validate(record.fields).model_dump(mode="json")
+            stored = self._writer.append(payload)
         if stored["seq"] != seq:
             raise ShellError(f"audit seq {stored['seq']} != expected {seq}: the audit file is shared")
         return record.response()
