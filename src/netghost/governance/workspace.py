@@ -98,16 +98,18 @@ class Workspace:
         env["TMPDIR"] = str(self.temp_dir)
         return env
 
-    def fingerprint(self) -> str:
-        """Hash of every file's path and content outside ``tmp/`` (``sha256:...``).
+    def fingerprint(self, *, include_artifacts: bool = True) -> str:
+        """Hash of every path and file content of the workspace except ``tmp/`` (``sha256:...``).
 
-        Taken before and after a flight-plan run, equal fingerprints prove the engine did not
-        mutate the workspace (§4.1); only ``tmp/`` is scratch.
+        Taken before and after a flight-plan run with ``include_artifacts=False``, equal
+        fingerprints prove the engine changed nothing but its outputs (§4.1: no workspace
+        mutation); ``tmp/`` is always scratch.
         """
+        skipped = {TEMP_DIRNAME} if include_artifacts else {TEMP_DIRNAME, ARTIFACTS_DIRNAME}
         digest = hashlib.sha256()
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
-            if rel.parts[0] == TEMP_DIRNAME:
+            if rel.parts[0] in skipped:
                 continue
             if path.is_symlink():
                 digest.update(f"L {rel.as_posix()} -> {os.readlink(path)}\n".encode())
