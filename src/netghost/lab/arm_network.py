@@ -12,7 +12,17 @@ from typing import Any
 
 from netghost.lab.netcalc import DEFAULT_PRIORITIES, DEFAULT_RULES, EffectiveRoute
 from netghost.lab.world import World
-from netghost.lab.world_model import Nic, Nsg, Peering, PrivateDnsZone, Route, RouteTable, SecurityRule, VNet, Vm
+from netghost.lab.world_model import (
+    Nic,
+    Nsg,
+    Peering,
+    PrivateDnsZone,
+    Route,
+    RouteTable,
+    SecurityRule,
+    Vm,
+    VNet,
+)
 
 __all__ = [
     "etag",
@@ -50,7 +60,7 @@ def etag(*parts: str) -> str:
 
 def ref(resource_id: str) -> dict[str, str]:
     """``{"id": ..., "resourceGroup": ...}`` as AAZ prints a sub-resource reference."""
-    rg = resource_id.split("/resourceGroups/")[1].split("/")[0]
+    rg = resource_id.split("/resourceGroups/")[1].split("/", maxsplit=1)[0]
     return {"id": resource_id, "resourceGroup": rg}
 
 

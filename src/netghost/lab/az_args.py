@@ -135,10 +135,10 @@ def parse_command_args(spec: CommandSpec, tokens: Sequence[str]) -> ParsedArgs:
             missing value, invalid ``--query``).
     """
     table: dict[str, Arg] = {}
-    for arg in spec.all_args():
-        table[arg.long] = arg
-        if arg.short:
-            table[arg.short] = arg
+    for declared in spec.all_args():
+        table[declared.long] = declared
+        if declared.short:
+            table[declared.short] = declared
     parsed = ParsedArgs({a.dest: a.default for a in spec.all_args()})
     unknown: list[str] = []
     i = 0

@@ -151,7 +151,7 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
     if args["filters"]:
         raw = args["filters"]
         try:
-            filters = json.loads(raw) if not raw.startswith("@") else json.loads(open(raw[1:]).read())  # noqa: SIM115, PTH123
+            filters = json.loads(raw) if not raw.startswith("@") else json.loads(open(raw[1:]).read())  # noqa: SIM115
         except (OSError, json.JSONDecodeError) as exc:
             raise plain_error(f"Failed to parse '--filters' argument: {exc}") from exc
         filters = [{"protocol": "Any", **f} for f in filters]

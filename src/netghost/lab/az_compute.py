@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from netghost.lab.arm_network import etag, guid, nic_doc, nsg_doc, ref, route_table_doc, vnet_doc, watcher_doc, zone_doc
+from netghost.lab.arm_network import (
+    etag,
+    guid,
+    nic_doc,
+    nsg_doc,
+    ref,
+    route_table_doc,
+    vnet_doc,
+    watcher_doc,
+    zone_doc,
+)
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, find_vm, require_rg
 from netghost.lab.az_errors import AzError, arm_error, not_found
+from netghost.lab.az_storage import storage_account_doc
 from netghost.lab.clock import format_azure_time
 from netghost.lab.world import World
 from netghost.lab.world_model import Vm
@@ -210,8 +221,6 @@ def resource_doc(ctx: AzContext, rg: str, rtype: str, name: str) -> dict[str, An
         decl = next((d for d in w.spec.network_watchers if d.watcher_name.lower() == name.lower()), None)
         doc = watcher_doc(w, decl.location, decl.watcher_name, decl.resource_group) if decl else None
     elif key == "microsoft.storage/storageaccounts":
-        from netghost.lab.az_storage import storage_account_doc
-
         account = next((s for s in w.spec.storage_accounts if s.name == name), None)
         doc = storage_account_doc(w, account) if account else None
     if doc is None or doc["resourceGroup"].lower() != rg.lower():

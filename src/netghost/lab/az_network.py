@@ -6,6 +6,7 @@ from typing import Any
 
 from netghost.lab.arm_network import (
     effective_route_doc,
+    guid,
     nic_doc,
     nsg_doc,
     peering_doc,
@@ -208,8 +209,6 @@ def _a_list(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _etag(*parts: str) -> str:
-    from netghost.lab.arm_network import guid
-
     return guid("etag", *parts)
 
 

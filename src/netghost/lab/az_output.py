@@ -124,9 +124,10 @@ def _auto_table(result: Any, sort_keys: bool) -> list[dict[str, Any]]:
 
 
 def _jsonc(text: str) -> str:
-    from pygments import highlight
-    from pygments.formatters import TerminalFormatter
-    from pygments.lexers import JsonLexer
+    # pygments is imported only for -o jsonc: it costs ~50 ms and most calls never colour.
+    from pygments import highlight  # noqa: PLC0415  lazy on purpose (see above)
+    from pygments.formatters import TerminalFormatter  # noqa: PLC0415
+    from pygments.lexers import JsonLexer  # noqa: PLC0415
 
     return str(highlight(text, JsonLexer(), TerminalFormatter()))
 

@@ -7,6 +7,7 @@ synthesized traffic, so the diagnostics and the packets agree.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from netghost.lab.arm_network import guid, watcher_doc
@@ -77,8 +78,8 @@ def _test_ip_flow(ctx: AzContext, args: ParsedArgs) -> Any:
     if nic.private_ip != local_ip:
         raise AzError(1, f"ERROR: (InvalidLocalIpAddress) Local IP address {local_ip} does not belong to "
                          f"the NIC of VM {vm.name}.\n")
-    decision = ctx.world.evaluate_nsg(vm, args["direction"], args["protocol"], local_ip, local_port,
-                                      remote_ip, remote_port, nic)
+    decision = ctx.world.evaluate_nsg(vm, args["direction"], protocol=args["protocol"], local_ip=local_ip,
+                                      local_port=local_port, remote_ip=remote_ip, remote_port=remote_port, nic=nic)
     return {"access": decision.access, "ruleName": decision.rule_name}
 
 
@@ -103,25 +104,23 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
     vm = find_vm(ctx, args["resource_group"], args["source_resource"])
     require_watcher(ctx, w.vm_location(vm))
     require_extension(ctx, vm)
+    server: str | None
     if args["dest_resource"]:
-        dest_vm = find_vm(ctx, args["resource_group"], args["dest_resource"])
-        server, server_name = dest_vm.name, None
+        server = find_vm(ctx, args["resource_group"], args["dest_resource"]).name
     elif args["dest_address"]:
-        target = args["dest_address"]
-        is_ip = target.replace(".", "").isdigit()
-        server, server_name = (target, None) if is_ip else ("0.0.0.0", target)
+        server = args["dest_address"]
+        if not server.replace(".", "").isdigit():  # a host name: the agent resolves it from its VNet
+            dns = w.resolve(server, w.subnet_of(vm.nics[0])[0].name)
+            owner = w.vm_by_ip(dns.addresses[0]) if dns.addresses else None
+            server = owner[0].name if owner else (dns.addresses[0] if dns.addresses else None)
     else:
         raise AzError(1, "ERROR: usage error: --dest-resource ID | --dest-address ADDRESS\n")
     protocol = (args["protocol"] or "Tcp")
     port = int(args["dest_port"] or (80 if protocol == "Http" else 443))
-    flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port,
-                       protocol="Udp" if protocol == "Udp" else "Tcp", server_name=server_name)
-    if server_name:
-        dns = w.resolve(server_name, w.subnet_of(vm.nics[0])[0].name)
-        if dns.addresses:
-            flow = flow.model_copy(update={"server": w.vm_by_ip(dns.addresses[0])[0].name
-                                           if w.vm_by_ip(dns.addresses[0]) else dns.addresses[0]})
-    outcome = w.flow_outcome(flow) if not (server_name and server == "0.0.0.0" and flow.server == "0.0.0.0") else None
+    outcome = None
+    if server is not None:
+        flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port, protocol="Tcp")
+        outcome = w.flow_outcome(flow)
     src_issues: list[dict[str, Any]] = []
     hops = [_hop(ctx, "Source", vm.nics[0].private_ip, _ipconfig_id(w, vm, vm.nics[0]), src_issues)]
     reachable = outcome is not None and outcome.connects
@@ -151,7 +150,7 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
             hops[-1]["issues"].append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
                                                     if outcome.nsg else ""}],
                                        "origin": "Inbound", "severity": "Error", "type": "NetworkSecurityRule"})
-    for prev, nxt in zip(hops, hops[1:], strict=False):
+    for prev, nxt in itertools.pairwise(hops):
         prev["nextHopIds"] = [nxt["id"]]
     sent = 30
     doc: dict[str, Any] = {"connectionStatus": "Reachable" if reachable else "Unreachable", "hops": hops,

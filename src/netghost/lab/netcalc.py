@@ -98,13 +98,14 @@ def port_ranges(spec: str | list[str]) -> list[tuple[int, int]]:
 
 def _port_in(port: int | None, spec: str | list[str]) -> bool:
     if port is None:  # ICMP has no ports; a port-restricted rule still matches "*" only
-        return spec == "*" or spec == ["*"]
+        return spec in ("*", ["*"])
     return any(low <= port <= high for low, high in port_ranges(spec))
 
 
 def rule_matches(
     rule: SecurityRule,
     ctx: RuleMatchContext,
+    *,
     protocol: str,
     src_ip: str,
     src_port: int | None,

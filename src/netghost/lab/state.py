@@ -31,7 +31,7 @@ from typing import Any
 
 from netghost.errors import LabError
 from netghost.lab.clock import LabClock, scale_from_env
-from netghost.lab.world import World, load_world, world_from_yaml
+from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
 from netghost.lab.world_model import CloudFaultSpec
 
 __all__ = ["STATE_ENV", "LabState", "default_state_dir", "init_state"]
@@ -88,8 +88,6 @@ def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float 
 
 
 def _shipped_text(name: str) -> str:
-    from netghost.lab.world import SCENARIO_DIR
-
     return (SCENARIO_DIR / f"{name}.yaml").read_text(encoding="utf-8")
 
 

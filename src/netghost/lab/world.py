@@ -17,7 +17,6 @@ Load one with :func:`load_world` (a path or a shipped scenario name).
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -34,18 +33,20 @@ from netghost.lab.netcalc import (
     lookup_route,
     rule_matches,
 )
+from netghost.lab.world_flow import evaluate_flow
 from netghost.lab.world_model import (
-    Nic,
     NetworkFault,
+    Nic,
     Nsg,
     SecurityRule,
     Service,
     Subnet,
     TrafficFlow,
-    VNet,
     Vm,
+    VNet,
     WorldSpec,
 )
+from netghost.lab.world_types import DnsAnswer, FlowOutcome, NextHop, NsgDecision
 
 __all__ = [
     "SCENARIO_DIR",
@@ -54,76 +55,13 @@ __all__ = [
     "NextHop",
     "NsgDecision",
     "World",
+    "fault_problems",
     "load_world",
     "scenario_names",
 ]
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 _RFC1918_NONE = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
-
-
-@dataclass(frozen=True)
-class NsgDecision:
-    """The verdict of NSG evaluation at one VM for one direction (``test-ip-flow``'s answer)."""
-
-    access: Literal["Allow", "Deny"]
-    rule_name: str  # "securityRules/<n>" or "defaultSecurityRules/<n>", "" when no NSG applies
-    nsg: str | None  # the NSG holding the deciding rule
-    level: Literal["subnet", "nic", "none"]
-
-
-@dataclass(frozen=True)
-class NextHop:
-    """``show-next-hop``'s answer."""
-
-    next_hop_type: str
-    next_hop_ip: str | None
-    route_table_id: str  # "System Route" when no user route matched
-    route_name: str | None = None
-
-
-@dataclass(frozen=True)
-class DnsAnswer:
-    """What a resolver returns for a name; ``source`` says which zone or server answered."""
-
-    name: str
-    rcode: Literal["NOERROR", "NXDOMAIN"]
-    addresses: tuple[str, ...]
-    cname_chain: tuple[str, ...]
-    server: str
-    source: str  # "private-zone:<zone>", "public", "none"
-
-
-@dataclass(frozen=True)
-class FlowOutcome:
-    """End-to-end verdict for one traffic flow, as the packets would experience it.
-
-    ``outcome`` is one of: ``delivered``, ``nsg-denied-outbound``, ``nsg-denied-inbound``,
-    ``no-route`` (next hop None, e.g. a disconnected peering), ``appliance-down``,
-    ``service-down`` (RST from the port), ``host-down``, ``dns-nxdomain``, ``dns-public-answer``
-    (the private name resolved to a public address). ``impairment`` carries a data-plane fault
-    that config cannot show (``pmtu-blackhole``, ``path-packet-loss``, ``middlebox-rst``) with its
-    ``params``.
-    """
-
-    flow: str
-    outcome: str
-    reason: str
-    client_ip: str
-    server_ip: str | None
-    port: int
-    protocol: str
-    dns: DnsAnswer | None = None
-    next_hop: NextHop | None = None
-    nsg: NsgDecision | None = None
-    path: tuple[str, ...] = ()
-    impairment: str | None = None
-    params: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def connects(self) -> bool:
-        """Whether a TCP handshake would complete (impairments may still hurt the data)."""
-        return self.outcome == "delivered"
 
 
 class World:
@@ -261,6 +199,7 @@ class World:
         self,
         vm: Vm,
         direction: Literal["Inbound", "Outbound"],
+        *,
         protocol: str,
         local_ip: str,
         local_port: int | None,
@@ -281,7 +220,8 @@ class World:
         first_allow: NsgDecision | None = None
         for level, nsg in layers:
             for qualified, _prio, rule in self.ordered_rules(nsg, direction):
-                if rule_matches(rule, ctx, protocol, src, sport, dst, dport):
+                if rule_matches(rule, ctx, protocol=protocol, src_ip=src, src_port=sport, dst_ip=dst,
+                                dst_port=dport):
                     decision = NsgDecision(rule.access, qualified, nsg.name, level)
                     if rule.access == "Deny":
                         return decision
@@ -365,10 +305,10 @@ class World:
                 if record is None:
                     return None
                 return record.type, record.values, f"private-zone:{zone.name}"
-        record = next((r for r in self.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
-        if record is None:
+        public = next((r for r in self.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
+        if public is None:
             return None
-        return record.type, record.values, "public"
+        return public.type, public.values, "public"
 
     # ---- services ----------------------------------------------------------------------------
     def listening(self, vm: Vm) -> list[Service]:
@@ -396,14 +336,48 @@ class World:
 
     def flow_outcome(self, flow: TrafficFlow | str) -> FlowOutcome:
         """The end-to-end verdict for a flow (see :mod:`netghost.lab.world_flow`)."""
-        from netghost.lab.world_flow import evaluate_flow
-
         if isinstance(flow, str):
             found = next((t for t in self.spec.traffic if t.name == flow), None)
             if found is None:
                 raise LabError(f"world {self.name}: no traffic flow named {flow!r}")
             flow = found
         return evaluate_flow(self, flow)
+
+
+_FAULT_OUTCOMES = {
+    "nsg-deny": ("nsg-denied-inbound", "nsg-denied-outbound"),
+    "udr-dead-appliance": ("appliance-down",),
+    "service-down": ("service-down",),
+    "dns-nxdomain": ("dns-nxdomain",),
+    "dns-private-zone-not-linked": ("dns-public-answer", "dns-nxdomain"),
+    "pmtu-blackhole": ("delivered",),
+    "path-packet-loss": ("delivered",),
+    "middlebox-rst": ("delivered",),
+    "peering-disconnected": ("no-route",),
+}
+
+
+def fault_problems(world: World) -> list[str]:
+    """Where the declared fault and the world's configuration disagree (empty when coherent).
+
+    The fault's flow must fail the way its type says, computed from first principles; every
+    other flow must be delivered unimpaired, so the fault is the only thing to find.
+    """
+    problems = []
+    fault = world.fault
+    for flow in world.spec.traffic:
+        outcome = world.flow_outcome(flow)
+        if fault is not None and flow.name == fault.flow:
+            if outcome.outcome not in _FAULT_OUTCOMES[fault.type]:
+                problems.append(f"fault {fault.type} on {flow.name}: the world computes {outcome.outcome} "
+                                f"({outcome.reason})")
+            if fault.type == "peering-disconnected" and not any(
+                p.state == "Disconnected" for v in world.spec.vnets for p in v.peerings
+            ):
+                problems.append("fault peering-disconnected but no peering is Disconnected")
+        elif outcome.outcome != "delivered" or outcome.impairment:
+            problems.append(f"flow {flow.name} is not the fault's flow but computes {outcome.outcome}: {outcome.reason}")
+    return problems
 
 
 def scenario_names() -> list[str]:

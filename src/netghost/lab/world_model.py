@@ -403,9 +403,9 @@ class TrafficFlow(_Model):
 class NetworkFault(_Model):
     """The one injected network fault; ``flow`` names the traffic it breaks.
 
-    ``params`` carry data-plane parameters config cannot show: ``path_mtu`` (pmtu-blackhole),
-    ``loss_rate`` and ``between`` (path-packet-loss), ``injector_ip`` and ``after_bytes``
-    (middlebox-rst).
+    ``params`` carry data-plane parameters config cannot show: ``path_mtu``, ``at`` and
+    ``icmp_filtered`` (pmtu-blackhole); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
+    ``injector_ip`` and ``idle_timeout_s`` (middlebox-rst).
     """
 
     type: NetworkFaultType
@@ -475,7 +475,7 @@ def _dupes(kind: str, names: list[str]) -> list[str]:
     return out
 
 
-def _reference_problems(w: WorldSpec) -> list[str]:  # noqa: C901  one flat list of checks reads best
+def _reference_problems(w: WorldSpec) -> list[str]:
     """Every broken cross reference in ``w``, as human sentences (empty when the world is sound)."""
     p: list[str] = []
     rgs = {g.name.lower(): g for g in w.resource_groups}

@@ -1,0 +1,98 @@
+"""``ghost-agent lab list | show | reset``: look at the shipped worlds and (re)start a lab.
+
+* ``list`` — the shipped scenarios and their one-line description;
+* ``show [SCENARIO]`` — a world's inventory and, for the running lab, its clock and captures
+  (never the fault or the answers: the lab is for investigating);
+* ``reset SCENARIO`` — create or recreate the lab state (default ``./audit/lab``) and its ``bin/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from netghost.errors import LabError
+from netghost.lab.bin import create_bin_dir
+from netghost.lab.capture_store import capture_status, settle
+from netghost.lab.clock import format_azure_time, scale_from_env
+from netghost.lab.state import LabState, default_state_dir, init_state
+from netghost.lab.world import World, load_world, scenario_names
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``list``/``show``/``reset`` to the ``lab`` subparser."""
+    parser.add_argument("--state-dir", help="lab state directory (default: $NETGHOST_LAB_STATE or <audit-dir>/lab)")
+    parser.add_argument("--audit-dir", default="./audit", help="audit directory the lab state lives under")
+    sub = parser.add_subparsers(dest="lab_command", metavar="ACTION")
+    sub.add_parser("list", help="list the shipped scenario worlds")
+    show = sub.add_parser("show", help="show a world (default: the running lab's)")
+    show.add_argument("scenario", nargs="?", help="a scenario name or YAML path")
+    reset = sub.add_parser("reset", help="create or recreate the lab state from a scenario")
+    reset.add_argument("scenario", help="a scenario name or YAML path")
+    reset.add_argument("--clock-scale", type=float, default=None,
+                       help="lab seconds per wall second (default: $NETGHOST_LAB_CLOCK_SCALE or 1)")
+
+
+def _state_dir(args: argparse.Namespace) -> str:
+    return str(args.state_dir or default_state_dir(os.environ, args.audit_dir))
+
+
+def _inventory(world: World) -> list[str]:
+    lines = [f"world: {world.name}", f"  {world.spec.description}"]
+    for vm in world.spec.vms:
+        ips = ", ".join(n.private_ip for n in vm.nics)
+        ports = ", ".join(f"{s.port}/{s.protocol.lower()}" for s in world.listening(vm)) or "-"
+        lines.append(f"  vm {vm.name:<16} {vm.resource_group:<10} {ips:<12} {vm.power_state:<11} listening: {ports}")
+    for vnet in world.spec.vnets:
+        lines.append(f"  vnet {vnet.name} {' '.join(vnet.address_prefixes)} subnets: "
+                     + ", ".join(f"{s.name} {s.address_prefix}" for s in vnet.subnets))
+    for account in world.spec.storage_accounts:
+        lines.append(f"  storage {account.name} containers: {', '.join(account.containers)}")
+    lines.append(f"  network watchers: {', '.join(d.location for d in world.spec.network_watchers) or 'none'}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``lab`` action; returns the exit code (2 for usage errors, 1 for lab errors)."""
+    action = getattr(args, "lab_command", None)
+    try:
+        if action == "list":
+            for name in scenario_names():
+                print(f"{name:<30} {load_world(name).spec.description}")
+            return 0
+        if action == "reset":
+            directory = _state_dir(args)
+            scale = args.clock_scale
+            state = init_state(directory, args.scenario, force=True,
+                               scale=scale if scale is not None else _env_scale())
+            bin_dir = create_bin_dir(state.root)
+            print(f"lab '{state.world().name}' ready in {state.root}")
+            print(f"put {bin_dir} first on PATH to use its az")
+            return 0
+        if action == "show":
+            if args.scenario:
+                print("\n".join(_inventory(load_world(args.scenario))))
+                return 0
+            state = LabState(_state_dir(args)).require()
+            with state.locked():
+                clock = state.clock()
+                now = clock.now()
+                settle(state, now)
+                print("\n".join(_inventory(state.world())))
+                print(f"  lab time {format_azure_time(now)} (x{clock.scale:g})")
+                for key, rec in sorted(state.captures().items()):
+                    st = capture_status(rec, now)
+                    print(f"  capture {key} on {rec['vm']}: {st['status']} {st['stop_reason'] or ''}".rstrip())
+            return 0
+    except LabError as exc:
+        print(f"ghost-agent lab: {exc}", file=sys.stderr)
+        return 1
+    print("usage: ghost-agent lab {list,show,reset} ...", file=sys.stderr)
+    return 2
+
+
+def _env_scale() -> float:
+    return scale_from_env(os.environ)
