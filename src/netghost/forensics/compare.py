@@ -1,0 +1,205 @@
+"""Two-point comparison: the same path captured at two points (A and B), packet by packet.
+
+WHY: a single capture shows symptoms (retransmissions, resets); two captures of one path show *where*
+a packet died or was forged. A packet seen at the upstream point and never at the downstream one was
+lost between them; a packet at the downstream point that never passed the upstream one was injected
+between them (a middlebox's spoofed RST).
+
+Matching is vectorised: every IP packet gets a 64-bit key that survives NAT and routing (IP ID, TCP
+seq/ack/flags, payload length and a hash of the first payload bytes, ICMP type/code; *not* addresses,
+ports, TTL, DSCP or TCP options), plus its occurrence rank among equal keys at its point; the keys of
+both points are intersected with ``np.intersect1d``. Per-flow statistics are ``bincount``/``lexsort``
+group reductions; the only Python loops run over the few flows reported.
+
+Clock offset and one-way delay: for a flow with matched packets both ways, ``t_B - t_A`` is
+``θ + d`` one way and ``θ - d`` the other (θ = B's clock minus A's). The fastest packet each way
+gives θ = (min of the high side + max of the low side) / 2 and d = (their difference) / 2 (an
+NTP-style estimate that assumes a symmetric path); the capture's offset is the median over flows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netghost.forensics.decode import Packets, format_addr
+from netghost.forensics.engine import Analysis, analyze_capture
+
+__all__ = ["COMPARE_VERSION", "MAX_FLOWS", "MAX_FRAMES", "compare_analyses", "compare_captures"]
+
+COMPARE_VERSION = 1
+MAX_FRAMES = 200  # frames listed per category (the count is always exact)
+MAX_FLOWS = 25
+MAX_FLOW_FRAMES = 20
+_C = np.uint64(0x9E3779B97F4A7C15)
+_PROTO = {6: "tcp", 17: "udp", 1: "icmp", 58: "icmpv6"}
+
+
+def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    h = (h ^ v.astype(np.uint64)) * _C
+    out: np.ndarray = h ^ (h >> np.uint64(29))
+    return out
+
+
+def _u64(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.int64).astype(np.uint64)
+
+
+@dataclass
+class _Side:
+    """One capture point's IP packets as match-ready columns (``rows`` index the decoded table)."""
+
+    an: Analysis
+    rows: np.ndarray
+    key: np.ndarray
+    conv: np.ndarray
+    fwd: np.ndarray
+
+    @property
+    def c(self) -> Packets:
+        return self.an.cols
+
+
+def _side(an: Analysis) -> _Side:
+    c = an.cols
+    rows = np.flatnonzero((c.l3 > 0) & (c.issue == 0))
+    key = np.full(rows.shape[0], np.uint64(0x51ED), np.uint64)
+    fl = c.tcp_flags[rows].astype(np.int64)
+    for col in (c.proto[rows], c.ip_id[rows], c.seq[rows], c.ack[rows], np.where(fl >= 0, fl & 0x3F, -1),
+                c.paylen[rows], c.icmp_type[rows], c.icmp_code[rows]):
+        key = _mix(key, _u64(col))
+    key = _mix(key, c.pay_hash[rows])
+    # occurrence rank among equal keys (frame order): retransmitted copies match copy by copy
+    order = np.lexsort((rows, key))
+    ks = key[order]
+    start = np.ones(ks.shape[0], bool)
+    start[1:] = ks[1:] != ks[:-1]
+    pos = np.arange(ks.shape[0])
+    gstart = np.maximum.accumulate(np.where(start, pos, 0)) if ks.size else pos
+    rank = np.empty(ks.shape[0], np.int64)
+    rank[order] = pos - gstart
+    key = _mix(key, rank.astype(np.uint64))
+    # conversation: unordered endpoint pair + protocol; fwd = the source is the lower endpoint
+    sh, sl, sp = c.src_hi[rows], c.src_lo[rows], _u64(c.sport[rows])
+    dh, dl, dp = c.dst_hi[rows], c.dst_lo[rows], _u64(c.dport[rows])
+    fwd = (sh < dh) | ((sh == dh) & ((sl < dl) | ((sl == dl) & (sp <= dp))))
+    conv = np.full(rows.shape[0], np.uint64(7), np.uint64)
+    conv = _mix(conv, _u64(c.proto[rows]))
+    for x, y in ((sh, dh), (sl, dl), (sp, dp)):
+        conv = _mix(conv, np.where(fwd, x, y))
+    for x, y in ((sh, dh), (sl, dl), (sp, dp)):
+        conv = _mix(conv, np.where(fwd, y, x))
+    return _Side(an, rows, key, conv, fwd)
+
+
+def _group_quantiles(g: np.ndarray, v: np.ndarray, ng: int, qs: tuple[float, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Count and quantiles of ``v`` per group id ``g`` in [0, ng) (NaN for empty groups)."""
+    order = np.lexsort((v, g))
+    vs = v[order]
+    cnt = np.bincount(g, minlength=ng)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    has = cnt > 0
+    out = []
+    for q in qs:
+        r = np.full(ng, np.nan)
+        idx = start + np.floor(q * np.maximum(cnt - 1, 0)).astype(np.int64)
+        r[has] = vs[idx[has]]
+        out.append(r)
+    return cnt, out
+
+
+def _ep(hi: Any, lo: Any, port: Any) -> str:
+    a = format_addr(hi, lo)
+    if int(port) < 0:
+        return a
+    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"
+
+
+def _round(x: float, nd: int = 3) -> float | None:
+    return None if not np.isfinite(x) else round(float(x), nd)
+
+
+@dataclass
+class _Pair:
+    """The matched pair and the unified flow table both points share."""
+
+    a: _Side
+    b: _Side
+    ia: np.ndarray  # matched indices into a.rows
+    ib: np.ndarray
+    fid_a: np.ndarray  # unified flow id per a.rows
+    fid_b: np.ndarray
+    dir_a: np.ndarray  # 0 = initiator → responder (as first seen), 1 = reverse
+    dir_b: np.ndarray
+    nflows: int
+    first_side: np.ndarray  # per flow: 0 if first seen at A, 1 if only at B
+    first_idx: np.ndarray  # per flow: index into that side's rows of its first packet
+
+
+def _pair(a: _Side, b: _Side) -> _Pair:
+    _, ia, ib = np.intersect1d(a.key, b.key, assume_unique=True, return_indices=True)
+    # Map B conversations onto A's (NAT may rewrite the 5-tuple): the A conv most matched wins.
+    ca, cb = a.conv[ia], b.conv[ib]
+    flip = a.fwd[ia] != b.fwd[ib]
+    mapped_b = b.conv.copy()
+    flip_b = np.zeros(b.rows.shape[0], bool)
+    if ia.size:
+        pairs = np.stack([cb, ca], axis=1)
+        up, inv, cnt = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+        inv = inv.ravel()
+        fl_frac = np.bincount(inv, weights=flip, minlength=up.shape[0]) / cnt
+        order = np.lexsort((-cnt, up[:, 0]))
+        ub = up[order, 0]
+        first = np.ones(ub.shape[0], bool)
+        first[1:] = ub[1:] != ub[:-1]
+        best = order[first]
+        src, dst, fflip = up[best, 0], up[best, 1], fl_frac[best] > 0.5
+        pos = np.searchsorted(src, b.conv)
+        pos = np.minimum(pos, src.shape[0] - 1)
+        hit = src[pos] == b.conv
+        mapped_b[hit] = dst[pos[hit]]
+        flip_b[hit] = fflip[pos[hit]]
+    flows = np.unique(np.concatenate([a.conv, mapped_b]))
+    fid_a = np.searchsorted(flows, a.conv)
+    fid_b = np.searchsorted(flows, mapped_b)
+    nf = flows.shape[0]
+    fwd_b = b.fwd ^ flip_b
+    # orientation: the sender of the flow's first packet at A (else at B) is the initiator
+    big = np.iinfo(np.int64).max
+    first_a = np.full(nf, big)
+    np.minimum.at(first_a, fid_a, np.arange(a.rows.shape[0]))
+    first_b = np.full(nf, big)
+    np.minimum.at(first_b, fid_b, np.arange(b.rows.shape[0]))
+    only_b = first_a == big
+    first_side = only_b.astype(np.int8)
+    first_idx = np.where(only_b, first_b, first_a)
+    init_fwd = np.zeros(nf, bool)
+    init_fwd[~only_b] = a.fwd[first_a[~only_b]]
+    init_fwd[only_b] = fwd_b[first_b[only_b]]
+    dir_a = (a.fwd != init_fwd[fid_a]).astype(np.int64)
+    dir_b = (fwd_b != init_fwd[fid_b]).astype(np.int64)
+    return _Pair(a, b, ia, ib, fid_a, fid_b, dir_a, dir_b, nf, first_side, first_idx)
+
+
+def compare_captures(path_a: str | Path, path_b: str | Path) -> dict[str, Any]:
+    """Compare two capture points of one path; returns the ``comparison`` object of the semantic JSON.
+
+    Args:
+        path_a: the capture taken at point A (e.g. the source VM).
+        path_b: the capture taken at point B (e.g. the destination VM).
+
+    Raises:
+        CaptureFormatError: either file is missing or not a readable capture.
+    """
+    return compare_analyses(analyze_capture(path_a), analyze_capture(path_b))
+
+
+def compare_analyses(an_a: Analysis, an_b: Analysis) -> dict[str, Any]:
+    """Compare two already-analysed captures (see :func:`compare_captures`)."""
+    from netghost.forensics.compare_stats import build_comparison  # noqa: PLC0415  split module, avoids a cycle
+
+    p = _pair(_side(an_a), _side(an_b))
+    return build_comparison(p)
