@@ -21,7 +21,7 @@ def ip4(a: str) -> bytes:
     return socket.inet_aton(a)
 
 
-def ipv4_packet(src: str, dst: str, proto: int, payload: bytes, ttl: int = 64, ident: int = 1,
+def ipv4_packet(src: str, dst: str, proto: int, payload: bytes, ttl: int = 64, ident: int = 1,  # noqa: PLR0917  header fields in wire order
                 flags_frag: int = 0x4000) -> bytes:
     hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident, flags_frag, ttl, proto, 0, ip4(src), ip4(dst))
     return hdr + payload
@@ -32,7 +32,7 @@ def ipv6_packet(src: str, dst: str, nh: int, payload: bytes, hop: int = 64) -> b
                        socket.inet_pton(socket.AF_INET6, dst)) + payload
 
 
-def tcp_segment(sport: int, dport: int, seq: int, ack: int, flags: int, win: int = 65535, data: bytes = b"",
+def tcp_segment(sport: int, dport: int, seq: int, ack: int, flags: int, win: int = 65535, data: bytes = b"",  # noqa: PLR0917  header fields in wire order
                 options: bytes = b"") -> bytes:
     hl = 20 + len(options)
     return struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, (hl // 4) << 4, flags,
@@ -70,7 +70,7 @@ class Capture:
         self.frames.append((ts, frame))
         return len(self.frames)
 
-    def tcp(self, ts: float, src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: int,
+    def tcp(self, ts: float, src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: int,  # noqa: PLR0917  header fields in wire order
             data: bytes = b"", win: int = 65535, ttl: int = 64, options: bytes = b"") -> int:
         seg = tcp_segment(sport, dport, seq, ack, flags, win, data, options)
         return self.add(ts, ether(ipv4_packet(src, dst, 6, seg, ttl=ttl)))

@@ -88,7 +88,8 @@ class CaptureInfo:
     bytes_read: int = 0
 
 
-def _open(path: Path, info: CaptureInfo) -> BinaryIO:
+def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
+    """Return (raw file, stream to read): the same object, or a gunzip stream over the raw file."""
     try:
         raw = path.open("rb")
     except IsADirectoryError as exc:
@@ -99,8 +100,8 @@ def _open(path: Path, info: CaptureInfo) -> BinaryIO:
     raw.seek(0)
     if head == b"\x1f\x8b":
         info.compressed = True
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
+        return raw, gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw, raw
 
 
 def _read(fh: BinaryIO, n: int, info: CaptureInfo) -> bytes:
@@ -130,8 +131,8 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
     info = info if info is not None else CaptureInfo(path=str(p))
     if not p.exists():
         raise CaptureFormatError(f"{p}: no such file")
-    fh = _open(p, info)
-    with fh:
+    raw, fh = _open(p, info)
+    with raw, fh:
         head = _read(fh, 24, info)
         if len(head) < 4:
             raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")

@@ -1,0 +1,166 @@
+"""Reader formats and hostile inputs: every variant decodes the same; broken files never raise tracebacks."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from netghost.errors import CaptureFormatError
+from netghost.forensics import analyze_capture
+from netghost.forensics.reader import CaptureInfo, iter_batches
+from tests.forensics.pcapwriter import (
+    ACK,
+    SYN,
+    Capture,
+    ether,
+    ipv4_packet,
+    ipv6_packet,
+    tcp_segment,
+    udp_datagram,
+)
+
+PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
+
+
+def _sample() -> Capture:
+    cap = Capture()
+    cap.tcp(1.000001, "10.0.0.1", "10.0.0.2", 1234, 80, 100, 0, SYN, options=b"\x02\x04\x05\xb4\x03\x03\x07\x00")
+    cap.tcp(1.000501, "10.0.0.2", "10.0.0.1", 80, 1234, 900, 101, SYN | ACK)
+    cap.tcp(1.001001, "10.0.0.1", "10.0.0.2", 1234, 80, 101, 901, ACK, b"hello")
+    cap.add(1.002, ether(ipv6_packet("2001:db8::1", "2001:db8::2", 17, udp_datagram(5000, 53, b"\x00\x01\x01\x00")), 0x86DD))
+    cap.add(1.003, ether(ipv4_packet("10.0.0.1", "10.0.0.2", 6, tcp_segment(1234, 80, 106, 901, ACK)), vlans=(7, 9)))
+    return cap
+
+
+@pytest.mark.parametrize("kind", ["pcap", "pcap-be", "pcap-ns", "pcapng", "pcapng2", "pcap.gz", "pcapng.gz"])
+def test_every_container_decodes_identically(tmp_path: Path, kind: str) -> None:
+    a = analyze_capture(_sample().write(tmp_path / f"x.{kind}", kind))
+    assert a.packets == 5
+    assert a.cols.l3.tolist() == [4, 4, 4, 6, 4]
+    assert a.cols.vlan.tolist() == [False, False, False, False, True]
+    assert a.cols.paylen.tolist() == [0, 0, 5, 4, 0]
+    assert a.cols.mss[0] == 1460 and a.cols.wscale[0] == 7
+    assert np.allclose(a.cols.ts, [1.000001, 1.000501, 1.001001, 1.002, 1.003], atol=1e-6)
+    assert len(a.streams) == 1
+    assert a.decode_issues == {}
+
+
+def test_wrong_magic_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.pcap"
+    bad.write_text("this is not a capture at all")
+    with pytest.raises(CaptureFormatError, match="not a pcap or pcapng"):
+        analyze_capture(bad)
+    with pytest.raises(CaptureFormatError, match="no such file"):
+        analyze_capture(tmp_path / "missing.pcap")
+    with pytest.raises(CaptureFormatError, match="directory"):
+        analyze_capture(tmp_path)
+    tiny = tmp_path / "tiny.pcap"
+    tiny.write_bytes(b"\xd4\xc3")
+    with pytest.raises(CaptureFormatError):
+        analyze_capture(tiny)
+
+
+def test_truncated_capture_is_analysed_up_to_the_cut(tmp_path: Path) -> None:
+    data = _sample().pcap()
+    p = tmp_path / "cut.pcap"
+    p.write_bytes(data[:-7])
+    a = analyze_capture(p)
+    assert a.packets == 4
+    assert a.info.truncated
+    assert "cut short" in a.info.warnings[0]
+
+
+def test_header_only_capture_is_empty_not_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "empty.pcap"
+    p.write_bytes(Capture().pcap())
+    a = analyze_capture(p)
+    assert a.packets == 0
+    assert len(a.streams) == 0
+
+
+def test_absurd_caplen_stops_with_a_warning(tmp_path: Path) -> None:
+    data = bytearray(_sample().pcap(snaplen=0xFFFFFFFF))
+    rec2 = 24 + 16 + len(_sample().frames[0][1])
+    struct.pack_into("<I", data, rec2 + 8, 0x7FFFFFFF)
+    p = tmp_path / "absurd.pcap"
+    p.write_bytes(bytes(data))
+    a = analyze_capture(p)
+    assert a.packets == 1
+    assert a.info.truncated
+    assert "exceeds" in a.info.warnings[0]
+
+
+def test_zero_length_record_is_counted_as_issue(tmp_path: Path) -> None:
+    cap = _sample()
+    cap.add(2.0, b"")
+    a = analyze_capture(cap.write(tmp_path / "z.pcap"))
+    assert a.packets == 6
+    assert a.decode_issues == {"empty_record": 1}
+    assert a.decode_issue_frames["empty_record"] == [6]
+
+
+def test_garbage_frames_are_issues_not_crashes(tmp_path: Path) -> None:
+    cap = _sample()
+    cap.add(2.0, ether(b"\x45\x00\x00"))  # IPv4 cut inside its header
+    cap.add(2.1, ether(b"\x75" + b"\x00" * 30))  # version 7
+    cap.add(2.2, ether(ipv4_packet("1.1.1.1", "2.2.2.2", 6, b"\x00" * 10)))  # TCP header cut
+    a = analyze_capture(cap.write(tmp_path / "g.pcap"))
+    assert a.decode_issues == {"truncated_ip_header": 1, "bad_ip_version": 1, "truncated_tcp_header": 1}
+
+
+def test_garbage_mid_file_pcapng(tmp_path: Path) -> None:
+    data = bytearray(_sample().pcapng())
+    last = len(data) - struct.unpack_from("<I", data, len(data) - 4)[0]
+    struct.pack_into("<I", data, last + 4, 0x7FFFFFF0)  # the last block's length is garbage
+    p = tmp_path / "g.pcapng"
+    p.write_bytes(bytes(data))
+    a = analyze_capture(p)
+    assert a.packets == 4
+    assert a.info.truncated
+    assert "corrupt block" in a.info.warnings[0]
+
+
+def test_chunked_reading_gives_the_same_columns(tmp_path: Path) -> None:
+    path = PCAPS / "zeek_smtp.pcap"
+    whole = analyze_capture(path)
+    info = CaptureInfo(path=str(path))
+    batches = list(iter_batches(path, info, chunk_bytes=4096))
+    assert len(batches) > 5
+    chunked = analyze_capture(path, chunk_bytes=4096)
+    assert np.array_equal(whole.tcp_flags, chunked.tcp_flags)
+    assert np.array_equal(whole.cols.seq, chunked.cols.seq)
+
+
+FUZZ_FILES = ["zeek_smtp.pcap", "chrissanders_tcp_dupack.pcapng", "suricata_http-gap-simple.pcap", "zeek_nflog-http.pcap"]
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.sampled_from(FUZZ_FILES),
+    edits=st.lists(st.tuples(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=255)),
+                   max_size=12),
+    cut=st.one_of(st.none(), st.integers(min_value=0, max_value=10**6)),
+)
+def test_mutated_corpus_never_raises_anything_but_capture_errors(tmp_path: Path, which: str,
+                                                                 edits: list[tuple[int, int]], cut: int | None) -> None:
+    data = bytearray((PCAPS / which).read_bytes())
+    for pos, val in edits:
+        data[pos % len(data)] = val
+    if cut is not None:
+        data = data[: cut % (len(data) + 1)]
+    p = tmp_path / "m.bin"
+    p.write_bytes(bytes(data))
+    try:
+        a = analyze_capture(p)
+    except CaptureFormatError:
+        return
+    from netghost.forensics.semantic import build_semantic
+
+    sem = build_semantic(a)
+    assert sem["summary"]["packets"] == a.packets
