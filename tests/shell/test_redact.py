@@ -107,6 +107,13 @@ PEM = (
         ("x-ms-encryption-key: fRCvoOJevPVxkjQnR2ZCON7ID4E1+pwEOEIVVFC1Ov4=", "fRCvoOJevPVx", "azure_key"),
         ("token=ghs_16C7e42F292c6912E7710c838347Ae178B4a and more", "ghs_16C7e42F292c", "github_token"),
         ("<password>Zx9!vQ2#mL7pK4</password>\nPassword: Zx9!vQ2#mL7pK4", "Zx9!vQ2#mL7pK4", "password"),
+        ("redis://:Sup3rS3cretPw@cache:6380", "Sup3rS3cretPw", "basic_auth"),
+        ("Ocp-Apim-Subscription-Key: 0123456789abcdef0123456789abcdef", "0123456789abcdef0123", "secret"),
+        ('{"key1": "0123456789abcdef0123456789abcdef"}', "0123456789abcdef0123", "secret"),
+        ("Driver={ODBC Driver 18};Server=x;Pwd={ab;cd efg12};", "efg12", "password"),
+        ('{"auths": {"acr.io": {"auth": "dXNlcjpwYXNzd29yZDEyMw=="}}}', "dXNlcjpwYXNzd29yZDEyMw", "secret"),
+        ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "sk-proj-abcdef", "api_token"),
+        ("https://x.blob.core.windows.net/c?sv=2022-11-02&sig=AbC%2Bd%2Fe%3D12345678", "AbC%2Bd", "sas_signature"),
     ],
 )
 def test_hard_shapes(text: str, secret: str, kind: str) -> None:
@@ -127,6 +134,9 @@ def test_hard_shapes(text: str, secret: str, kind: str) -> None:
         "PING 10.0.0.4 (10.0.0.4) 56(84) bytes of data.\n64 bytes from 10.0.0.4: icmp_seq=1 ttl=64 time=0.04 ms",
         "[REDACTED:password] and [REDACTED:jwt]",
         "`az account get-access-token` emits credentials: Prints a bearer token for ARM",
+        "commit 537224b83e772c85e19eec14180e39b32ff6895c",
+        '"etag": "0x8DC1234567890AB"',
+        '"keyName": "key1", "permissions": "FULL"',
     ],
 )
 def test_benign_look_alikes_are_kept(text: str) -> None:

@@ -264,9 +264,14 @@ def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
         if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
             return "connection_string"
         return "password" if re.search(r"pass|pwd", lowered) else "secret"
-    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value)):
+    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
         return "secret"
     return None
+
+
+def _hex_key(name: str, value: str) -> bool:
+    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field."""
+    return bool(re.search(r"keys?\d*$", name)) and len(value) >= 32 and _HEX.match(value) is not None
 
 
 def _usable(value: str) -> bool:

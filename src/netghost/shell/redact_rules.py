@@ -123,6 +123,17 @@ SHAPE_RULES: tuple[Rule, ...] = (
     Rule("stripe_key", _r(r"\b(?P<v>[sr]k_live_[0-9A-Za-z]{20,})"), "Stripe live keys", needles=("k_live_",)),
     Rule("npm_token", _r(r"\b(?P<v>npm_[A-Za-z0-9]{36})\b"), "npm access tokens", needles=("npm_",)),
     Rule(
+        "api_token",
+        _r(
+            r"\b(?P<v>SG\.[\w-]{22}\.[\w-]{43}|dapi[0-9a-f]{32}(?:-\d)?|hv[sbr]\.[A-Za-z0-9_-]{24,}|"
+            r"sk-(?:proj-|ant-(?:api|admin)\d\d-)?[A-Za-z0-9_-]{32,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|"
+            r"pypi-AgE[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64})(?![A-Za-z0-9_-])"
+        ),
+        "vendor tokens with fixed prefixes (SendGrid, Databricks, Vault, OpenAI/Anthropic, Shopify, PyPI, "
+        "DigitalOcean; gitleaks rules)",
+        needles=("sg.", "dapi", "hvs.", "hvb.", "hvr.", "sk-", "shp", "pypi-", "dop_v1_"),
+    ),
+    Rule(
         "acr_password",
         _r(_NB + r"(?P<v>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})" + _NA),
         "Azure Container Registry admin passwords carry a '+ACR' marker at a fixed offset",
@@ -163,7 +174,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "basic_auth",
-        _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]{1,128}:(?P<v>[^@\s/\"'<>]{1,256})@[\w.\[\]-]"),
+        _r(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^/\s:@\"'<>]{0,128}:(?P<v>[^@\s/\"'<>]{1,256})@[\w.\[\]-]"),
         "credentials embedded in URLs (https://user:pass@host, postgresql://, redis://, ...)",
         needles=("://",),
     ),
@@ -209,7 +220,8 @@ STRONG_KEY_NAME = _r(
     r"(?i)(?:password|passwd|passphrase|\bpwd|userpwd|secret|token|api[_-]?key|apikey|access[_-]?key|"
     r"accountkey|account[_-]?key|master[_-]?key|shared[_-]?key|sharedaccesskey|sharedaccesssignature|"
     r"private[_-]?key|client[_-]?key|signing[_-]?key|encryption[_-]?key|conn(?:ection)?[_-]?str(?:ing)?|"
-    r"sas[_-]?(?:token|url|uri)?$|credentials?$|auth[_-]?key|session[_-]?key|cookie)"
+    r"sas[_-]?(?:token|url|uri)?$|credentials?$|auth[_-]?key|session[_-]?key|cookie|^auth$|^_?auth$|"
+    r"dockerconfigjson$|identitytoken$)"
 )
 # Key names that hold a secret only when the value also looks random (key1, primaryKey, primary).
 WEAK_KEY_NAME = _r(r"(?i)(?:key\d*|keys|primary|secondary|value|signature|sig|hmac)$")
@@ -225,7 +237,7 @@ KEY_EXCLUDED_SUFFIX = _r(
 # One `name = value` / `name: value` / `export NAME="value"` / `name=value;` assignment inside a line.
 LINE_ASSIGNMENT = _r(
     r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>[:=])[ \t]*(?P<q>[\"'])?"
-    r"(?P<v>(?(q)[^\"'\r\n]+|[^\s;,&\"'\\]+))"
+    r"(?P<v>(?(q)[^\"'\r\n]+|(?:\{[^}\r\n]{1,256}\}|[^\s;,&\"'\\]+)))"
 )
 JSON_SECRET_KEY = _r(r"\"(?P<name>[A-Za-z0-9_.\-@$]{1,80})\"\s*:\s*\"(?P<v>(?:[^\"\\]|\\.)*)\"")
 
