@@ -1,0 +1,169 @@
+"""Per world: the simulator's diagnostics agree with each other and with the world's verdicts.
+
+The checks re-derive answers from the *az output* itself (not from the world object): the
+longest-prefix match over ``show-effective-route-table`` must give ``show-next-hop``'s hop, and a
+first-match walk over ``list-effective-nsg`` must give ``test-ip-flow``'s rule. The flow verdicts
+of the world must match what the diagnostics say about the same packets, and every answer file's
+``resource_id`` must exist in the simulated cloud.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Callable
+
+import pytest
+
+from netghost.lab.world import SCENARIO_DIR, scenario_names
+
+from .conftest import Lab
+
+
+def _lpm(routes: list[dict], dst: str) -> dict:
+    address = ipaddress.IPv4Address(dst)
+    best = None
+    for route in routes:
+        if route["state"] != "Active":
+            continue
+        for prefix in route["addressPrefix"]:
+            net = ipaddress.ip_network(prefix)
+            if address in net:
+                rank = (net.prefixlen, route["source"] == "User")
+                if best is None or rank > best[0]:
+                    best = (rank, route)
+    assert best is not None
+    return best[1]
+
+
+def _matches(prefix: str, ip: str, vnet_space: list[str]) -> bool:
+    if prefix == "0.0.0.0/0":
+        return True
+    if prefix == "VirtualNetwork":
+        return any(ipaddress.IPv4Address(ip) in ipaddress.ip_network(p) for p in vnet_space)
+    if prefix == "AzureLoadBalancer":
+        return ip == "168.63.129.16"
+    if prefix == "Internet":
+        return ipaddress.IPv4Address(ip).is_global
+    return ipaddress.IPv4Address(ip) in ipaddress.ip_network(prefix, strict=False)
+
+
+def _port_ok(ranges: list[str], port: int) -> bool:
+    return any(int(r.split("-")[0]) <= port <= int(r.split("-")[1]) for r in ranges)
+
+
+def _first_match(effective: dict, direction: str, src: str, sport: int, dst: str, dport: int,
+                 vnet_space: list[str]) -> list[tuple[str, str]]:
+    """(access, name) of the deciding rule in each NSG layer, from the az output alone."""
+    verdicts = []
+    for group in effective["value"]:
+        rules = sorted((r for r in group["effectiveSecurityRules"] if r["direction"] == direction),
+                       key=lambda r: r["priority"])
+        for rule in rules:
+            if rule["protocol"] not in ("All", "Tcp"):
+                continue
+            if not any(_matches(p, src, vnet_space) for p in rule["sourceAddressPrefixes"]):
+                continue
+            if not any(_matches(p, dst, vnet_space) for p in rule["destinationAddressPrefixes"]):
+                continue
+            if _port_ok(rule["sourcePortRanges"], sport) and _port_ok(rule["destinationPortRanges"], dport):
+                verdicts.append((rule["access"], rule["name"]))
+                break
+    return verdicts
+
+
+def _json(lab: Lab, command: str) -> dict | list:
+    result = lab.az(command)
+    assert result.code == 0, f"az {command}\n{result.err}"
+    return json.loads(result.out)
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
+    lab = make_lab(name)
+    world = lab.state.world()
+    for flow in world.spec.traffic:
+        outcome = world.flow_outcome(flow)
+        client = world.vm(flow.client)
+        server = world.vm(flow.server)
+        if outcome.server_ip is None:
+            continue
+        if client is not None:
+            nic = client.nics[0]
+            routes = _json(lab, f"network nic show-effective-route-table -g {client.resource_group} -n {nic.name}")
+            hop = _json(lab, f"network watcher show-next-hop -g {client.resource_group} --vm {client.name} "
+                             f"--source-ip {nic.private_ip} --dest-ip {outcome.server_ip}")
+            chosen = _lpm(routes["value"], outcome.server_ip)
+            assert hop["nextHopType"] == chosen["nextHopType"], flow.name
+            assert hop.get("nextHopIpAddress") == (chosen["nextHopIpAddress"] or [None])[0]
+            assert (hop["routeTableId"] == "System Route") == (chosen["source"] == "Default")
+            if outcome.outcome == "no-route":
+                assert hop["nextHopType"] == "None"
+            if outcome.outcome == "appliance-down":
+                assert hop["nextHopType"] == "VirtualAppliance"
+            flow_check = _json(lab, f"network watcher test-ip-flow -g {client.resource_group} --vm {client.name} "
+                                    f"--direction Outbound --protocol TCP --local {nic.private_ip}:49152 "
+                                    f"--remote {outcome.server_ip}:{flow.port}")
+            assert (flow_check["access"] == "Deny") == (outcome.outcome == "nsg-denied-outbound")
+        if server is not None and outcome.outcome not in ("no-route", "appliance-down", "nsg-denied-outbound"):
+            nic = server.nics[0]
+            effective = _json(lab, f"network nic list-effective-nsg -g {server.resource_group} -n {nic.name}")
+            vnet = world.subnet_of(nic)[0]
+            space = [*vnet.address_prefixes, *world.peered_prefixes(vnet)]
+            layers = _first_match(effective, "Inbound", outcome.client_ip, 49152, nic.private_ip, flow.port, space)
+            flow_check = _json(lab, f"network watcher test-ip-flow -g {server.resource_group} --vm {server.name} "
+                                    f"--direction Inbound --protocol TCP --local {nic.private_ip}:{flow.port} "
+                                    f"--remote {outcome.client_ip}:49152")
+            denies = [name for access, name in layers if access == "Deny"]
+            assert (flow_check["access"] == "Deny") == bool(denies), flow.name
+            if denies:
+                assert flow_check["ruleName"] == denies[0]
+            assert (flow_check["access"] == "Deny") == (outcome.outcome == "nsg-denied-inbound")
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_answer_resource_exists_in_the_simulated_cloud(make_lab: Callable[..., Lab], name: str) -> None:
+    answer = json.loads((SCENARIO_DIR / "answers" / f"{name}.json").read_text())
+    if answer["resource_id"] is None:
+        assert answer["fault_type"] == "none"
+        return
+    lab = make_lab(name)
+    rid = answer["resource_id"]
+    parts = rid.split("/")
+    top = "/".join(parts[:9])
+    shown = _json(lab, f"resource show --ids {top}")
+    assert shown["id"] == top
+    if len(parts) > 9:  # a child: rule, route or peering, listed by its parent's command
+        rg, parent, child = parts[4], parts[8], parts[10]
+        listing = {
+            "securityRules": f"network nsg rule list -g {rg} --nsg-name {parent}",
+            "routes": f"network route-table route list -g {rg} --route-table-name {parent}",
+            "virtualNetworkPeerings": f"network vnet peering list -g {rg} --vnet-name {parent}",
+        }[parts[9]]
+        assert child in {item["name"] for item in _json(lab, listing)}
+
+
+def test_disconnected_peering_is_visible(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("peering-disconnected")
+    peerings = _json(lab, "network vnet peering list -g prod-rg --vnet-name vnet-prod")
+    states = {p["name"]: p["peeringState"] for p in peerings}
+    assert states == {"prod-to-hub": "Connected", "prod-to-data": "Disconnected"}
+
+
+def test_dead_appliance_is_visible_in_vm_show(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("udr-dead-appliance")
+    result = lab.az("vm show -g hub-rg -n fw-vm-01 -d --query powerState -o tsv")
+    assert result.out == "VM deallocated\n"
+    connectivity = lab.az("network watcher test-connectivity -g prod-rg --source-resource web-vm-01 "
+                          "--dest-address 10.1.2.4 --dest-port 6379")
+    doc = json.loads(connectivity.out)
+    assert doc["connectionStatus"] == "Unreachable"
+    assert [h["type"] for h in doc["hops"]] == ["Source", "VirtualAppliance"]
+    assert "preview" in connectivity.err
+
+
+def test_private_zone_link_listing_shows_the_missing_link(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("dns-private-zone-not-linked")
+    assert _json(lab, "network private-dns link vnet list -g prod-rg -z privatelink.redis.cache.windows.net") == []
+    records = _json(lab, "network private-dns record-set a list -g prod-rg -z privatelink.redis.cache.windows.net")
+    assert records[0]["aRecords"] == [{"ipv4Address": "10.1.2.4"}]
