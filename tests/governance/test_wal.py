@@ -274,3 +274,31 @@ def test_second_writer_in_another_process_gets_wal_locked_error(tmp_path: Path) 
     after = subprocess.run([sys.executable, "-c", _CONTENDER, str(path)], capture_output=True, text=True, check=False)
     assert after.returncode == 0 and "got the lock" in after.stdout
     assert os.path.getsize(path) > 0 and verify(path).ok
+
+
+# ---- line layout: the hash member is last, but any valid layout verifies -----------------------
+
+
+def test_written_line_is_canonical_body_plus_trailing_hash(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    rec = write_wal(path, 1)[0]
+    body = {k: v for k, v in rec.items() if k != "sha256"}
+    assert path.read_text() == canonical_json(body)[:-1] + f',"sha256":"{rec["sha256"]}"}}\n'
+
+
+def test_lines_rewritten_in_fully_sorted_layout_still_verify(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    recs = write_wal(path, 5)
+    path.write_text("".join(canonical_json(r) + "\n" for r in recs))
+    report = verify(path)
+    assert report.ok and report.breaks == [] and report.records == 5
+
+
+def test_smuggled_nested_hash_member_is_caught(tmp_path: Path) -> None:
+    path, lines = _tamper_file(tmp_path, 4)
+    rec = json.loads(lines[1])
+    sha = rec.pop("sha256")
+    rec["zzz"] = {"note": "inserted", "sha256": sha}
+    lines[1] = (canonical_json(rec)[:-1] + f',"sha256":"{sha}"}}\n').encode()
+    path.write_bytes(b"".join(lines))
+    assert [(b.kind, b.seq) for b in verify(path).breaks] == [("hash_mismatch", 2)]

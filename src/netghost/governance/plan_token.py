@@ -18,6 +18,8 @@ from netghost.errors import PlanTokenMismatchError
 __all__ = ["canonical_json", "compute_plan_token", "sha256_tagged", "verify_plan_token"]
 
 _TAG = "sha256:"
+# Built once: json.dumps would construct an equivalent encoder on every call (hot in WAL verify).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def canonical_json(obj: Any) -> str:
@@ -30,7 +32,7 @@ def canonical_json(obj: Any) -> str:
         TypeError: ``obj`` holds a value JSON cannot represent (datetime, set, bytes...).
         ValueError: ``obj`` holds ``NaN`` or an infinity.
     """
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(obj)
 
 
 def sha256_tagged(data: bytes | str) -> str:

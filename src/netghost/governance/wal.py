@@ -64,9 +64,31 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def _record_hash(record: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in record.items() if k != "sha256"}
-    return sha256_tagged(canonical_json(body))
+_HASH_MEMBER = b',"sha256":"'
+
+
+def _fast_hash(raw: bytes, stored: str) -> str | None:
+    """Hash a line written by :class:`WalWriter` straight from its bytes, or None if it can't.
+
+    A writer line is ``<canonical body without the closing brace>,"sha256":"<hash>"}``. The
+    final member before the last brace is necessarily top-level, so hashing the prefix plus
+    ``}`` is exactly the hash of the canonical body; if the result differs (edited record, or a
+    line in another layout), the caller re-serialises the parsed record instead.
+    """
+    cut = raw.rfind(_HASH_MEMBER)
+    if cut < 0 or not raw.endswith(b'"}') or raw[cut + len(_HASH_MEMBER) : -2] != stored.encode():
+        return None
+    digest = sha256_tagged(raw[:cut] + b"}")
+    return digest if digest == stored else None
+
+
+def _record_hash(record: dict[str, Any]) -> str:
+    """Hash of the record without its ``sha256`` (popped and put back: no copy on the hot path)."""
+    stored = record.pop("sha256")
+    try:
+        return sha256_tagged(canonical_json(record))
+    finally:
+        record["sha256"] = stored
 
 
 @dataclass(frozen=True)
@@ -86,6 +108,7 @@ class WalReadResult:
     records: list[dict[str, Any]]
     issues: list[WalIssue]
     line_numbers: list[int] = field(default_factory=list, repr=False, compare=False)
+    raw_lines: list[bytes] = field(default_factory=list, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -147,6 +170,7 @@ def _parse_bytes(data: bytes) -> WalReadResult:
     records: list[dict[str, Any]] = []
     issues: list[WalIssue] = []
     line_numbers: list[int] = []
+    raw_lines: list[bytes] = []
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline (or is empty)
     for idx, raw in enumerate(lines, start=1):
@@ -156,9 +180,10 @@ def _parse_bytes(data: bytes) -> WalReadResult:
         else:
             records.append(parsed)
             line_numbers.append(idx)
+            raw_lines.append(raw)
     if tail:
         issues.append(WalIssue(len(lines) + 1, "torn_tail", f"unfinished last line ({len(tail)} bytes)", tail))
-    return WalReadResult(records, issues, line_numbers)
+    return WalReadResult(records, issues, line_numbers, raw_lines)
 
 
 def read_wal(path: str | os.PathLike[str]) -> WalReadResult:
@@ -215,8 +240,8 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
     # seq -> every hash (stored and recomputed) a successor may legitimately link to
     hashes_by_seq: dict[int, set[str]] = {}
     recomputed: list[str] = []
-    for rec in records:
-        h = _record_hash(rec)
+    for rec, raw in zip(records, result.raw_lines, strict=True):
+        h = _fast_hash(raw, rec["sha256"]) or _record_hash(rec)
         recomputed.append(h)
         hashes_by_seq.setdefault(rec["seq"], set()).update({h, rec["sha256"]})
     seen = set(hashes_by_seq)
@@ -405,8 +430,11 @@ class WalWriter:
             stored["seq"] = self._next_seq
             stored["ts"] = format_ts(self._clock())
             stored["prev_sha256"] = self._head
-            stored["sha256"] = sha256_tagged(canonical_json(stored))
-            line = (canonical_json(stored) + "\n").encode("utf-8")
+            body = canonical_json(stored)
+            stored["sha256"] = sha256_tagged(body)
+            # The hash member goes last, so a reader can hash the line's prefix without
+            # re-serialising (see _fast_hash); the line is canonical JSON up to that member.
+            line = (body[:-1] + ',"sha256":"' + stored["sha256"] + '"}\n').encode("utf-8")
             view = memoryview(line)
             while view:
                 written = os.write(self._fd, view)
