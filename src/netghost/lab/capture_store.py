@@ -50,7 +50,8 @@ def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
         ends.append((max(float(rec["stopped_at"]), start), "Stopped", "Manual"))
     if rec.get("error_at") is not None:
         ends.append((float(rec["error_at"]), "Error", None))
-    end, status, reason = min(ends, key=lambda item: item[0])
+    # an error at the same instant as the stop wins: the upload failed as the capture ended
+    end, status, reason = min(ends, key=lambda item: (item[0], item[1] != "Error"))
     if now < start and status != "Error":
         return {"status": "NotStarted", "stop_reason": None, "errors": [], "end": None}
     if now < end:
