@@ -46,22 +46,22 @@ class _GroupRule:
     except_groups: tuple[tuple[str, ...], ...]
 
     def matches(self, group: Sequence[str], args: Sequence[str]) -> bool:
-        if any(tuple(group[: len(g)]) == g for g in self.except_groups if len(group) >= len(g)):
+        g = tuple(group)
+        if self.except_groups and any(g[: len(e)] == e for e in self.except_groups):
             return False
-        if group and group[-1] in self.verbs:
+        if g and (g[-1] in self.verbs or (self.verb_regex is not None and self.verb_regex.search(g[-1]))):
             return True
-        if group and self.verb_regex is not None and self.verb_regex.search(group[-1]):
+        if len(g) >= 2 and g[-2] in self.nouns:
             return True
-        if len(group) >= 2 and group[-2] in self.nouns:
+        if self.suffixes and any(len(g) >= len(s) and g[-len(s) :] == s for s in self.suffixes):
             return True
-        if any(tuple(group[-len(s) :]) == s for s in self.suffixes if len(group) >= len(s)):
+        if self.groups and any(g[: len(p)] == p for p in self.groups):
             return True
-        if any(tuple(group[: len(g)]) == g for g in self.groups if len(group) >= len(g)):
-            return True
-        for a in args:
-            word = a.split("=", 1)[0]
-            if a.startswith("--") and len(word) > 3 and any(f.startswith(word) for f in self.flags):
-                return True
+        if self.flags:
+            for a in args:
+                word = a.split("=", 1)[0]
+                if a.startswith("--") and len(word) > 3 and any(f.startswith(word) for f in self.flags):
+                    return True
         return False
 
 

@@ -216,7 +216,7 @@ def verdict_rank(verdict: str) -> int:
 def _verify_builtin_examples() -> None:
     """Every rule's match/not_match examples must hold, or the tables are wrong (PolicyError)."""
     failures: list[str] = []
-    for r0 in _TABLES.tier0:
+    for r0 in _TABLES.tier0.rules:
         for cmd in r0.match:
             p = parse_command(cmd)
             got = None if isinstance(p, ParseRejection) else _classify_argv(p.argv, 0).rule

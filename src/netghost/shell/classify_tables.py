@@ -17,7 +17,7 @@ from typing import Any
 from netghost.errors import PolicyError
 from netghost.shell.argcheck_az import AzTable, compile_az
 from netghost.shell.argcheck_options import OptionSpec, compile_spec
-from netghost.shell.classify_tier0 import Tier0Rule, compile_tier0
+from netghost.shell.classify_tier0 import Tier0Index, compile_tier0, index_tier0
 
 __all__ = ["Tables", "load_tables"]
 
@@ -26,7 +26,7 @@ __all__ = ["Tables", "load_tables"]
 class Tables:
     """Every built-in table, compiled."""
 
-    tier0: tuple[Tier0Rule, ...]
+    tier0: Tier0Index
     tier1: dict[str, OptionSpec]
     az: AzTable
     tier3_reasons: dict[str, str]
@@ -60,4 +60,4 @@ def load_tables() -> Tables:
         wrappers = frozenset(t3["wrappers"])
     except (KeyError, ValueError, TypeError) as exc:
         raise PolicyError(f"built-in rule tables are malformed: {exc}") from exc
-    return Tables(tier0=t0, tier1=t1, az=az, tier3_reasons=reasons, wrappers=wrappers)
+    return Tables(tier0=index_tier0(t0), tier1=t1, az=az, tier3_reasons=reasons, wrappers=wrappers)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Tier0Rule", "basename", "compile_tier0", "match_tier0"]
+__all__ = ["Tier0Index", "Tier0Rule", "basename", "compile_tier0", "index_tier0", "match_tier0"]
 
 _FIELDS = frozenset({
     "id", "binaries", "binary_regex", "short_flags", "long_flags", "arg_regex", "positional_regex",
@@ -107,11 +107,39 @@ def compile_tier0(raw_rules: Sequence[Mapping[str, Any]]) -> tuple[Tier0Rule, ..
     return tuple(rules)
 
 
-def match_tier0(rules: Sequence[Tier0Rule], argv: Sequence[str]) -> Tier0Rule | None:
+@dataclass(frozen=True)
+class Tier0Index:
+    """Rules indexed by binary name, so a command is checked only against rules that can apply.
+
+    Rules with a binary regex or no binary condition are checked for every command, in file
+    order after the named ones; file order decides among the rules of one binary.
+    """
+
+    by_name: Mapping[str, tuple[Tier0Rule, ...]]
+    generic: tuple[Tier0Rule, ...]
+    rules: tuple[Tier0Rule, ...]
+
+
+def index_tier0(rules: Sequence[Tier0Rule]) -> Tier0Index:
+    """Build the by-binary index of ``rules``."""
+    by_name: dict[str, list[Tier0Rule]] = {}
+    generic: list[Tier0Rule] = []
+    for r in rules:
+        if r.binary_regex is not None or not r.binaries:
+            generic.append(r)
+        for b in r.binaries:
+            by_name.setdefault(b, []).append(r)
+    return Tier0Index({k: tuple(v) for k, v in by_name.items()}, tuple(generic), tuple(rules))
+
+
+def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
     """The first rule that forbids ``argv``, or None."""
     name = basename(argv[0])
     args = argv[1:]
-    for rule in rules:
+    for rule in index.by_name.get(name, ()):
+        if rule.matches(name, args):
+            return rule
+    for rule in index.generic:
         if rule.matches(name, args):
             return rule
     return None

@@ -66,7 +66,8 @@ _ARG_TYPES = frozenset({"word", "number", "string", "raw_string", "concatenation
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9._/+-]+")
 _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 # Unquoted characters that a shell would expand (glob, brace, tilde) or that hide the real word.
-_UNQUOTED_SPECIAL = frozenset("*?[]{}~\\")
+_UNQUOTED_SPECIAL = re.compile(r"[*?\[\]{}~\\]")
+_EXPANDS = re.compile(r"[$`]")
 _DQ_ESCAPABLE = frozenset('$`"\\')
 
 _ADVICE_SINGLE = (
@@ -134,12 +135,12 @@ def parse_command(command: str) -> ParsedCommand | ParseRejection:
     tree = _parser().parse(command.encode("ascii"))
     root = tree.root_node
     try:
-        return _walk_program(root)
+        return _walk_program(root, command)
     except _Reject as rej:
         return ParseRejection(rej.error, rej.reason)
 
 
-def _walk_program(root: Node) -> ParsedCommand:
+def _walk_program(root: Node, src: str) -> ParsedCommand:
     if root.has_error:
         _raise_structural_if_any(root)
         raise _Reject(
@@ -155,8 +156,15 @@ def _walk_program(root: Node) -> ParsedCommand:
     if top.type != "command":
         _raise_structural_if_any(root)
         raise _Reject("not_a_single_command", f"The input is a {top.type}, not a command. " + _ADVICE_SINGLE)
-    _raise_structural_if_any(top)
-    return _command_argv(top)
+    # No full-tree walk on the accepting path: _command_argv accepts only a command_name word and
+    # word/number/string/raw_string/concatenation arguments, and refuses any $ or backtick that
+    # would expand inside them, so every structural node is refused there. The walk runs only to
+    # name the construct in the message when something is refused.
+    try:
+        return _command_argv(top, src)
+    except _Reject:
+        _raise_structural_if_any(top)
+        raise
 
 
 def _raise_structural_if_any(node: Node) -> None:
@@ -176,14 +184,14 @@ def _raise_structural_if_any(node: Node) -> None:
         stack.extend(n.children)
 
 
-def _command_argv(cmd: Node) -> ParsedCommand:
+def _command_argv(cmd: Node, src: str) -> ParsedCommand:
     argv: list[str] = []
     special = False
     for child in cmd.children:
         t = child.type
         if t == "command_name":
             name = child.children[0] if child.child_count == 1 else None
-            text = _text(name) if name is not None else ""
+            text = src[child.start_byte : child.end_byte]
             if name is None or name.type != "word" or not _COMMAND_WORD.fullmatch(text):
                 raise _Reject(
                     "not_a_single_command",
@@ -193,7 +201,7 @@ def _command_argv(cmd: Node) -> ParsedCommand:
             argv.append(text)
             continue
         if argv and t in _ARG_TYPES:
-            value, sp = _arg_value(child)
+            value, sp = _arg_value(child, t, src)
             argv.append(value)
             special = special or sp
             continue
@@ -203,27 +211,23 @@ def _command_argv(cmd: Node) -> ParsedCommand:
     return ParsedCommand(tuple(argv), special)
 
 
-def _text(node: Node) -> str:
-    raw = node.text
-    return raw.decode("ascii") if raw is not None else ""
-
-
-def _arg_value(node: Node) -> tuple[str, bool]:
+def _arg_value(node: Node, t: str, src: str) -> tuple[str, bool]:
     """Return (value after quote removal, had unquoted special characters)."""
-    t = node.type
+    text = src[node.start_byte : node.end_byte]
     if t in ("word", "number"):
-        return _unquoted_word(_text(node))
+        return _unquoted_word(text)
     if t == "raw_string":
-        return _text(node)[1:-1], False
+        return text[1:-1], False
     if t == "string":
-        return _double_quoted(_text(node)[1:-1]), False
+        return _double_quoted(text[1:-1]), False
     if t == "concatenation":
         parts: list[str] = []
         special = False
         for c in node.children:
-            if c.type not in _ARG_TYPES or c.type == "concatenation":
-                raise _Reject("not_a_single_command", f"Unexpected {c.type} inside a word. " + _ADVICE_SINGLE)
-            v, sp = _arg_value(c)
+            ct = c.type
+            if ct not in _ARG_TYPES or ct == "concatenation":
+                raise _Reject("not_a_single_command", f"Unexpected {ct} inside a word. " + _ADVICE_SINGLE)
+            v, sp = _arg_value(c, ct, src)
             parts.append(v)
             special = special or sp
         return "".join(parts), special
@@ -231,11 +235,12 @@ def _arg_value(node: Node) -> tuple[str, bool]:
 
 
 def _unquoted_word(text: str) -> tuple[str, bool]:
-    special = any(c in _UNQUOTED_SPECIAL for c in text)
-    if "$" in text or "`" in text:
+    if _EXPANDS.search(text):
         raise _Reject("not_a_single_command", "An unquoted $ or backtick would expand. " + _ADVICE_SINGLE)
+    if _UNQUOTED_SPECIAL.search(text) is None:
+        return text, False
     if "\\" not in text:
-        return text, special
+        return text, True
     out: list[str] = []
     i = 0
     while i < len(text):
@@ -252,7 +257,7 @@ def _unquoted_word(text: str) -> tuple[str, bool]:
 def _double_quoted(inner: str) -> str:
     """Bash double-quote rules: backslash escapes only $ ` " \\ (expansions were refused)."""
     if "\\" not in inner:
-        if "$" in inner or "`" in inner:
+        if _EXPANDS.search(inner):
             _refuse_dq_expansion(inner)
         return inner
     out: list[str] = []
@@ -277,7 +282,7 @@ def _refuse_dq_expansion(inner: str) -> None:
     it judged literal (e.g. ``"a$"``). Bash agrees for a trailing ``$`` or ``$`` before a
     non-name character; anything else is refused as an expansion to fail closed.
     """
-    for m in re.finditer(r"[$`]", inner):
+    for m in _EXPANDS.finditer(inner):
         nxt = inner[m.end() : m.end() + 1]
         if m.group() == "`" or (nxt and (nxt.isalnum() or nxt in "_{(@*#?$!-")):
             raise _Reject("not_a_single_command", "A $ or backtick inside double quotes would expand. " + _ADVICE_SINGLE)

@@ -1,0 +1,101 @@
+"""Classification latency of the Safe-Exec Shell classifier over the commands corpus.
+
+Prints p50/p99/max per ``classify()`` call in microseconds, for three paths:
+  * cold   -- the LRU cache bypassed: parse (tree-sitter) + tiers + argument checks, every call;
+  * cached -- the public ``classify()`` with its per-command LRU cache warm (repeat commands);
+  * policy -- cold path plus an organisation policy with a few prefix rules.
+Goal (issue 3): p99 <= 100 us on the cold path. The overhead of ``execute()`` over a bare
+``subprocess.run`` is measured by ``bench/shell_exec_bench.py`` (runtime engineer).
+
+Run: ``.venv/bin/python bench/shell_bench.py [--rounds N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from netghost.shell.org_policy import parse_org_policy
+
+# `netghost.shell.classify` is also the name of the re-exported function; load the module itself.
+classify_mod = importlib.import_module("netghost.shell.classify")
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "shell" / "commands_dev.jsonl"
+POLICY = b"""
+[[rule]]
+prefix = ["az", "storage", "blob", "download"]
+decision = "SAFE"
+justification = "bench"
+match = ["az storage blob download -f x"]
+[[rule]]
+prefix = ["dig", "@8.8.8.8"]
+decision = "FORBIDDEN"
+justification = "bench"
+match = ["dig @8.8.8.8 x"]
+"""
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float, float, float]:
+    s = sorted(samples)
+    p50 = s[len(s) // 2]
+    p99 = s[min(len(s) - 1, int(len(s) * 0.99))]
+    return p50, p99, statistics.fmean(s), s[-1]
+
+
+def _measure(fn: Callable[[str], object], commands: list[str], rounds: int) -> list[float]:
+    samples: list[float] = []
+    clock = time.perf_counter_ns
+    for _ in range(rounds):
+        for cmd in commands:
+            t0 = clock()
+            fn(cmd)
+            samples.append((clock() - t0) / 1000.0)
+    return samples
+
+
+def bench_classification(rounds: int) -> None:
+    """Print classification latency figures over the corpus."""
+    commands = [json.loads(line)["command"] for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    uncached = classify_mod._classify_builtin.__wrapped__
+    policy = parse_org_policy(POLICY)
+
+    def cold_policy(cmd: str) -> object:
+        base, relaxable = uncached(cmd)
+        return classify_mod._apply_policy(base, relaxable, policy)
+
+    _measure(uncached, commands, 1)  # warm the parser and the regex caches
+    _measure(classify_mod.classify, commands, 1)  # fill the LRU cache for the "cached" path
+    paths: list[tuple[str, Callable[[str], object]]] = [
+        ("cold (no cache)", uncached),
+        ("cached classify()", classify_mod.classify),
+        ("cold + org policy", cold_policy),
+    ]
+    print(f"classification latency over {len(commands)} corpus commands x {rounds} rounds (us per call)")
+    print(f"{'path':<20} {'p50':>8} {'p99':>8} {'mean':>8} {'max':>9}")
+    for label, fn in paths:
+        p50, p99, mean, worst = _percentiles(_measure(fn, commands, rounds))
+        print(f"{label:<20} {p50:8.1f} {p99:8.1f} {mean:8.1f} {worst:9.1f}")
+    goal = _percentiles(_measure(uncached, commands, rounds))[1]
+    print(f"goal p99 <= 100 us on the cold path: {'met' if goal <= 100 else 'NOT met'} ({goal:.1f} us)")
+
+
+def bench_execute_overhead() -> None:
+    """Slot for the runtime engineer: execute() overhead is measured in bench/shell_exec_bench.py."""
+    print("execute() overhead: see bench/shell_exec_bench.py")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    bench_classification(args.rounds)
+    bench_execute_overhead()
+
+
+if __name__ == "__main__":
+    main()
