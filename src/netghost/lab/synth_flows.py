@@ -1,0 +1,182 @@
+"""Application exchanges of one traffic flow, shaped by the world's verdict on that flow.
+
+Each request of a flow is one *exchange*: an optional DNS lookup, then a TCP connection whose
+fate :meth:`~netghost.lab.world.World.flow_outcome` decides (delivered, silently dropped,
+refused, impaired on the data plane). Exchanges sit on an absolute time grid (``k * interval``
+plus a seeded jitter) and every random draw is seeded by (world, flow, k), so a capture on the
+client and one on the server, over any windows, contain the very same packets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from dataclasses import dataclass
+
+from netghost.lab.synth_packets import Pkt
+from netghost.lab.synth_pcap import dns_message, udp_datagram
+from netghost.lab.synth_tcp import Endpoint, PathModel, TcpConv
+from netghost.lab.world import DnsAnswer, FlowOutcome, World
+from netghost.lab.world_model import TrafficFlow
+
+__all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
+
+# Outcomes where the client's SYNs vanish: nothing answers, not even an ICMP error.
+SILENT = {"nsg-denied-outbound", "nsg-denied-inbound", "no-route", "appliance-down", "host-down", "dns-public-answer"}
+INTERNET_HOPS = 12
+
+
+@dataclass
+class Exchange:
+    """The packets of one request (DNS + TCP), kept together so a capture includes it whole."""
+
+    key: str
+    pkts: list[Pkt]
+
+
+def seeded(*parts: object) -> random.Random:
+    """A random generator seeded by a stable hash of ``parts`` (never Python's salted hash)."""
+    digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def host_ttl(world: World, ip: str) -> int:
+    found = world.vm_by_ip(ip)
+    return 128 if found is not None and found[0].os == "Windows" else 64
+
+
+def tcp_endpoint(world: World, ip: str, port: int, rng: random.Random) -> Endpoint:
+    """An endpoint with Linux (or Windows) constants and seeded ISN, IP ID and timestamp clock."""
+    found = world.vm_by_ip(ip)
+    mtu = found[0].mtu if found is not None else 1500
+    windows = found is not None and found[0].os == "Windows"
+    return Endpoint(ip=ip, port=port, isn=rng.getrandbits(32), ident=rng.getrandbits(16), ts_base=rng.getrandbits(32),
+                    mss=mtu - 40, wscale=8 if windows else 7, syn_win=64240 if not windows else 65535,
+                    win=502 if not windows else 1026, ttl=host_ttl(world, ip))
+
+
+def _dns_answers(ans: DnsAnswer, ttl: int) -> list[tuple[int, str, int]]:
+    out = [(5, target, ttl) for target in ans.cname_chain]
+    return out + [(1, addr, ttl) for addr in ans.addresses]
+
+
+def dns_lookup(world: World, client_ip: str, name: str, ans: DnsAnswer, t: float,  # noqa: PLR0917  internal
+               rng: random.Random) -> list[Pkt]:
+    """A glibc-style lookup: A and AAAA queries in parallel from one socket, answered ~1 ms later."""
+    sport = rng.randint(32768, 60999)
+    ident = rng.getrandbits(16)
+    rcode = 3 if ans.rcode == "NXDOMAIN" else 0
+    ttl = 10 if ans.source.startswith("private-zone") else 300
+    pkts: list[Pkt] = []
+    ip_id = rng.getrandbits(16)
+    rtt = 0.0006 + rng.random() * 0.0008
+    for i, (qtype, answers) in enumerate(((1, _dns_answers(ans, ttl)), (28, []))):
+        qid = (ident + i) & 0xFFFF
+        tq = t + i * 40e-6
+        query = udp_datagram(client_ip, ans.server, sport, 53, dns_message(qid, name, qtype, response=False))
+        pkts.append(Pkt(tq, client_ip, ans.server, 17, ip_id + i, host_ttl(world, client_ip), True, query, tq + rtt / 2))
+        tr = tq + rtt
+        body = dns_message(qid, name, qtype, response=True, rcode=rcode, answers=answers)
+        reply = udp_datagram(ans.server, client_ip, 53, sport, body)
+        pkts.append(Pkt(tr - rtt / 2, ans.server, client_ip, 17, 0, 128, False, reply, tr))
+    return pkts
+
+
+def ephemeral_port(world: World, flow: TrafficFlow, k: int) -> int:
+    """Linux hands out ephemeral ports to one destination in steps of two from a hashed offset,
+    so consecutive requests never reuse a 4-tuple within a capture."""
+    base = seeded(world.name, "port", flow.name).randint(0, 28231)
+    return 32768 + (base + 2 * k) % 28232
+
+
+def _payload(flow: TrafficFlow, size: int, request: bool) -> bytes:
+    """Printable application bytes of exactly ``size`` (HTTP/Redis-looking where it matters)."""
+    if flow.app in ("http", "https") and request:
+        head = f"GET /api/{flow.name} HTTP/1.1\r\nHost: {flow.server_name or flow.server}\r\n".encode()
+    elif flow.app in ("http", "https"):
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    elif flow.app == "redis":
+        head = b"*2\r\n$3\r\nGET\r\n$12\r\nsession:4711\r\n" if request else b"$1024\r\n"
+    else:
+        head = b""
+    body = head + b"x" * max(0, size - len(head))
+    return body[:size]
+
+
+def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random) -> PathModel:
+    server_vm = world.vm_by_ip(out.server_ip or "")
+    hops = max(0, len(out.path) - 2) if server_vm is not None else INTERNET_HOPS
+    owd = 0.0004 + 0.00015 * hops if server_vm is not None else 0.011
+    path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng)
+    params = out.params
+    if out.impairment == "pmtu-blackhole":
+        path.mtu = int(str(params.get("path_mtu", 1400)))
+    elif out.impairment == "path-packet-loss":
+        path.loss = float(str(params.get("loss_rate", 0.05)))
+    elif out.impairment == "middlebox-rst" and "idle_timeout_s" not in params:
+        after = int(str(params.get("after_bytes", flow.response_bytes // 2)))
+        path.rst_after = max(0, min(after, flow.response_bytes - 1))
+        path.rst_ttl = int(str(params.get("injector_ttl", 255)))
+    return path
+
+
+def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k: int,  # noqa: PLR0917  internal
+                 rng: random.Random) -> list[Pkt]:
+    """The packets of request ``k`` of ``flow`` starting at ``t``."""
+    pkts: list[Pkt] = []
+    if flow.server_name and out.dns is not None:
+        interval = 60.0 / flow.requests_per_minute
+        every = max(1, math.ceil(10.0 / interval))
+        if out.dns.rcode == "NXDOMAIN" or k % every == 0:
+            pkts += dns_lookup(world, out.client_ip, flow.server_name, out.dns, t, rng)
+            t = max(p.arrive or p.t for p in pkts) + 0.0001
+        if out.dns.rcode == "NXDOMAIN" or not out.server_ip:
+            return pkts
+    if flow.protocol != "Tcp" or not out.server_ip:
+        return pkts
+    path = _path(world, out, flow, rng)
+    client = tcp_endpoint(world, out.client_ip, ephemeral_port(world, flow, k), rng)
+    server = tcp_endpoint(world, out.server_ip, flow.port, rng)
+    conv = TcpConv(client, server, path)
+    if out.outcome in SILENT:
+        path.blackhole = True
+        conv.handshake(t)
+        return pkts + conv.pkts
+    if out.outcome == "service-down":
+        conv.refuse(t)
+        return pkts + conv.pkts
+    established = conv.handshake(t)
+    if established is None:
+        return pkts + conv.pkts
+    t = established + 0.0002
+    ok = True
+    if flow.request_bytes:
+        t, ok = conv.transfer(t, client, _payload(flow, flow.request_bytes, True), piggyback=True)
+    if ok and flow.response_bytes and not conv.reset:
+        t, ok = conv.transfer(t + 0.0008 + rng.random() * 0.002, server, _payload(flow, flow.response_bytes, False),
+                              piggyback=True)
+    if conv.reset:
+        return pkts + conv.pkts
+    idle = out.params.get("idle_timeout_s") if out.impairment == "middlebox-rst" else None
+    if ok and idle is not None:  # a pooled connection left idle; the box's idle timer kills it
+        conv.forge_resets(t + float(str(idle)))
+        return pkts + conv.pkts
+    if ok:
+        conv.close(t + 0.0002, client)
+    else:
+        conv.abandon(t + 0.0002, client)
+    return pkts + conv.pkts
+
+
+def flow_exchanges(world: World, flow: TrafficFlow, start: float, end: float) -> list[Exchange]:
+    """Every exchange of ``flow`` that starts in ``[start - 20 s, end]`` (a superset of the window)."""
+    out = world.flow_outcome(flow)
+    interval = 60.0 / flow.requests_per_minute
+    result = []
+    for k in range(math.floor((start - 20.0) / interval), math.ceil(end / interval) + 1):
+        rng = seeded(world.name, "flow", flow.name, k)
+        t = k * interval + rng.uniform(0.0, 0.3 * interval)
+        if start - 20.0 <= t <= end:
+            result.append(Exchange(f"{flow.name}/{k}", one_exchange(world, flow, out, t, k, rng)))
+    return result

@@ -1,0 +1,246 @@
+"""Consistency: the PCAP engine, run on the lab's synthesized captures, finds each world's fault.
+
+For every shipped scenario the capture on the client (web-vm-01) and on the server side of the
+faulted flow is synthesized and analysed in-process by :mod:`netghost.forensics`. Assertions are
+on the semantic JSON (summary counts, finding kinds and the 5-tuple they name), never on prose.
+The ground truth comes from ``scenarios/answers/<name>.json`` (tests may read it; the product never
+does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from netghost.forensics import analyze_capture, build_semantic
+from netghost.forensics.decode import format_addr
+from netghost.forensics.engine import Analysis
+from netghost.forensics.tcp import FLAG_BITS
+from netghost.lab.synth import synthesize_capture
+from netghost.lab.world import SCENARIO_DIR, World, load_world, scenario_names
+
+T0 = 1_795_000_000.0
+WINDOW = 60.0
+SILENT_DROPS = {"nsg-deny", "udr-dead-appliance", "peering-disconnected"}
+FAULT_KINDS = {"syn_no_answer", "syn_rejected_rst", "rst_injected", "rst_midstream", "retransmissions",
+               "retransmissions_overall", "pmtu_blackhole", "pmtu_suspect", "pmtu_frag_needed", "zero_window",
+               "dns_unanswered", "decode_issues", "capture_truncated"}
+
+
+def _answer(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SCENARIO_DIR / "answers" / f"{name}.json").read_text(encoding="utf-8"))
+    return data
+
+
+_CACHE: dict[tuple[str, str], tuple[Analysis, dict[str, Any]]] = {}
+
+
+def _analyse(tmp_dir: Path, world: World, vm: str) -> tuple[Analysis, dict[str, Any]]:
+    key = (world.name, vm)
+    if key not in _CACHE:
+        path = tmp_dir / f"{world.name}-{vm}.pcap"
+        path.write_bytes(synthesize_capture(world, vm, T0, T0 + WINDOW))
+        analysis = analyze_capture(path)
+        _CACHE[key] = (analysis, build_semantic(analysis, path.stat().st_size))
+    return _CACHE[key]
+
+
+@pytest.fixture(scope="module")
+def cap_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("synth-captures")
+
+
+def _servers(sem: dict[str, Any], finding: dict[str, Any]) -> set[str]:
+    """Server endpoints ("ip:port") a finding names, through its metrics and referenced flows."""
+    flows = {f["id"]: f for f in sem["flows"]}
+    out = {flows[fid]["server"] for fid in finding["flows"] if fid in flows}
+    if "server" in finding["metrics"]:
+        out.add(finding["metrics"]["server"])
+    return out
+
+
+def _kinds(sem: dict[str, Any]) -> set[str]:
+    return {f["kind"] for f in sem["findings"]}
+
+
+def _ends(world: World, name: str) -> tuple[str, str | None, str, int]:
+    """(client VM, server VM or None, server IP the client really dials, port) of the faulted flow."""
+    answer = _answer(name)
+    flow_name = answer["affected_flow"] or world.spec.traffic[0].name
+    flow = next(t for t in world.spec.traffic if t.name == flow_name)
+    outcome = world.flow_outcome(flow)
+    intended = world.vm(flow.server)
+    return flow.client, intended.name if intended else None, outcome.server_ip or "", flow.port
+
+
+def _tcp_to(a: Analysis, ip: str, port: int, src: str | None = None) -> int:
+    """TCP segments in the capture addressed to ip:port (optionally only those from ``src``)."""
+    c, rows = a.cols, a.tcp_rows.tolist()
+    return sum(1 for r in rows if int(c.dport[r]) == port and format_addr(c.dst_hi[r], c.dst_lo[r]) == ip
+               and (src is None or format_addr(c.src_hi[r], c.src_lo[r]) == src))
+
+
+def _segments(a: Analysis, src: str, dst: str, port: int) -> set[tuple[int, int, int]]:
+    """(client port, IP ID, seq) of every TCP segment src -> dst:port in the capture."""
+    c = a.cols
+    return {(int(c.sport[r]), int(c.ip_id[r]), int(c.seq[r])) for r in a.tcp_rows.tolist()
+            if int(c.dport[r]) == port and format_addr(c.src_hi[r], c.src_lo[r]) == src
+            and format_addr(c.dst_hi[r], c.dst_lo[r]) == dst}
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_capture_decodes_cleanly(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, _, _ = _ends(world, name)
+    for vm in filter(None, (client, server)):
+        _, sem = _analyse(cap_dir, world, vm)
+        assert sem["summary"]["decode_issues"] == {}
+        assert sem["summary"]["packets"] > 20
+        assert sem["capture"]["truncated"] is False
+        assert "decode_issues" not in _kinds(sem)
+
+
+def test_healthy_control_has_nothing_fault_like(cap_dir: Path) -> None:
+    world = load_world("healthy")
+    for vm in world.spec.vms:
+        if vm.power_state != "running":
+            continue
+        _, sem = _analyse(cap_dir, world, vm.name)
+        s = sem["summary"]
+        assert s["rst_packets"] == 0
+        assert s["syn_without_synack"] == 0
+        assert all(v == 0 for v in s["tcp_analysis"].values()), s["tcp_analysis"]
+        assert set(s["dns_rcodes"]) <= {"NoError"}
+        assert not _kinds(sem) & FAULT_KINDS, sem["findings"]
+        assert not [f for f in sem["findings"] if f["kind"].startswith(("dns_", "icmp_"))]
+    _, web = _analyse(cap_dir, world, "web-vm-01")
+    assert web["summary"]["dns_rcodes"].get("NoError", 0) > 0
+    assert web["summary"]["tcp_conversations"] > 30
+
+
+@pytest.mark.parametrize("name", sorted(SILENT_DROPS & set(scenario_names())))
+def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
+    a, sem = _analyse(cap_dir, world, client)
+    hits = [f for f in sem["findings"] if f["kind"] == "syn_no_answer"]
+    assert hits and f"{server_ip}:{port}" in _servers(sem, hits[0])
+    assert hits[0]["metrics"]["syn_attempts"] >= 2 * hits[0]["metrics"]["connections"]
+    assert sem["summary"]["rst_packets"] == 0
+    if server is not None:
+        server_analysis, server_sem = _analyse(cap_dir, world, server)
+        assert _tcp_to(server_analysis, server_ip, port, src=world.endpoint_ip(client)) == 0
+        assert "syn_no_answer" not in _kinds(server_sem)
+    assert _tcp_to(a, server_ip, port) > 0
+
+
+def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path) -> None:
+    if "service-down" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    world = load_world("service-down")
+    client, server, server_ip, port = _ends(world, "service-down")
+    assert server is not None
+    for vm in (client, server):
+        _, sem = _analyse(cap_dir, world, vm)
+        hits = [f for f in sem["findings"] if f["kind"] == "syn_rejected_rst"]
+        assert hits and f"{server_ip}:{port}" in _servers(sem, hits[0]), vm
+        assert "syn_no_answer" not in _kinds(sem)
+
+
+def test_dns_nxdomain_found_and_no_connection_attempted(cap_dir: Path) -> None:
+    if "dns-nxdomain" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    world = load_world("dns-nxdomain")
+    flow = next(t for t in world.spec.traffic if t.name == _answer("dns-nxdomain")["affected_flow"])
+    a, sem = _analyse(cap_dir, world, flow.client)
+    hits = [f for f in sem["findings"] if f["kind"] == "dns_nxdomain"]
+    assert hits and hits[0]["metrics"]["qname"] == flow.server_name
+    assert _tcp_to(a, world.endpoint_ip(flow.server), flow.port) == 0
+    assert not _kinds(sem) & FAULT_KINDS
+
+
+def test_private_zone_not_linked_dials_the_public_address(cap_dir: Path) -> None:
+    if "dns-private-zone-not-linked" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    name = "dns-private-zone-not-linked"
+    world = load_world(name)
+    client, server, dialled, port = _ends(world, name)
+    assert server is not None
+    private = world.endpoint_ip(server)
+    assert dialled and dialled != private
+    a, sem = _analyse(cap_dir, world, client)
+    assert set(sem["summary"]["dns_rcodes"]) == {"NoError"}
+    hits = [f for f in sem["findings"] if f["kind"] == "syn_no_answer"]
+    assert hits and _servers(sem, hits[0]) == {f"{dialled}:{port}"}
+    assert _tcp_to(a, private, port) == 0
+    server_analysis, _ = _analyse(cap_dir, world, server)
+    assert _tcp_to(server_analysis, private, port, src=world.endpoint_ip(client)) == 0
+
+
+def test_middlebox_rst_seen_at_both_ends_never_sent(cap_dir: Path) -> None:
+    if "middlebox-rst" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    world = load_world("middlebox-rst")
+    client, server, server_ip, port = _ends(world, "middlebox-rst")
+    assert server is not None
+    _, csem = _analyse(cap_dir, world, client)
+    _, ssem = _analyse(cap_dir, world, server)
+    for sem in (csem, ssem):
+        hits = [f for f in sem["findings"] if f["kind"] == "rst_injected"]
+        assert hits
+        assert all(f"{server_ip}:{port}" in _servers(sem, f) for f in hits)
+        assert all(f["metrics"]["rst_ttl"] != f["metrics"]["usual_ttl"] for f in hits)
+    # Each end receives the RSTs but neither end's NIC ever sent one: two-point comparison shows it.
+    assert csem["summary"]["rst_packets"] == ssem["summary"]["rst_packets"] > 0
+
+
+def test_path_loss_retransmissions_and_gap_between_the_points(cap_dir: Path) -> None:
+    if "path-packet-loss" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    world = load_world("path-packet-loss")
+    client, server, server_ip, port = _ends(world, "path-packet-loss")
+    assert server is not None
+    ca, csem = _analyse(cap_dir, world, client)
+    sa, ssem = _analyse(cap_dir, world, server)
+    for sem in (csem, ssem):
+        hits = [f for f in sem["findings"] if f["kind"] == "retransmissions"]
+        assert hits and all(f"{server_ip}:{port}" in _servers(sem, f) for f in hits)
+        assert "rst_injected" not in _kinds(sem) and "syn_no_answer" not in _kinds(sem)
+    # Same packets at both points (same ports, IP IDs, sequence numbers): the server's view of the
+    # client's segments is a strict subset of what the client sent, on the connections both saw.
+    client_ip = world.endpoint_ip(client)
+    sent, got = _segments(ca, client_ip, server_ip, port), _segments(sa, client_ip, server_ip, port)
+    common = {k[0] for k in sent} & {k[0] for k in got}
+    sent = {k for k in sent if k[0] in common}
+    got = {k for k in got if k[0] in common}
+    assert len(common) > 20
+    assert got < sent
+    assert csem["summary"]["tcp_analysis"]["lost_segment"] > 0
+
+
+def test_pmtu_blackhole_large_segments_retransmitted_small_pass(cap_dir: Path) -> None:
+    if "pmtu-blackhole" not in scenario_names():
+        pytest.skip("scenario not shipped")
+    world = load_world("pmtu-blackhole")
+    client, server, server_ip, port = _ends(world, "pmtu-blackhole")
+    assert server is not None and world.fault is not None
+    mtu = int(str(world.fault.params.get("path_mtu", 1400)))
+    sa, ssem = _analyse(cap_dir, world, server)
+    kinds = _kinds(ssem)
+    assert kinds & {"pmtu_blackhole", "pmtu_suspect", "retransmissions", "retransmissions_overall"}
+    retr = (sa.tcp_flags & FLAG_BITS["retransmission"]) != 0
+    assert retr.sum() > 10
+    sizes = sa.cols.paylen[sa.tcp_rows[retr]]
+    assert int(np.min(sizes)) + 52 > mtu  # every retransmitted segment is larger than the path MTU
+    assert set(sa.cols.sport[sa.tcp_rows[retr]].tolist()) == {port}
+    assert {format_addr(h, lo) for h, lo in zip(sa.cols.src_hi[sa.tcp_rows[retr]], sa.cols.src_lo[sa.tcp_rows[retr]],
+                                                strict=True)} == {server_ip}
+    ca, csem = _analyse(cap_dir, world, client)
+    from_server = (ca.cols.sport[ca.tcp_rows] == port)
+    assert int(np.max(ca.cols.paylen[ca.tcp_rows[from_server]])) + 52 <= mtu  # nothing large ever arrives
+    assert ssem["summary"]["rst_packets"] == 0
+    assert csem["summary"]["icmp"] == {} and ssem["summary"]["icmp"] == {}  # frag-needed is filtered
