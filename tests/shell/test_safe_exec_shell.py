@@ -257,3 +257,15 @@ def test_plan_token_mismatch_refuses_to_run(tmp_path: Path, monkeypatch: pytest.
         (record,) = _records(shell)
     assert (res["status"], res["error"], res["exit_code"], res["output"]) == ("error", "plan_token_mismatch", None, "")
     assert record["error"] == "plan_token_mismatch"
+
+
+def test_huge_output_is_cut_before_redaction_and_keeps_its_line_count(tmp_path: Path) -> None:
+    with _shell(tmp_path, Recorder([HitlDecision.approve()])) as shell:
+        res = shell.execute({"command": "seq 1 400000", "reasoning": "x"})
+    meta = res["output_metadata"]
+    assert meta["original_lines"] == 400000
+    assert meta["truncation_applied"] is True
+    lines = res["output"].splitlines()
+    assert lines[0] == "1"
+    assert lines[-1] == "400000"
+    assert len(res["output"]) <= 16_000

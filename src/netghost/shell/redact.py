@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
 from netghost.shell.redact_rules import (
@@ -39,6 +40,10 @@ _MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_NAME_HINT = re.compile(
+    r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
+    r"session|dockerconfig"
+)
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -110,12 +115,19 @@ def is_secret_command(command: str) -> bool:
 
 
 def _views(text: str) -> list[str]:
-    """The spellings a rule must see: raw, ANSI-stripped, JSON-unescaped and URL-decoded."""
+    """The spellings a rule must see: raw, ANSI-stripped, JSON-unescaped and URL-decoded.
+
+    Derived views hold only the lines that an encoding actually changes (a line with an escape, a ``%``
+    or an ANSI sequence), so a large plain output is scanned once, not four times.
+    """
     views = [text]
-    stripped = _ANSI.sub("", text)
+    encoded = [line for line in text.splitlines() if "\\" in line or "%" in line or "\x1b" in line]
+    if not encoded:
+        return views
+    stripped = _ANSI.sub("", "\n".join(encoded))
     unescaped = _json_unescape(stripped)
     for view in (stripped, unescaped, _url_decode(stripped), _url_decode(unescaped)):
-        if view not in views:
+        if view not in views and view not in text:
             views.append(view)
     return views
 
@@ -164,8 +176,8 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
             if kind:
                 add(value, kind)
                 add(match.group("v"), kind)
-        for match in _assignments(view):
-            if _is_prose(match, view):
+        for match, line in _assignments(view):
+            if _is_prose(match, line):
                 continue
             kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
             if kind:
@@ -176,19 +188,25 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
     return findings
 
 
-def _is_prose(match: re.Match[str], view: str) -> bool:
+def _is_prose(match: re.Match[str], line: str) -> bool:
     """``credentials: Prints a bearer token`` is a sentence, not a ``name: value`` pair."""
     if match.group("op") != ":" or match.group("q") or not match.group("v").isalpha():
         return False
-    return _PROSE_NEXT.match(view, match.end("v")) is not None
+    return _PROSE_NEXT.match(line, match.end("v")) is not None
 
 
-def _assignments(view: str) -> Iterator[re.Match[str]]:
-    """Every ``name=value`` match, including those nested in a quoted value (``"Server=..;Password=x"``)."""
-    pos = 0
-    while (match := LINE_ASSIGNMENT.search(view, pos)) is not None:
-        yield match
-        pos = match.start("v") if match.group("q") else match.end()
+def _assignments(view: str) -> Iterator[tuple[re.Match[str], str]]:
+    """Every ``name=value`` match, including those nested in a quoted value (``"Server=..;Password=x"``).
+
+    Only lines that mention a secret-sounding name are scanned: the assignment regex is the most
+    expensive rule, and most output lines (ids, addresses, states) cannot match a secret label.
+    """
+    for line in view.splitlines():
+        if _NAME_HINT.search(line):
+            pos = 0
+            while (match := LINE_ASSIGNMENT.search(line, pos)) is not None:
+                yield match, line
+                pos = match.start("v") if match.group("q") else match.end()
 
 
 def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
@@ -308,24 +326,41 @@ def _spellings(value: str) -> set[str]:
 
 
 def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
+    """Replace every occurrence of every spelling of every finding; overlapping hits merge into one.
+
+    Plain ``str.find`` per spelling (longest first) instead of one big alternation regex: compiling an
+    alternation of hundreds of secrets costs more than scanning for each of them.
+    """
     variants: dict[str, str] = {}
     for value, kind in findings.items():
         for spelling in _spellings(value):
             variants.setdefault(spelling, kind)
-    ordered = sorted(variants, key=len, reverse=True)
-    pattern = re.compile(
-        "(" + _PLACEHOLDER_TOKEN.pattern + ")|(" + "|".join(re.escape(v) for v in ordered) + ")"
-    )
-    count = 0
-    kinds: set[str] = set()
-
-    def one(match: re.Match[str]) -> str:
-        nonlocal count
-        if match.group(1):
-            return match.group(1)
-        kind = variants[match.group(2)]
-        count += 1
-        kinds.add(kind)
-        return f"[REDACTED:{kind}]"
-
-    return pattern.sub(one, text), count, kinds
+    protected = [(m.start(), m.end()) for m in _PLACEHOLDER_TOKEN.finditer(text)]
+    hits: list[tuple[int, int, str]] = []
+    for spelling in sorted(variants, key=len, reverse=True):
+        start = text.find(spelling)
+        while start != -1:
+            end = start + len(spelling)
+            if not any(a < end and start < b for a, b in protected):
+                hits.append((start, end, variants[spelling]))
+            start = text.find(spelling, start + 1)
+    if not hits:
+        return text, 0, set()
+    hits.sort()
+    merged: list[list[Any]] = []
+    for start, end, kind in hits:
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            if end - start > last[3]:
+                last[2], last[3] = kind, end - start
+            last[1] = max(last[1], end)
+        else:
+            merged.append([start, end, kind, end - start])
+    parts: list[str] = []
+    pos = 0
+    for start, end, kind, _ in merged:
+        parts.append(text[pos:start])
+        parts.append(f"[REDACTED:{kind}]")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts), len(merged), {m[2] for m in merged}

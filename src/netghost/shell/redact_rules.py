@@ -236,7 +236,7 @@ KEY_EXCLUDED_SUFFIX = _r(
 
 # One `name = value` / `name: value` / `export NAME="value"` / `name=value;` assignment inside a line.
 LINE_ASSIGNMENT = _r(
-    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>[:=])[ \t]*(?P<q>[\"'])?"
+    r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>[:=])[ \t]*(?P<q>[\"'])?"
     r"(?P<v>(?(q)[^\"'\r\n]+|(?:\{[^}\r\n]{1,256}\}|[^\s;,&\"'\\]+)))"
 )
 JSON_SECRET_KEY = _r(r"\"(?P<name>[A-Za-z0-9_.\-@$]{1,80})\"\s*:\s*\"(?P<v>(?:[^\"\\]|\\.)*)\"")

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SafeExecShell"]
 
+_PRECUT_CHARS = 1_000_000
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 Classifier = Callable[[str, "OrgPolicy | None"], Classification]
 
@@ -251,6 +252,21 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _precut(text: str) -> str:
+    """Cut huge output to its first and last ~512 KB (at line ends) before redaction.
+
+    Nobody sees the removed middle (truncation would drop it anyway), and redacting megabytes of text
+    would cost seconds. JSON larger than this is then truncated as text (head and tail).
+    """
+    if len(text) <= _PRECUT_CHARS:
+        return text
+    half = _PRECUT_CHARS // 2
+    head = text[:half].rsplit("\n", 1)[0]
+    tail = text[-half:].split("\n", 1)[-1]
+    cut = text.count("\n") - head.count("\n") - tail.count("\n")
+    return f"{head}\n... [{cut} lines not captured: output too large] ...\n{tail}"
+
+
 class _Outcome:
     """The record under construction; the response is derived from it so the two cannot disagree."""
 
@@ -314,8 +330,8 @@ class _Outcome:
         self.fields.update(status="error", error=error, stderr=redact(message).text)
 
     def ran(self, result: RunResult, command: str) -> None:
-        out = redact(result.stdout, command=command)
-        err = redact(result.stderr, command=command)
+        out = redact(_precut(result.stdout), command=command)
+        err = redact(_precut(result.stderr), command=command)
         shown = truncate(out.text)
         shown_err = truncate(err.text)
         self.fields.update(
@@ -326,7 +342,7 @@ class _Outcome:
             stderr=shown_err.text,
             output_metadata={
                 "truncation_applied": shown.truncation_applied or shown_err.truncation_applied,
-                "original_lines": shown.original_lines,
+                "original_lines": len(result.stdout.splitlines()),
                 "shown_lines": shown.shown_lines,
                 "format": shown.format,
                 "redactions": out.count + err.count,
