@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
+from netghost.errors import LabError
 from netghost.lab.capture_store import EMPTY_PCAP, capture_status
 from netghost.lab.clock import LabClock, format_azure_time, scale_from_env
-from netghost.errors import LabError
 
 from .conftest import Lab
 

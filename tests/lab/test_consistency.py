@@ -52,7 +52,7 @@ def _port_ok(ranges: list[str], port: int) -> bool:
     return any(int(r.split("-")[0]) <= port <= int(r.split("-")[1]) for r in ranges)
 
 
-def _first_match(effective: dict, direction: str, src: str, sport: int, dst: str, dport: int,
+def _first_match(effective: dict, direction: str, *, src: str, sport: int, dst: str, dport: int,
                  vnet_space: list[str]) -> list[tuple[str, str]]:
     """(access, name) of the deciding rule in each NSG layer, from the az output alone."""
     verdicts = []
@@ -110,7 +110,8 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
             effective = _json(lab, f"network nic list-effective-nsg -g {server.resource_group} -n {nic.name}")
             vnet = world.subnet_of(nic)[0]
             space = [*vnet.address_prefixes, *world.peered_prefixes(vnet)]
-            layers = _first_match(effective, "Inbound", outcome.client_ip, 49152, nic.private_ip, flow.port, space)
+            layers = _first_match(effective, "Inbound", src=outcome.client_ip, sport=49152, dst=nic.private_ip,
+                                  dport=flow.port, vnet_space=space)
             flow_check = _json(lab, f"network watcher test-ip-flow -g {server.resource_group} --vm {server.name} "
                                     f"--direction Inbound --protocol TCP --local {nic.private_ip}:{flow.port} "
                                     f"--remote {outcome.client_ip}:49152")

@@ -9,7 +9,14 @@ import pytest
 import yaml
 
 from netghost.errors import LabError
-from netghost.lab.world import SCENARIO_DIR, World, fault_problems, load_world, scenario_names, world_from_yaml
+from netghost.lab.world import (
+    SCENARIO_DIR,
+    World,
+    fault_problems,
+    load_world,
+    scenario_names,
+    world_from_yaml,
+)
 
 from .conftest import CONFORMANCE_WORLD
 

@@ -1,0 +1,111 @@
+"""``ghost-agent lab`` and the bin/ launcher, through real subprocesses where it matters."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import netghost.lab as lab_pkg
+from netghost.agent.cli import main as ghost_main
+from netghost.lab.bin import create_bin_dir, lab_path_env
+
+
+def test_lab_list_show_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    assert ghost_main(["lab", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "nsg-deny" in listed and "healthy" in listed
+    assert ghost_main(["lab", "show", "service-down"]) == 0
+    shown = capsys.readouterr().out
+    redis_line = next(line for line in shown.splitlines() if line.strip().startswith("vm redis-primary"))
+    assert "listening: 22/tcp" in redis_line and "6379" not in redis_line  # redis-server is stopped
+    assert ghost_main(["lab", "--state-dir", str(state), "show"]) == 1
+    assert "no lab state" in capsys.readouterr().err
+    assert ghost_main(["lab", "--state-dir", str(state), "reset", "nsg-deny", "--clock-scale", "50"]) == 0
+    assert (state / "bin" / "az").exists()
+    assert json.loads((state / "clock.json").read_text())["scale"] == 50
+    capsys.readouterr()
+    assert ghost_main(["lab", "--state-dir", str(state), "show"]) == 0
+    assert "world: nsg-deny" in capsys.readouterr().out
+    assert ghost_main(["lab", "--state-dir", str(state), "reset", "no-such-world"]) == 1
+    assert ghost_main(["lab"]) == 2
+
+
+def test_default_state_dir_is_under_the_audit_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert ghost_main(["lab", "--audit-dir", "audit", "reset", "healthy"]) == 0
+    assert (tmp_path / "audit" / "lab" / "world.yaml").exists()
+
+
+@pytest.fixture
+def lab_env(tmp_path: Path) -> dict[str, str]:
+    state = tmp_path / "lab"
+    assert ghost_main(["lab", "--state-dir", str(state), "reset", "healthy"]) == 0
+    env = lab_path_env(state, {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)})
+    env["NETGHOST_LAB_CLOCK_SCALE"] = "600"
+    return env
+
+
+def _az(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["az", *args], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_launcher_is_found_first_on_path(lab_env: dict[str, str]) -> None:
+    assert shutil.which("az", path=lab_env["PATH"]) == str(Path(lab_env["NETGHOST_LAB_STATE"]) / "bin" / "az")
+    result = _az(lab_env, "vm", "show", "-g", "prod-rg", "-n", "web-vm-01", "--query", "{id:id, location:location}",
+                 "-o", "tsv")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.endswith("/virtualMachines/web-vm-01\teastus\n")
+
+
+def test_subprocess_exit_codes(lab_env: dict[str, str]) -> None:
+    missing = _az(lab_env, "vm", "show", "-g", "prod-rg", "-n", "nope-vm")
+    assert missing.returncode == 3 and missing.stderr.startswith("ERROR: (ResourceNotFound)")
+    usage = _az(lab_env, "network", "watcher", "packet-capture", "show", "-n", "x")
+    assert usage.returncode == 2 and "--location/-l" in usage.stderr
+
+
+def test_capture_round_trip_across_processes(lab_env: dict[str, str], tmp_path: Path) -> None:
+    create = _az(lab_env, "network", "watcher", "packet-capture", "create", "-g", "prod-rg", "-n", "ghost_sub",
+                 "--vm", "web-vm-01", "--storage-account", "forensicssa", "--storage-path",
+                 "https://forensicssa.blob.core.windows.net/captures/ghost_sub.cap", "--time-limit", "60",
+                 "--query", "storageLocation.storagePath", "-o", "tsv")
+    assert create.returncode == 0, create.stderr
+    status = ""
+    for _ in range(40):  # 60 lab seconds at x600 is 0.1 s of wall time; each poll is a process
+        status = _az(lab_env, "network", "watcher", "packet-capture", "show-status", "-l", "eastus", "-n",
+                     "ghost_sub", "--query", "packetCaptureStatus", "-o", "tsv").stdout
+        if status == "Stopped\n":
+            break
+    assert status == "Stopped\n"
+    target = tmp_path / "sub.cap"
+    download = _az(lab_env, "storage", "blob", "download", "--account-name", "forensicssa", "-c", "captures",
+                   "-n", "ghost_sub.cap", "-f", str(target), "--auth-mode", "login", "--no-progress", "-o", "none")
+    assert download.returncode == 0, download.stderr
+    assert target.read_bytes()[:4] == b"\xd4\xc3\xb2\xa1"
+
+
+def test_module_entry_point(lab_env: dict[str, str]) -> None:
+    result = subprocess.run([sys.executable, "-m", "netghost.lab.az", "account", "show", "--query", "name", "-o", "tsv"],
+                            env=lab_env, capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stdout) == (0, "netghost-lab\n")
+
+
+def test_bin_script_pins_interpreter_and_state(tmp_path: Path) -> None:
+    bin_dir = create_bin_dir(tmp_path / "s", python="/opt/py/bin/python3")
+    script = (bin_dir / "az").read_text()
+    assert "exec /opt/py/bin/python3 -m netghost.lab.az" in script
+    assert f"NETGHOST_LAB_STATE={tmp_path / 's'}" in script
+    assert os.access(bin_dir / "az", os.X_OK)
+
+
+def test_public_names_are_exported_and_sorted() -> None:
+    assert lab_pkg.__all__ == sorted(lab_pkg.__all__)
+    for name in lab_pkg.__all__:
+        assert hasattr(lab_pkg, name), name
