@@ -161,3 +161,20 @@ def test_regopy_bug4_results_read_as_json_while_output_alive_stay_stable(engine:
     facts = [command_facts(["curl", "-sk", "x"]), command_facts(["ping", "x"]), command_facts(["sudo", "x"], verdict="FORBIDDEN")]
     seen = {engine.evaluate(facts[i % 3], now=NOW).outcome for i in range(1500)}
     assert seen == {"warn", "allow", "deny"}
+
+
+def test_prebuilt_bundle_round_trip(tmp_path: Path, engine: PolicyEngine) -> None:
+    (tmp_path / "org").mkdir()
+    (tmp_path / "org" / "org.rego").write_text(
+        'package netghost.preflight\nimport rego.v1\ndeny contains "no dig" if { input.argv0 == "dig" }\n'
+    )
+    built = PolicyEngine([tmp_path / "org"])
+    out = built.save_bundle(tmp_path / "bundle")
+    loaded = PolicyEngine.from_bundle(out)
+    assert loaded.policy_hash == built.policy_hash
+    for argv, verdict in [(["dig", "x"], "SAFE"), (["curl", "-sk", "x"], "SAFE"), (["az", "vm", "restart"], None),
+                          (["ping", "x"], "SAFE")]:
+        facts = command_facts(argv, verdict=verdict)
+        assert loaded.evaluate(facts, now=NOW) == built.evaluate(facts, now=NOW)
+    with pytest.raises(PolicyError, match="not a policy bundle"):
+        PolicyEngine.from_bundle(tmp_path / "org")

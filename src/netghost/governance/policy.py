@@ -55,6 +55,7 @@ _QUERY = (
 )
 # Always compiled in, so the package exists even when no policy defines a rule in it.
 _BASE_MODULE: PolicySource = ("_netghost_base.rego", "package netghost.preflight\n\n_netghost_base := true\n")
+_BUNDLE_MANIFEST = "netghost-policy.json"
 _SET_FOR: dict[str, PolicyOutcome] = {"d": "deny", "r": "require_approval", "w": "warn"}
 
 # Constructs rego-cpp 1.5.2 evaluates wrongly (bugs 1-3 in DEPENDENCIES.md §(a)).
@@ -242,6 +243,45 @@ class PolicyEngine:
             raise PolicyError(f"policy does not compile: {' '.join(first)}") from exc
         self._runner = Interpreter()
         self._lock = threading.Lock()
+
+    def save_bundle(self, directory: str | Path) -> Path:
+        """Write the compiled bundle (regopy JSON layout) plus a manifest with the policy hash.
+
+        Building once (e.g. at packaging or deploy time) and loading with :meth:`from_bundle`
+        skips parsing and compiling the Rego sources at start-up.
+
+        Raises:
+            PolicyError: the bundle cannot be written.
+        """
+        out = Path(directory)
+        try:
+            Interpreter().save_bundle(str(out), self._bundle)
+        except RegoError as exc:
+            raise PolicyError(f"cannot save policy bundle to {out}: {str(exc).strip()[:200]}") from exc
+        manifest = {"policy_hash": self.policy_hash, "modules": [n for n, _ in self.sources]}
+        (out / _BUNDLE_MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
+        return out
+
+    @classmethod
+    def from_bundle(cls, directory: str | Path) -> PolicyEngine:
+        """Load a bundle written by :meth:`save_bundle`; decisions carry its recorded policy hash.
+
+        Raises:
+            PolicyError: the directory is not a bundle written by :meth:`save_bundle`.
+        """
+        path = Path(directory)
+        try:
+            manifest = json.loads((path / _BUNDLE_MANIFEST).read_text(encoding="utf-8"))
+            bundle = Interpreter().load_bundle(str(path))
+        except (OSError, json.JSONDecodeError, RegoError) as exc:
+            raise PolicyError(f"{path} is not a policy bundle: {exc}") from exc
+        engine = cls.__new__(cls)
+        engine.sources = ()
+        engine.policy_hash = str(manifest["policy_hash"])
+        engine._bundle = bundle
+        engine._runner = Interpreter()
+        engine._lock = threading.Lock()
+        return engine
 
     def _rego_sets(self, facts: Mapping[str, Any]) -> dict[PolicyOutcome, list[str]]:
         with self._lock:
