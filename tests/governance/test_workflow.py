@@ -380,3 +380,14 @@ def test_every_state_has_a_row_and_terminal_states_have_no_exit() -> None:
     for state, moves in TRANSITIONS.items():
         if state not in (None, "completed", "failed"):
             assert moves[("workflow_failed", None)] == "failed"
+
+
+def test_illegal_entries_never_reach_the_wal(wal: WalWriter) -> None:
+    wf = _start(wal)
+    wf.record_policy(_evaluation("require_approval"))
+    req = wf.request_approval(what="w", why="y", risk="r")
+    n = len(read_wal(wal.path).records)
+    with pytest.raises(WorkflowTransitionError, match="modified plan"):
+        wf.record_approval(_respond(req.plan_token, "modify"))  # modify without the modified plan
+    assert len(read_wal(wal.path).records) == n and wf.state == "awaiting_approval"
+    assert replay_workflows(wal.path)["wf-1"] == wf.record

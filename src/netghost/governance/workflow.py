@@ -53,7 +53,6 @@ from netghost.governance.transitions import (
     ReceiptError,
     WorkflowTransitionError,
     audit_event_for,
-    qualify,
     read_entries,
     receipt_problem,
     replay_workflows,
@@ -75,6 +74,9 @@ __all__ = [
     "replay_workflows",
     "step",
 ]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class Workflow:
@@ -281,12 +283,17 @@ class Workflow:
         return self._clock()
 
     def _write(self, entry_type: WalEntryType, data: Mapping[str, Any]) -> WalEntry:
-        """Check the move against the table, append it (write-ahead), then apply it."""
+        """Dry-run the entry through :func:`step`, append it (write-ahead), then apply the stored entry.
+
+        The dry run means an illegal entry is refused *before* it reaches the WAL, so the log
+        never holds a transition that replay would reject.
+        """
         payload = {"v": 1, "workflow_id": self.workflow_id, "entry_type": entry_type, "data": dict(data)}
-        current = self._record.state if self._record is not None else None
-        key = (entry_type, qualify(entry_type, data))
-        if key not in TRANSITIONS.get(current, {}):
-            raise WorkflowTransitionError(self.workflow_id, current, key)
+        last_seq = self._record.last_seq if self._record is not None else 0
+        provisional = WalEntry.model_validate(
+            {**payload, "seq": last_seq + 1, "ts": _EPOCH, "prev_sha256": None, "sha256": ""}
+        )
+        step(self._record, provisional)
         stored = WalEntry.model_validate(self._writer.append(payload))
         self._record = step(self._record, stored)
         event = audit_event_for(stored)
