@@ -23,6 +23,8 @@ _BLOCKED_NAMES = frozenset(
     {"metadata", "metadata.azure.internal", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
 )
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
+# Other clouds' metadata services that are not link-local (Alibaba, Oracle legacy).
+_OTHER_METADATA = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("192.0.0.192")})
 _AWS_V6_IMDS = ipaddress.ip_network("fd00:ec2::/64")
 _LINK_LOCAL_IN_NAME = re.compile(r"(^|[.-])169[.-]254[.-]|a9fe[0-9a-f]{4}|(^|[.-])168[.-]63[.-]129[.-]16($|[.-])", re.I)
 # IMDS paths that are read-only instance facts (never /metadata/identity, which mints tokens).
@@ -91,7 +93,7 @@ def blocked_address(host: str) -> str | None:
             mapped = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
         if mapped is not None:
             addr = mapped
-    if addr.is_link_local or addr == _WIRESERVER:
+    if addr.is_link_local or addr == _WIRESERVER or addr in _OTHER_METADATA:
         return f"{host} is a link-local/platform address (IMDS or WireServer serve credentials)"
     return None
 
