@@ -84,6 +84,9 @@ def main() -> int:
                               "etag": 'W/"77074d1f-d0cc-461c-b6f5-a3dd5f2ef9e2"'} for i in range(40)], indent=2)
         rows.append(_row(f"redact+truncate {len(sample)} B nsg-rule JSON",
                          _time(lambda: truncate(redact(sample).text), n)))
+        corpus = Path(__file__).resolve().parent.parent / "tests" / "data" / "shell" / "secrets_dev.jsonl"
+        dense = "\n".join(json.loads(line)["text"] for line in corpus.read_text().splitlines())
+        rows.append(_row(f"redact {len(dense)} B secrets corpus (127 hits)", _time(lambda: redact(dense), max(5, n // 20))))
         rec = {"kind": "bench", "output": "x" * 200}
         with WalWriter(Path(tmp) / "fsync.jsonl") as w:
             rows.append(_row("WalWriter.append (fsync)", _time(lambda: w.append(rec), n)))

@@ -144,10 +144,11 @@ def test_secret_in_command_line_is_redacted_in_audit_and_request(tmp_path: Path)
     rec = Recorder([HitlDecision.deny()])
     with _shell(tmp_path, rec) as shell:
         shell.execute({"command": "az storage blob list --account-key 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=='",
-                       "reasoning": "x"})
+                       "reasoning": "the key is Password=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="})
         raw = shell.audit_path.read_text()
     assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in raw
     assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in rec.requests[0].what
+    assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in rec.requests[0].why
     assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in json.dumps(rec.requests[0].context)
 
 

@@ -192,8 +192,8 @@ class SafeExecShell:
         request = build_shell_request(
             plan,
             command=out.fields["command"],
-            reasoning=out.reasoning,
-            risk=cls.reason,
+            reasoning=out.fields["reasoning"],
+            risk=out.fields["risk_reason"],
             requested_at=_now(),
             context={
                 "classification": cls.verdict,
