@@ -25,7 +25,6 @@ from pydantic import ValidationError
 
 from netghost.errors import LabError
 from netghost.lab.netcalc import (
-    AZURE_DNS_IP,
     DEFAULT_PRIORITIES,
     DEFAULT_RULES,
     EffectiveRoute,
@@ -33,6 +32,7 @@ from netghost.lab.netcalc import (
     lookup_route,
     rule_matches,
 )
+from netghost.lab.world_dns import resolve_name
 from netghost.lab.world_flow import evaluate_flow
 from netghost.lab.world_model import (
     NetworkFault,
@@ -273,42 +273,7 @@ class World:
     def resolve(self, name: str, from_vnet: str | None = None) -> DnsAnswer:
         """Resolve ``name`` as a VM in ``from_vnet`` would (Azure DNS + linked private zones), or as
         the laptop outside every VNet would (public DNS only) when ``from_vnet`` is None."""
-        vnet = self._vnets.get(from_vnet.lower()) if from_vnet else None
-        server = (vnet.dns_servers[0] if vnet and vnet.dns_servers else AZURE_DNS_IP) if vnet else (
-            self.spec.local_machine.resolver
-        )
-        chain: list[str] = []
-        current = name.rstrip(".").lower()
-        source = "none"
-        for _ in range(8):
-            answer = self._lookup_one(current, vnet)
-            if answer is None:
-                return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
-            rtype, values, source = answer
-            if rtype == "A":
-                return DnsAnswer(name, "NOERROR", tuple(values), tuple(chain), server, source)
-            current = values[0].rstrip(".").lower()
-            chain.append(current)
-        return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
-
-    def _lookup_one(self, fqdn: str, vnet: VNet | None) -> tuple[str, list[str], str] | None:
-        if vnet is not None:
-            linked = [
-                z for z in self.spec.private_dns_zones
-                if any(link.vnet.lower() == vnet.name.lower() for link in z.links)
-                and (fqdn == z.name.lower() or fqdn.endswith("." + z.name.lower()))
-            ]
-            if linked:  # the most specific linked zone is authoritative: no fallback to public
-                zone = max(linked, key=lambda z: len(z.name))
-                label = fqdn[: -len(zone.name) - 1] if fqdn != zone.name.lower() else "@"
-                record = next((r for r in zone.records if r.name.lower() == label), None)
-                if record is None:
-                    return None
-                return record.type, record.values, f"private-zone:{zone.name}"
-        public = next((r for r in self.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
-        if public is None:
-            return None
-        return public.type, public.values, "public"
+        return resolve_name(self, name, from_vnet)
 
     # ---- services ----------------------------------------------------------------------------
     def listening(self, vm: Vm) -> list[Service]:

@@ -1,0 +1,65 @@
+"""Name resolution inside a world: Azure DNS with linked private zones, or the public Internet.
+
+A VM whose VNet has no custom DNS servers asks Azure DNS (168.63.129.16), which answers from the
+private DNS zones *linked to that VNet* first; the most specific linked zone is authoritative for
+its suffix (a missing record there is NXDOMAIN, with no fallback to public DNS), and everything
+else is answered from public DNS. CNAME chains are followed (up to 8 links), which is how a
+``privatelink`` name resolves privately only where its zone is linked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netghost.lab.netcalc import AZURE_DNS_IP
+from netghost.lab.world_types import DnsAnswer
+
+if TYPE_CHECKING:
+    from netghost.lab.world import World
+    from netghost.lab.world_model import VNet
+
+__all__ = ["resolve_name"]
+
+_MAX_CHAIN = 8
+
+
+def resolve_name(world: World, name: str, from_vnet: str | None) -> DnsAnswer:
+    """See :meth:`netghost.lab.world.World.resolve`."""
+    vnet = world.vnet(from_vnet) if from_vnet else None
+    if vnet is not None:
+        server = vnet.dns_servers[0] if vnet.dns_servers else AZURE_DNS_IP
+    else:
+        server = world.spec.local_machine.resolver
+    chain: list[str] = []
+    current = name.rstrip(".").lower()
+    source = "none"
+    for _ in range(_MAX_CHAIN):
+        answer = _lookup_one(world, current, vnet)
+        if answer is None:
+            return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
+        rtype, values, source = answer
+        if rtype == "A":
+            return DnsAnswer(name, "NOERROR", tuple(values), tuple(chain), server, source)
+        current = values[0].rstrip(".").lower()
+        chain.append(current)
+    return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
+
+
+def _lookup_one(world: World, fqdn: str, vnet: VNet | None) -> tuple[str, list[str], str] | None:
+    if vnet is not None:
+        linked = [
+            z for z in world.spec.private_dns_zones
+            if any(link.vnet.lower() == vnet.name.lower() for link in z.links)
+            and (fqdn == z.name.lower() or fqdn.endswith("." + z.name.lower()))
+        ]
+        if linked:
+            zone = max(linked, key=lambda z: len(z.name))
+            label = fqdn[: -len(zone.name) - 1] if fqdn != zone.name.lower() else "@"
+            record = next((r for r in zone.records if r.name.lower() == label), None)
+            if record is None:
+                return None
+            return record.type, record.values, f"private-zone:{zone.name}"
+    public = next((r for r in world.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
+    if public is None:
+        return None
+    return public.type, public.values, "public"
