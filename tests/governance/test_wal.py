@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netghost.errors import WalError, WalLockedError
 from netghost.governance.plan_token import canonical_json, sha256_tagged
@@ -302,3 +304,58 @@ def test_smuggled_nested_hash_member_is_caught(tmp_path: Path) -> None:
     lines[1] = (canonical_json(rec)[:-1] + f',"sha256":"{sha}"}}\n').encode()
     path.write_bytes(b"".join(lines))
     assert [(b.kind, b.seq) for b in verify(path).breaks] == [("hash_mismatch", 2)]
+
+
+def test_empty_file_verifies_as_empty(tmp_path: Path) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"")
+    report = verify(path)
+    assert report.ok and report.records == 0 and report.head_sha256 is None
+
+
+def test_threads_share_one_writer_without_forking_the_chain(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "t.jsonl"
+    with WalWriter(path, fsync=False) as w:
+        def worker(k: int) -> None:
+            for i in range(100):
+                w.append({"thread": k, "i": i})
+
+        threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    report = verify(path)
+    assert report.ok and report.breaks == [] and report.records == 400
+
+
+_OPS = st.sampled_from(["delete", "swap", "flip", "insert_copy"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(min_value=3, max_value=8), op=_OPS, data=st.data())
+def test_any_single_tamper_is_detected(tmp_path_factory: pytest.TempPathFactory, n: int, op: str,
+                                       data: st.DataObject) -> None:
+    """Every edit, deletion (except of the very last line), reorder or insertion breaks verify."""
+    path = tmp_path_factory.mktemp("tamper") / "w.jsonl"
+    write_wal(path, n)
+    lines = _lines(path)
+    if op == "delete":
+        del lines[data.draw(st.integers(0, n - 2))]  # dropping the tail is undetectable without an anchor
+    elif op == "swap":
+        i = data.draw(st.integers(0, n - 2))
+        j = data.draw(st.integers(i + 1, n - 1))
+        lines[i], lines[j] = lines[j], lines[i]
+    elif op == "insert_copy":
+        i = data.draw(st.integers(0, n - 1))
+        lines.insert(data.draw(st.integers(0, n)), lines[i])
+    else:
+        blob = bytearray(b"".join(lines))
+        pos = data.draw(st.integers(0, len(blob) - 2))  # not the final newline (that is a torn tail)
+        blob[pos] ^= data.draw(st.integers(1, 255))
+        lines = [bytes(blob)]
+    path.write_bytes(b"".join(lines))
+    report = verify(path)
+    assert not report.ok, (op, report.breaks)
