@@ -71,3 +71,29 @@ def test_redact_is_idempotent_with_command_context(text: str) -> None:
     cmd = "az keyvault secret show --vault-name kv -n db --query value -o tsv"
     once = redact(text, command=cmd)
     assert redact(once.text, command=cmd).text == once.text
+
+
+_VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%^*()_+-.~"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=_VALUE_CHARS, min_size=8, max_size=40).filter(
+        lambda v: not v.isdigit() and len(set(v)) >= 4 and not v.startswith(("$", "-", "."))
+    ),
+    st.sampled_from([
+        "Password={v};Encrypt=True;",
+        '{{"password": "{v}"}}',
+        '{{\n  "clientSecret": "{v}",\n  "name": "x"\n}}',
+        'export API_TOKEN="{v}"',
+        "DB_PASSWORD={v}\nHOME=/root",
+        '{{"message": "env\\nDB_PASSWORD={v}\\nHOME=/root"}}',
+        "aws_secret_access_key = {v}",
+        "az login --service-principal -u app --password {v} --tenant t",
+    ]),
+)
+def test_labelled_secret_never_survives(value: str, template: str) -> None:
+    text = template.format(v=value)
+    out = redact(text).text
+    assert value not in out, (text, out)
+    assert redact(out).text == out
