@@ -359,3 +359,14 @@ def test_any_single_tamper_is_detected(tmp_path_factory: pytest.TempPathFactory,
     path.write_bytes(b"".join(lines))
     report = verify(path)
     assert not report.ok, (op, report.breaks)
+
+
+def test_forged_huge_seq_is_reported_without_walking_the_gap(tmp_path: Path) -> None:
+    path, lines = _tamper_file(tmp_path, 3)
+    forged: dict[str, object] = {"kind": "t", "seq": 10**15, "ts": "2026-11-22T06:00:00.000000Z",
+                                 "prev_sha256": None}
+    forged["sha256"] = sha256_tagged(canonical_json(forged))
+    lines.insert(1, (canonical_json(forged) + "\n").encode())
+    path.write_bytes(b"".join(lines))
+    kinds = {(b.kind, b.seq) for b in verify(path).breaks}
+    assert ("out_of_order", 10**15) in kinds and ("missing", 4) in kinds
