@@ -109,7 +109,11 @@ CURL_NOT_SAFE = [
     "curl 'https://a.example/[1-100000]'", "curl 'https://a.example/{a,b}'", "curl", "curl --config /tmp/c",
     "curl --cacert /etc/shadow https://a.example", "curl -E /tmp/k.pem https://a.example", "curl --proto =file file:///x",
     "curl --variable '%x@/etc/passwd' https://a.example", "curl http://100.100.100.200/latest/meta-data/",
-    "curl 'http://[fd00:ec2::254]/'", "curl http://metadata/",
+    "curl 'http://[fd00:ec2::254]/'", "curl http://metadata/", "curl 'http://169.254.169.254/metadata/instance?api-version=2021-02-01'",
+    "curl -H 'Authorization: Bearer eyJ0' https://a.example", "curl -H 'Cookie: s=1' https://a.example",
+    "curl -H 'x-functions-key: abc' https://a.example", "curl -H 'Ocp-Apim-Subscription-Key: k' https://a.example",
+    "curl 'https://sa.blob.core.windows.net/c/b?sv=2022&sig=abc'", "curl 'https://fn.azurewebsites.net/api/f?code=abc'",
+    "curl 'https://a.example/?access_token=x'", "curl -X DELETE https://a.example", "curl --trace /tmp/t https://a.example",
 ]  # fmt: skip
 
 
@@ -134,6 +138,8 @@ SAFE_LOCAL = [
     "curl -s --connect-timeout 3 --retry 2 https://x.example", "curl --no-progress-meter https://x.example", "curl http://localhost:8080/health",
     "curl -s 'http://169.254.169.254/metadata/instance/compute/location?api-version=2021-02-01&format=text' -H 'Metadata: true'",
     "curl -s 'https://x.example/a?b=1&c=2'", "curl --no-keepalive https://x.example", "curl -s example.com",
+    "curl -s -X OPTIONS -i https://x.example", "curl -sv --trace-ascii - https://x.example", "ip -f inet addr show",
+    "curl -s -H 'Accept: application/json' -H 'X-Request-Id: 1' https://x.example",
     "pcap-forensics a.cap", "python3 pcap_forensics.py a.cap --format md,html", "python3 -m netghost.forensics a.cap --narrative",
 ]  # fmt: skip
 
@@ -154,6 +160,9 @@ AZ = {
     "az graph query -q 'Resources | project name'": "SAFE",
     "az --version": "SAFE",
     "az keyvault secret list --vault-name kv": "SAFE",
+    "az network bastion list -o table": "SAFE",
+    "az config get core.output": "SAFE",
+    "az webapp config access-restriction show -g rg -n app": "SAFE",
     "az rest --url '/subscriptions/0/resourceGroups?api-version=2021-04-01'": "SAFE",
     "az rest -m GET -u 'https://management.azure.com/subscriptions/0?api-version=2021-04-01'": "SAFE",
     "az": "SAFE",

@@ -24,6 +24,7 @@ _IP_OPTIONS = frozenset({
     "-pretty", "-h", "-human", "-human-readable", "-iec", "-t", "-timestamp", "-ts", "-tshort", "-a", "-all",
     "-N", "-Numeric", "-V", "-Version",
 })  # fmt: skip
+_IP_FAMILIES = frozenset({"inet", "inet6", "link", "bridge", "mpls"})
 _IP_OBJECTS = {
     "a": "address", "addr": "address", "address": "address", "l": "link", "link": "link", "r": "route",
     "ro": "route", "route": "route", "ru": "rule", "rule": "rule", "n": "neigh", "neigh": "neigh",
@@ -45,6 +46,9 @@ def check_ip(args: Sequence[str]) -> str | None:
     """Return why ``ip ARGS`` is not a read-only show/list/get form, or None when it is."""
     i = 0
     while i < len(args) and args[i].startswith("-"):
+        if args[i] in ("-f", "-family") and i + 1 < len(args) and args[i + 1] in _IP_FAMILIES:
+            i += 2
+            continue
         if args[i] not in _IP_OPTIONS:
             return f"ip option {args[i]} is not on the allowlist (-b/-batch reads a file, -n/-netns switches namespace, -force)"
         i += 1

@@ -28,8 +28,22 @@ _OTHER_METADATA = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.
 _AWS_V6_IMDS = ipaddress.ip_network("fd00:ec2::/64")
 _LINK_LOCAL_IN_NAME = re.compile(r"(^|[.-])169[.-]254[.-]|a9fe[0-9a-f]{4}|(^|[.-])168[.-]63[.-]129[.-]16($|[.-])", re.I)
 # IMDS paths that are read-only instance facts (never /metadata/identity, which mints tokens).
-_IMDS_ALLOWED_PATH = re.compile(r"/metadata/instance(/compute(/(location|name|vmSize|zone|osType|sku|vmId|resourceGroupName|subscriptionId))?|/network(/[A-Za-z0-9/]*)?)?/?")
+_IMDS_ALLOWED_PATH = re.compile(
+    r"/metadata/instance(/compute/(location|name|vmSize|zone|osType|sku|vmId|resourceGroupName|subscriptionId|azEnvironment|vmScaleSetName|platformFaultDomain|platformUpdateDomain)|/network(/[A-Za-z0-9/]*)?)/?"
+)
 _IMDS_ALLOWED_QUERY = re.compile(r"(api-version=[0-9-]+|format=(text|json))(&(api-version=[0-9-]+|format=(text|json)))*")
+# Query parameters and header names that carry credentials (SAS sig, Functions code, API keys,
+# tokens, passwords): a probe carrying one is a secret on the command line and is never auto-run.
+_SECRET_PARAM = re.compile(
+    r"(^|[?&;])(sig|code|key|token|access_token|id_token|refresh_token|password|passwd|pwd|secret|client_secret|"
+    r"api[-_]?key|apikey|subscription[-_]key|auth|authorization|x-api-key|sharedaccesssignature|se?ssion)=",
+    re.I,
+)
+_SECRET_HEADER = re.compile(
+    r"\s*(authorization|proxy-authorization|cookie|x-api-key|api-key|apikey|x-functions-key|ocp-apim-subscription-key|"
+    r"x-auth-token|x-access-token|x-ms-encryption-key|x-ms-copy-source-authorization|[a-z0-9-]*(token|secret|password|api-?key|session)[a-z0-9-]*)\s*[:;]",
+    re.I,
+)
 _PATH_PREFIX_DENY = re.compile(
     r"^(/(etc|bin|sbin|boot|dev|lib|lib32|lib64|proc|root|sys|usr|var/(?!tmp(/|$)))(/|$)|~|/?\.\.(/|$))"
 )
@@ -116,6 +130,8 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
         return f"only http/https URLs run automatically, not {parts.scheme}://"
     if "@" in parts.netloc:
         return "credentials in the URL (user:password@host) must not be sent automatically"
+    if _SECRET_PARAM.search(parts.query):
+        return "the URL carries a credential in its query (sig=, code=, key=, token=, ...)"
     if not host:
         return f"{url!r} has no host"
     rest = parts.path + parts.query + parts.fragment
@@ -196,7 +212,11 @@ def _writeout(value: str) -> str | None:
 
 
 def _header(value: str) -> str | None:
-    return "-H @file reads headers from a file" if value.startswith("@") else None
+    if value.startswith("@"):
+        return "-H @file reads headers from a file"
+    if _SECRET_HEADER.match(value):
+        return "the header carries a credential (Authorization, Cookie, API key, token)"
+    return None
 
 
 def _resolve_entry(value: str) -> str | None:
