@@ -33,6 +33,9 @@ def _pairs(truth: dict[str, Any], sem: dict[str, Any]) -> list[tuple[str, int, i
         ("tcp_conversations", s["tcp_conversations"], t["streams"]),
         ("rst_packets", s["rst_packets"], t["rst"]),
         ("syn_without_synack", s["syn_without_synack"], t["streams_syn_without_synack"]),
+        ("dns.queries", s["dns"]["queries"], truth["dns"]["queries"]),
+        ("dns.responses", s["dns"]["responses"], truth["dns"]["responses"]),
+        ("dns.unanswered", s["dns"]["unanswered"], truth["dns"]["unanswered_queries_own_match"]),
     ]
     pairs += [(f"tcp.{f}", s["tcp_analysis"][f], t["analysis_flag_counts"][f]) for f in FLAG_NAMES]
     for key, ours_map, their_map in (

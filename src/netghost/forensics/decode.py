@@ -375,7 +375,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
     sack = np.zeros(n, bool)
     syn = np.flatnonzero((tflags >= 0) & ((tflags & 2) != 0) & (thl > 20))
     if syn.size:
-        _tcp_options(g.buf, syn, payoff - thl + 20, payoff, end, mss, wscale, sack)
+        _tcp_options(g, syn, payoff - thl + 20, np.minimum(payoff, end), mss, wscale, sack)
 
     cols = Packets(
         frame=np.arange(first_frame, first_frame + n, dtype=np.int64),
@@ -441,30 +441,25 @@ def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndar
         in_dport[c[hp]] = g.u16(pq[hp] + 2)
 
 
-def _tcp_options(buf: np.ndarray, idx: np.ndarray, start: np.ndarray, stop: np.ndarray, end: np.ndarray,  # noqa: PLR0917  internal column writer
+def _tcp_options(g: _Gather, idx: np.ndarray, start: np.ndarray, stop: np.ndarray,  # noqa: PLR0917  internal column writer
                  mss: np.ndarray, wscale: np.ndarray, sack: np.ndarray) -> None:
-    """Parse MSS / window scale / SACK-permitted of SYN segments (a Python loop over SYNs only)."""
-    raw = buf.tobytes() if idx.size > 64 else None
-    for i in idx.tolist():
-        a, z = int(start[i]), min(int(stop[i]), int(end[i]))
-        opts = raw[a:z] if raw is not None else buf[a:z].tobytes()
-        k = 0
-        while k < len(opts):
-            kind = opts[k]
-            if kind == 0:
-                break
-            if kind == 1:
-                k += 1
-                continue
-            if k + 1 >= len(opts):
-                break
-            ln = opts[k + 1]
-            if ln < 2:
-                break
-            if kind == 2 and ln == 4 and k + 4 <= len(opts):
-                mss[i] = (opts[k + 2] << 8) | opts[k + 3]
-            elif kind == 3 and ln == 3 and k + 3 <= len(opts):
-                wscale[i] = opts[k + 2]
-            elif kind == 4:
-                sack[i] = True
-            k += ln
+    """MSS / window scale / SACK-permitted of SYN segments: the TLV walk runs vectorised over all SYNs."""
+    p = start[idx].copy()
+    z = stop[idx]
+    active = p < z
+    for _ in range(40):  # at most 40 option bytes, so at most 40 steps
+        if not active.any():
+            break
+        kind = g.u8(p)
+        ln = g.u8(p + 1)
+        active &= kind != 0
+        nop = active & (kind == 1)
+        ok = active & ~nop & (ln >= 2) & (p + ln <= z)
+        active &= nop | ok
+        m = ok & (kind == 2) & (ln == 4)
+        mss[idx[m]] = g.u16(p[m] + 2)
+        m = ok & (kind == 3) & (ln == 3)
+        wscale[idx[m]] = g.u8(p[m] + 2)
+        sack[idx[ok & (kind == 4)]] = True
+        p = np.where(nop, p + 1, np.where(ok, p + ln, p))
+        active &= p < z

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import Packets
+from netghost.forensics.decode import Packets, _Gather
+from netghost.forensics.flows import mix_hash
 
 __all__ = ["DNS_PORTS", "RCODE_NAMES", "DnsMessages", "analyze_dns", "parse_dns"]
 
@@ -26,49 +27,54 @@ QTYPES = {1: "A", 2: "NS", 5: "CNAME", 6: "SOA", 12: "PTR", 15: "MX", 16: "TXT",
 
 @dataclass
 class DnsMessages:
-    """One row per DNS message: the packet row index, header fields and first question."""
+    """One row per DNS message: packet row, header fields, and the raw question section.
 
-    row: list[int] = field(default_factory=list)
-    is_response: list[bool] = field(default_factory=list)
-    msg_id: list[int] = field(default_factory=list)
-    rcode: list[int] = field(default_factory=list)
-    qname: list[str] = field(default_factory=list)
-    qtype: list[int] = field(default_factory=list)
+    The question name is parsed lazily (:meth:`question`) because only the names a report cites
+    (failures, unanswered queries) are ever needed.
+    """
+
+    row: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    is_response: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    msg_id: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    rcode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    raw_question: list[bytes] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.row.shape[0])
 
     def extend(self, other: DnsMessages, row_base: int) -> None:
         """Append another batch's messages, shifting packet rows by ``row_base``."""
-        self.row.extend(r + row_base for r in other.row)
-        self.is_response.extend(other.is_response)
-        self.msg_id.extend(other.msg_id)
-        self.rcode.extend(other.rcode)
-        self.qname.extend(other.qname)
-        self.qtype.extend(other.qtype)
+        self.row = np.concatenate([self.row, other.row + row_base])
+        self.is_response = np.concatenate([self.is_response, other.is_response])
+        self.msg_id = np.concatenate([self.msg_id, other.msg_id])
+        self.rcode = np.concatenate([self.rcode, other.rcode])
+        self.raw_question.extend(other.raw_question)
+
+    def question(self, k: int) -> tuple[str, str]:
+        """(query name, query type name) of message ``k``; ("", "") when absent or malformed."""
+        data = self.raw_question[k]
+        if not data:
+            return "", ""
+        name, p = _qname(data, 0)
+        qtype = (data[p] << 8) | data[p + 1] if 0 <= p <= len(data) - 2 else -1
+        return name, QTYPES.get(qtype, str(qtype))
 
 
 def _qname(data: bytes, pos: int) -> tuple[str, int]:
     labels: list[str] = []
-    jumps = 0
-    ret = -1
     while pos < len(data):
         ln = data[pos]
         if ln == 0:
-            pos += 1
-            break
-        if ln & 0xC0 == 0xC0:
-            if pos + 1 >= len(data) or jumps > 10:
-                return ".".join(labels), -1
-            if ret < 0:
-                ret = pos + 2
-            pos = ((ln & 0x3F) << 8) | data[pos + 1]
-            jumps += 1
-            continue
+            return ".".join(labels), pos + 1
+        if ln & 0xC0:
+            return ".".join(labels), -1  # compression inside the first question: not expected
         labels.append(data[pos + 1 : pos + 1 + ln].decode("ascii", "replace"))
         pos += 1 + ln
-    return ".".join(labels), (ret if ret >= 0 else pos)
+    return ".".join(labels), -1
 
 
 def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.ndarray) -> DnsMessages:
-    """Parse the DNS header and first question of every DNS packet in a batch.
+    """Extract DNS headers (vectorised) and the raw first question of every DNS packet in a batch.
 
     Args:
         buf: the batch buffer (padded).
@@ -76,108 +82,99 @@ def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.nda
         payoff: batch-relative L4 payload offsets from :func:`decode_batch`.
         capend: batch-relative end of each record's captured bytes (the parse never reads past it).
     """
-    out = DnsMessages()
     port = np.isin(cols.sport, DNS_PORTS) | np.isin(cols.dport, DNS_PORTS)
     udp = (cols.proto == 17) & port & (cols.paylen >= 4)
     tcp = (cols.proto == 6) & port & (cols.paylen >= 6) & (cols.tcp_flags >= 0)
     idx = np.flatnonzero(udp | tcp)
     if not idx.size:
-        return out
-    for i in idx.tolist():
-        a = int(payoff[i])
-        ln = min(int(cols.paylen[i]), int(capend[i]) - a)
-        if ln < 4:
-            continue
-        if cols.proto[i] == 6:
-            mlen = (int(buf[a]) << 8) | int(buf[a + 1])
-            if mlen < 4 or mlen > ln - 2 + 65535:
-                continue
-            a += 2
-            ln -= 2
-        data = buf[a : a + min(ln, 4096)].tobytes()
-        if len(data) < 4:
-            continue
-        flags = (data[2] << 8) | data[3]
-        qname, qtype = "", -1
-        if len(data) >= 12 and ((data[4] << 8) | data[5]) > 0:
-            qname, p = _qname(data, 12)
-            if 0 <= p <= len(data) - 2:
-                qtype = (data[p] << 8) | data[p + 1]
-        out.row.append(i)
-        out.is_response.append(bool(flags & 0x8000))
-        out.msg_id.append((data[0] << 8) | data[1])
-        out.rcode.append(flags & 0x0F)
-        out.qname.append(qname)
-        out.qtype.append(qtype)
-    return out
+        return DnsMessages()
+    g = _Gather(buf)
+    a = payoff[idx].copy()
+    ln = np.minimum(cols.paylen[idx], capend[idx] - a)
+    over_tcp = cols.proto[idx] == 6
+    mlen = g.u16(a)
+    a = np.where(over_tcp, a + 2, a)
+    ln = np.where(over_tcp, ln - 2, ln)
+    ok = (ln >= 4) & (~over_tcp | (mlen >= 4))
+    idx, a, ln = idx[ok], a[ok], ln[ok]
+    flags = g.u16(a + 2)
+    qd = g.u16(a + 4)
+    mv = buf.data
+    qa = (a + 12).tolist()
+    qz = (a + np.minimum(ln, 12 + 300)).tolist()
+    has_q = ((qd > 0) & (ln > 12)).tolist()
+    raw = [bytes(mv[x:z]) if h else b"" for x, z, h in zip(qa, qz, has_q, strict=True)]
+    return DnsMessages(row=idx.astype(np.int64), is_response=(flags & 0x8000) != 0, msg_id=g.u16(a),
+                       rcode=flags & 0x0F, raw_question=raw)
 
 
 def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[str, Any]:
     """Queries, responses, rcode counts, unanswered queries and latency, matched like the truth tool.
 
     A query is keyed by (client ip, client port, server ip, server port, id); a response answers every
-    pending copy of its query (retries included); latency is measured from the first copy.
+    pending copy of its query (retries included); latency is measured from the first copy. The
+    matching is vectorised: events sorted by (key, frame) form runs "Q..Q R" per key.
     """
+    r = msgs.row
+    resp = msgs.is_response
+    src = (cols.src_hi[r], cols.src_lo[r], cols.sport[r])
+    dst = (cols.dst_hi[r], cols.dst_lo[r], cols.dport[r])
+    key = np.full(r.shape[0], np.uint64(53), np.uint64)
+    for x, y in zip(src, dst, strict=True):  # client side first: queries src, responses dst
+        key = mix_hash(key, np.where(resp, y, x))
+    for x, y in zip(src, dst, strict=True):
+        key = mix_hash(key, np.where(resp, x, y))
+    key = mix_hash(key, msgs.msg_id)
+    order = np.lexsort((r, key))
+    k, q = key[order], ~resp[order]
+    n = k.shape[0]
+    newkey = np.r_[True, k[1:] != k[:-1]] if n else np.zeros(0, bool)
+    run_start = newkey | np.r_[False, ~q[:-1]] if n else np.zeros(0, bool)
+    starts = np.flatnonzero(run_start)
+    first_of_run = starts[np.cumsum(run_start) - 1] if n else np.zeros(0, np.int64)
+    answered = ~q & ~run_start
+    lastkey = np.r_[k[1:] != k[:-1], True] if n else np.zeros(0, bool)
+    unanswered_pos = first_of_run[lastkey & q]
+    lat = cols.ts[r[order[answered]]] - cols.ts[r[order[first_of_run[answered]]]]
+
     rcodes: Counter[str] = Counter()
     rcode_frames: dict[str, list[int]] = {}
-    pending: dict[tuple[int, ...], list[int]] = {}
-    latencies: list[float] = []
+    resp_idx = np.flatnonzero(resp)
+    codes, counts = np.unique(msgs.rcode[resp_idx], return_counts=True)
+    for c, cnt in zip(codes.tolist(), counts.tolist(), strict=True):
+        name = RCODE_NAMES.get(c, str(c))
+        rcodes[name] = cnt
+        rcode_frames[name] = [int(f) for f in cols.frame[r[resp_idx[msgs.rcode[resp_idx] == c]]][:max_items]]
     failures: dict[tuple[str, str], dict[str, Any]] = {}
-    unsolicited = 0
-    answered = 0
-    queries = 0
-    for k in range(len(msgs.row)):
-        r = msgs.row[k]
-        a = (int(cols.src_hi[r]), int(cols.src_lo[r]), int(cols.sport[r]))
-        b = (int(cols.dst_hi[r]), int(cols.dst_lo[r]), int(cols.dport[r]))
-        if not msgs.is_response[k]:
-            queries += 1
-            pending.setdefault((*a, *b, msgs.msg_id[k]), []).append(r)
-            continue
-        name = RCODE_NAMES.get(msgs.rcode[k], str(msgs.rcode[k]))
-        rcodes[name] += 1
-        frames = rcode_frames.setdefault(name, [])
-        if len(frames) < max_items:
-            frames.append(int(cols.frame[r]))
-        key = (*b, *a, msgs.msg_id[k])
-        waiting = pending.get(key)
-        if waiting:
-            answered += 1
-            latencies.append(float(cols.ts[r] - cols.ts[waiting[0]]))
-            pending[key] = []
-        else:
-            unsolicited += 1
-        if msgs.rcode[k] != 0:
-            f = failures.setdefault((msgs.qname[k], name), {"qname": msgs.qname[k], "rcode": name, "count": 0,
-                                                           "qtype": QTYPES.get(msgs.qtype[k], str(msgs.qtype[k])),
-                                                           "frames": []})
-            f["count"] += 1
-            if len(f["frames"]) < 5:
-                f["frames"].append(int(cols.frame[r]))
-    unanswered = [v for v in pending.values() if v]
+    for m in resp_idx[msgs.rcode[resp_idx] != 0][:5000].tolist():
+        qname, qtype = msgs.question(m)
+        name = RCODE_NAMES.get(int(msgs.rcode[m]), str(int(msgs.rcode[m])))
+        f = failures.setdefault((qname, name), {"qname": qname, "rcode": name, "count": 0, "qtype": qtype, "frames": []})
+        f["count"] += 1
+        if len(f["frames"]) < 5:
+            f["frames"].append(int(cols.frame[r[m]]))
     unanswered_names: Counter[str] = Counter()
     first_frames: dict[str, list[int]] = {}
-    row_of = {r: k for k, r in enumerate(msgs.row)}
-    for v in unanswered:
-        nm = msgs.qname[row_of[v[0]]]
+    for pos in unanswered_pos[:5000].tolist():
+        m = int(order[pos])
+        nm = msgs.question(m)[0]
         unanswered_names[nm] += 1
         fl = first_frames.setdefault(nm, [])
         if len(fl) < 5:
-            fl.append(int(cols.frame[v[0]]))
-    lat = np.asarray(latencies) if latencies else None
+            fl.append(int(cols.frame[r[m]]))
     return {
-        "queries": queries,
-        "responses": int(sum(rcodes.values())),
+        "queries": int(np.count_nonzero(~resp)),
+        "responses": int(resp_idx.shape[0]),
         "rcode_counts": dict(rcodes.most_common()),
         "rcode_frames": rcode_frames,
-        "answered": answered,
-        "unanswered": len(unanswered),
-        "unsolicited_responses": unsolicited,
+        "answered": int(np.count_nonzero(answered)),
+        "unanswered": int(unanswered_pos.shape[0]),
+        "unsolicited_responses": int(np.count_nonzero(~q & run_start)),
         "unanswered_names": [
             {"qname": nm, "queries": c, "frames": first_frames[nm]} for nm, c in unanswered_names.most_common(max_items)
         ],
         "failures": sorted(failures.values(), key=lambda f: -f["count"])[:max_items],
-        "latency_s": None if lat is None else {
+        "latency_s": None if not lat.size else {
             "count": int(lat.size), "median": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
             "max": float(lat.max()),
         },

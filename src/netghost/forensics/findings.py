@@ -63,9 +63,22 @@ class _Ctx:
         self.from_client = (self.src_hi == st.c_hi[self.sid]) & (self.src_lo == st.c_lo[self.sid]) & (
             self.sport == st.c_port[self.sid])
 
+        self.order = np.argsort(self.sid, kind="stable")
+        self.bounds = np.searchsorted(self.sid[self.order], np.arange(len(st) + 1))
+
+    def rows_of(self, s: int) -> np.ndarray:
+        """Segment indices of one stream, in capture order (a slice of a presorted index)."""
+        out: np.ndarray = self.order[self.bounds[s] : self.bounds[s + 1]]
+        return out
+
     def frames_of(self, streams: np.ndarray, mask: np.ndarray) -> list[int]:
-        m = mask & np.isin(self.sid, streams)
-        return [int(x) for x in self.frame[m][:MAX_FRAMES]]
+        """First evidence frames among ``streams`` where ``mask`` holds (bounded work per group)."""
+        picked: list[np.ndarray] = []
+        for s in np.sort(streams)[:50].tolist():
+            r = self.rows_of(s)
+            picked.append(r[mask[r]][:MAX_FRAMES])
+        rows = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+        return [int(x) for x in self.frame[rows[:MAX_FRAMES]]]
 
 
 def _server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
@@ -124,24 +137,24 @@ def _syn_failures(x: _Ctx) -> list[Finding]:
 def _resets(x: _Ctx) -> list[Finding]:
     st = x.a.streams
     out: list[Finding] = []
-    rst_rows = np.flatnonzero((x.fl & 0x04) != 0)
+    is_rst = (x.fl & 0x04) != 0
+    rst_rows = np.flatnonzero(is_rst)
     established = (st.synack > 0) | (st.data_pkts > 0)
-    seen: set[int] = set()
-    for k in rst_rows.tolist():
+    first_rst = np.unique(x.sid[rst_rows], return_index=True)[1]
+    plain: list[int] = []
+    for k in rst_rows[first_rst].tolist():
         s = int(x.sid[k])
-        if s in seen or not established[s] or (st.syn[s] > 0 and st.synack[s] == 0):
+        if not established[s] or (st.syn[s] > 0 and st.synack[s] == 0):
             continue
-        seen.add(s)
-        same_dir = (x.sid == s) & (x.from_client == x.from_client[k]) & ((x.fl & 0x04) == 0)
-        ttls = x.ttl[same_dir]
+        r = x.rows_of(s)
+        same = r[(x.from_client[r] == x.from_client[k]) & ~is_rst[r]]
         who = "client" if x.from_client[k] else "server"
         sender = _ep(x.src_hi[k], x.src_lo[k], x.sport[k])
         peer = _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if x.from_client[k] else _ep(st.c_hi[s], st.c_lo[s], st.c_port[s])
-        if ttls.size:
-            vals, cnts = np.unique(ttls, return_counts=True)
+        if same.size:
+            vals, cnts = np.unique(x.ttl[same], return_counts=True)
             usual = int(vals[np.argmax(cnts)])
             if abs(int(x.ttl[k]) - usual) >= 2:
-                ref = int(x.frame[np.flatnonzero(same_dir)[0]])
                 out.append(_finding(
                     "rst_injected", "high", 0.8,
                     f"RST mid-stream on {flow_id(s)} ({sender} → {peer}) with TTL {int(x.ttl[k])} where the "
@@ -149,18 +162,36 @@ def _resets(x: _Ctx) -> list[Finding]:
                     f"The reset claims to come from the {who} {sender} but its IP TTL ({int(x.ttl[k])}) differs "
                     f"from every other packet of that sender ({usual}); a firewall/IPS or load balancer on the path "
                     "forged it.",
-                    [int(x.frame[k]), ref], [flow_id(s)], float(x.ts[k]), rst_ttl=int(x.ttl[k]), usual_ttl=usual,
+                    [int(x.frame[k]), int(x.frame[same[0]])], [flow_id(s)], float(x.ts[k]), rst_ttl=int(x.ttl[k]),
+                    usual_ttl=usual,
                 ))
                 continue
         if st.data_pkts[s] > 0:
+            plain.append(k)
+    if 0 < len(plain) <= 3:
+        for k in plain:
+            s = int(x.sid[k])
+            who = "client" if x.from_client[k] else "server"
             out.append(_finding(
                 "rst_midstream", "medium", 0.7,
-                f"{who.capitalize()} {sender} reset {flow_id(s)} mid-stream after {int(st.data_pkts[s])} data segments",
+                f"{who.capitalize()} {_ep(x.src_hi[k], x.src_lo[k], x.sport[k])} reset {flow_id(s)} mid-stream after "
+                f"{int(st.data_pkts[s])} data segments",
                 f"Connection {flow_id(s)} was aborted with RST by the {who} instead of a FIN close "
                 f"(Zeek state {CONN_STATES[st.conn_state[s]]}): an application abort, an idle timeout on a "
                 "middlebox, or a crash.",
                 [int(x.frame[k])], [flow_id(s)], float(x.ts[k]), by=who,
             ))
+    elif plain:
+        by_c = int(np.count_nonzero(x.from_client[plain]))
+        out.append(_finding(
+            "rst_midstream", "medium", 0.6,
+            f"{len(plain)} established connections aborted with RST mid-stream ({by_c} by the client, "
+            f"{len(plain) - by_c} by the server)",
+            "Many aborts rather than FIN closes: application resets, idle timeouts on a middlebox (NVA, load "
+            "balancer) or connection-pool churn.",
+            [int(x.frame[k]) for k in plain[:MAX_FRAMES]], [flow_id(int(x.sid[k])) for k in plain[:MAX_FRAMES]],
+            float(x.ts[plain[0]]), connections=len(plain), by_client=by_c,
+        ))
     return out[:20]
 
 

@@ -13,13 +13,14 @@ import numpy as np
 from netghost.forensics.decode import Packets
 from netghost.forensics.tcp import FLAG_BITS
 
-__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys"]
+__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys", "mix_hash"]
 
 CONN_STATES = ("OTH", "S0", "S1", "SF", "REJ", "S2", "S3", "RSTO", "RSTR", "RSTOS0", "RSTRH", "SH", "SHR")
 _C = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+def mix_hash(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """One round of a 64-bit multiplicative hash: fold column ``v`` into running hash ``h``."""
     h = (h ^ v.astype(np.uint64)) * _C
     out: np.ndarray = h ^ (h >> np.uint64(29))
     return out
@@ -42,9 +43,9 @@ def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.n
     a_lt = (sh < dh) | ((sh == dh) & ((sl < dl) | ((sl == dl) & (sp <= dp))))
     h = np.full(rows.shape[0], np.uint64(proto) + np.uint64(1), np.uint64)
     for x, y in ((sh, dh), (sl, dl), (sp, dp)):
-        h = _mix(h, np.where(a_lt, x, y))
+        h = mix_hash(h, np.where(a_lt, x, y))
     for x, y in ((sh, dh), (sl, dl), (sp, dp)):
-        h = _mix(h, np.where(a_lt, y, x))
+        h = mix_hash(h, np.where(a_lt, y, x))
     uniq, first, inv = np.unique(h, return_index=True, return_inverse=True)
     rank = np.empty(uniq.shape[0], np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])

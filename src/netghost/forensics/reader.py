@@ -20,11 +20,12 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from netghost.errors import CaptureFormatError
+from netghost.forensics.accel import jit_or_none
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
 
@@ -159,20 +160,48 @@ def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
     return out
 
 
-def _walk_pcap(data: bytes, fmt: str) -> tuple[array[int], int, int]:
-    """Return (record header offsets, end position, first bad caplen or -1).
-
-    This is the only per-record Python loop of the engine: each record's length decides where the
-    next one starts, so the walk cannot be vectorised.
-    """
-    offs = array("q")
-    app = offs.append
-    unpack = struct.Struct(fmt + "I").unpack_from
+def _walk_kernel(buf: Any, n: int, big: bool, maxrec: int, out: Any) -> tuple[int, int, int]:
+    """Numba kernel: record header offsets into ``out``; returns (count, end position, bad caplen or -1)."""
     pos = 0
-    n = len(data)
+    k = 0
     bad = -1
     while pos + 16 <= n:
-        incl = unpack(data, pos + 8)[0]
+        if big:
+            incl = (int(buf[pos + 8]) << 24) | (int(buf[pos + 9]) << 16) | (int(buf[pos + 10]) << 8) | int(buf[pos + 11])
+        else:
+            incl = int(buf[pos + 8]) | (int(buf[pos + 9]) << 8) | (int(buf[pos + 10]) << 16) | (int(buf[pos + 11]) << 24)
+        if incl > maxrec:
+            bad = incl
+            break
+        end = pos + 16 + incl
+        if end > n:
+            break
+        out[k] = pos
+        k += 1
+        pos = end
+    return k, pos, bad
+
+
+def _walk_pcap(buf: np.ndarray, n: int, fmt: str) -> tuple[np.ndarray, int, int]:
+    """Return (record header offsets, end position, first bad caplen or -1) for ``buf[:n]``.
+
+    This is the only per-record loop of the engine: each record's length decides where the next one
+    starts, so the walk cannot be vectorised. numba compiles it when installed; otherwise it is a
+    tight struct loop over a memoryview.
+    """
+    jit = jit_or_none(_walk_kernel)
+    if jit is not None:
+        out = np.empty(n // 16 + 1, np.int64)
+        k, pos, bad = jit(buf, n, fmt == ">", MAX_RECORD, out)
+        return out[:k], pos, bad
+    offs: array[int] = array("q")
+    app = offs.append
+    unpack = struct.Struct(fmt + "I").unpack_from
+    mv = buf.data
+    pos = 0
+    bad = -1
+    while pos + 16 <= n:
+        incl = unpack(mv, pos + 8)[0]
         if incl > MAX_RECORD:
             bad = incl
             break
@@ -181,7 +210,24 @@ def _walk_pcap(data: bytes, fmt: str) -> tuple[array[int], int, int]:
             break
         app(pos)
         pos = end
-    return offs, pos, bad
+    return np.frombuffer(offs, dtype=np.int64) if offs else np.zeros(0, np.int64), pos, bad
+
+
+def _fill(fh: BinaryIO, mv: memoryview, info: CaptureInfo) -> int:
+    """readinto until ``mv`` is full or the stream ends; a corrupt gzip stream ends it with a warning."""
+    got = 0
+    while got < len(mv):
+        try:
+            k = fh.readinto(mv[got:])  # type: ignore[attr-defined]
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            info.truncated = True
+            info.warnings.append(f"compressed stream ends early or is corrupt ({exc}); analysed up to the cut")
+            break
+        if not k:
+            break
+        got += k
+    info.bytes_read += got
+    return got
 
 
 def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
@@ -194,16 +240,20 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
     info.snaplen = snaplen
     info.link_types = [linktype]
     big = fmt == ">"
-    carry = b""
+    carry = np.zeros(0, np.uint8)
     consumed = 24
     while True:
-        more = _read(fh, chunk_bytes, info)
-        data = carry + more if carry else more
-        if not data:
+        # a fresh buffer per chunk (np.empty does not touch the pages): batches stay valid for callers
+        buf = np.empty(carry.shape[0] + chunk_bytes + PAD, np.uint8)
+        buf[: carry.shape[0]] = carry
+        got = _fill(fh, buf.data[carry.shape[0] : carry.shape[0] + chunk_bytes], info)
+        n = carry.shape[0] + got
+        buf[n : n + PAD] = 0
+        if n == 0:
             return
-        offs, pos, bad = _walk_pcap(data, fmt)
-        if offs:
-            yield _pcap_batch(data, offs, big, ns_factor, linktype)
+        offs, pos, bad = _walk_pcap(buf, n, fmt)
+        if offs.shape[0]:
+            yield _pcap_batch(buf, offs, big, ns_factor, linktype)
         if bad >= 0:
             info.truncated = True
             info.warnings.append(
@@ -212,20 +262,18 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
             )
             return
         consumed += pos
-        carry = data[pos:]
-        if not more:
-            if carry:
+        carry = buf[pos:n].copy()
+        if got == 0 or (got < chunk_bytes and info.truncated):
+            if carry.shape[0]:
                 info.truncated = True
                 info.warnings.append(
                     f"capture cut short: last record at byte {consumed} is incomplete "
-                    f"({len(carry)} bytes); analysed up to the cut"
+                    f"({carry.shape[0]} bytes); analysed up to the cut"
                 )
             return
 
 
-def _pcap_batch(data: bytes, offs: array[int], big: bool, ns_factor: int, linktype: int) -> RawBatch:
-    buf = _pad(data)
-    hdr = np.frombuffer(offs, dtype=np.int64)
+def _pcap_batch(buf: np.ndarray, hdr: np.ndarray, big: bool, ns_factor: int, linktype: int) -> RawBatch:
     sec = _u32(buf, hdr, big).astype(np.float64)
     frac = _u32(buf, hdr + 4, big).astype(np.float64)
     caplen = _u32(buf, hdr + 8, big).astype(np.int64)

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from netghost.forensics.accel import jit_or_none
+
 __all__ = ["FLAG_BITS", "FLAG_NAMES", "analyze_tcp_sequences"]
 
 FLAG_NAMES = (
@@ -200,22 +202,6 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
             out_irtt[i] = irtt
 
 
-_JIT: Any = None
-
-
-def _jitted() -> Any:
-    """Compile the kernel with numba when available (optional accelerator), else ``None``."""
-    global _JIT  # noqa: PLW0603  one lazily compiled kernel per process
-    if _JIT is None:
-        try:
-            import numba  # noqa: PLC0415  optional dependency
-        except ImportError:
-            _JIT = False
-        else:
-            _JIT = numba.njit(cache=True, nogil=True)(_kernel)
-    return _JIT or None
-
-
 def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
                           wscale: np.ndarray, use_jit: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,7 +222,7 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
     order = np.argsort(conv, kind="stable")
     cols = [conv[order], dirn[order], seq[order], ack[order], flags[order], win[order], seglen[order],
             ts[order], wscale[order]]
-    jit = _jitted() if use_jit else None
+    jit = jit_or_none(_kernel) if use_jit else None
     if jit is not None:
         of = np.zeros(n, np.int64)
         osub = np.zeros(n, np.int64)
