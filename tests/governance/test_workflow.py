@@ -391,3 +391,20 @@ def test_illegal_entries_never_reach_the_wal(wal: WalWriter) -> None:
         wf.record_approval(_respond(req.plan_token, "modify"))  # modify without the modified plan
     assert len(read_wal(wal.path).records) == n and wf.state == "awaiting_approval"
     assert replay_workflows(wal.path)["wf-1"] == wf.record
+
+
+def test_corrupt_wal_halts_a_finished_workflow_without_an_illegal_entry(tmp_path: Path) -> None:
+    path = tmp_path / "wf.jsonl"
+    with WalWriter(path, fsync=False) as w:
+        wf = _start(w)
+        wf.record_policy(_evaluation("allow"))
+        wf.run_take_off(PLAN, dict)
+    lines = path.read_bytes().splitlines(keepends=True)
+    del lines[3]
+    path.write_bytes(b"".join(lines))
+    n = len(read_wal(path).records)
+    events: list[AuditEvent] = []
+    with WalWriter(path, fsync=False) as w, pytest.raises(WalCorruptError):
+        Workflow.resume(w, "wf-1", audit_sink=events.append)
+    assert [e.event_type for e in events] == ["workflow_halt"]
+    assert len(read_wal(path).records) == n

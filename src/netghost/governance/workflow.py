@@ -58,7 +58,7 @@ from netghost.governance.transitions import (
     replay_workflows,
     step,
 )
-from netghost.governance.wal import WalWriter, verify
+from netghost.governance.wal import WalWriter, read_wal, verify
 from netghost.governance.workspace import Workspace
 
 __all__ = [
@@ -77,6 +77,16 @@ __all__ = [
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _already_ended(path: Path, workflow_id: str) -> bool:
+    """Best effort on a broken WAL: does this workflow's last readable entry end it?"""
+    ends = {"workflow_completed", "workflow_failed"}
+    last = None
+    for rec in read_wal(path).records:
+        if rec.get("workflow_id") == workflow_id:
+            last = rec.get("entry_type")
+    return last in ends
 
 
 class Workflow:
@@ -229,7 +239,7 @@ class Workflow:
         if not report.ok:
             first = next(b for b in report.breaks if b.kind != "torn_tail")
             detail = f"{len(report.breaks)} break(s), first {first.kind} at seq {first.seq}: {first.detail}"
-            wf._halt("wal_corrupt", detail)
+            wf._halt("wal_corrupt", detail, write=not _already_ended(writer.path, workflow_id))
             raise WalCorruptError(str(writer.path), first.seq, detail)
         entries = [e for e in read_entries(writer.path) if e.workflow_id == workflow_id]
         if not entries:
@@ -302,8 +312,12 @@ class Workflow:
             self._sink(event)
         return stored
 
-    def _halt(self, reason: str, detail: str) -> None:
-        """Stop on inconsistent state: audit event, then a workflow_failed entry (§11.2)."""
+    def _halt(self, reason: str, detail: str, *, write: bool = True) -> None:
+        """Stop on inconsistent state: audit event, then a workflow_failed entry (§11.2).
+
+        ``write=False`` only emits the audit event (the workflow already ended: a failure entry
+        after its end would itself be an illegal transition).
+        """
         event = AuditEvent(
             event_type="workflow_halt",
             workflow_id=self.workflow_id,
@@ -314,6 +328,8 @@ class Workflow:
         self.audit_events.append(event)
         if self._sink is not None:
             self._sink(event)
+        if not write:
+            return
         payload = {"v": 1, "workflow_id": self.workflow_id, "entry_type": "workflow_failed",
                    "data": {"reason": reason, "detail": detail}}
         stored = WalEntry.model_validate(self._writer.append(payload))
