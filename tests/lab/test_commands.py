@@ -1,0 +1,119 @@
+"""Every command the issue lists runs against a scenario world, plus property checks of NSG logic."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from netghost.lab.state import init_state
+
+from .conftest import Lab
+from .test_consistency import _first_match
+
+VM_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/prod-rg/providers/Microsoft.Compute/virtualMachines/web-vm-01"
+
+COMMANDS = [
+    (f"resource show --ids {VM_ID}", {"id", "name", "type", "location", "properties", "resourceGroup"}),
+    ("resource show -g prod-rg -n nsg-web --resource-type Microsoft.Network/networkSecurityGroups", {"properties"}),
+    ("resource show -g prod-rg -n vnet-prod --namespace Microsoft.Network --resource-type virtualNetworks", {"id"}),
+    ("vm show -g prod-rg -n web-vm-01", {"hardwareProfile", "networkProfile", "storageProfile", "vmId"}),
+    (f"vm show --ids {VM_ID} -d", {"powerState", "privateIps"}),
+    ("vm list -g prod-rg", None),
+    ("vm extension list -g prod-rg --vm-name web-vm-01", None),
+    ("network nsg list -g prod-rg", None),
+    ("network nsg show -g prod-rg -n nsg-data", {"securityRules", "defaultSecurityRules", "subnets"}),
+    ("network nsg rule list -g prod-rg --nsg-name nsg-data --include-default", None),
+    ("network nic show -g prod-rg -n web-vm-01VMNic", {"ipConfigurations", "macAddress", "virtualMachine"}),
+    ("network nic list-effective-nsg -g prod-rg -n web-vm-01VMNic", {"value"}),
+    ("network nic show-effective-route-table -g prod-rg -n web-vm-01VMNic", {"value"}),
+    ("network route-table list -g prod-rg", None),
+    ("network route-table show -g prod-rg -n rt-web", {"routes", "subnets", "disableBgpRoutePropagation"}),
+    ("network route-table route list -g prod-rg --route-table-name rt-web", None),
+    ("network vnet list -g prod-rg", None),
+    ("network vnet show -g prod-rg -n vnet-prod", {"addressSpace", "subnets", "virtualNetworkPeerings"}),
+    ("network vnet peering list -g prod-rg --vnet-name vnet-prod", None),
+    ("network private-dns zone list", None),
+    ("network private-dns record-set a list -g prod-rg -z prod.internal", None),
+    ("network private-dns link vnet list -g prod-rg -z prod.internal", None),
+    ("network watcher list", None),
+    ("network watcher test-ip-flow -g prod-rg --vm web-vm-01 --direction Inbound --protocol TCP "
+     "--local 10.1.1.4:443 --remote 203.0.113.10:50000", {"access", "ruleName"}),
+    ("network watcher show-next-hop -g prod-rg --vm web-vm-01 --source-ip 10.1.1.4 --dest-ip 10.1.2.4",
+     {"nextHopType", "routeTableId"}),
+    ("network watcher test-connectivity -g prod-rg --source-resource web-vm-01 --dest-resource redis-primary "
+     "--dest-port 6379", {"connectionStatus", "hops", "probesSent", "avgLatencyInMs"}),
+    ("network watcher packet-capture list -l eastus", None),
+    ("storage container exists --account-name forensicssa -n captures --auth-mode login", {"exists"}),
+    ("storage blob list --account-name forensicssa -c captures --auth-mode login", None),
+    ("storage blob exists --account-name forensicssa -c captures -n x.cap --auth-mode login", {"exists"}),
+    ("storage account show -n forensicssa", {"primaryEndpoints", "name"}),
+    ("account show", {"id", "name", "tenantId", "user", "isDefault"}),
+]
+
+
+@pytest.mark.parametrize(("command", "keys"), COMMANDS, ids=[c[0][:60] for c in COMMANDS])
+def test_command_runs(make_lab: Callable[..., Lab], command: str, keys: set[str] | None) -> None:
+    lab = make_lab("healthy")
+    result = lab.az(command)
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
+    if keys is None:
+        assert isinstance(doc, list)
+    else:
+        assert keys <= set(doc), sorted(keys - set(doc))
+
+
+@pytest.mark.parametrize("command", [
+    "network nsg show -g prod-rg -n nope",
+    "network nic show -g prod-rg -n nope",
+    "network vnet show -g prod-rg -n nope",
+    "network route-table route list -g prod-rg --route-table-name nope",
+    "network private-dns record-set a list -g prod-rg -z nope.internal",
+    f"resource show --ids {VM_ID.replace('web-vm-01', 'nope')}",
+    "vm extension list -g prod-rg --vm-name nope",
+])
+def test_missing_resources_exit_3(make_lab: Callable[..., Lab], command: str) -> None:
+    result = make_lab("healthy").az(command)
+    assert result.code == 3
+    assert result.err.startswith("ERROR: (ResourceNotFound) The Resource '")
+    assert "\nCode: ResourceNotFound\nMessage: " in result.err
+
+
+def test_vm_show_by_several_ids_returns_a_list(make_lab: Callable[..., Lab]) -> None:
+    other = VM_ID.replace("web-vm-01", "redis-primary")
+    doc = json.loads(make_lab("healthy").az(f"vm show --ids {VM_ID} {other} --query [].name").out)
+    assert doc == ["web-vm-01", "redis-primary"]
+
+
+_OCTET = st.integers(min_value=0, max_value=255)
+_SOURCES = st.one_of(
+    st.builds(lambda a, b: f"10.1.{a}.{b}", st.sampled_from([1, 2, 3]), _OCTET),
+    st.builds(lambda a, b: f"10.0.{a}.{b}", st.sampled_from([0, 100]), _OCTET),
+    st.builds(lambda a, b, c: f"{a}.{b}.{c}.7", st.sampled_from([20, 52, 203]), _OCTET, _OCTET),
+)
+
+
+@pytest.fixture(scope="module")
+def nsg_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    root = tmp_path_factory.mktemp("nsg-lab")
+    return Lab(init_state(root, "nsg-deny"), {"NETGHOST_LAB_STATE": str(root)})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(src=_SOURCES, port=st.sampled_from([22, 80, 443, 6379, 8080]))
+def test_ip_flow_matches_the_effective_rules(nsg_lab: Lab, src: str, port: int) -> None:
+    """For random packets into redis-primary, test-ip-flow and a first-match walk agree."""
+    lab = nsg_lab
+    effective = json.loads(lab.az("network nic list-effective-nsg -g prod-rg -n redis-primaryVMNic").out)
+    layers = _first_match(effective, "Inbound", src=src, sport=50000, dst="10.1.2.4", dport=port,
+                          vnet_space=["10.1.0.0/16", "10.0.0.0/16"])
+    verdict = json.loads(lab.az(f"network watcher test-ip-flow -g prod-rg --vm redis-primary --direction Inbound "
+                                f"--protocol TCP --local 10.1.2.4:{port} --remote {src}:50000").out)
+    denies = [name for access, name in layers if access == "Deny"]
+    assert verdict["access"] == ("Deny" if denies else "Allow")
+    if denies:
+        assert verdict["ruleName"] == denies[0]
