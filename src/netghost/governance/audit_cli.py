@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     verify_parser.add_argument("paths", nargs="+", metavar="PATH", help="a .jsonl file or a directory of them")
     verify_parser.add_argument("--json", action="store_true", help="print one JSON report per file instead")
+    verify_parser.add_argument(
+        "--head",
+        metavar="SHA256",
+        help="the head hash the (single) file must end with; detects records cut off its end",
+    )
 
 
 def collect_files(paths: list[str]) -> tuple[list[Path], list[str]]:
@@ -99,13 +104,17 @@ def run(args: argparse.Namespace, *, console: Console | None = None) -> int:
         err.print("usage: ghost-agent audit verify PATH [PATH ...]")
         return EXIT_USAGE
     files, missing = collect_files(list(args.paths))
+    head = getattr(args, "head", None)
+    if head is not None and len(files) != 1:
+        err.print(Text("error: --head needs exactly one log file", style="red"))
+        return EXIT_USAGE
     for problem in missing:
         err.print(Text(f"error: {problem}", style="red"))
     worst = EXIT_USAGE if missing else EXIT_OK
     broken = 0
     for path in files:
         try:
-            report = verify(path)
+            report = verify(path, expected_head=head)
         except OSError as exc:
             err.print(Text(f"error: {path}: {exc.strerror or exc}", style="red"))
             worst = EXIT_USAGE

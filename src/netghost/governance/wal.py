@@ -119,7 +119,8 @@ class ChainBreak:
     not name the previous record), ``missing`` (records deleted; ``seq`` is the first missing
     one), ``out_of_order`` (records reordered), ``duplicate_seq`` (a record inserted with an
     existing seq), ``corrupt_line`` (unparseable line; ``seq`` is inferred when possible) and
-    ``torn_tail`` (an unfinished last line a crash can leave: not a break of the chain).
+    ``torn_tail`` (an unfinished last line a crash can leave: not a break of the chain) and
+    ``head_mismatch`` (the last record is not the expected head: truncated or extended).
     """
 
     seq: int | None
@@ -220,7 +221,7 @@ def replay_latest(path: str | os.PathLike[str], key: str) -> dict[str, dict[str,
     return latest
 
 
-def verify(path: str | os.PathLike[str]) -> VerifyReport:
+def verify(path: str | os.PathLike[str], *, expected_head: str | None = None) -> VerifyReport:
     """Check the whole chain of a WAL file and report every break, never only the first.
 
     Each record's hash is recomputed; its ``prev_sha256`` must name a record with ``seq - 1``
@@ -228,8 +229,12 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
     once per missing run with the first missing seq; unparseable lines are reported with the
     seq they most likely held.
 
+    A chain cannot show that records were cut off its *end*; pass the head hash remembered
+    elsewhere (e.g. printed by an earlier verify) as ``expected_head`` to detect that too.
+
     Args:
         path: the JSONL file.
+        expected_head: the ``sha256`` the last record must have (reported as ``head_mismatch``).
 
     Raises:
         OSError: the file cannot be read.
@@ -293,6 +298,13 @@ def verify(path: str | os.PathLike[str]) -> VerifyReport:
     breaks.extend(issue_breaks)
     breaks.sort(key=lambda b: (b.line_no, b.seq or 0))
     head = records[-1]["sha256"] if records else None
+    if expected_head is not None and head != expected_head:
+        last_seq = records[-1]["seq"] if records else None
+        last_line = line_nos[-1] if line_nos else 0
+        anchored = next((r["seq"] for r in records if r["sha256"] == expected_head), None)
+        where = f"it is record {anchored}: records after it were appended" if anchored is not None else (
+            "no record has it: records were cut off the end or rewritten")
+        breaks.append(ChainBreak(last_seq, last_line, "head_mismatch", f"expected head {expected_head}; {where}"))
     return VerifyReport(str(path), len(records), head, breaks)
 
 
