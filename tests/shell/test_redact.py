@@ -114,6 +114,9 @@ PEM = (
         ('{"auths": {"acr.io": {"auth": "dXNlcjpwYXNzd29yZDEyMw=="}}}', "dXNlcjpwYXNzd29yZDEyMw", "secret"),
         ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "sk-proj-abcdef", "api_token"),
         ("https://x.blob.core.windows.net/c?sv=2022-11-02&sig=AbC%2Bd%2Fe%3D12345678", "AbC%2Bd", "sas_signature"),
+        ('password := "Hunter2xyzq"', "Hunter2xyzq", "password"),
+        ("<publishData><userPWD>Zx9vQ2mL7pK4wq</userPWD></publishData>", "Zx9vQ2mL7pK4wq", "password"),
+        ('$password => "s3cr3tValue!"', "s3cr3tValue!", "password"),
     ],
 )
 def test_hard_shapes(text: str, secret: str, kind: str) -> None:
@@ -137,6 +140,11 @@ def test_hard_shapes(text: str, secret: str, kind: str) -> None:
         "commit 537224b83e772c85e19eec14180e39b32ff6895c",
         '"etag": "0x8DC1234567890AB"',
         '"keyName": "key1", "permissions": "FULL"',
+        "api_key: YOUR_API_KEY",
+        'password: "{{ .Values.pw }}"',
+        '"secret": "DB_PASSWORD"',
+        'password = "example-password"',
+        "client_secret: ${CLIENT_SECRET}",
     ],
 )
 def test_benign_look_alikes_are_kept(text: str) -> None:

@@ -31,6 +31,7 @@ from netghost.shell.redact_rules import (
     SHAPE_RULES,
     STRONG_KEY_NAME,
     WEAK_KEY_NAME,
+    XML_ELEMENT,
     Rule,
 )
 
@@ -182,6 +183,11 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
             kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
             if kind:
                 add(match.group("v"), kind)
+        if "</" in view:
+            for match in XML_ELEMENT.finditer(view):
+                kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
+                if kind:
+                    add(match.group("v"), kind)
         _find_cli(view, add)
         if bare:
             _find_bare(view, add)

@@ -28,6 +28,7 @@ __all__ = [
     "SHAPE_RULES",
     "STRONG_KEY_NAME",
     "WEAK_KEY_NAME",
+    "XML_ELEMENT",
     "Rule",
 ]
 
@@ -60,7 +61,9 @@ def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
 # What an earlier redaction (ours or someone else's) left behind: never a secret, never touched again.
 PLACEHOLDER = _r(
     r"^(?:\[REDACTED(?::[A-Za-z0-9_]+)?\]|<redacted>|\*{3,}|x{6,}|X{6,}|\.{3,}|null|none|true|false|"
-    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?)$",
+    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|%\([a-z_]+\)s|"
+    r"(?:your|example|sample|dummy|fake|placeholder|changeme|insert)[-_a-z0-9]*|"
+    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+))$",
     re.IGNORECASE,
 )
 
@@ -236,9 +239,11 @@ KEY_EXCLUDED_SUFFIX = _r(
 
 # One `name = value` / `name: value` / `export NAME="value"` / `name=value;` assignment inside a line.
 LINE_ASSIGNMENT = _r(
-    r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>[:=])[ \t]*(?P<q>[\"'])?"
+    r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})[\"']?[ \t]*(?P<op>:=|=>|[:=])[ \t]*(?P<q>[\"'])?"
     r"(?P<v>(?(q)[^\"'\r\n]+|(?:\{[^}\r\n]{1,256}\}|[^\s;,&\"'\\]+)))"
 )
+# <password>value</password> in XML output (publishing profiles, app configs).
+XML_ELEMENT = _r(r"<(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{1,80})>(?P<v>[^<>\r\n]{1,512})</(?P=name)>")
 JSON_SECRET_KEY = _r(r"\"(?P<name>[A-Za-z0-9_.\-@$]{1,80})\"\s*:\s*\"(?P<v>(?:[^\"\\]|\\.)*)\"")
 
 # Words in an az/cli command that mark its output as secret-bearing (bare tsv values have no label).
