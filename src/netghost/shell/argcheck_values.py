@@ -23,9 +23,11 @@ _BLOCKED_NAMES = frozenset(
     {"metadata", "metadata.azure.internal", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
 )
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
+_NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
 # Other clouds' metadata services that are not link-local (Alibaba, Oracle legacy).
 _OTHER_METADATA = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("192.0.0.192")})
 _AWS_V6_IMDS = ipaddress.ip_network("fd00:ec2::/64")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _LINK_LOCAL_IN_NAME = re.compile(r"(^|[.-])169[.-]254[.-]|a9fe[0-9a-f]{4}|(^|[.-])168[.-]63[.-]129[.-]16($|[.-])", re.I)
 # IMDS paths that are read-only instance facts (never /metadata/identity, which mints tokens).
 _IMDS_ALLOWED_PATH = re.compile(
@@ -55,6 +57,8 @@ def _ipv4_value(host: str) -> int | None:
     curl and the C library accept ``2852039166``, ``0xa9fea9fe``, ``0251.0376.0251.0376`` and
     ``169.254.43518`` for 169.254.169.254, so a textual comparison is not enough.
     """
+    if _NOT_NUMERIC.search(host):
+        return None  # a DNS name: cheap exit on the hot path
     parts = host.split(".")
     if not 1 <= len(parts) <= 4:
         return None
@@ -90,9 +94,9 @@ def blocked_address(host: str) -> str | None:
     v4 = _ipv4_value(h)
     if v4 is not None:
         addr = ipaddress.IPv4Address(v4)
-    else:
+    elif ":" in h:
         try:
-            addr = ipaddress.ip_address(h)
+            addr = ipaddress.IPv6Address(h)
         except ValueError:
             addr = None
     if addr is None:
@@ -103,8 +107,8 @@ def blocked_address(host: str) -> str | None:
         if addr in _AWS_V6_IMDS:
             return f"{host} is a metadata address"
         mapped = addr.ipv4_mapped or addr.sixtofour
-        if mapped is None and addr.packed[:12] == bytes(12) and int(addr) > 1:  # ::a.b.c.d (compat)
-            mapped = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+        if mapped is None and ((addr.packed[:12] == bytes(12) and int(addr) > 1) or addr in _NAT64):
+            mapped = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)  # ::a.b.c.d (compat) or NAT64
         if mapped is not None:
             addr = mapped
     if addr.is_link_local or addr == _WIRESERVER or addr in _OTHER_METADATA:
@@ -134,6 +138,8 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
         return "the URL carries a credential in its query (sig=, code=, key=, token=, ...)"
     if not host:
         return f"{url!r} has no host"
+    if "%" in parts.netloc or "\\" in parts.netloc:
+        return "percent-encoding or backslashes in the host hide where the request goes"
     rest = parts.path + parts.query + parts.fragment
     if "{" in url or "}" in url or "[" in rest or "]" in rest:
         return "curl URL globbing ({...} or [...]) expands into many requests"
