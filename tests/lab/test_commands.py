@@ -117,3 +117,17 @@ def test_ip_flow_matches_the_effective_rules(nsg_lab: Lab, src: str, port: int) 
     assert verdict["access"] == ("Deny" if denies else "Allow")
     if denies:
         assert verdict["ruleName"] == denies[0]
+
+
+def test_extra_investigator_commands(make_lab: Callable[..., Lab], tmp_path) -> None:
+    lab = make_lab("udr-dead-appliance")
+    view = json.loads(lab.az("vm get-instance-view -g hub-rg -n fw-vm-01").out)
+    codes = [s["code"] for s in view["instanceView"]["statuses"]]
+    assert "PowerState/deallocated" in codes
+    subnet = json.loads(lab.az("network vnet subnet show -g prod-rg --vnet-name vnet-prod -n web").out)
+    assert subnet["routeTable"]["id"].endswith("/routeTables/rt-web")
+    assert len(json.loads(lab.az("network vnet subnet list -g prod-rg --vnet-name vnet-prod").out)) == 2
+    from netghost.lab.az import run_az
+
+    code, out, _ = run_az(["version"], {"NETGHOST_LAB_STATE": str(tmp_path / "none")})
+    assert code == 0 and json.loads(out)["azure-cli"] == "2.91.0"

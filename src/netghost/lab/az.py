@@ -62,6 +62,15 @@ def _help_for(words: tuple[str, ...]) -> str:
     return f"\nGroup\n    az {' '.join(words)}\n\nCommands:\n" + "".join(f"    {c}\n" for c in children)
 
 
+def _version(as_json: bool) -> str:
+    if as_json:
+        return render({"azure-cli": "2.91.0", "azure-cli-core": "2.91.0", "azure-cli-telemetry": "1.1.0",
+                       "extensions": {}}, "json")
+    return ("azure-cli                         2.91.0\n\ncore                              2.91.0\n"
+            "telemetry                          1.1.0\n\nLegal docs and information: aka.ms/AzureCliLegal\n\n\n"
+            "Your CLI is up-to-date.\n")
+
+
 def _split(argv: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
     """Longest registered command prefix of the leading words, and the remaining tokens."""
     words: list[str] = []
@@ -77,6 +86,8 @@ def _split(argv: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
 
 def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
     """Run one simulated ``az`` command; returns ``(exit_code, stdout, stderr)``."""
+    if list(argv) in (["--version"], ["version"]):  # needs no login, like the real CLI
+        return 0, _version(argv[0] == "version"), ""
     words, rest = _split(argv)
     cmd = REGISTRY.get(words)
     if cmd is None:

@@ -183,6 +183,36 @@ def _vm_list(ctx: AzContext, args: ParsedArgs) -> Any:
             if rg is None or vm.resource_group.lower() == rg.lower()]
 
 
+def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:
+    """``az vm get-instance-view``: the VM document with its power state and agent statuses."""
+    docs = []
+    for rg, name in _ids_or_names(args):
+        vm = find_vm(ctx, rg, name)
+        doc = vm_doc(ctx.world, vm)
+        when = format_azure_time(ctx.now()).replace("Z", "+00:00")
+        ok = {"code": "ProvisioningState/succeeded", "displayStatus": "Provisioning succeeded", "level": "Info",
+              "message": None, "time": when}
+        power = {"code": f"PowerState/{vm.power_state}", "displayStatus": f"VM {vm.power_state}", "level": "Info",
+                 "message": None, "time": None}
+        running = vm.power_state == "running"
+        doc["instanceView"] = {
+            "computerName": vm.name if running else None,
+            "extensions": [{"name": e["name"], "statuses": [ok] if running else [],
+                            "type": f"{e['publisher']}.{e['typePropertiesType']}",
+                            "typeHandlerVersion": e["typeHandlerVersion"]} for e in extension_docs(ctx.world, vm)],
+            "osName": "ubuntu" if vm.os == "Linux" and running else None,
+            "osVersion": "22.04" if vm.os == "Linux" and running else None,
+            "statuses": [ok, power],
+            "vmAgent": {"statuses": [{"code": "ProvisioningState/succeeded" if running else "ProvisioningState/Unavailable",
+                                      "displayStatus": "Ready" if running else "Not Ready", "level": "Info" if running else "Warning",
+                                      "message": "Guest Agent is running" if running else "VM status blob is found but not yet populated.",
+                                      "time": when}],
+                        "vmAgentVersion": "2.11.1.12" if running else "Unknown"},
+        }
+        docs.append(doc)
+    return docs[0] if len(docs) == 1 else docs
+
+
 def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return extension_docs(ctx.world, find_vm(ctx, args["resource_group"], args["vm_name"]))
 
@@ -276,6 +306,8 @@ COMMANDS = [
     Command(CommandSpec(("vm", "show"), (
         Arg("--include-user-data", "-u", kind="flag"), Arg("--show-details", "-d", kind="flag"), *_IDS_ARGS,
     )), _vm_show),
+    Command(CommandSpec(("vm", "get-instance-view"), (Arg("--include-user-data", "-u", kind="flag"), *_IDS_ARGS)),
+            _instance_view),
     Command(CommandSpec(("vm", "list"), (
         Arg("--resource-group", "-g"), Arg("--show-details", "-d", kind="flag"), Arg("--vmss"),
     )), _vm_list),

@@ -175,6 +175,26 @@ def _vnet_show(ctx: AzContext, args: ParsedArgs) -> Any:
     return vnet_doc(ctx.world, _get(ctx, "Microsoft.Network/virtualNetworks", rg, name))
 
 
+def _subnet_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    vnet = _get(ctx, "Microsoft.Network/virtualNetworks", args["resource_group"], args["vnet_name"])
+    return vnet_doc(ctx.world, vnet)["subnets"]
+
+
+def _subnet_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    if args["ids"]:
+        parts = args["ids"][0].split("/")
+        rg, vnet_name, name = parts[4], parts[8], parts[-1]
+    else:
+        rg, vnet_name, name = args["resource_group"], args["vnet_name"], args["name"]
+        if not (rg and vnet_name and name):
+            raise AzError(2, "ERROR: (--resource-group --vnet-name --name | --ids) are required\n")
+    vnet = _get(ctx, "Microsoft.Network/virtualNetworks", rg, vnet_name)
+    found = next((s for s in vnet_doc(ctx.world, vnet)["subnets"] if s["name"].lower() == name.lower()), None)
+    if found is None:
+        raise not_found(f"Microsoft.Network/virtualNetworks/{vnet_name}/subnets/{name}", rg)
+    return found
+
+
 def _peering_list(ctx: AzContext, args: ParsedArgs) -> Any:
     vnet = _get(ctx, "Microsoft.Network/virtualNetworks", args["resource_group"], args["vnet_name"])
     return [peering_doc(ctx.world, vnet, p) for p in vnet.peerings]
@@ -253,6 +273,14 @@ COMMANDS = [
         _route_list),
     Command(CommandSpec(("network", "vnet", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _vnet_list),
     Command(CommandSpec(("network", "vnet", "show"), (*_IDS, Arg("--expand"))), _vnet_show),
+    Command(CommandSpec(("network", "vnet", "subnet", "list"), (
+        _RG_REQ, Arg("--vnet-name", required=True), *_PAGING,
+    ), (("List the subnets in a virtual network.", "az network vnet subnet list -g MyResourceGroup --vnet-name MyVNet"),)),
+        _subnet_list),
+    Command(CommandSpec(("network", "vnet", "subnet", "show"), (
+        Arg("--ids", kind="many"), Arg("--name", "-n"), Arg("--resource-group", "-g"), Arg("--vnet-name"),
+        Arg("--expand"),
+    )), _subnet_show),
     Command(CommandSpec(("network", "vnet", "peering", "list"), (
         _RG_REQ, Arg("--vnet-name", required=True), *_PAGING,
     ), (("List all peerings of a specified virtual network.", "az network vnet peering list -g MyResourceGroup --vnet-name MyVnet1"),)),

@@ -58,6 +58,15 @@ def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float 
     if (root / "meta.json").exists() and not force:
         raise LabError(f"{root} already holds a lab state (use reset to start over)")
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    state = LabState(root)
+    with state.locked():  # an az process running against the old state finishes first
+        _write_fresh_state(state, world, scenario, lab_start, scale)
+    return state
+
+
+def _write_fresh_state(state: LabState, world: World, scenario: str | Path, lab_start: float | None,
+                       scale: float) -> None:
+    root = state.root
     source = Path(scenario)
     text = source.read_text(encoding="utf-8") if source.suffix else _shipped_text(str(scenario))
     for name in ("captures.json", "storage.json", "faults.json"):
@@ -71,7 +80,6 @@ def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float 
     start = lab_start
     if start is None and world.spec.clock_start is not None:
         start = world.spec.clock_start.timestamp()
-    state = LabState(root)
     state.write("clock.json", LabClock.start(start, scale).to_json())
     storage: dict[str, dict[str, dict[str, Any]]] = {}
     removed = {(f.account, f.container) for f in world.spec.cloud_faults if f.kind == "container-missing"}
@@ -84,7 +92,6 @@ def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float 
     state.write("captures.json", {})
     state.write("faults.json", {"injected": [], "counters": {}})
     state.write("meta.json", {"v": _FORMAT, "scenario": world.name, "created": time.time()})
-    return state
 
 
 def _shipped_text(name: str) -> str:
