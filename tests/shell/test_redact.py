@@ -158,3 +158,18 @@ def test_secret_command_redacts_bare_value_only_with_context() -> None:
     assert redact(text).text == text
     cmd = "az keyvault secret show --vault-name kv -n db-password --query value -o tsv"
     assert "Saffron92" not in redact(text, command=cmd).text
+
+
+def test_table_cells_under_secret_headers() -> None:
+    table = (
+        "Name         Value             ContentType\n"
+        "-----------  ----------------  -----------\n"
+        "db-password  Winter24?maple8\n"
+        "api-key      Zx9vQ2mL7pK4wqRt  text/plain\n"
+    )
+    plain = redact(table).text
+    assert "Zx9vQ2mL7pK4wqRt" not in plain  # random-looking: redacted on the header alone
+    assert "Winter24?maple8" in plain  # human-style: needs the command
+    with_cmd = redact(table, command="az keyvault secret list-versions --vault-name kv -o table").text
+    assert "Winter24?maple8" not in with_cmd
+    assert "db-password" in with_cmd and "ContentType" in with_cmd

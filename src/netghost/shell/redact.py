@@ -41,6 +41,7 @@ _MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
 _NAME_HINT = re.compile(
     r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
     r"session|dockerconfig"
@@ -189,6 +190,7 @@ def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
                 if kind:
                     add(match.group("v"), kind)
         _find_cli(view, add)
+        _find_table_cells(view, add, secret_cmd=secret_cmd)
         if bare:
             _find_bare(view, add)
     return findings
@@ -225,6 +227,31 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
             add(value, kind)
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
+
+
+def _find_table_cells(view: str, add: Callable[[str, str], None], *, secret_cmd: bool) -> None:
+    """``-o table`` output: a cell under a ``Value``/``Password``/``PrimaryKey`` header is labelled by it.
+
+    Column spans come from the ``----  ----`` rule under the header, the way az lays tables out.
+    """
+    if "---" not in view:
+        return
+    lines = view.splitlines()
+    for i in range(1, len(lines)):
+        if not _TABLE_RULE.match(lines[i]):
+            continue
+        spans = [m.span() for m in re.finditer(r"-+", lines[i])]
+        header = lines[i - 1]
+        bounds = [(start, spans[j + 1][0] if j + 1 < len(spans) else None) for j, (start, _) in enumerate(spans)]
+        names = [header[a:b].strip() for a, b in bounds]
+        for row in lines[i + 1 :]:
+            if not row.strip() or _TABLE_RULE.match(row):
+                break
+            for name, (a, b) in zip(names, bounds, strict=True):
+                cell = row[a:b].strip()
+                kind = _label_kind(name, cell, secret_cmd=secret_cmd) if name and cell else None
+                if kind:
+                    add(cell, kind)
 
 
 def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
