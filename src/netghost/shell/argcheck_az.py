@@ -164,6 +164,8 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
         return AzDecision(
             "RISKY", f"argument {at_values[0]!r} makes az read a local file into the request", "az-at-file", relaxable=False
         )
+    if "--help" in args or "-h" in args:
+        return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
     if group[:1] == ["rest"]:
         return _classify_rest(table, args[1:])
     if not group:
