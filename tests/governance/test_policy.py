@@ -178,3 +178,21 @@ def test_prebuilt_bundle_round_trip(tmp_path: Path, engine: PolicyEngine) -> Non
         assert loaded.evaluate(facts, now=NOW) == built.evaluate(facts, now=NOW)
     with pytest.raises(PolicyError, match="not a policy bundle"):
         PolicyEngine.from_bundle(tmp_path / "org")
+
+
+def test_capture_plan_facts_feed_the_default_policy(engine: PolicyEngine) -> None:
+    from netghost.governance.policy import capture_plan_facts
+
+    plan = [
+        ["az", "storage", "account", "create", "-n", "ghostsa", "-g", "rg"],
+        ["az", "network", "watcher", "packet-capture", "create", "-g", "rg", "--vm", "vm1", "-n", "ghost_cap"],
+        ["az", "network", "watcher", "packet-capture", "show", "-n", "ghost_cap"],
+        ["az", "network", "watcher", "packet-capture", "delete", "-n", "ghost_cap"],
+    ]
+    facts = capture_plan_facts(plan, capture_duration_s=300, planned_steps=plan)
+    assert facts["creates_resources"] and facts["has_cleanup"] and facts["unplanned_steps"] == 0
+    assert engine.evaluate(facts, now=NOW).outcome == "require_approval"
+    sneaky = [*plan[:3], ["az", "vm", "run-command", "invoke", "-n", "vm1"]]
+    facts = capture_plan_facts(sneaky, capture_duration_s=300, planned_steps=plan)
+    assert facts["unplanned_steps"] == 1 and not facts["has_cleanup"]
+    assert engine.evaluate(facts, now=NOW).outcome == "deny"

@@ -31,7 +31,13 @@ if TYPE_CHECKING:
         sha256_tagged,
         verify_plan_token,
     )
-    from netghost.governance.policy import PolicyEngine, command_facts, lint_rego, strictest
+    from netghost.governance.policy import (
+        PolicyEngine,
+        capture_plan_facts,
+        command_facts,
+        lint_rego,
+        strictest,
+    )
     from netghost.governance.wal import (
         ChainBreak,
         VerifyReport,
@@ -72,6 +78,7 @@ __all__ = [
     "bind_artifacts",
     "build_approval_request",
     "canonical_json",
+    "capture_plan_facts",
     "check_response",
     "command_facts",
     "compute_plan_token",
@@ -112,6 +119,7 @@ _HOME: dict[str, str] = {
     "bind_artifacts": "artifacts",
     "build_approval_request": "approval",
     "canonical_json": "plan_token",
+    "capture_plan_facts": "policy",
     "check_response": "approval",
     "command_facts": "policy",
     "compute_plan_token": "plan_token",

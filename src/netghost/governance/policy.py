@@ -34,6 +34,7 @@ __all__ = [
     "PYTHON_RULES",
     "PolicyEngine",
     "PolicySource",
+    "capture_plan_facts",
     "command_facts",
     "default_policy_sources",
     "lint_rego",
@@ -162,6 +163,35 @@ def command_facts(
         "environment": env,
         "verdict": verdict,
         "tier": tier,
+    }
+
+
+_CREATE_VERBS = frozenset({"create", "start", "add", "deploy", "invoke"})
+_CLEANUP_VERBS = frozenset({"delete", "stop", "remove", "purge"})
+
+
+def capture_plan_facts(
+    steps: Sequence[Sequence[str]],
+    *,
+    capture_duration_s: float,
+    planned_steps: Sequence[Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """Pre-compute the facts the policies see for a capture task's whole command plan.
+
+    Args:
+        steps: the argv of every step (create, poll, download, analyse, cleanup).
+        capture_duration_s: how long the capture runs.
+        planned_steps: the plan that was approved; steps not in it are counted as unplanned.
+    """
+    verbs = [command_facts(s)["az_verb"] for s in steps if s and s[0] == "az"]
+    planned = {tuple(p) for p in planned_steps} if planned_steps is not None else None
+    return {
+        "kind": "capture_plan",
+        "step_count": len(steps),
+        "capture_duration_s": capture_duration_s,
+        "creates_resources": any(v in _CREATE_VERBS for v in verbs),
+        "has_cleanup": any(v in _CLEANUP_VERBS for v in verbs),
+        "unplanned_steps": 0 if planned is None else sum(tuple(s) not in planned for s in steps),
     }
 
 

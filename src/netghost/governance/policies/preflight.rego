@@ -4,7 +4,7 @@
 # (deny > require_approval > warn > allow). User policies in the same package only ever
 # ADD reasons, so they can tighten but never loosen this floor.
 #
-# Input = facts pre-computed in Python (netghost.governance.policy.command_facts / plan_facts):
+# Input = facts pre-computed in Python (netghost.governance.policy.command_facts / capture_plan_facts):
 # tokenisation, combined short flags (-sk -> -s -k) and every number are handled there,
 # because rego-cpp 1.5.2 compares numbers lexicographically in min/max/sort (DEPENDENCIES.md).
 package netghost.preflight
