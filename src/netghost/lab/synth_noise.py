@@ -1,6 +1,6 @@
 """Background traffic every Azure VM carries, so a capture is never only the fault.
 
-Per minute of lab time (slot ``k``, seeded by world, VM and ``k``): an ARP for the subnet gateway
+Per minute of lab time (slot ``k``, seeded by world, VM and ``k``): two ARPs for the subnet gateway
 answered by Azure's virtual switch (``12:34:56:78:9a:bc``), an NTP poll, the guest agent asking
 the WireServer ``168.63.129.16:80`` for its goal state twice, and load-balancer health probes
 from ``168.63.129.16`` to every listening TCP service the NSGs let them reach (handshake then a
@@ -88,7 +88,8 @@ def noise_exchanges(world: World, vm: Vm, start: float, end: float) -> list[Exch
         base = k * 60.0
         rng = seeded(world.name, "noise", vm.name, k)
         key = f"{world.name}|{vm.name}|{k}"
-        out.append(Exchange(f"arp/{k}", _arp(vm, nic, world, base + rng.uniform(0, 60))))
+        for i in range(2):  # the neighbour entry goes stale every ~30 s on Linux
+            out.append(Exchange(f"arp/{k}/{i}", _arp(vm, nic, world, base + i * 30 + rng.uniform(0, 30))))
         out.append(Exchange(f"ntp/{k}", _ntp(vm, nic, base + rng.uniform(0, 60), rng.getrandbits(16),
                                              rng.randint(32768, 60999))))
         for i in range(2):

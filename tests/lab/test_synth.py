@@ -1,0 +1,163 @@
+"""Synthesized captures: bit-valid libpcap, deterministic, coherent at both ends, windowed whole."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from netghost.errors import LabError
+from netghost.forensics import analyze_capture, build_semantic
+from netghost.lab.capture_store import EMPTY_PCAP, synthesize
+from netghost.lab.synth import capture_packets, synthesize_capture
+from netghost.lab.synth_packets import observed
+from netghost.lab.synth_pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
+from netghost.lab.world import load_world
+
+T0 = 1_795_000_000.0
+
+
+def _records(data: bytes) -> list[tuple[float, bytes]]:
+    out, pos = [], 24
+    while pos < len(data):
+        sec, usec, incl, orig = struct.unpack_from("<IIII", data, pos)
+        assert incl == orig
+        out.append((sec + usec / 1e6, data[pos + 16:pos + 16 + incl]))
+        pos += 16 + incl
+    assert pos == len(data)
+    return out
+
+
+def test_pcap_header_is_classic_microsecond_ethernet() -> None:
+    magic, major, minor, zone, sigfigs, snaplen, link = struct.unpack("<IHHiIII", PCAP_HEADER)
+    assert (magic, major, minor, zone, sigfigs, link) == (0xA1B2C3D4, 2, 4, 0, 0, 1)
+    assert snaplen >= 65535 and PCAP_HEADER == EMPTY_PCAP
+
+
+def test_checksums_verify_like_a_receiver_would() -> None:
+    opts = TcpOpts(mss=1460, wscale=7, sack_perm=True, ts=(1000, 0))
+    seg = tcp_segment("10.1.1.4", "10.1.2.4", 40000, 6379, seq=1, ack=0, flags=0x02, win=64240, opts=opts, payload=b"")
+    pseudo = bytes([10, 1, 1, 4, 10, 1, 2, 4, 0, 6]) + struct.pack("!H", len(seg))
+    assert checksum(pseudo + seg) == 0
+    assert (seg[12] >> 4) * 4 == 40  # 20 + MSS 4 + SACK-perm/TS 12 + NOP/WS 4
+    ip = encode_ipv4("10.1.1.4", "10.1.2.4", 6, seg, ident=7, ttl=64, df=True)
+    assert checksum(ip[:20]) == 0 and ip[6] & 0x40
+    udp = udp_datagram("10.1.1.4", "168.63.129.16", 5353, 53, b"abc")
+    pseudo = bytes([10, 1, 1, 4, 168, 63, 129, 16, 0, 17]) + struct.pack("!H", len(udp))
+    assert checksum(pseudo + udp) == 0
+
+
+def test_every_frame_checksums_and_times_are_ordered() -> None:
+    world = load_world("path-packet-loss")
+    recs = _records(synthesize_capture(world, "web-vm-01", T0, T0 + 30))
+    assert len(recs) > 500
+    assert [t for t, _ in recs] == sorted(t for t, _ in recs)
+    assert all(T0 <= t <= T0 + 30 for t, _ in recs)
+    for _, frame in recs:
+        if frame[12:14] != b"\x08\x00":
+            continue
+        ihl = (frame[14] & 0x0F) * 4
+        assert checksum(frame[14:14 + ihl]) == 0
+        total = struct.unpack("!H", frame[16:18])[0]
+        l4 = frame[14 + ihl:14 + total]
+        pseudo = frame[26:34] + bytes([0, frame[23]]) + struct.pack("!H", len(l4))
+        assert checksum(pseudo + l4) == 0
+
+
+def test_deterministic_for_the_same_world_vm_and_window() -> None:
+    world = load_world("healthy")
+    first = synthesize_capture(world, "web-vm-01", T0, T0 + 20)
+    assert first == synthesize_capture(load_world("healthy"), "WEB-VM-01", T0, T0 + 20)
+    assert first != synthesize_capture(world, "web-vm-01", T0 + 100, T0 + 120)
+
+
+def test_both_ends_see_the_same_packets_except_losses() -> None:
+    world = load_world("path-packet-loss")
+    client = capture_packets(world, "web-vm-01", T0 - 30, T0 + 70)  # a wider window holds every server exchange
+    server = capture_packets(world, "redis-primary", T0, T0 + 40)
+    sent = {(p.ident, p.l4) for _, p, out in observed(client, "10.1.1.4") if out and p.dst == "10.1.2.4"}
+    got = {(p.ident, p.l4) for _, p, out in observed(server, "10.1.2.4") if not out and p.src == "10.1.1.4"}
+    assert len(got) > 100
+    assert got < sent  # identical IP IDs and TCP bytes; the server side only lacks what the path lost
+    replies_sent = {(p.ident, p.l4) for _, p, out in observed(server, "10.1.2.4") if out and p.dst == "10.1.1.4"}
+    replies_got = {(p.ident, p.l4) for _, p, out in observed(client, "10.1.1.4") if not out and p.src == "10.1.2.4"}
+    assert replies_sent - replies_got  # server segments lost on the way back
+    lost_ttl = {p.ttl - p.hops for _, p, out in observed(server, "10.1.2.4") if not out and p.src == "10.1.1.4"}
+    assert lost_ttl == {63}  # one routed hop (fw-vm-01) between the subnets
+
+
+def test_window_keeps_connections_whole(tmp_path: Path) -> None:
+    world = load_world("healthy")
+    path = tmp_path / "w.pcap"
+    path.write_bytes(synthesize_capture(world, "redis-primary", T0 + 3.3, T0 + 33.3))
+    assert all(T0 + 3.3 <= t <= T0 + 33.3 for t, _ in _records(path.read_bytes()))
+    sem = build_semantic(analyze_capture(path))
+    assert sem["summary"]["tcp_conversations"] > 10
+    assert set(sem["summary"]["conn_states"]) == {"SF"}  # no connection cut at either edge
+
+
+def test_healthy_conversations_are_complete_with_linux_options(tmp_path: Path) -> None:
+    world = load_world("healthy")
+    path = tmp_path / "h.pcap"
+    path.write_bytes(synthesize_capture(world, "web-vm-01", T0, T0 + 60))
+    sem = build_semantic(analyze_capture(path))
+    assert set(sem["summary"]["conn_states"]) == {"SF"}
+    redis = [f for f in sem["flows"] if f["server"] == "10.1.2.4:6379"]
+    assert redis and all(f["mss"] == {"c": 1460, "s": 1460} and f["wscale"] == {"c": 7, "s": 7} for f in redis)
+    assert all(f["fin"] == {"c": 1, "s": 1} and f["syn"] == 1 for f in redis)
+    assert sem["summary"]["l3"].get("arp", 0) >= 1
+    assert sem["summary"]["udp_packets"] > 0
+
+
+def test_syn_retries_back_off_exponentially() -> None:
+    world = load_world("nsg-deny")
+    pkts = capture_packets(world, "web-vm-01", T0, T0 + 60)
+    syns: dict[int, list[float]] = {}
+    for p in pkts:
+        if p.proto == 6 and p.dst == "10.1.2.4":
+            sport = struct.unpack("!H", p.l4[:2])[0]
+            syns.setdefault(sport, []).append(p.t)
+    assert syns
+    for times in syns.values():
+        gaps = [round(b - a, 3) for a, b in itertools.pairwise(times)]
+        assert gaps == [1.0, 2.0, 4.0]
+    assert not [p for p in pkts if p.src == "10.1.2.4" and p.proto == 6 and p.dst == "10.1.1.4"]
+
+
+def test_unknown_vm_and_stopped_vm() -> None:
+    world = load_world("healthy")
+    with pytest.raises(LabError, match="no VM named"):
+        synthesize_capture(world, "nope", T0, T0 + 1)
+    with pytest.raises(LabError, match="before it starts"):
+        synthesize_capture(world, "web-vm-01", T0, T0 - 1)
+    dead = load_world("udr-dead-appliance")
+    stopped = next(vm for vm in dead.spec.vms if vm.power_state != "running")
+    assert synthesize_capture(dead, stopped.name, T0, T0 + 60) == PCAP_HEADER
+
+
+def test_capture_store_seam_uses_the_synthesizer() -> None:
+    world = load_world("service-down")
+    body = synthesize(world, "web-vm-01", T0, T0 + 10)
+    assert body != EMPTY_PCAP and body == synthesize_capture(world, "web-vm-01", T0, T0 + 10)
+
+
+def test_capture_lifecycle_blob_carries_the_fault(make_lab: Callable[..., object], tmp_path: Path) -> None:
+    lab = make_lab("service-down")
+    blob = "https://forensicssa.blob.core.windows.net/captures/cap1.cap"
+    res = lab.az(f"network watcher packet-capture create -g prod-rg --vm web-vm-01 -n cap1 "  # type: ignore[attr-defined]
+                 f"--storage-account forensicssa --storage-path {blob} --time-limit 30 -o json")
+    assert res.code == 0, res.err
+    lab.state.advance_clock(40)  # type: ignore[attr-defined]
+    res = lab.az("network watcher packet-capture show-status -l eastus -n cap1 "  # type: ignore[attr-defined]
+                 "--query packetCaptureStatus -o tsv")
+    assert res.out.strip() == "Stopped"
+    dest = tmp_path / "cap1.cap"
+    res = lab.az(f"storage blob download --account-name forensicssa -c captures -n cap1.cap "  # type: ignore[attr-defined]
+                 f"-f {dest} --auth-mode login -o none")
+    assert res.code == 0, res.err
+    sem = build_semantic(analyze_capture(dest))
+    assert sem["summary"]["decode_issues"] == {}
+    assert "syn_rejected_rst" in {f["kind"] for f in sem["findings"]}
