@@ -23,12 +23,13 @@ from tests.shell.shell_helpers import Recorder
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "shell" / "secrets_dev.jsonl"
 REPO = Path(__file__).resolve().parents[2]
 
-FAKE_AZ = """#!{python}
-import os, sys
-args = sys.argv[1:]
-name = args[args.index("--vault-name") + 1] if "--vault-name" in args else "none"
-path = os.path.join(os.environ["FAKE_AZ_DIR"], name + ".txt")
-sys.stdout.write(open(path).read() if os.path.exists(path) else "[]\\n")
+FAKE_AZ = """#!/bin/sh
+f=""
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--vault-name" ]; then f="$FAKE_AZ_DIR/$2.txt"; fi
+  shift
+done
+if [ -n "$f" ] && [ -f "$f" ]; then cat "$f"; else echo "[]"; fi
 """
 
 
@@ -41,7 +42,7 @@ def lab(tmp_path: Path) -> dict[str, Path]:
     bindir, outdir = tmp_path / "bin", tmp_path / "az-out"
     bindir.mkdir()
     outdir.mkdir()
-    (bindir / "az").write_text(FAKE_AZ.format(python=sys.executable))
+    (bindir / "az").write_text(FAKE_AZ)
     (bindir / "az").chmod(0o755)
     for i, sample in enumerate(_samples()):
         (outdir / f"kv{i}.txt").write_text(sample["text"])

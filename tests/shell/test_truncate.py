@@ -73,13 +73,13 @@ def test_long_lines_respect_the_token_budget() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=300),
-    lambda children: st.lists(children, max_size=60) | st.dictionaries(st.text(max_size=8), children, max_size=40),
-    max_leaves=400,
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=200),
+    lambda children: st.lists(children, max_size=40) | st.dictionaries(st.text(max_size=8), children, max_size=30),
+    max_leaves=150,
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(json_values, st.integers(min_value=5, max_value=200), st.integers(min_value=50, max_value=4000))
 def test_truncated_json_always_parses(value: object, max_lines: int, max_tokens: int) -> None:
     text = json.dumps(value, indent=2)
