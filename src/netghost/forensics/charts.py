@@ -74,7 +74,13 @@ def rtt_samples(an: Analysis, stream: int, from_client: bool) -> tuple[np.ndarra
     rows = an.tcp_rows[pos]
     pay = c.paylen[rows]
     data_dir = from_client
-    snd = (from_c == data_dir) & (pay > 0) & ~retr
+    snd = (from_c == data_dir) & (pay > 0)
+    if snd.any():  # Karn: a range sent more than once gives no sample (neither copy)
+        key = c.seq[rows] * 65536 + pay
+        _, inv, cnt = np.unique(key[snd], return_inverse=True, return_counts=True)
+        once = np.zeros(snd.shape[0], bool)
+        once[np.flatnonzero(snd)] = cnt[inv.ravel()] == 1
+        snd &= once & ~retr
     rcv = (from_c != data_dir) & ((c.tcp_flags[rows] & 0x10) != 0)
     if not snd.any() or not rcv.any():
         return np.zeros(0), np.zeros(0)
@@ -145,8 +151,8 @@ def timeline_png(an: Analysis, stream: int | None = None, bins: int = 60) -> byt
     retr = (an.tcp_flags & FLAG_BITS["retransmission"]) != 0
     span = float(tt.max()) if tt.size else 1.0
     edges = np.linspace(0.0, max(span, 1e-3), bins + 1)
-    ax1.hist(tt, bins=edges, color="lightgray", label="TCP segments")
-    ax1.hist(tt[retr], bins=edges, color="red", label="retransmissions")
+    ax1.stairs(np.histogram(tt, bins=edges)[0], edges, fill=True, color="lightgray", label="TCP segments")
+    ax1.stairs(np.histogram(tt[retr], bins=edges)[0], edges, fill=True, color="red", label="retransmissions")
     ax1.set_ylabel("segments per bin")
     ax1.set_yscale("symlog")
     ax1.legend(loc="upper right", fontsize=8)

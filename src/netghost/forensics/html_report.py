@@ -91,8 +91,10 @@ def worst_stream(sem: dict[str, Any], an: Analysis) -> int | None:
     return None
 
 
-def _img(png: bytes, alt: str) -> str:
-    return f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}"></p>'
+def _img(png: bytes, caption: str) -> str:
+    src = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{src}">'
+            f"<figcaption>{html.escape(caption, quote=False)}</figcaption></figure>")
 
 
 def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = None, narrative: str | None = None,
@@ -116,16 +118,16 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
                      f"summary; the findings below are the evidence)</strong><p>{_inline(narrative)}</p></div>")
     parts.append("<h2>Charts</h2>")
     if not charts_available():
-        parts.append(f'<p class="notice">{html.escape(NO_MATPLOTLIB)}</p>')
+        parts.append(f'<p class="notice">{html.escape(NO_MATPLOTLIB, quote=False)}</p>')
         notices.append("--format html: " + NO_MATPLOTLIB)
     elif not an.packets:
         parts.append('<p class="notice">No traffic captured: nothing to chart.</p>')
     else:
         s = worst_stream(sem, an)
         if s is not None:
-            parts.append(_img(sequence_graph_png(an, s, f"Sequence graph of the worst flow, tcp/{s}"),
-                              f"tcptrace-style sequence graph of tcp/{s}"))
-        parts.append(_img(timeline_png(an, s), "retransmissions and RTT over time"))
+            cap = f"Sequence graph of the worst flow, tcp/{s}"
+            parts.append(_img(sequence_graph_png(an, s, cap), cap + " (tcptrace style)"))
+        parts.append(_img(timeline_png(an, s), "Retransmissions and RTT over time"))
     parts.append(markdown_to_html(rest))
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title.lstrip("# "))}</title>'
             f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
