@@ -270,3 +270,16 @@ def test_huge_output_is_cut_before_redaction_and_keeps_its_line_count(tmp_path: 
     assert lines[0] == "1"
     assert lines[-1] == "400000"
     assert len(res["output"]) <= 16_000
+
+
+def test_ctrl_c_during_execution_is_audited_then_propagates(tmp_path: Path) -> None:
+    def interrupted(command: str, policy: object) -> object:
+        raise KeyboardInterrupt
+
+    shell = SafeExecShell("s3", Recorder(), audit_dir=tmp_path, classifier=interrupted)  # type: ignore[arg-type]
+    with pytest.raises(KeyboardInterrupt):
+        shell.execute({"command": "echo hi", "reasoning": "x"})
+    shell.close()
+    (record,) = read_wal(shell.audit_path).records
+    assert (record["status"], record["error"]) == ("error", "exec_error")
+    assert "interrupted" in record["stderr"]

@@ -150,6 +150,7 @@ class SafeExecShell:
             The response dict (see ``netghost.contracts.shell.ShellResponse``); always audited first.
 
         Raises:
+            KeyboardInterrupt: Ctrl-C while the command ran; the record (``exec_error``) is written first.
             ShellError: the request is not a mapping with a string ``command``, or the shell is closed.
             WalError: the audit record could not be written (the command's outcome is then unknown to
                 the audit, so it must not be reported as success).
@@ -165,13 +166,19 @@ class SafeExecShell:
             start = time.perf_counter()
             seq = self._writer.next_seq
             record = _Outcome(self, request["command"], reasoning, seq)
+            interrupted: KeyboardInterrupt | None = None
             try:
                 self._decide_and_run(record)
+            except KeyboardInterrupt as exc:  # Ctrl-C while a command runs: audit it, then let it through
+                record.fail("exec_error", "interrupted (Ctrl-C); the command's process group was killed")
+                interrupted = exc
             except Exception as exc:  # an internal failure is still one audited, failed command
                 record.fail("exec_error", f"internal error: {type(exc).__name__}: {exc}")
             record.fields["duration_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
             payload = ShellAuditRecord.model_validate(record.fields).model_dump(mode="json")
             stored = self._writer.append(payload)
+        if interrupted is not None:
+            raise interrupted
         if stored["seq"] != seq:
             raise ShellError(f"audit seq {stored['seq']} != expected {seq}: the audit file is shared")
         return record.response()
