@@ -114,7 +114,7 @@ CURL_NOT_SAFE = [
     "curl -H 'x-functions-key: abc' https://a.example", "curl -H 'Ocp-Apim-Subscription-Key: k' https://a.example",
     "curl 'https://sa.blob.core.windows.net/c/b?sv=2022&sig=abc'", "curl 'https://fn.azurewebsites.net/api/f?code=abc'",
     "curl 'https://a.example/?access_token=x'", "curl http://169%2e254%2e169%2e254/", "curl 'http://[64:ff9b::a9fe:a9fe]/'",
-    "curl 'http://[::169.254.169.254]/'", "curl http://a9fea9fe.nip.io/", "curl http://0xA9.0xFE.0xA9.0xFE/", "curl -X DELETE https://a.example", "curl --trace /tmp/t https://a.example",
+    "curl 'http://[::169.254.169.254]/'", "curl http:/169.254.169.254/", "curl HTTP:///169.254.169.254/", "curl http://a9fea9fe.nip.io/", "curl http://0xA9.0xFE.0xA9.0xFE/", "curl -X DELETE https://a.example", "curl --trace /tmp/t https://a.example",
 ]  # fmt: skip
 
 
@@ -190,6 +190,12 @@ AZ = {
     "/usr/bin/az vm list": "RISKY",
     "az network watcher test-connectivity -g rg --source-resource v --dest-address 1.2.3.4 --dest-port 443": "RISKY",
     "az webapp auth show -g rg -n a": "RISKY",
+    "az storage blob list --account-name sa -c c --account-key abc": "RISKY",
+    "az storage container list --connection-string 'AccountKey=x'": "RISKY",
+    "az rest --url 'https://management.azure.com/x' --headers Authorization=x": "RISKY",
+    "az keyvault secret set --vault-name kv -n x --value y": "RISKY",
+    "az iot hub policy list --hub-name h": "FORBIDDEN",
+    "az monitor app-insights api-key show -g rg --app a": "FORBIDDEN",
 }
 
 
@@ -197,7 +203,7 @@ AZ = {
 def test_tier2_az_verbs(command: str, verdict: str) -> None:
     c = classify(command)
     assert c.verdict == verdict, c.reason
-    assert c.tier == 2
+    assert c.tier == (0 if verdict == "FORBIDDEN" else 2)
     assert c.environment == ("azure" if c.argv[:1] == ("az",) else "local")
 
 

@@ -42,6 +42,7 @@ class _GroupRule:
     flags: tuple[str, ...]
     examples: tuple[str, ...]
     nouns: frozenset[str]
+    noun_verbs: re.Pattern[str] | None
     verb_regex: re.Pattern[str] | None
     except_groups: tuple[tuple[str, ...], ...]
 
@@ -51,7 +52,7 @@ class _GroupRule:
             return False
         if g and (g[-1] in self.verbs or (self.verb_regex is not None and self.verb_regex.search(g[-1]))):
             return True
-        if len(g) >= 2 and g[-2] in self.nouns:
+        if len(g) >= 2 and g[-2] in self.nouns and (self.noun_verbs is None or self.noun_verbs.fullmatch(g[-1])):
             return True
         if self.suffixes and any(len(g) >= len(s) and g[-len(s) :] == s for s in self.suffixes):
             return True
@@ -96,6 +97,7 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
         flags=tuple(raw.get("flags", ())),
         examples=tuple(raw.get("match", ())),
         nouns=frozenset(raw.get("nouns", ())),
+        noun_verbs=re.compile(raw["noun_verbs"]) if raw.get("noun_verbs") else None,
         verb_regex=re.compile(raw["verb_regex"]) if raw.get("verb_regex") else None,
         except_groups=tuple(tuple(g.split()) for g in raw.get("except_groups", ())),
     )

@@ -24,6 +24,10 @@ _BLOCKED_NAMES = frozenset(
 )
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
 _NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)", re.S)
+_KNOWN_SCHEMES = frozenset(
+    "http https file ftp ftps gopher gophers dict ldap ldaps imap imaps pop3 pop3s smtp smtps rtsp rtmp scp sftp smb smbs telnet tftp mqtt ws wss".split()
+)
 # Other clouds' metadata services that are not link-local (Alibaba, Oracle legacy).
 _OTHER_METADATA = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("192.0.0.192")})
 _AWS_V6_IMDS = ipaddress.ip_network("fd00:ec2::/64")
@@ -118,6 +122,10 @@ def blocked_address(host: str) -> str | None:
 
 def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
     """Accept only http(s) URLs to hosts that are not metadata/link-local, with no userinfo."""
+    m = _SCHEME.match(url)
+    if m is not None and (m.group(2) or m.group(1).lower() in _KNOWN_SCHEMES):
+        # curl accepts 1-3 slashes after the scheme (`http:/host`, `http:///host`): normalise.
+        url = f"{m.group(1)}://{m.group(3)}"
     if "://" not in url:
         first = url.split("/", 1)[0].split(":", 1)[0].lower()
         # curl guesses the protocol from a scheme-less host's first label (ftp., dict., ldap., ...).
