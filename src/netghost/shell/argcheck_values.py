@@ -26,7 +26,7 @@ _WIRESERVER = ipaddress.ip_address("168.63.129.16")
 _NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)", re.S)
 _KNOWN_SCHEMES = frozenset(
-    "http https file ftp ftps gopher gophers dict ldap ldaps imap imaps pop3 pop3s smtp smtps rtsp rtmp scp sftp smb smbs telnet tftp mqtt ws wss".split()
+    ["http", "https", "file", "ftp", "ftps", "gopher", "gophers", "dict", "ldap", "ldaps", "imap", "imaps", "pop3", "pop3s", "smtp", "smtps", "rtsp", "rtmp", "scp", "sftp", "smb", "smbs", "telnet", "tftp", "mqtt", "ws", "wss"]
 )
 # Other clouds' metadata services that are not link-local (Alibaba, Oracle legacy).
 _OTHER_METADATA = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("192.0.0.192")})
