@@ -12,7 +12,7 @@ import pytest
 from netghost.errors import LabError
 from netghost.forensics import analyze_capture, build_semantic
 from netghost.lab.capture_store import EMPTY_PCAP, synthesize
-from netghost.lab.synth import capture_packets, synthesize_capture
+from netghost.lab.synth import MAX_SYNTH_S, capture_packets, synthesize_capture
 from netghost.lab.synth_packets import observed
 from netghost.lab.synth_pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
 from netghost.lab.world import load_world
@@ -161,3 +161,19 @@ def test_capture_lifecycle_blob_carries_the_fault(make_lab: Callable[..., object
     sem = build_semantic(analyze_capture(dest))
     assert sem["summary"]["decode_issues"] == {}
     assert "syn_rejected_rst" in {f["kind"] for f in sem["findings"]}
+
+
+def test_middlebox_resets_reach_both_ends_but_neither_sent_one() -> None:
+    world = load_world("middlebox-rst")
+    for vm, ip in (("web-vm-01", "10.1.1.4"), ("redis-primary", "10.1.2.4")):
+        seen = observed(capture_packets(world, vm, T0, T0 + 60), ip)
+        rst_in = [p for _, p, out in seen if not out and p.proto == 6 and p.l4[13] & 0x04]
+        rst_out = [p for _, p, out in seen if out and p.proto == 6 and p.l4[13] & 0x04]
+        assert rst_in and not rst_out
+        assert {(p.ttl, p.ident, p.df) for p in rst_in} == {(255, 0, False)}
+
+
+def test_long_windows_are_capped() -> None:
+    world = load_world("healthy")
+    pkts = capture_packets(world, "redis-primary", T0, T0 + 18000)
+    assert pkts and max(p.t for p in pkts) <= T0 + MAX_SYNTH_S

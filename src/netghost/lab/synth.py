@@ -15,6 +15,8 @@ Design choices, and why:
 * A capture keeps an exchange (one DNS lookup + TCP connection) only if every packet of it that
   this VM sees falls inside the window, so connections are never cut in half at the edges.
 * Output is deterministic: the same world, VM and window always give the same bytes.
+* At most :data:`MAX_SYNTH_S` seconds of traffic (from the window's start) are synthesized: a
+  capture left at az's default 5 h time limit would otherwise take minutes of pure-Python work.
 
 Modules: :mod:`.synth_pcap` (writer, encoders), :mod:`.synth_packets` (views),
 :mod:`.synth_tcp` (TCP behaviour), :mod:`.synth_flows` (flows × faults), :mod:`.synth_noise`.
@@ -29,7 +31,9 @@ from netghost.lab.synth_packets import Pkt, observed, render_view
 from netghost.lab.synth_pcap import vm_mac
 from netghost.lab.world import World
 
-__all__ = ["capture_packets", "synthesize_capture"]
+__all__ = ["MAX_SYNTH_S", "capture_packets", "synthesize_capture"]
+
+MAX_SYNTH_S = 900.0
 
 
 def capture_packets(world: World, vm_name: str, start: float, end: float) -> list[Pkt]:
@@ -45,6 +49,7 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
         raise LabError(f"capture window ends ({end}) before it starts ({start})")
     if vm.power_state != "running":
         return []
+    end = min(end, start + MAX_SYNTH_S)
     ips = {nic.private_ip for nic in vm.nics}
     exchanges: list[Exchange] = []
     for flow in world.spec.traffic:

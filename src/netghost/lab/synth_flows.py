@@ -128,7 +128,7 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
     if flow.server_name and out.dns is not None:
         interval = 60.0 / flow.requests_per_minute
         every = max(1, math.ceil(10.0 / interval))
-        if out.dns.rcode == "NXDOMAIN" or k % every == 0:
+        if k % every == 0:  # systemd-resolved caches answers, negative ones too, for the record TTL
             pkts += dns_lookup(world, out.client_ip, flow.server_name, out.dns, t, rng)
             t = max(p.arrive or p.t for p in pkts) + 0.0001
         if out.dns.rcode == "NXDOMAIN" or not out.server_ip:
