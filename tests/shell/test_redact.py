@@ -173,3 +173,17 @@ def test_table_cells_under_secret_headers() -> None:
     with_cmd = redact(table, command="az keyvault secret list-versions --vault-name kv -o table").text
     assert "Winter24?maple8" not in with_cmd
     assert "db-password" in with_cmd and "ContentType" in with_cmd
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"primaryKey": "Ofoytbk2Ayweg9Juk0x4qZAKxXLXg0PSil9Pjuy5258=", "note": "Ofoytbk2Ayweg9Juk0x4qZAKxXLXg0PSil9Pjuy5258="}',
+        '{"primaryKey": "Ofoytbk2Ayweg9Juk0x4qZAKxXLXg0PSil9Pjuy5258=", "note": "k=Ofoytbk2Ayweg9Juk0x4qZAKxXLXg0PSil9Pjuy5258%3D"}',
+        '{"password": "Tr0ub4dor/&3xyz", "echo": "Tr0ub4dor\\/\\u00263xyz"}',
+    ],
+)
+def test_every_spelling_of_a_found_secret_goes(text: str) -> None:
+    out = redact(text).text
+    assert "Ofoytbk2Ayweg9" not in out
+    assert "Tr0ub4dor" not in out

@@ -41,6 +41,8 @@ _MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+_DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
+_DOTNET_JSON_LOWER = str.maketrans({c: f"\\u{ord(c):04x}" for c in "+&<>'"})
 _TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
 _NAME_HINT = re.compile(
     r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
@@ -354,7 +356,12 @@ def _looks_random(value: str) -> bool:
 
 def _spellings(value: str) -> set[str]:
     """How ``value`` may be written in the original text."""
-    out = {value, json.dumps(value)[1:-1], quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
+    escaped = json.dumps(value)[1:-1]
+    out = {value, escaped, quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
+    for table in (_DOTNET_JSON, _DOTNET_JSON_LOWER):  # System.Text.Json / PowerShell escape + & < > '
+        out.add(escaped.translate(table))
+        out.add(escaped.translate(table).replace("/", "\\/"))
+    out.add(escaped.replace("/", "\\/"))  # PHP-style JSON escapes "/"
     return {s for s in out if len(s) >= _MIN_SECRET_LEN}
 
 
