@@ -173,3 +173,14 @@ def test_state_survives_a_new_process_view(make_lab: Callable[..., Lab]) -> None
     again = LabState(lab.state.root)
     assert "eastus/ghost_resume" in again.captures()
     assert again.world().name == "healthy"
+
+
+def test_storage_account_name_is_expanded_with_the_vm_group(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("healthy")
+    base = "network watcher packet-capture create -g hub-rg -n ghost_fw --vm fw-vm-01 --time-limit 10 "
+    wrong = lab.az(base + "--storage-account forensicssa")
+    assert wrong.code == 1 and wrong.err.startswith("ERROR: (InvalidResourceReference) Resource /subscriptions/")
+    assert "/resourceGroups/hub-rg/providers/Microsoft.Storage/storageAccounts/forensicssa" in wrong.err
+    sa_id = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/prod-rg/providers/Microsoft.Storage/storageAccounts/forensicssa"
+    right = lab.az(base + f"--storage-account {sa_id}")
+    assert right.code == 0, right.err

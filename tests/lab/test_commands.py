@@ -103,7 +103,7 @@ def nsg_lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return Lab(init_state(root, "nsg-deny"), {"NETGHOST_LAB_STATE": str(root)})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(src=_SOURCES, port=st.sampled_from([22, 80, 443, 6379, 8080]))
 def test_ip_flow_matches_the_effective_rules(nsg_lab: Lab, src: str, port: int) -> None:
     """For random packets into redis-primary, test-ip-flow and a first-match walk agree."""

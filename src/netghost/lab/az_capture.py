@@ -117,6 +117,20 @@ def _storage_target(ctx: AzContext, args: ParsedArgs, rg: str, vm_name: str) -> 
             "blob": blob, "file_path": file_path}
 
 
+def _check_storage_reference(ctx: AzContext, storage: dict[str, Any], cap_id: str) -> None:
+    """NRP rejects a storageId that does not exist: a bare account name is expanded with the *VM's*
+    group (AZURE.md T3), so an account in another group must be passed as a full ID."""
+    storage_id = storage.get("storage_id")
+    if not storage_id:
+        return
+    parts = storage_id.split("/")
+    account = next((a for a in ctx.world.spec.storage_accounts if a.name == parts[-1]), None)
+    if account is None or len(parts) < 5 or account.resource_group.lower() != parts[4].lower():
+        raise arm_error("InvalidResourceReference",
+                        f"Resource {storage_id} referenced by resource {cap_id} was not found. Please make sure "
+                        "that the referenced resource exists, and that both resources are in the same region.", 1)
+
+
 def _create(ctx: AzContext, args: ParsedArgs) -> Any:
     rg, name = args["resource_group"], args["name"]
     target_arg = args["target"] if args["target_type"] == "AzureVMSS" else (args["vm"] or args["target"])
@@ -135,6 +149,7 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
     storage = _storage_target(ctx, args, rg, vm.name)
     cap_id = ctx.world.rid("NetworkWatcherRG", "Microsoft.Network/networkWatchers", f"{watcher}/packetCaptures/{name}")
     ctx.check_action(_WRITE, cap_id)
+    _check_storage_reference(ctx, storage, cap_id)
     require_extension(ctx, vm)
     faults = ctx.state.cloud_faults()
     captures = ctx.state.captures()

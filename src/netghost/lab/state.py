@@ -38,6 +38,7 @@ __all__ = ["STATE_ENV", "LabState", "default_state_dir", "init_state"]
 
 STATE_ENV = "NETGHOST_LAB_STATE"
 _FORMAT = 1
+_WORLD_CACHE: dict[tuple[str, int, int], World] = {}
 
 
 def default_state_dir(env: Mapping[str, str], audit_dir: str | Path = "./audit") -> Path:
@@ -147,9 +148,17 @@ class LabState:
 
     # ---- world, clock, faults ----------------------------------------------------------------
     def world(self) -> World:
+        """The state's world; parsed once per process per file version (in-process az calls reuse it)."""
         if self._world is None:
-            self._world = world_from_yaml((self.root / "world.yaml").read_text(encoding="utf-8"),
-                                          str(self.root / "world.yaml"))
+            path = self.root / "world.yaml"
+            st = path.stat()
+            key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+            cached = _WORLD_CACHE.get(key)
+            if cached is None:
+                cached = world_from_yaml(path.read_text(encoding="utf-8"), str(path))
+                _WORLD_CACHE.clear()  # one lab per process is the norm; keep memory flat
+                _WORLD_CACHE[key] = cached
+            self._world = cached
         return self._world
 
     def clock(self, env: Mapping[str, str] | None = None) -> LabClock:
