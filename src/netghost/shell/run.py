@@ -30,12 +30,11 @@ MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 _KILL_GRACE_S = 2.0
 
 # Never passed to a child, even when the caller lists them explicitly.
-_ALWAYS_DROPPED = re.compile(
-    r"^(?:GEMINI_|GOOGLE_|GOOGLE$|GENAI_|GHOST_|NETGHOST_SECRET|CABINCREW_SECRET|OPENAI_|ANTHROPIC_|VERTEX)"
-)
-# Dropped from the inherited environment: names that say they hold a credential.
+_ALWAYS_DROPPED = re.compile(r"^(?:GEMINI_|GOOGLE_|GOOGLE$|GENAI_|OPENAI_|ANTHROPIC_|VERTEX)")
+# Dropped from the inherited environment: names that say they hold a credential, and the agent's own
+# settings (GHOST_MODEL ...), which no child needs.
 _SECRET_NAME = re.compile(
-    r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS)"
+    r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS)|^GHOST_"
 )
 _KEEP_NAMES = frozenset({"PWD", "OLDPWD", "KEYTIMEOUT"})
 
