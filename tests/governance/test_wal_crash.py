@@ -32,7 +32,7 @@ rng = random.Random(int(sys.argv[2]))
 w = WalWriter(sys.argv[1], fsync=True)
 print("ready", w.next_seq, flush=True)
 while True:
-    size = rng.choice((10, 100, 1000, 150_000))
+    size = rng.choice((10, 100, 1000, 64_000))
     rec = w.append({"kind": "crash", "pad": "x" * size})
     sys.stdout.write(f"{rec['seq']}\n")
     sys.stdout.flush()
