@@ -164,3 +164,19 @@ def test_mutated_corpus_never_raises_anything_but_capture_errors(tmp_path: Path,
 
     sem = build_semantic(a)
     assert sem["summary"]["packets"] == a.packets
+
+
+def test_numba_and_fallback_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The optional accelerator must not change a single flag: compare both paths on corpus files."""
+    from netghost.forensics import accel
+
+    for name in ("zeek_tcp_ssh-dups.pcap", "ndpi_KakaoTalk_chat.pcap", "suricata_tcp-fastopen-10-syn-data-ignore.pcap"):
+        fast = analyze_capture(PCAPS / name)
+        monkeypatch.setenv("NETGHOST_NO_NUMBA", "1")
+        monkeypatch.setattr(accel, "_CACHE", {})
+        slow = analyze_capture(PCAPS / name, use_jit=False)
+        monkeypatch.delenv("NETGHOST_NO_NUMBA")
+        monkeypatch.setattr(accel, "_CACHE", {})
+        assert np.array_equal(fast.tcp_flags, slow.tcp_flags)
+        assert np.array_equal(fast.tcp_stream, slow.tcp_stream)
+        assert np.array_equal(fast.cols.seq, slow.cols.seq)

@@ -104,7 +104,12 @@ class Packets:
             return cls.empty()
         if len(parts) == 1:
             return parts[0]
-        return cls(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)})
+        out: dict[str, np.ndarray] = {}
+        for f in fields(cls):
+            out[f.name] = np.concatenate([getattr(p, f.name) for p in parts])
+            for p in parts:  # release each part's column as soon as it is copied: peak ≈ total + 1 column
+                setattr(p, f.name, None)
+        return cls(**out)
 
     @classmethod
     def empty(cls) -> Packets:

@@ -15,6 +15,7 @@ Azure Network Watcher ``.cap`` files are libpcap/Ethernet, so they take the pcap
 from __future__ import annotations
 
 import gzip
+import mmap
 import struct
 from array import array
 from collections.abc import Iterator
@@ -32,6 +33,7 @@ __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
 # Largest record tshark accepts for ordinary link types (WTAP_MAX_PACKET_SIZE_STANDARD).
 MAX_RECORD = 262_144
 CHUNK_BYTES = 32 * 1024 * 1024
+MMAP_MIN = 64 * 1024 * 1024  # smaller files are simply read
 PAD = 128  # zero bytes after each chunk so vectorised gathers never index out of bounds
 
 LINKTYPE_NAMES: dict[int, str] = {
@@ -138,7 +140,9 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
         if len(head) < 4:
             raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
         magic = head[:4]
-        if magic in PCAP_MAGICS:
+        if magic in PCAP_MAGICS and not info.compressed and len(head) == 24 and p.stat().st_size > MMAP_MIN:
+            yield from _iter_pcap_mmap(raw, head, info, chunk_bytes)
+        elif magic in PCAP_MAGICS:
             yield from _iter_pcap(fh, head, info, chunk_bytes)
         elif magic == PCAPNG_SHB:
             yield from _iter_pcapng(fh, head, info, chunk_bytes)
@@ -271,6 +275,51 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
                     f"({carry.shape[0]} bytes); analysed up to the cut"
                 )
             return
+
+
+def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
+    """Large uncompressed pcap: walk windows of a read-only mmap (no copy out of the page cache).
+
+    After each window the processed pages are released with ``MADV_DONTNEED`` so the resident set
+    stays about one window plus the decoded columns, whatever the file size.
+    """
+    fmt, ns_factor = PCAP_MAGICS[head[:4]]
+    info.file_type = "pcap" if ns_factor == 1_000 else "pcap-ns"
+    _maj, _min, _zone, _sig, snaplen, network = struct.unpack(fmt + "HHiIII", head[4:24])
+    linktype = network & 0x0FFFFFFF
+    info.snaplen = snaplen
+    info.link_types = [linktype]
+    mm = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
+    size = len(mm)
+    whole = np.frombuffer(mm, dtype=np.uint8)
+    start = 24
+    released = 0
+    while start < size:
+        end = min(start + chunk_bytes, size)
+        # the view extends PAD bytes past the window when the file has them; gathers are clipped anyway
+        buf = whole[start : min(end + PAD, size)]
+        offs, pos, bad = _walk_pcap(buf, end - start, fmt)
+        if offs.shape[0]:
+            yield _pcap_batch(buf, offs, fmt == ">", ns_factor, linktype)
+        info.bytes_read = start + pos
+        if bad >= 0:
+            info.truncated = True
+            info.warnings.append(
+                f"corrupt record at byte {start + pos}: caplen {bad} exceeds {MAX_RECORD}; analysed up to there"
+            )
+            return
+        if pos == 0 and end == size:
+            info.truncated = True
+            info.warnings.append(
+                f"capture cut short: last record at byte {start} is incomplete ({size - start} bytes); "
+                "analysed up to the cut"
+            )
+            return
+        start += pos
+        cut = (start // mmap.PAGESIZE) * mmap.PAGESIZE
+        if cut > released and hasattr(mm, "madvise"):
+            mm.madvise(mmap.MADV_DONTNEED, released, cut - released)
+            released = cut
 
 
 def _pcap_batch(buf: np.ndarray, hdr: np.ndarray, big: bool, ns_factor: int, linktype: int) -> RawBatch:
