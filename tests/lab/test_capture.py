@@ -184,3 +184,37 @@ def test_storage_account_name_is_expanded_with_the_vm_group(make_lab: Callable[.
     sa_id = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/prod-rg/providers/Microsoft.Storage/storageAccounts/forensicssa"
     right = lab.az(base + f"--storage-account {sa_id}")
     assert right.code == 0, right.err
+
+
+def test_azure_md_minimal_sequence_end_to_end(make_lab: Callable[..., Lab], tmp_path) -> None:
+    """AZURE.md §6, command for command, as the orchestrator will issue it."""
+    lab = make_lab("nsg-deny")
+    target = lab.az('vm show -g prod-rg -n web-vm-01 --query "{id:id, location:location}" -o tsv')
+    vm_id, location = target.out.rstrip("\n").split("\t")
+    assert location == "eastus" and vm_id.endswith("/web-vm-01")
+    watchers = lab.az(f"network watcher list --query \"[?location=='{location}'].name\" -o tsv")
+    assert watchers.out == "NetworkWatcher_eastus\n"
+    exists = lab.az("storage container exists --account-name forensicssa -n captures --auth-mode login "
+                    "--query exists -o tsv")
+    assert exists.out == "true\n"
+    name = "ghost_web-vm-01_20250115T143200"
+    path = lab.az(f"network watcher packet-capture create -g prod-rg -n {name} --vm web-vm-01 "
+                  "--storage-account forensicssa --storage-path https://forensicssa.blob.core.windows.net/captures "
+                  "--time-limit 60 --query storageLocation.storagePath -o tsv").out.strip()
+    assert path.startswith("https://forensicssa.blob.core.windows.net/captures/") and path.endswith(".cap")
+    poll = f"network watcher packet-capture show-status -l {location} -n {name} --query packetCaptureStatus -o tsv"
+    assert lab.az(poll).out == "Running\n"
+    lab.state.advance_clock(60)
+    assert lab.az(poll).out == "Stopped\n"
+    container, blob = path.split(".blob.core.windows.net/", 1)[1].split("/", 1)
+    local = tmp_path / f"{name}.cap"
+    download = lab.az(f"storage blob download --account-name forensicssa -c {container} -n {blob} -f {local} "
+                      "--auth-mode login --no-progress -o none")
+    assert (download.code, download.out) == (0, "")
+    assert local.read_bytes()[:4] == b"\xd4\xc3\xb2\xa1"
+    assert lab.az(f"network watcher packet-capture delete -l {location} -n {name}").code == 0
+    assert lab.az(f"storage blob delete --account-name forensicssa -c {container} -n {blob} --auth-mode login").code == 0
+    again = lab.az(f"storage blob delete --account-name forensicssa -c {container} -n {blob} --auth-mode login")
+    assert again.code == 3  # "already deleted"
+    sweep = lab.az(f"network watcher packet-capture list -l {location} --query \"[?starts_with(name, 'ghost_')].name\" -o tsv")
+    assert sweep.out == ""
