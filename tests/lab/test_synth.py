@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from netghost.errors import LabError
 from netghost.forensics import analyze_capture, build_semantic
@@ -15,7 +16,7 @@ from netghost.lab.capture_store import EMPTY_PCAP, synthesize
 from netghost.lab.synth import MAX_SYNTH_S, capture_packets, synthesize_capture
 from netghost.lab.synth_packets import observed
 from netghost.lab.synth_pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
-from netghost.lab.world import load_world
+from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
 
 T0 = 1_795_000_000.0
 
@@ -177,3 +178,29 @@ def test_long_windows_are_capped() -> None:
     world = load_world("healthy")
     pkts = capture_packets(world, "redis-primary", T0, T0 + 18000)
     assert pkts and max(p.t for p in pkts) <= T0 + MAX_SYNTH_S
+
+
+def _udp_world(listening: bool) -> World:
+    data = yaml.safe_load((SCENARIO_DIR / "healthy.yaml").read_text(encoding="utf-8"))
+    data["name"] = f"udp-{listening}"
+    redis = next(vm for vm in data["vms"] if vm["name"] == "redis-primary")
+    redis["services"].append({"port": 8125, "protocol": "Udp", "name": "statsd",
+                              "state": "listening" if listening else "stopped"})
+    data["traffic"] = [{"name": "metrics", "client": "web-vm-01", "server": "redis-primary", "port": 8125,
+                        "protocol": "Udp", "requests_per_minute": 30, "request_bytes": 120, "response_bytes": 40}]
+    return world_from_yaml(yaml.safe_dump(data))
+
+
+def test_udp_flow_answered_or_port_unreachable(tmp_path: Path) -> None:
+    for listening in (True, False):
+        path = tmp_path / f"udp-{listening}.pcap"
+        path.write_bytes(synthesize_capture(_udp_world(listening), "web-vm-01", T0, T0 + 60))
+        sem = build_semantic(analyze_capture(path))
+        assert sem["summary"]["decode_issues"] == {}
+        kinds = {f["kind"] for f in sem["findings"]}
+        if listening:
+            assert sem["summary"]["icmp"] == {} and not kinds
+        else:
+            assert sem["summary"]["icmp"].get("3/3", 0) >= 20
+            hits = [f for f in sem["findings"] if f["kind"] == "icmp_icmp_3_3"]
+            assert hits and "10.1.2.4:8125" in hits[0]["title"]

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 
 from netghost.lab.synth_packets import Pkt
-from netghost.lab.synth_pcap import dns_message, udp_datagram
+from netghost.lab.synth_pcap import dns_message, encode_ipv4, icmp_error, udp_datagram
 from netghost.lab.synth_tcp import Endpoint, PathModel, TcpConv
 from netghost.lab.world import DnsAnswer, FlowOutcome, World
 from netghost.lab.world_model import TrafficFlow
@@ -133,8 +133,10 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
             t = max(p.arrive or p.t for p in pkts) + 0.0001
         if out.dns.rcode == "NXDOMAIN" or not out.server_ip:
             return pkts
-    if flow.protocol != "Tcp" or not out.server_ip:
+    if not out.server_ip:
         return pkts
+    if flow.protocol == "Udp":
+        return pkts + udp_exchange(world, flow, out, t, k, rng)
     path = _path(world, out, flow, rng)
     client = tcp_endpoint(world, out.client_ip, ephemeral_port(world, flow, k), rng)
     server = tcp_endpoint(world, out.server_ip, flow.port, rng)
@@ -167,6 +169,47 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
     else:
         conv.abandon(t + 0.0002, client)
     return pkts + conv.pkts
+
+
+def udp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k: int,  # noqa: PLR0917  internal
+                 rng: random.Random) -> list[Pkt]:
+    """One UDP request and its answer: a closed port answers ICMP port unreachable (3/3), a
+    silent drop answers nothing, a large datagram dies at a smaller path MTU (DF is set)."""
+    path = _path(world, out, flow, rng)
+    if out.outcome in SILENT:
+        path.blackhole = True
+    client, server = out.client_ip, out.server_ip or ""
+    sport = ephemeral_port(world, flow, k)
+    ident_c, ident_s = rng.getrandbits(16), rng.getrandbits(16)
+    ttl_c, ttl_s = host_ttl(world, client), host_ttl(world, server)
+    pkts: list[Pkt] = []
+    req = Pkt(t, client, server, 17, ident_c, ttl_c, True,
+              udp_datagram(client, server, sport, flow.port, _payload(flow, max(1, flow.request_bytes), True)), None,
+              path.hops)
+    if not path.lost(req, True, len(req.l4), False):
+        req.arrive = t + path.owd
+    pkts.append(req)
+    if req.arrive is None:
+        return pkts
+    if out.outcome == "service-down":
+        quoted = encode_ipv4(client, server, 17, req.l4, ident=ident_c, ttl=max(1, ttl_c - path.hops), df=True)
+        err = Pkt(req.arrive + 30e-6, server, client, 1, ident_s, ttl_s, False, icmp_error(3, 3, quoted), None,
+                  path.hops)
+        err.arrive = err.t + path.owd
+        return [*pkts, err]
+    tr = req.arrive + 0.0003 + rng.random() * 0.001
+    remaining = max(1, flow.response_bytes)
+    while remaining > 0:
+        size = min(remaining, 1472)
+        remaining -= size
+        ident_s = (ident_s + 1) & 0xFFFF
+        rep = Pkt(tr, server, client, 17, ident_s, ttl_s, True,
+                  udp_datagram(server, client, flow.port, sport, _payload(flow, size, False)), None, path.hops)
+        if not path.lost(rep, False, size, False):
+            rep.arrive = tr + path.owd
+        pkts.append(rep)
+        tr += 15e-6
+    return pkts
 
 
 def flow_exchanges(world: World, flow: TrafficFlow, start: float, end: float) -> list[Exchange]:

@@ -24,6 +24,7 @@ __all__ = [
     "encode_ipv4",
     "ethernet",
     "icmp_echo",
+    "icmp_error",
     "ntp_client",
     "tcp_segment",
     "udp_datagram",
@@ -127,6 +128,14 @@ def udp_datagram(src: str, dst: str, sport: int, dport: int, payload: bytes) -> 
 def icmp_echo(kind: int, ident: int, seq: int, payload: bytes) -> bytes:
     """ICMP echo request (8) or reply (0)."""
     body = struct.pack("!BBHHH", kind, 0, 0, ident, seq) + payload
+    return body[:2] + struct.pack("!H", checksum(body)) + body[4:]
+
+
+def icmp_error(kind: int, code: int, original_ip: bytes, mtu: int = 0) -> bytes:
+    """An ICMP error (3/x unreachable, 11/0 time exceeded) quoting the original IP header + 8 bytes."""
+    rest = struct.pack("!HH", 0, mtu) if kind == 3 and code == 4 else b"\0" * 4
+    ihl = (original_ip[0] & 0x0F) * 4
+    body = struct.pack("!BBH", kind, code, 0) + rest + original_ip[:ihl + 8]
     return body[:2] + struct.pack("!H", checksum(body)) + body[4:]
 
 
