@@ -94,3 +94,19 @@ def test_console_script_in_a_subprocess(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 1, proc.stderr
     assert "hash_mismatch" in proc.stdout
+
+
+def test_rendered_text_for_a_deleted_record(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    recs = write_wal(path, 4)
+    lines = path.read_bytes().splitlines(keepends=True)
+    del lines[1]
+    path.write_bytes(b"".join(lines))
+    code, out = _run("verify", str(path))
+    rows = [line.rstrip() for line in out.splitlines()]
+    assert code == 1
+    assert rows[0] == f"BROKEN  {path}"
+    assert rows[1] == f"    records=3  head={recs[-1]['sha256']}"
+    assert rows[2].split() == ["line", "seq", "kind", "detail"]
+    assert rows[3].split() == ["2", "2", "missing", "record(s)", "2", "missing", "before", "seq", "3"]
+    assert rows[4] == "1 file(s) checked, 1 broken"

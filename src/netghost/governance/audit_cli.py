@@ -64,7 +64,8 @@ def collect_files(paths: list[str]) -> tuple[list[Path], list[str]]:
 def _render(console: Console, report: VerifyReport) -> None:
     status = Text("OK", style="bold green") if report.ok else Text("BROKEN", style="bold red")
     head = report.head_sha256 or "-"
-    console.print(Text.assemble(status, f"  {report.path}  records={report.records}  head={head}"))
+    console.print(Text.assemble(status, f"  {report.path}"), soft_wrap=True)
+    console.print(f"    records={report.records}  head={head}", soft_wrap=True, markup=False)
     if not report.breaks:
         return
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
