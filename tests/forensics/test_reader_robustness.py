@@ -180,3 +180,26 @@ def test_numba_and_fallback_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None
         assert np.array_equal(fast.tcp_flags, slow.tcp_flags)
         assert np.array_equal(fast.tcp_stream, slow.tcp_stream)
         assert np.array_equal(fast.cols.seq, slow.cols.seq)
+
+
+def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Big files take the mmap path; force it on small ones (whole, cut short, corrupt) and compare."""
+    from netghost.forensics import reader
+
+    src = (PCAPS / "chrissanders_ppa1e_ftp-crack.pcap").read_bytes()
+    variants = {"whole": src, "cut": src[:-100]}
+    bad = bytearray(src)
+    struct.pack_into("<I", bad, 24 + 8, 0x7FFFFFFF)  # first record's caplen is absurd
+    variants["corrupt"] = bytes(bad)
+    for label, data in variants.items():
+        p = tmp_path / f"{label}.pcap"
+        p.write_bytes(data)
+        monkeypatch.setattr(reader, "MMAP_MIN", 10**12)
+        streamed = analyze_capture(p, chunk_bytes=300_000)
+        monkeypatch.setattr(reader, "MMAP_MIN", 0)
+        mapped = analyze_capture(p, chunk_bytes=300_000)
+        assert mapped.packets == streamed.packets, label
+        assert mapped.info.truncated == streamed.info.truncated, label
+        assert np.array_equal(mapped.tcp_flags, streamed.tcp_flags), label
+        assert np.array_equal(mapped.cols.ts, streamed.cols.ts), label
+    assert analyze_capture(tmp_path / "whole.pcap").packets == 19730

@@ -289,6 +289,7 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
     linktype = network & 0x0FFFFFFF
     info.snaplen = snaplen
     info.link_types = [linktype]
+    chunk_bytes = max(chunk_bytes, MAX_RECORD + 16)  # a window always holds at least one whole record
     mm = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
     size = len(mm)
     whole = np.frombuffer(mm, dtype=np.uint8)
