@@ -408,3 +408,17 @@ def test_corrupt_wal_halts_a_finished_workflow_without_an_illegal_entry(tmp_path
         Workflow.resume(w, "wf-1", audit_sink=events.append)
     assert [e.event_type for e in events] == ["workflow_halt"]
     assert len(read_wal(path).records) == n
+
+
+def test_plan_can_stay_out_of_the_wal_and_still_binds(tmp_path: Path) -> None:
+    path = tmp_path / "wf.jsonl"
+    secret_plan = {"argv": ["az", "keyvault", "secret", "set", "--value", "hunter2"]}
+    with WalWriter(path, fsync=False) as w:
+        wf = Workflow.start(w, secret_plan, workflow_id="s", record_plan=False)
+        wf.record_policy(_evaluation("allow"))
+    assert "hunter2" not in path.read_text()
+    with WalWriter(path, fsync=False) as w:
+        again = Workflow.resume(w, "s")
+        assert again.record.plan is None and again.record.plan_token == compute_plan_token(secret_plan)
+        with pytest.raises(PlanTokenMismatchError):
+            again.take_off(dict(secret_plan, argv=["az", "keyvault", "secret", "delete"]))
