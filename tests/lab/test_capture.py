@@ -218,3 +218,12 @@ def test_azure_md_minimal_sequence_end_to_end(make_lab: Callable[..., Lab], tmp_
     assert again.code == 3  # "already deleted"
     sweep = lab.az(f"network watcher packet-capture list -l {location} --query \"[?starts_with(name, 'ghost_')].name\" -o tsv")
     assert sweep.out == ""
+
+
+def test_capture_on_a_stopped_vm_errors_and_location_display_names_work(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("udr-dead-appliance")
+    sa_id = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/prod-rg/providers/Microsoft.Storage/storageAccounts/forensicssa"
+    created = lab.az(f"network watcher packet-capture create -g hub-rg -n ghost_fw --vm fw-vm-01 --storage-account {sa_id}")
+    assert created.code == 0, created.err
+    status = json.loads(lab.az('network watcher packet-capture show-status -l "East US" -n ghost_fw').out)
+    assert (status["packetCaptureStatus"], status["packetCaptureError"]) == ("Error", ["AgentStopped"])

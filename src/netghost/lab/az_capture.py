@@ -16,7 +16,7 @@ from netghost.lab.arm_network import etag
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, find_vm
 from netghost.lab.az_errors import AzError, arm_error, plain_error
-from netghost.lab.az_watcher import require_extension, require_watcher
+from netghost.lab.az_watcher import normalise_location, require_extension, require_watcher
 from netghost.lab.capture_store import STARTUP_S, capture_status
 from netghost.lab.clock import format_azure_time
 from netghost.lab.faults import capture_conflict, capture_quota, find_fault, internal_server_error
@@ -178,7 +178,10 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
         "include": args["include"] or [], "exclude": args["exclude"] or [], **storage,
     }
     error = find_fault(faults, "capture-error", vm=vm.name, region=location)
-    if error is not None:
+    if vm.power_state != "running":  # ARM accepts the session; the agent on a stopped VM never starts it
+        rec["error_at"] = now
+        rec["error_kind"] = "AgentStopped"
+    elif error is not None:
         rec["error_at"] = now + min(float(time_limit), error.delay_s)
         rec["error_kind"] = error.error or "CaptureFailed"
     if not args["no_wait"]:
@@ -190,7 +193,7 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _lookup(ctx: AzContext, args: ParsedArgs) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    location = args["location"]
+    location = normalise_location(args["location"])
     watcher = require_watcher(ctx, location)
     captures = ctx.state.captures()
     rec = captures.get(_key(location, args["name"]))
@@ -231,7 +234,7 @@ def _show_status(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _list(ctx: AzContext, args: ParsedArgs) -> Any:
-    location = args["location"]
+    location = normalise_location(args["location"])
     require_watcher(ctx, location)
     return [capture_doc(ctx, r) for r in ctx.state.captures().values() if r["location"] == location.lower()]
 
@@ -245,7 +248,7 @@ def _stop(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _delete(ctx: AzContext, args: ParsedArgs) -> Any:
-    location = args["location"]
+    location = normalise_location(args["location"])
     require_watcher(ctx, location)
     captures = ctx.state.captures()
     rec = captures.pop(_key(location, args["name"]), None)

@@ -23,8 +23,14 @@ __all__ = ["COMMANDS", "require_watcher"]
 _WATCHER_EXTENSIONS = {"networkwatcheragentlinux", "networkwatcheragentwindows"}
 
 
+def normalise_location(location: str) -> str:
+    """``East US`` -> ``eastus``, as az does (it looks display names up in the location list)."""
+    return location.replace(" ", "").lower()
+
+
 def require_watcher(ctx: AzContext, location: str) -> str:
     """The watcher name for ``location``, or the real 'not enabled' error (exit 1)."""
+    location = normalise_location(location)
     name = ctx.world.watcher_for(location)
     if name is None or find_fault(ctx.state.cloud_faults(), "no-network-watcher", region=location):
         raise no_watcher(location)
