@@ -153,11 +153,17 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
         return pkts + conv.pkts
     t = established + 0.0002
     ok = True
+    request = _payload(flow, flow.request_bytes, True)
+    t_req = t
     if flow.request_bytes:
-        t, ok = conv.transfer(t, client, _payload(flow, flow.request_bytes, True), piggyback=True)
+        t, ok = conv.transfer(t, client, request, piggyback=True)
     if ok and flow.response_bytes and not conv.reset:
         t, ok = conv.transfer(t + 0.0008 + rng.random() * 0.002, server, _payload(flow, flow.response_bytes, False),
                               piggyback=True)
+        if not ok and request and client.rcv_nxt == server.isn + 1:
+            # The ACK of the request rode on response segments that all died: the client's RTO
+            # resends the (small) request and the server answers with an immediate duplicate ACK.
+            conv.resend(t_req + 0.2 + 2 * path.owd, client, client.isn + 1, request)
     if conv.reset:
         return pkts + conv.pkts
     idle = out.params.get("idle_timeout_s") if out.impairment == "middlebox-rst" else None

@@ -301,6 +301,14 @@ class TcpConv:
         last = self.emit(fin2.arrive + 10e-6, first, 0, seq=first.snd_nxt)
         return last.t
 
+    def resend(self, t: float, frm: Endpoint, seq: int, data: bytes) -> None:
+        """A retransmission of data the peer already holds; the peer ACKs it at once."""
+        to = self.s if frm is self.c else self.c
+        pkt = self.emit(t, frm, PSH, seq=seq, data=data)
+        if pkt.arrive is not None:
+            self.emit(pkt.arrive + 10e-6, to, 0, seq=to.snd_nxt,
+                      opts=TcpOpts(ts=(to.tsval(pkt.arrive), to.ts_recent), sack=((seq, seq + len(data)),)))
+
     def abandon(self, t: float, first: Endpoint) -> float:
         """The application gives up on a stalled transfer: its FIN is ACKed, the peer's data stays
         unacknowledged (so no FIN comes back)."""
