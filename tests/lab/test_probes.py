@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,3 +168,30 @@ def test_launchers_run_as_real_subprocesses(tmp_path: Path, laptop: dict[str, st
 def test_lab_bin_dir_picks_up_the_shims(laptop: dict[str, str]) -> None:
     bin_dir = create_bin_dir(laptop[STATE_ENV])
     assert {p.name for p in bin_dir.iterdir()} >= {"az", *SHIMS}
+
+
+def test_ping_by_name_inside_and_loss_on_a_lossy_path(tmp_path: Path, vpn: dict[str, str]) -> None:
+    code, out, _ = run_probe("ping", ["-c", "2", PRIVATE_NAME], vpn)
+    assert code == 0 and out.startswith(f"PING {PRIVATE_NAME} (10.1.2.4) 56(84) bytes of data.\n")
+    assert "64 bytes from 10.1.2.4 (10.1.2.4): icmp_seq=1 ttl=64" in out
+    lossy = _lab(tmp_path, "path-packet-loss", inside="vnet-prod", name="lossy")
+    code, out, _ = run_probe("ping", ["-c", "200", "-q", "10.1.2.4"], lossy)
+    match = re.search(r"200 packets transmitted, (\d+) received, (\d+)% packet loss", out)
+    assert code == 0 and match is not None
+    assert 180 <= int(match.group(1)) < 200 and "icmp_seq" not in out
+
+
+def test_unlinked_private_zone_looks_public_from_everywhere(tmp_path: Path) -> None:
+    name = "redis-primary.redis.cache.windows.net"
+    for inside in (None, "vnet-prod"):
+        env = _lab(tmp_path, "dns-private-zone-not-linked", inside=inside, name=f"z-{inside}")
+        code, out, _ = run_probe("dig", ["+short", name], env)
+        addresses = out.split()
+        assert code == 0 and addresses and not addresses[-1].startswith("10.")
+
+
+def test_shim_without_a_lab_says_so(tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), STATE_ENV: str(tmp_path / "none")}
+    proc = subprocess.run([sys.executable, "-m", "netghost.lab.probes_dig", "example.com"], env=env,
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert proc.returncode == 1 and "no lab state" in proc.stderr and proc.stdout == ""
