@@ -117,6 +117,12 @@ PEM = (
         ('password := "Hunter2xyzq"', "Hunter2xyzq", "password"),
         ("<publishData><userPWD>Zx9vQ2mL7pK4wq</userPWD></publishData>", "Zx9vQ2mL7pK4wq", "password"),
         ('$password => "s3cr3tValue!"', "s3cr3tValue!", "password"),
+        ('az login --service-principal -u 7fc6f80b -p "k8Q~abc.def_ghi-jkl" --tenant t', "k8Q~abc", "password"),
+        ("Cookie: a=1; ARRAffinity=0123456789abcdef0123; .AspNetCore.Session=CfDJ8LongValue12345", "CfDJ8Long", "cookie"),
+        ("SLACK_APP=xapp-1-A0123456789-1234567890123-abcdef0123456789abcdef", "xapp-1-A01", "slack_token"),
+        ("key: Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZ+ASbxyz=", "Zm9vYmFyYmF6cXV4", "azure_key"),
+        ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIBl3ZWtleQ\nPrivate-MAC: 0a1b2c",
+         "AAAAIBl3ZWtleQ", "private_key"),
     ],
 )
 def test_hard_shapes(text: str, secret: str, kind: str) -> None:
@@ -187,3 +193,11 @@ def test_every_spelling_of_a_found_secret_goes(text: str) -> None:
     out = redact(text).text
     assert "Ofoytbk2Ayweg9" not in out
     assert "Tr0ub4dor" not in out
+
+
+def test_secret_command_makes_random_values_secret_whatever_their_name() -> None:
+    text = '{"default": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZ_-xyzAB", "code": "ProvisioningState/succeeded"}'
+    assert redact(text).text == text
+    out = redact(text, command="az functionapp function keys list -g rg -n fn --function-name f").text
+    assert "Zm9vYmFy" not in out
+    assert "ProvisioningState/succeeded" in out

@@ -59,6 +59,10 @@ _CLI_FLAG = re.compile(
     r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
 )
 _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
+# Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
+_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
+_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
+_COOKIE_ATTRS = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"})
 _SECRET_FILES = re.compile(
     r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
     r"secrets?(?:\.\w+)?|\.git-credentials|accesstokens\.json|msal_token_cache\.\w+)"
@@ -229,6 +233,16 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
             add(value, kind)
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
+    if " login" in view:  # az login / docker login / az acr login: -p is the password
+        for match in _LOGIN_P.finditer(view):
+            add(match.group("v").strip("'\""), "password")
+    for line in view.splitlines():
+        _, sep, rest = line.partition(":")
+        if sep and line[: len(_)].strip().lower().endswith("cookie"):
+            for pair in rest.split(";"):
+                name, eq, value = pair.strip().partition("=")
+                if eq and name.lower() not in _COOKIE_ATTRS and len(value) >= 8:
+                    add(value.strip("\"'"), "cookie")
 
 
 def _find_table_cells(view: str, add: Callable[[str, str], None], *, secret_cmd: bool) -> None:
@@ -313,6 +327,8 @@ def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
     lowered = name.lower().strip("_-.")
     if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
         return None
+    if secret_cmd and _looks_random(value):
+        return "secret"
     if STRONG_KEY_NAME.search(lowered):
         if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
             return "connection_string"
@@ -346,7 +362,7 @@ def _looks_random(value: str) -> bool:
         return False
     if _GUID.match(value) or _HEX.match(value) or "://" in value or value.startswith(("/", "W/")):
         return False
-    if re.match(r"^\d{4}-\d{2}-\d{2}", value):
+    if re.match(r"^\d{4}-\d{2}-\d{2}", value) or _WORDS.match(value):
         return False
     return not ("." in value and "/" not in value and "+" not in value and "=" not in value)
 

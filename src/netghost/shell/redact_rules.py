@@ -63,7 +63,7 @@ PLACEHOLDER = _r(
     r"^(?:\[REDACTED(?::[A-Za-z0-9_]+)?\]|<redacted>|\*{3,}|x{6,}|X{6,}|\.{3,}|null|none|true|false|"
     r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|%\([a-z_]+\)s|"
     r"(?:your|example|sample|dummy|fake|placeholder|changeme|insert)[-_a-z0-9]*|"
-    r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+))$",
+    r"(?-i:(?:[A-Z0-9]+_)*(?:KEY|SECRET|PASSWORD|PASSWD|TOKEN|PWD|HERE|VALUE)(?:_[A-Z0-9]+)*))$",
     re.IGNORECASE,
 )
 
@@ -115,7 +115,12 @@ SHAPE_RULES: tuple[Rule, ...] = (
         needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     Rule("gitlab_token", _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"), "GitLab tokens", needles=("gl",)),
-    Rule("slack_token", _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,})"), "Slack bot/user/app tokens", needles=("xox",)),
+    Rule(
+        "slack_token",
+        _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"),
+        "Slack bot/user/app tokens",
+        needles=("xox", "xapp-"),
+    ),
     Rule(
         "slack_webhook",
         _r(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{20,})"),
@@ -141,6 +146,22 @@ SHAPE_RULES: tuple[Rule, ...] = (
         _r(_NB + r"(?P<v>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})" + _NA),
         "Azure Container Registry admin passwords carry a '+ACR' marker at a fixed offset",
         needles=("+acr",),
+    ),
+    Rule(
+        "azure_key",
+        _r(
+            _NB + r"(?P<v>[A-Za-z0-9+/_-]{30,}(?:\+ASb|\+AEh|\+ARm|\+AStA|ACDb|AzFu|AzSe|AZEG|APIM|AzCa|AIoT)"
+            r"[A-Za-z0-9+/_-]{3,}={0,2}|[A-Za-z0-9]{52}JQQJ9[A-Za-z0-9]{27})" + _NA
+        ),
+        "Microsoft 'identifiable' keys carry a service signature at a fixed place (+ASb Service Bus, +AEh "
+        "Event Hubs, +AStA Storage, ACDb Cosmos, AzFu Functions, AzSe Search, JQQJ9...ACOG Cognitive)",
+        needles=("+asb", "+aeh", "+arm", "+asta", "acdb", "azfu", "azse", "azeg", "apim", "azca", "aiot", "jqqj9"),
+    ),
+    Rule(
+        "private_key",
+        _r(r"(?s)(?P<v>PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z))"),
+        "PuTTY private key files (.ppk)",
+        needles=("putty-user-key-file",),
     ),
     Rule(
         "azure_storage_key",
