@@ -131,3 +131,9 @@ def test_extra_investigator_commands(make_lab: Callable[..., Lab], tmp_path) -> 
 
     code, out, _ = run_az(["version"], {"NETGHOST_LAB_STATE": str(tmp_path / "none")})
     assert code == 0 and json.loads(out)["azure-cli"] == "2.91.0"
+
+
+def test_no_wait_prints_nothing(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("healthy")
+    result = lab.az("network nic list-effective-nsg -g prod-rg -n web-vm-01VMNic --no-wait")
+    assert (result.code, result.out) == (0, "")

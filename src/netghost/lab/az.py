@@ -119,6 +119,8 @@ def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
             settle(state, ctx.now())
             try:
                 result = cmd.handler(ctx, args)
+                if args["no_wait"]:  # an LRO started with --no-wait prints nothing, whatever it returns
+                    result = None
             finally:
                 if not args["only_show_errors"]:
                     warnings = "".join(ctx.warnings)
