@@ -11,62 +11,20 @@ whole pass repeats until nothing changes, which makes :func:`redact` idempotent 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import quote, quote_plus
 
-from netghost.shell.redact_rules import (
-    B64_RUN,
-    HASH_CONTEXT,
-    JSON_SECRET_KEY,
-    KEY_EXCLUDED_SUFFIX,
-    LINE_ASSIGNMENT,
-    PLACEHOLDER,
-    SECRET_COMMAND_WORDS,
-    SHAPE_RULES,
-    STRONG_KEY_NAME,
-    WEAK_KEY_NAME,
-    XML_ELEMENT,
-    Rule,
-)
+from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_secret_command
 
 __all__ = ["Redaction", "is_secret_command", "redact"]
 
-_MIN_SECRET_LEN = 6
 _MAX_PASSES = 4
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
 _DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
 _DOTNET_JSON_LOWER = str.maketrans({c: f"\\u{ord(c):04x}" for c in "+&<>'"})
-_TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
-_NAME_HINT = re.compile(
-    r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
-    r"session|dockerconfig"
-)
-_PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
-_B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
-_GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
-_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
-_REPEAT = re.compile(r"(.)\1{7,}")
-_KV_SECRET_ID = re.compile(r"\.vault\.azure\.(?:net|cn|us)/secrets/", re.IGNORECASE)
-_CLI_FLAG = re.compile(
-    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
-)
-_CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
-# Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
-_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
-_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
-_COOKIE_ATTRS = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"})
-_SECRET_FILES = re.compile(
-    r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
-    r"secrets?(?:\.\w+)?|\.git-credentials|accesstokens\.json|msal_token_cache\.\w+)"
-)
 
 
 @dataclass(frozen=True)
@@ -94,7 +52,7 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
     total = 0
     kinds: set[str] = set()
     for _ in range(_MAX_PASSES):
-        findings = _find(text, secret_cmd=secret_cmd)
+        findings = find_secrets(text, secret_cmd=secret_cmd)
         if not findings:
             break
         text, replaced, found_kinds = _replace(text, findings)
@@ -105,269 +63,8 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
     return Redaction(text=text, count=total, kinds=tuple(sorted(kinds)))
 
 
-def is_secret_command(command: str) -> bool:
-    """Tell whether ``command`` is one whose output is a secret even without a label.
 
-    Args:
-        command: The command line (not parsed by a shell; split on whitespace).
-    """
-    for raw in command.split():
-        token = raw.strip("'\"")
-        base = token.rsplit("/", 1)[-1]
-        if SECRET_COMMAND_WORDS.fullmatch(token) or (base and _SECRET_FILES.fullmatch(base)):
-            return True
-    return False
-
-
-# --- finding -------------------------------------------------------------------------------------------
-
-
-def _views(text: str) -> list[str]:
-    """The spellings a rule must see: raw, ANSI-stripped, JSON-unescaped and URL-decoded.
-
-    Derived views hold only the lines that an encoding actually changes (a line with an escape, a ``%``
-    or an ANSI sequence), so a large plain output is scanned once, not four times.
-    """
-    views = [text]
-    encoded = [line for line in text.splitlines() if "\\" in line or "%" in line or "\x1b" in line]
-    if not encoded:
-        return views
-    stripped = _ANSI.sub("", "\n".join(encoded))
-    unescaped = _json_unescape(stripped)
-    for view in (stripped, unescaped, _url_decode(stripped), _url_decode(unescaped)):
-        if view not in views and view not in text:
-            views.append(view)
-    return views
-
-
-def _json_unescape(text: str) -> str:
-    def one(match: re.Match[str]) -> str:
-        esc = match.group(1)
-        if esc[0] == "u":
-            return chr(int(esc[1:], 16))
-        return {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}.get(esc, esc)
-
-    return _JSON_ESCAPE.sub(one, text)
-
-
-def _url_decode(text: str) -> str:
-    return unquote(text) if "%" in text else text
-
-
-def _find(text: str, *, secret_cmd: bool) -> dict[str, str]:
-    """Map each secret value found in any view of ``text`` to its kind."""
-    findings: dict[str, str] = {}
-
-    def add(value: str, kind: str) -> None:
-        value = value.strip()
-        if _usable(value) and value not in findings:
-            findings[value] = kind
-
-    bare = secret_cmd and not _is_json(text.strip())
-    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
-    secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
-    for view in _views(text):
-        lowered = view.lower()
-        has_b64_run = _B64_RUN.search(view) is not None
-        for rule in SHAPE_RULES:
-            if rule.needles and not any(
-                has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
-            ):
-                continue
-            for match in rule.pattern.finditer(view):
-                value = match.group("v")
-                if _passes(rule, value, view, match.start("v")):
-                    add(value, rule.kind)
-        for match in JSON_SECRET_KEY.finditer(view):
-            value = _json_unescape(match.group("v"))
-            kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
-            if kind:
-                add(value, kind)
-                add(match.group("v"), kind)
-        for match, line in _assignments(view):
-            if _is_prose(match, line):
-                continue
-            kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
-            if kind:
-                add(match.group("v"), kind)
-        if "</" in view:
-            for match in XML_ELEMENT.finditer(view):
-                kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
-                if kind:
-                    add(match.group("v"), kind)
-        _find_cli(view, add)
-        _find_table_cells(view, add, secret_cmd=secret_cmd)
-        if bare:
-            _find_bare(view, add)
-    return findings
-
-
-def _is_prose(match: re.Match[str], line: str) -> bool:
-    """``credentials: Prints a bearer token`` is a sentence, not a ``name: value`` pair."""
-    if match.group("op") != ":" or match.group("q") or not match.group("v").isalpha():
-        return False
-    return _PROSE_NEXT.match(line, match.end("v")) is not None
-
-
-def _assignments(view: str) -> Iterator[tuple[re.Match[str], str]]:
-    """Every ``name=value`` match, including those nested in a quoted value (``"Server=..;Password=x"``).
-
-    Only lines that mention a secret-sounding name are scanned: the assignment regex is the most
-    expensive rule, and most output lines (ids, addresses, states) cannot match a secret label.
-    """
-    for line in view.splitlines():
-        if _NAME_HINT.search(line):
-            pos = 0
-            while (match := LINE_ASSIGNMENT.search(line, pos)) is not None:
-                yield match, line
-                pos = match.start("v") if match.group("q") else match.end()
-
-
-def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
-    """Flag values on a command line: ``--account-key X``, ``--password=X``, ``curl -u user:pass``."""
-    for match in _CLI_FLAG.finditer(view):
-        name = match.group("name").lstrip("-")
-        value = match.group("v").strip("'\"")
-        kind = _label_kind(name, value, secret_cmd=False)
-        if kind:
-            add(value, kind)
-    for match in _CURL_USER.finditer(view):
-        add(match.group("v"), "password")
-    if " login" in view:  # az login / docker login / az acr login: -p is the password
-        for match in _LOGIN_P.finditer(view):
-            add(match.group("v").strip("'\""), "password")
-    for line in view.splitlines():
-        _, sep, rest = line.partition(":")
-        if sep and line[: len(_)].strip().lower().endswith("cookie"):
-            for pair in rest.split(";"):
-                name, eq, value = pair.strip().partition("=")
-                if eq and name.lower() not in _COOKIE_ATTRS and len(value) >= 8:
-                    add(value.strip("\"'"), "cookie")
-
-
-def _find_table_cells(view: str, add: Callable[[str, str], None], *, secret_cmd: bool) -> None:
-    """``-o table`` output: a cell under a ``Value``/``Password``/``PrimaryKey`` header is labelled by it.
-
-    Column spans come from the ``----  ----`` rule under the header, the way az lays tables out.
-    """
-    if "---" not in view:
-        return
-    lines = view.splitlines()
-    for i in range(1, len(lines)):
-        if not _TABLE_RULE.match(lines[i]):
-            continue
-        spans = [m.span() for m in re.finditer(r"-+", lines[i])]
-        header = lines[i - 1]
-        bounds = [(start, spans[j + 1][0] if j + 1 < len(spans) else None) for j, (start, _) in enumerate(spans)]
-        names = [header[a:b].strip() for a, b in bounds]
-        for row in lines[i + 1 :]:
-            if not row.strip() or _TABLE_RULE.match(row):
-                break
-            for name, (a, b) in zip(names, bounds, strict=True):
-                cell = row[a:b].strip()
-                kind = _label_kind(name, cell, secret_cmd=secret_cmd) if name and cell else None
-                if kind:
-                    add(cell, kind)
-
-
-def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
-    """Under a secret-emitting command, a lone token on a line (``-o tsv``) is the secret itself.
-
-    ``NAME=value`` lines are left to the label rules, which know which names are secrets.
-    """
-    for line in view.splitlines():
-        fields = [f for f in re.split(r"\t", line.strip()) if f]
-        if len(fields) == 1 and not re.search(r"\s", fields[0]) and not LINE_ASSIGNMENT.match(fields[0]):
-            add(fields[0].strip("\"'"), "command_secret")
-        elif len(fields) > 1:
-            for field in fields:
-                if _looks_random(field):
-                    add(field, "command_secret")
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
-    if rule.check is None:
-        return True
-    if rule.check == "entropy":
-        return len(set(value)) >= 12 and not _REPEAT.search(value)
-    if rule.check == "not_hash":
-        if HASH_CONTEXT.search(view[max(0, start - 48) : start]):
-            return False
-        return _classes(value) >= 2 and len(set(value)) >= 16
-    if rule.check == "not_public_key":
-        before = view[max(0, start - 40) : start]
-        return not value.startswith("AAAA") and not re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before)
-    if rule.check == "private_pem":
-        return b"PRIVATE" in _b64decode_prefix(value)
-    raise AssertionError(f"unknown rule check {rule.check!r}")
-
-
-def _b64decode_prefix(value: str) -> bytes:
-    data = re.sub(r"[^A-Za-z0-9+/]", "", value)[:200]
-    data = data[: len(data) - len(data) % 4]
-    try:
-        return base64.b64decode(data)
-    except (binascii.Error, ValueError):
-        return b""
-
-
-def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
-    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
-    value = value.strip()
-    if not _usable(value) or _REPEAT.search(value):
-        return None
-    lowered = name.lower().strip("_-.")
-    if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
-        return None
-    if secret_cmd and _looks_random(value):
-        return "secret"
-    if STRONG_KEY_NAME.search(lowered):
-        if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
-            return "connection_string"
-        return "password" if re.search(r"pass|pwd", lowered) else "secret"
-    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
-        return "secret"
-    return None
-
-
-def _hex_key(name: str, value: str) -> bool:
-    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field."""
-    return bool(re.search(r"keys?\d*$", name)) and len(value) >= 32 and _HEX.match(value) is not None
-
-
-def _usable(value: str) -> bool:
-    """A value worth replacing: long enough, not a placeholder, not all digits."""
-    if len(value) < _MIN_SECRET_LEN or PLACEHOLDER.match(value) or "REDACTED" in value:
-        return False
-    return not value.isdigit()
-
-
-def _classes(value: str) -> int:
-    return sum(
-        (any(c.isupper() for c in value), any(c.islower() for c in value), any(c.isdigit() for c in value))
-    )
-
-
-def _looks_random(value: str) -> bool:
-    """A machine-made secret: long, one token, several character classes, not an id, hash or path."""
-    if len(value) < 16 or re.search(r"\s", value) or len(set(value)) < 10 or _classes(value) < 2:
-        return False
-    if _GUID.match(value) or _HEX.match(value) or "://" in value or value.startswith(("/", "W/")):
-        return False
-    if re.match(r"^\d{4}-\d{2}-\d{2}", value) or _WORDS.match(value):
-        return False
-    return not ("." in value and "/" not in value and "+" not in value and "=" not in value)
-
-
-# --- replacing -----------------------------------------------------------------------------------------
+# --- replacing ----------------------------------------------------------------------------------------
 
 
 def _spellings(value: str) -> set[str]:
@@ -378,7 +75,7 @@ def _spellings(value: str) -> set[str]:
         out.add(escaped.translate(table))
         out.add(escaped.translate(table).replace("/", "\\/"))
     out.add(escaped.replace("/", "\\/"))  # PHP-style JSON escapes "/"
-    return {s for s in out if len(s) >= _MIN_SECRET_LEN}
+    return {s for s in out if len(s) >= MIN_SECRET_LEN}
 
 
 def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
