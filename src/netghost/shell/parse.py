@@ -184,10 +184,26 @@ def _raise_structural_if_any(node: Node) -> None:
         stack.extend(n.children)
 
 
+def _gap(src: str, start: int, end: int, allowed: str) -> None:
+    """Bytes no node covers must be plain separators: tree-sitter silently skips some (``\\ `` at
+    the start of a word), and a byte the grammar skipped is a byte bash would not."""
+    if src[start:end].strip(allowed):
+        raise _Reject("parse_error", "Part of the command is not a word the grammar recognises (a stray backslash?). " + _ADVICE_SINGLE)
+
+
 def _command_argv(cmd: Node, src: str) -> ParsedCommand:
     argv: list[str] = []
     special = False
+    _gap(src, 0, cmd.start_byte, " ")
+    _gap(src, cmd.end_byte, len(src), " ")
+    prev = cmd.start_byte
     for child in cmd.children:
+        _gap(src, prev, child.start_byte, " ")
+        if argv and child.start_byte == prev:
+            # Two nodes with nothing between them are ONE word to bash ('x'\a is "xa"), but
+            # tree-sitter sometimes reports them as two arguments: refuse rather than guess.
+            raise _Reject("parse_error", "Adjacent quoted and unquoted parts did not parse as one word; quote the whole argument. " + _ADVICE_SINGLE)
+        prev = child.end_byte
         t = child.type
         if t == "command_name":
             name = child.children[0] if child.child_count == 1 else None
@@ -223,7 +239,10 @@ def _arg_value(node: Node, t: str, src: str) -> tuple[str, bool]:
     if t == "concatenation":
         parts: list[str] = []
         special = False
+        prev = node.start_byte
         for c in node.children:
+            _gap(src, prev, c.start_byte, "")
+            prev = c.end_byte
             ct = c.type
             if ct not in _ARG_TYPES or ct == "concatenation":
                 raise _Reject("not_a_single_command", f"Unexpected {ct} inside a word. " + _ADVICE_SINGLE)
