@@ -24,7 +24,6 @@ from netghost.governance.approval import (
     build_approval_request,
     check_response,
 )
-from netghost.governance.plan_token import compute_plan_token
 
 __all__ = [
     "GateOutcome",
@@ -142,8 +141,3 @@ def ask_human(callback: HitlCallback, request: ApprovalRequest, *, now: Callable
         except ApprovalMismatchError as exc:
             return GateOutcome(None, str(exc))
     return GateOutcome(None, f"approval callback returned {type(answer).__name__}, not a HitlDecision")
-
-
-def token_for(plan: dict[str, Any]) -> str:
-    """The plan-token of a shell plan (re-exported for the shell's pre-execution check)."""
-    return compute_plan_token(plan)
