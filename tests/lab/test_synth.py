@@ -14,7 +14,7 @@ from netghost.errors import LabError
 from netghost.forensics import analyze_capture, build_semantic
 from netghost.lab.capture_store import EMPTY_PCAP, synthesize
 from netghost.lab.synth import MAX_SYNTH_S, capture_packets, synthesize_capture
-from netghost.lab.synth_packets import observed
+from netghost.lab.synth_packets import observed, transit
 from netghost.lab.synth_pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
 from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
 
@@ -204,3 +204,16 @@ def test_udp_flow_answered_or_port_unreachable(tmp_path: Path) -> None:
             assert sem["summary"]["icmp"].get("3/3", 0) >= 20
             hits = [f for f in sem["findings"] if f["kind"] == "icmp_icmp_3_3"]
             assert hits and "10.1.2.4:8125" in hits[0]["title"]
+
+
+def test_appliance_sees_transit_twice_and_forges_resets() -> None:
+    world = load_world("middlebox-rst")
+    pkts = capture_packets(world, "fw-vm-01", T0, T0 + 60)
+    seen = transit(pkts, "10.0.100.4")
+    forwarded = [(p, out, ttl) for _, p, out, ttl in seen if not p.forged]
+    ins = {id(p): ttl for p, out, ttl in forwarded if not out}
+    outs = {id(p): ttl for p, out, ttl in forwarded if out}
+    assert ins and set(outs) <= set(ins)
+    assert all(outs[k] == ins[k] - 1 for k in outs)
+    forged = [p for _, p, out, _ in seen if p.forged]
+    assert forged and all(out for _, p, out, _ in seen if p.forged)

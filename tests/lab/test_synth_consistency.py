@@ -248,3 +248,24 @@ def test_pmtu_blackhole_large_segments_retransmitted_small_pass(cap_dir: Path) -
     assert int(np.max(ca.cols.paylen[ca.tcp_rows[from_server]])) + 52 <= mtu  # nothing large ever arrives
     assert ssem["summary"]["rst_packets"] == 0
     assert csem["summary"]["icmp"] == {} and ssem["summary"]["icmp"] == {}  # frag-needed is filtered
+
+
+def test_appliance_capture_shows_what_the_appliance_did(cap_dir: Path) -> None:
+    """A capture on the NVA itself is the smoking gun: the ICMP it emits, the resets it forges."""
+    names = set(scenario_names())
+    if not {"pmtu-blackhole", "middlebox-rst", "healthy"} <= names:
+        pytest.skip("scenarios not shipped")
+    world = load_world("pmtu-blackhole")
+    hop = str(world.fault.params.get("at")) if world.fault else ""
+    appliance = world.vm_by_ip(hop)
+    assert appliance is not None
+    _, sem = _analyse(cap_dir, world, appliance[0].name)
+    assert sem["summary"]["icmp"].get("3/4", 0) > 0 and sem["summary"]["decode_issues"] == {}
+    hits = [f for f in sem["findings"] if f["kind"] == "pmtu_blackhole"]
+    assert hits and hits[0]["metrics"]["mtu"] == int(str(world.fault.params["path_mtu"]))  # type: ignore[union-attr]
+    world = load_world("middlebox-rst")
+    _, sem = _analyse(cap_dir, world, appliance[0].name)
+    assert "rst_injected" in _kinds(sem)
+    world = load_world("healthy")
+    _, sem = _analyse(cap_dir, world, appliance[0].name)
+    assert sem["summary"]["tcp_conversations"] > 0 and not _kinds(sem) & FAULT_KINDS

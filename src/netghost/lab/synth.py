@@ -27,7 +27,7 @@ from __future__ import annotations
 from netghost.errors import LabError
 from netghost.lab.synth_flows import Exchange, flow_exchanges
 from netghost.lab.synth_noise import noise_exchanges
-from netghost.lab.synth_packets import Pkt, observed, render_view
+from netghost.lab.synth_packets import Pkt, render_view, seen_at
 from netghost.lab.synth_pcap import vm_mac
 from netghost.lab.world import World
 
@@ -54,14 +54,15 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
     exchanges: list[Exchange] = []
     for flow in world.spec.traffic:
         ends = {world.endpoint_ip(flow.client), world.endpoint_ip(flow.server)}
-        if not ends & ips and world.flow_outcome(flow).server_ip not in ips:
+        outcome = world.flow_outcome(flow)
+        if not ends & ips and outcome.server_ip not in ips and not ips & set(outcome.path[1:-1]):
             continue
         exchanges.extend(flow_exchanges(world, flow, start, end))
     exchanges.extend(noise_exchanges(world, vm, start, end))
     ip = vm.nics[0].private_ip
     kept: list[Pkt] = []
     for ex in exchanges:
-        times = [t for t, _, _ in observed(ex.pkts, ip)]
+        times = [item[0] for item in seen_at(ex.pkts, ip)]
         if times and min(times) >= start and max(times) <= end:
             kept.extend(ex.pkts)
     return kept

@@ -108,7 +108,8 @@ def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random)
     server_vm = world.vm_by_ip(out.server_ip or "")
     hops = max(0, len(out.path) - 2) if server_vm is not None else INTERNET_HOPS
     owd = 0.0004 + 0.00015 * hops if server_vm is not None else 0.011
-    path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng)
+    path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng,
+                     via=out.path[1] if server_vm is not None and len(out.path) == 3 else None)
     params = out.params
     if out.impairment == "pmtu-blackhole":
         path.mtu = int(str(params.get("path_mtu", 1400)))
@@ -192,17 +193,15 @@ def udp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
     req = Pkt(t, client, server, 17, ident_c, ttl_c, True,
               udp_datagram(client, server, sport, flow.port, _payload(flow, max(1, flow.request_bytes), True)), None,
               path.hops)
-    if not path.lost(req, True, len(req.l4), False):
-        req.arrive = t + path.owd
     pkts.append(req)
+    pkts += path.route(req, True, len(req.l4), False)
     if req.arrive is None:
         return pkts
     if out.outcome == "service-down":
         quoted = encode_ipv4(client, server, 17, req.l4, ident=ident_c, ttl=max(1, ttl_c - path.hops), df=True)
         err = Pkt(req.arrive + 30e-6, server, client, 1, ident_s, ttl_s, False, icmp_error(3, 3, quoted), None,
-                  path.hops)
-        err.arrive = err.t + path.owd
-        return [*pkts, err]
+                  path.hops)  # routed like any reply below
+        return [*pkts, err, *path.route(err, False, 0, False)]
     tr = req.arrive + 0.0003 + rng.random() * 0.001
     remaining = max(1, flow.response_bytes)
     while remaining > 0:
@@ -211,9 +210,8 @@ def udp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
         ident_s = (ident_s + 1) & 0xFFFF
         rep = Pkt(tr, server, client, 17, ident_s, ttl_s, True,
                   udp_datagram(server, client, flow.port, sport, _payload(flow, size, False)), None, path.hops)
-        if not path.lost(rep, False, size, False):
-            rep.arrive = tr + path.owd
         pkts.append(rep)
+        pkts += path.route(rep, False, size, False)
         tr += 15e-6
     return pkts
 

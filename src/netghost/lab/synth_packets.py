@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from netghost.lab.synth_pcap import AZURE_GW_MAC, ETH_IPV4, encode_ipv4, ethernet, write_pcap
 
-__all__ = ["Pkt", "observed", "render_view"]
+__all__ = ["Pkt", "observed", "render_view", "seen_at", "transit"]
 
 
 @dataclass
@@ -35,6 +35,9 @@ class Pkt:
     hops: int = 0
     forged: bool = False
     raw: bytes | None = None  # a whole non-IP frame (ARP), sent as is
+    via: str | None = None  # the appliance (NVA) the packet is routed through, if any
+    hop_t: float | None = None  # when it reached ``via`` (None: never got there)
+    hop_fwd: bool = False  # whether ``via`` forwarded it on
 
     @property
     def size(self) -> int:
@@ -53,16 +56,42 @@ def observed(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool]]:
     return out
 
 
+def transit(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
+    """(time, packet, outbound, ttl) for packets routed through the appliance ``ip``.
+
+    A single-NIC appliance captures a forwarded packet twice: arriving (TTL untouched, Azure's
+    fabric does not decrement it) and leaving 20 µs later with TTL - 1. Packets the appliance
+    drops (path MTU, loss) arrive and never leave; resets it forges only leave.
+    """
+    out: list[tuple[float, Pkt, bool, int]] = []
+    for p in pkts:
+        if p.via != ip or ip in (p.src, p.dst):
+            continue
+        if p.forged:
+            out.append((p.t, p, True, p.ttl))
+        elif p.hop_t is not None:
+            out.append((p.hop_t, p, False, p.ttl))
+            if p.hop_fwd:
+                out.append((p.hop_t + 20e-6, p, True, max(1, p.ttl - 1)))
+    return out
+
+
+def seen_at(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
+    """Everything host ``ip`` captures: as an endpoint (:func:`observed`) and as an appliance."""
+    pkts = list(pkts)
+    own = [(t, p, outbound, p.ttl if outbound else max(1, p.ttl - p.hops)) for t, p, outbound in observed(pkts, ip)]
+    return own + transit(pkts, ip)
+
+
 def render_view(pkts: Iterable[Pkt], ip: str, mac: bytes, start: float, end: float) -> bytes:
     """The pcap a capture on host ``ip`` (NIC ``mac``) records during ``[start, end]``."""
-    seen = [(t, p, outbound) for t, p, outbound in observed(pkts, ip) if start <= t <= end]
-    seen.sort(key=lambda item: (round(item[0] * 1e6), item[1].t))
+    seen = [item for item in seen_at(pkts, ip) if start <= item[0] <= end]
+    seen.sort(key=lambda item: (round(item[0] * 1e6), item[1].t, item[2]))
     records = []
-    for t, p, outbound in seen:
+    for t, p, outbound, ttl in seen:
         if p.raw is not None:
             records.append((t, p.raw))
             continue
-        ttl = p.ttl if outbound else max(1, p.ttl - p.hops)
         ip_bytes = encode_ipv4(p.src, p.dst, p.proto, p.l4, ident=p.ident, ttl=ttl, df=p.df)
         src_mac, dst_mac = (mac, AZURE_GW_MAC) if outbound else (AZURE_GW_MAC, mac)
         records.append((t, ethernet(src_mac, dst_mac, ETH_IPV4, ip_bytes)))

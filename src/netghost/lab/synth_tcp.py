@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 
 from netghost.lab.synth_packets import Pkt
-from netghost.lab.synth_pcap import TcpOpts, tcp_segment
+from netghost.lab.synth_pcap import TcpOpts, encode_ipv4, icmp_error, tcp_segment
 
 __all__ = ["Endpoint", "PathModel", "TcpConv"]
 
@@ -67,6 +67,8 @@ class PathModel:
         loss: probability that a data segment or SYN is lost, drawn from ``rng``.
         rst_after: a middlebox forges resets once the server has sent more than this many bytes.
         rst_ttl: the TTL the middlebox writes into its forged resets.
+        via: the appliance the path is routed through; MTU and loss drops happen there, it
+            forges the resets, and a capture on it sees the traffic pass (see ``synth_packets``).
     """
 
     owd: float
@@ -76,6 +78,7 @@ class PathModel:
     loss: float = 0.0
     rst_after: int | None = None
     rst_ttl: int = 255
+    via: str | None = None
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def lost(self, pkt: Pkt, from_client: bool, payload: int, syn: bool) -> bool:
@@ -86,6 +89,23 @@ class PathModel:
         if self.loss and (payload or syn):
             return self.rng.random() < self.loss
         return False
+
+    def route(self, pkt: Pkt, from_client: bool, payload: int, syn: bool) -> list[Pkt]:
+        """Decide ``pkt``'s fate in place (arrival, passage through ``via``); returns what the
+        appliance emits because of it: an ICMP fragmentation-needed that is filtered on the way
+        back, so only a capture on the appliance ever shows it."""
+        lost = self.lost(pkt, from_client, payload, syn)
+        if not lost:
+            pkt.arrive = pkt.t + self.owd
+        if self.via is None or (self.blackhole and from_client):
+            return []
+        pkt.via, pkt.hop_t, pkt.hop_fwd = self.via, pkt.t + self.owd / 2, not lost
+        if lost and self.mtu is not None and pkt.size > self.mtu:
+            quoted = encode_ipv4(pkt.src, pkt.dst, pkt.proto, pkt.l4[:8], ident=pkt.ident, ttl=pkt.ttl, df=pkt.df)
+            quoted = quoted[:2] + pkt.size.to_bytes(2, "big") + quoted[4:]
+            icmp = icmp_error(3, 4, quoted, self.mtu)
+            return [Pkt(pkt.hop_t + 15e-6, self.via, pkt.src, 1, self.rng.getrandbits(16), 64, False, icmp, None)]
+        return []
 
 
 @dataclass
@@ -118,11 +138,11 @@ class TcpConv:
                          payload=data)
         ident = frm.next_ident() if not (flags & RST and not flags & ACK) else 0
         pkt = Pkt(t, frm.ip, to.ip, 6, ident, frm.ttl, True, l4, None, self.path.hops)
-        from_client = frm is self.c
-        if not self.path.lost(pkt, from_client, len(data), bool(flags & SYN)):
-            pkt.arrive = t + self.path.owd
+        extra = self.path.route(pkt, frm is self.c, len(data), bool(flags & SYN))
+        if pkt.arrive is not None:
             to.ts_recent = opts.ts[0] if opts.ts else to.ts_recent
         self.pkts.append(pkt)
+        self.pkts.extend(extra)
         return pkt
 
     # ---- connection phases -------------------------------------------------------------------
@@ -281,7 +301,8 @@ class TcpConv:
         to_server = tcp_segment(self.c.ip, self.s.ip, self.c.port, self.s.port, seq=self.c.snd_nxt, ack=0,
                                 flags=RST, win=0, opts=TcpOpts(), payload=b"")
         for src, dst, l4 in ((self.s.ip, self.c.ip, to_client), (self.c.ip, self.s.ip, to_server)):
-            self.pkts.append(Pkt(t, src, dst, 6, 0, self.path.rst_ttl, False, l4, t + half, forged=True))
+            self.pkts.append(Pkt(t, src, dst, 6, 0, self.path.rst_ttl, False, l4, t + half, forged=True,
+                                 via=self.path.via))
         self.reset = True
 
     def close(self, t: float, first: Endpoint) -> float:
