@@ -283,3 +283,11 @@ def test_ctrl_c_during_execution_is_audited_then_propagates(tmp_path: Path) -> N
     (record,) = read_wal(shell.audit_path).records
     assert (record["status"], record["error"]) == ("error", "exec_error")
     assert "interrupted" in record["stderr"]
+
+
+def test_audit_file_held_by_another_writer_is_refused(tmp_path: Path) -> None:
+    from netghost.errors import WalLockedError
+    from netghost.governance.wal import WalWriter
+
+    with WalWriter(tmp_path / "shell_audit_held.jsonl"), pytest.raises(WalLockedError):
+        SafeExecShell("held", Recorder(), audit_dir=tmp_path, classifier=table_classify)  # type: ignore[arg-type]
