@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -118,3 +119,21 @@ def test_shim_and_module_entry_points(tmp_path: Path) -> None:
                               check=False)
         assert done.returncode == 0, done.stderr
         assert "nothing listening" in done.stdout
+
+
+class _TtyStringIO(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_goes_to_stderr_only_on_a_tty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from netghost.forensics import cli
+
+    monkeypatch.setattr(cli, "PROGRESS_MIN_BYTES", 0)
+    fake_err = _TtyStringIO()
+    monkeypatch.setattr(sys, "stderr", fake_err)
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "analysing" not in out  # stdout stays clean for the seeds' parser
+    assert "zeek_smtp.pcap: 125 packets" in out

@@ -168,8 +168,11 @@ def test_mutated_corpus_never_raises_anything_but_capture_errors(tmp_path: Path,
 
 def test_numba_and_fallback_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
     """The optional accelerator must not change a single flag: compare both paths on corpus files."""
-    from netghost.forensics import accel
+    from netghost.forensics import accel, engine, reader
 
+    pytest.importorskip("numba")
+    monkeypatch.setattr(engine, "JIT_MIN_SEGMENTS", 0)  # small files normally skip numba on purpose
+    monkeypatch.setattr(reader, "JIT_MIN_BYTES", 0)
     for name in ("zeek_tcp_ssh-dups.pcap", "ndpi_KakaoTalk_chat.pcap", "suricata_tcp-fastopen-10-syn-data-ignore.pcap"):
         fast = analyze_capture(PCAPS / name)
         monkeypatch.setenv("NETGHOST_NO_NUMBA", "1")

@@ -52,12 +52,13 @@ def _stem(path: Path) -> str:
 
 
 def _analyze(path: Path) -> Analysis:
-    size = path.stat().st_size if path.exists() else 0
+    size = path.stat().st_size if path.is_file() else 0
     if not (sys.stderr.isatty() and size >= PROGRESS_MIN_BYTES):
         return analyze_capture(path)
-    from rich.progress import Progress  # noqa: PLC0415  only for big files on a terminal
+    from rich.console import Console  # noqa: PLC0415  only for big files on a terminal
+    from rich.progress import Progress  # noqa: PLC0415
 
-    with Progress(transient=True, console=None) as prog:
+    with Progress(transient=True, console=Console(file=sys.stderr)) as prog:
         task = prog.add_task(f"analysing {path.name}", total=size)
         return analyze_capture(path, progress=lambda done, total: prog.update(task, completed=done))
 

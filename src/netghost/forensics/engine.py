@@ -16,7 +16,7 @@ import numpy as np
 
 from netghost.forensics.decode import ISSUES, Packets, decode_batch
 from netghost.forensics.dns import DnsMessages, analyze_dns, parse_dns
-from netghost.forensics.flows import TcpStreams, build_streams, conversation_keys
+from netghost.forensics.flows import TcpStreams, build_streams, group_conversations
 from netghost.forensics.icmp import analyze_icmp
 from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, iter_batches
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, analyze_tcp_sequences
@@ -24,6 +24,7 @@ from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, analyze_tcp_sequences
 __all__ = ["Analysis", "analyze_capture"]
 
 ProgressFn = Callable[[int, int], None]
+JIT_MIN_SEGMENTS = 100_000  # numba import + cache load (~1 s) only pays off on big captures
 
 
 @dataclass
@@ -114,12 +115,13 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     del parts
 
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
-    conv, dirn = conversation_keys(cols, tcp_rows, 6)
+    conv, dirn, order = group_conversations(cols, tcp_rows, 6)
     aflags, sub, irtt = analyze_tcp_sequences(
         conv, dirn, seq=cols.seq[tcp_rows], ack=cols.ack[tcp_rows],
         flags=cols.tcp_flags[tcp_rows].astype(np.int64), win=cols.win[tcp_rows].astype(np.int64),
         seglen=cols.paylen[tcp_rows].astype(np.int64), ts=cols.ts[tcp_rows],
-        wscale=cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit,
+        wscale=cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit and tcp_rows.shape[0] >= JIT_MIN_SEGMENTS,
+        order=order,
     )
     sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt)
 

@@ -13,7 +13,7 @@ import numpy as np
 from netghost.forensics.decode import Packets
 from netghost.forensics.tcp import FLAG_BITS
 
-__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys", "mix_hash"]
+__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys", "group_conversations", "mix_hash"]
 
 CONN_STATES = ("OTH", "S0", "S1", "SF", "REJ", "S2", "S3", "RSTO", "RSTR", "RSTOS0", "RSTRH", "SH", "SHR")
 _C = np.uint64(0x9E3779B97F4A7C15)
@@ -26,7 +26,7 @@ def mix_hash(h: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.ndarray, np.ndarray]:
+def group_conversations(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group rows into conversations by unordered endpoint pair.
 
     Args:
@@ -35,8 +35,9 @@ def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.n
         proto: IP protocol number mixed into the key.
 
     Returns:
-        (conversation index per row in order of first appearance, direction 0/1 where 0 is the
-        direction of the conversation's first packet).
+        (conversation index per row, numbered in order of first appearance; direction 0/1 where 0 is
+        the direction of the conversation's first packet; a permutation of the rows that makes each
+        conversation contiguous and keeps capture order inside it — the TCP kernel's walk order).
     """
     sh, sl, sp = cols.src_hi[rows], cols.src_lo[rows], cols.sport[rows].astype(np.uint64)
     dh, dl, dp = cols.dst_hi[rows], cols.dst_lo[rows], cols.dport[rows].astype(np.uint64)
@@ -46,12 +47,25 @@ def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.n
         h = mix_hash(h, np.where(a_lt, x, y))
     for x, y in ((sh, dh), (sl, dl), (sp, dp)):
         h = mix_hash(h, np.where(a_lt, y, x))
-    uniq, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    rank = np.empty(uniq.shape[0], np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(uniq.shape[0])
-    conv = rank[inv.ravel()]
+    n = rows.shape[0]
+    perm = np.argsort(h, kind="stable")
+    hs = h[perm]
+    start = np.ones(n, bool)
+    start[1:] = hs[1:] != hs[:-1]
+    gid = np.empty(n, np.int64)
+    gid[perm] = np.cumsum(start) - 1
+    first = perm[start]  # stable sort: a group's first element is its earliest row
+    rank = np.empty(first.shape[0], np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0])
+    conv = rank[gid]
     side = a_lt.astype(np.int64)
-    dirn = (side != side[first[inv.ravel()]]).astype(np.int64)
+    dirn = (side != side[first[gid]]).astype(np.int64)
+    return conv, dirn, perm
+
+
+def conversation_keys(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np.ndarray, np.ndarray]:
+    """(conversation index, direction) per row; see :func:`group_conversations`."""
+    conv, dirn, _ = group_conversations(cols, rows, proto)
     return conv, dirn
 
 

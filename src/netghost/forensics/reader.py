@@ -34,6 +34,7 @@ __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
 MAX_RECORD = 262_144
 CHUNK_BYTES = 32 * 1024 * 1024
 MMAP_MIN = 64 * 1024 * 1024  # smaller files are simply read
+JIT_MIN_BYTES = 8 * 1024 * 1024  # below this, importing numba costs more than it saves
 PAD = 128  # zero bytes after each chunk so vectorised gathers never index out of bounds
 
 LINKTYPE_NAMES: dict[int, str] = {
@@ -193,7 +194,7 @@ def _walk_pcap(buf: np.ndarray, n: int, fmt: str) -> tuple[np.ndarray, int, int]
     starts, so the walk cannot be vectorised. numba compiles it when installed; otherwise it is a
     tight struct loop over a memoryview.
     """
-    jit = jit_or_none(_walk_kernel)
+    jit = jit_or_none(_walk_kernel) if n >= JIT_MIN_BYTES else None
     if jit is not None:
         out = np.empty(n // 16 + 1, np.int64)
         k, pos, bad = jit(buf, n, fmt == ">", MAX_RECORD, out)

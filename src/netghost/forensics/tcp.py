@@ -204,7 +204,8 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
 
 def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
-                          wscale: np.ndarray, use_jit: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          wscale: np.ndarray, use_jit: bool = True,
+                          order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would.
 
     Args:
@@ -212,6 +213,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         dirn: 0/1 direction within the conversation.
         seq, ack, flags, win, seglen, ts, wscale: per-segment header fields (wscale -1 = no option).
         use_jit: use numba when it is installed.
+        order: a permutation making each conversation contiguous in capture order (from
+            :func:`~netghost.forensics.flows.group_conversations`); computed when omitted.
 
     Returns:
         (analysis flag bitmask per segment, sub-stream index within the conversation — port reuse
@@ -219,7 +222,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         all in the input order.
     """
     n = conv.shape[0]
-    order = np.argsort(conv, kind="stable")
+    if order is None:
+        order = np.argsort(conv, kind="stable")
     cols = [conv[order], dirn[order], seq[order], ack[order], flags[order], win[order], seglen[order],
             ts[order], wscale[order]]
     jit = jit_or_none(_kernel) if use_jit else None
