@@ -242,7 +242,7 @@ def resource_doc(ctx: AzContext, rg: str, rtype: str, name: str) -> dict[str, An
         doc = nsg_doc(w, nsg)
     elif key == "microsoft.network/virtualnetworks" and (vnet := w.vnet(name)):
         doc = vnet_doc(w, vnet)
-    elif key == "microsoft.network/routetables" and (rt := w.spec.route_tables and w._rts.get(name.lower())):
+    elif key == "microsoft.network/routetables" and (rt := w.route_table(name)):
         doc = route_table_doc(w, rt)
     elif key == "microsoft.network/privatednszones":
         zone = next((z for z in w.spec.private_dns_zones if z.name.lower() == name.lower()), None)

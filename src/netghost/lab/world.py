@@ -38,6 +38,7 @@ from netghost.lab.world_model import (
     NetworkFault,
     Nic,
     Nsg,
+    RouteTable,
     SecurityRule,
     Service,
     Subnet,
@@ -103,7 +104,7 @@ class World:
     def nsg(self, name: str) -> Nsg | None:
         return self._nsgs.get(name.lower())
 
-    def route_table(self, name: str) -> object | None:
+    def route_table(self, name: str) -> RouteTable | None:
         return self._rts.get(name.lower())
 
     def nics(self) -> list[tuple[Vm, Nic]]:
