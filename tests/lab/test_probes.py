@@ -195,3 +195,16 @@ def test_shim_without_a_lab_says_so(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "netghost.lab.probes_dig", "example.com"], env=env,
                           capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 1 and "no lab state" in proc.stderr and proc.stdout == ""
+
+
+def test_shipped_vpn_world_probes_agree_with_azure(tmp_path: Path) -> None:
+    if not (SCENARIO_DIR / "service-down-vpn.yaml").exists():
+        pytest.skip("scenario not shipped")
+    env = _lab(tmp_path, "service-down-vpn")
+    assert run_probe("dig", ["+short", PRIVATE_NAME], env) == (0, "10.1.2.4\n", "")
+    code, out, _ = run_probe("dig", [PRIVATE_NAME], env)
+    assert ";; SERVER: 168.63.129.16#53(168.63.129.16) (UDP)" in out
+    code, _, err = run_probe("curl", ["-sS", f"http://{PRIVATE_NAME}:6379/"], env)
+    assert code == 7 and "port 6379" in err and err.endswith("Connection refused\n")
+    code, out, _ = run_probe("ping", ["-c", "2", "10.1.2.4"], env)
+    assert code == 0 and "2 received" in out

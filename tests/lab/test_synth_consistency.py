@@ -36,6 +36,11 @@ def _answer(name: str) -> dict[str, Any]:
     return data
 
 
+def _by_fault(*fault_types: str) -> list[str]:
+    """Shipped scenarios whose ground truth is one of ``fault_types``."""
+    return [n for n in scenario_names() if _answer(n)["fault_type"] in fault_types]
+
+
 _CACHE: dict[tuple[str, str], tuple[Analysis, dict[str, Any]]] = {}
 
 
@@ -92,6 +97,13 @@ def _segments(a: Analysis, src: str, dst: str, port: int) -> set[tuple[int, int,
             and format_addr(c.dst_hi[r], c.dst_lo[r]) == dst}
 
 
+def test_every_fault_type_is_covered() -> None:
+    covered = {_answer(n)["fault_type"] for n in scenario_names()}
+    assert covered >= {"none", "nsg-deny", "udr-dead-appliance", "service-down", "dns-nxdomain",
+                       "dns-private-zone-not-linked", "pmtu-blackhole", "path-packet-loss", "middlebox-rst",
+                       "peering-disconnected"}
+
+
 @pytest.mark.parametrize("name", scenario_names())
 def test_capture_decodes_cleanly(cap_dir: Path, name: str) -> None:
     world = load_world(name)
@@ -104,8 +116,9 @@ def test_capture_decodes_cleanly(cap_dir: Path, name: str) -> None:
         assert "decode_issues" not in _kinds(sem)
 
 
-def test_healthy_control_has_nothing_fault_like(cap_dir: Path) -> None:
-    world = load_world("healthy")
+@pytest.mark.parametrize("name", _by_fault("none"))
+def test_healthy_control_has_nothing_fault_like(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
     for vm in world.spec.vms:
         if vm.power_state != "running":
             continue
@@ -122,7 +135,7 @@ def test_healthy_control_has_nothing_fault_like(cap_dir: Path) -> None:
     assert web["summary"]["tcp_conversations"] > 30
 
 
-@pytest.mark.parametrize("name", sorted(SILENT_DROPS & set(scenario_names())))
+@pytest.mark.parametrize("name", _by_fault(*SILENT_DROPS))
 def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, server_ip, port = _ends(world, name)
@@ -138,11 +151,10 @@ def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, nam
     assert _tcp_to(a, server_ip, port) > 0
 
 
-def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path) -> None:
-    if "service-down" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    world = load_world("service-down")
-    client, server, server_ip, port = _ends(world, "service-down")
+@pytest.mark.parametrize("name", _by_fault("service-down"))
+def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
     assert server is not None
     for vm in (client, server):
         _, sem = _analyse(cap_dir, world, vm)
@@ -151,11 +163,10 @@ def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path) -> None:
         assert "syn_no_answer" not in _kinds(sem)
 
 
-def test_dns_nxdomain_found_and_no_connection_attempted(cap_dir: Path) -> None:
-    if "dns-nxdomain" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    world = load_world("dns-nxdomain")
-    flow = next(t for t in world.spec.traffic if t.name == _answer("dns-nxdomain")["affected_flow"])
+@pytest.mark.parametrize("name", _by_fault("dns-nxdomain"))
+def test_dns_nxdomain_found_and_no_connection_attempted(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    flow = next(t for t in world.spec.traffic if t.name == _answer(name)["affected_flow"])
     a, sem = _analyse(cap_dir, world, flow.client)
     hits = [f for f in sem["findings"] if f["kind"] == "dns_nxdomain"]
     assert hits and hits[0]["metrics"]["qname"] == flow.server_name
@@ -163,10 +174,8 @@ def test_dns_nxdomain_found_and_no_connection_attempted(cap_dir: Path) -> None:
     assert not _kinds(sem) & FAULT_KINDS
 
 
-def test_private_zone_not_linked_dials_the_public_address(cap_dir: Path) -> None:
-    if "dns-private-zone-not-linked" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    name = "dns-private-zone-not-linked"
+@pytest.mark.parametrize("name", _by_fault("dns-private-zone-not-linked"))
+def test_private_zone_not_linked_dials_the_public_address(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, dialled, port = _ends(world, name)
     assert server is not None
@@ -181,11 +190,10 @@ def test_private_zone_not_linked_dials_the_public_address(cap_dir: Path) -> None
     assert _tcp_to(server_analysis, private, port, src=world.endpoint_ip(client)) == 0
 
 
-def test_middlebox_rst_seen_at_both_ends_never_sent(cap_dir: Path) -> None:
-    if "middlebox-rst" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    world = load_world("middlebox-rst")
-    client, server, server_ip, port = _ends(world, "middlebox-rst")
+@pytest.mark.parametrize("name", _by_fault("middlebox-rst"))
+def test_middlebox_rst_seen_at_both_ends_never_sent(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
     assert server is not None
     _, csem = _analyse(cap_dir, world, client)
     _, ssem = _analyse(cap_dir, world, server)
@@ -198,11 +206,10 @@ def test_middlebox_rst_seen_at_both_ends_never_sent(cap_dir: Path) -> None:
     assert csem["summary"]["rst_packets"] == ssem["summary"]["rst_packets"] > 0
 
 
-def test_path_loss_retransmissions_and_gap_between_the_points(cap_dir: Path) -> None:
-    if "path-packet-loss" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    world = load_world("path-packet-loss")
-    client, server, server_ip, port = _ends(world, "path-packet-loss")
+@pytest.mark.parametrize("name", _by_fault("path-packet-loss"))
+def test_path_loss_retransmissions_and_gap_between_the_points(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
     assert server is not None
     ca, csem = _analyse(cap_dir, world, client)
     sa, ssem = _analyse(cap_dir, world, server)
@@ -222,11 +229,10 @@ def test_path_loss_retransmissions_and_gap_between_the_points(cap_dir: Path) -> 
     assert csem["summary"]["tcp_analysis"]["lost_segment"] > 0
 
 
-def test_pmtu_blackhole_large_segments_retransmitted_small_pass(cap_dir: Path) -> None:
-    if "pmtu-blackhole" not in scenario_names():
-        pytest.skip("scenario not shipped")
-    world = load_world("pmtu-blackhole")
-    client, server, server_ip, port = _ends(world, "pmtu-blackhole")
+@pytest.mark.parametrize("name", _by_fault("pmtu-blackhole"))
+def test_pmtu_blackhole_large_segments_retransmitted_small_pass(cap_dir: Path, name: str) -> None:
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
     assert server is not None and world.fault is not None
     mtu = int(str(world.fault.params.get("path_mtu", 1400)))
     sa, ssem = _analyse(cap_dir, world, server)
