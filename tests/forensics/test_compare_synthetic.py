@@ -221,3 +221,32 @@ def test_identical_captures_match_everything(nat_pair: tuple[Path, Path, dict[st
     for key in ("lost", "injected", "blocked", "unmatched"):
         assert all(v["count"] == 0 for v in comp[key].values())
     assert comp["clock_offset_ms"] == 0.0
+
+
+def test_ip_id_rewrite_is_tolerated(tmp_path: Path) -> None:
+    """A NAT that also rewrites the IP ID: matched by the TCP second pass, reported as modified."""
+    a, b = Capture(), Capture()
+    for k in range(6):
+        t = T0 + k * 0.01
+        args = (6, PSH | ACK, 100 + k * 10, 1) if k % 2 == 0 else (7, ACK, 1, 100 + k * 10)
+        src, dst = (C, S) if k % 2 == 0 else (S, C)
+        add(a, t, src, dst, args[1], args[2], args[3], data=b"d" * args[0] if k % 2 == 0 else b"", ident=10 + k)
+        add(b, t + (0.003 if k % 2 == 0 else -0.003), src, dst, args[1], args[2], args[3],
+            data=b"d" * args[0] if k % 2 == 0 else b"", ident=5000 + k)
+    comp = compare_captures(a.write(tmp_path / "a.pcap"), b.write(tmp_path / "b.pcap"))
+    assert comp["matched_packets"] == 6
+    assert comp["modified"]["ip_id"]["rewritten_packets"] == 6
+    assert comp["lost"]["a_to_b"]["count"] == comp["injected"]["at_b"]["count"] == 0
+
+
+def test_not_a_capture_raises_capture_format_error(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    from netghost.errors import CaptureFormatError  # noqa: PLC0415  local to this check
+
+    a, _, _ = nat_pair
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a capture\n" * 10)
+    with pytest.raises(CaptureFormatError):
+        write_compare_outputs(a, junk, semantic_dir=tmp_path, report_dir=tmp_path)
+    with pytest.raises(CaptureFormatError):
+        compare_captures(tmp_path / "missing.pcap", a)
+    assert not list(tmp_path.glob("*_vs_*"))  # nothing half-written

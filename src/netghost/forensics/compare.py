@@ -8,7 +8,8 @@ between them (a middlebox's spoofed RST).
 Matching is vectorised: every IP packet gets a 64-bit key that survives NAT and routing (IP ID, TCP
 seq/ack/flags, payload length and a hash of the first payload bytes, ICMP type/code; *not* addresses,
 ports, TTL, DSCP or TCP options), plus its occurrence rank among equal keys at its point; the keys of
-both points are intersected with ``np.intersect1d``. Per-flow statistics are ``bincount``/``lexsort``
+both points are intersected with ``np.intersect1d``. A second pass matches the leftovers without the
+IP ID (rewritten by some NATs; absent in IPv6). Per-flow statistics are ``bincount``/``lexsort``
 group reductions; the only Python loops run over the few flows reported.
 
 Clock offset and one-way delay: for a flow with matched packets both ways, ``t_B - t_A`` is
@@ -55,6 +56,7 @@ class _Side:
     an: Analysis
     rows: np.ndarray
     key: np.ndarray
+    key_noid: np.ndarray
     conv: np.ndarray
     fwd: np.ndarray
 
@@ -68,20 +70,11 @@ def _side(an: Analysis) -> _Side:
     rows = np.flatnonzero((c.l3 > 0) & (c.issue == 0))
     key = np.full(rows.shape[0], np.uint64(0x51ED), np.uint64)
     fl = c.tcp_flags[rows].astype(np.int64)
-    for col in (c.proto[rows], c.ip_id[rows], c.seq[rows], c.ack[rows], np.where(fl >= 0, fl & 0x3F, -1),
+    for col in (c.proto[rows], c.seq[rows], c.ack[rows], np.where(fl >= 0, fl & 0x3F, -1),
                 c.paylen[rows], c.icmp_type[rows], c.icmp_code[rows]):
         key = _mix(key, _u64(col))
-    key = _mix(key, c.pay_hash[rows])
-    # occurrence rank among equal keys (frame order): retransmitted copies match copy by copy
-    order = np.lexsort((rows, key))
-    ks = key[order]
-    start = np.ones(ks.shape[0], bool)
-    start[1:] = ks[1:] != ks[:-1]
-    pos = np.arange(ks.shape[0])
-    gstart = np.maximum.accumulate(np.where(start, pos, 0)) if ks.size else pos
-    rank = np.empty(ks.shape[0], np.int64)
-    rank[order] = pos - gstart
-    key = _mix(key, rank.astype(np.uint64))
+    key_noid = _mix(key, c.pay_hash[rows])
+    key = _mix(key_noid, _u64(c.ip_id[rows]))
     # conversation: unordered endpoint pair + protocol; fwd = the source is the lower endpoint
     sh, sl, sp = c.src_hi[rows], c.src_lo[rows], _u64(c.sport[rows])
     dh, dl, dp = c.dst_hi[rows], c.dst_lo[rows], _u64(c.dport[rows])
@@ -92,7 +85,56 @@ def _side(an: Analysis) -> _Side:
         conv = _mix(conv, np.where(fwd, x, y))
     for x, y in ((sh, dh), (sl, dl), (sp, dp)):
         conv = _mix(conv, np.where(fwd, y, x))
-    return _Side(an, rows, key, conv, fwd)
+    return _Side(an, rows, key, key_noid, conv, fwd)
+
+
+def _sorted_ranked(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order, sorted keys, occurrence rank of each sorted entry among equal keys, in frame order)."""
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    start = np.ones(ks.shape[0], bool)
+    start[1:] = ks[1:] != ks[:-1]
+    pos = np.arange(ks.shape[0])
+    gstart = np.maximum.accumulate(np.where(start, pos, 0)) if ks.size else pos
+    return order, ks, pos - gstart
+
+
+def _match_keys(ka: np.ndarray, kb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pair the k-th packet with a given key at A with the k-th with that key at B.
+
+    Retransmitted copies thus match copy by copy (first with first) instead of colliding. One sort
+    per side and one ``searchsorted``: B's (key, rank) is found at A's first index of the key + rank.
+    """
+    oa, ksa, _ = _sorted_ranked(ka)
+    ob, ksb, rb = _sorted_ranked(kb)
+    if not ksa.size or not ksb.size:
+        e = np.zeros(0, np.int64)
+        return e, e
+    cand = np.searchsorted(ksa, ksb, side="left") + rb
+    ok = cand < ksa.shape[0]
+    ok[ok] = ksa[cand[ok]] == ksb[ok]
+    return oa[cand[ok]], ob[ok]
+
+
+def _match(a: _Side, b: _Side) -> tuple[np.ndarray, np.ndarray]:
+    """Matched (a index, b index) pairs: first on the full key, then leftovers without the IP ID.
+
+    The second (TCP) pass tolerates devices that rewrite the IP ID (some NATs, IPv6 has none); it only
+    pairs packets left over by the first, so a retransmission never steals its original's match.
+    """
+    ia, ib = _match_keys(a.key, b.key)
+    # TCP only: seq/ack make the key specific enough without the IP ID (ICMP/UDP keys would not be)
+    la = np.ones(a.rows.shape[0], bool)
+    la[ia] = False
+    la = np.flatnonzero(la & (a.c.proto[a.rows] == 6))
+    lb = np.ones(b.rows.shape[0], bool)
+    lb[ib] = False
+    lb = np.flatnonzero(lb & (b.c.proto[b.rows] == 6))
+    if la.size and lb.size:
+        ja, jb = _match_keys(a.key_noid[la], b.key_noid[lb])
+        ia, ib = np.concatenate([ia, la[ja]]), np.concatenate([ib, lb[jb]])
+    order = np.argsort(ia, kind="stable")
+    return ia[order], ib[order]
 
 
 def _group_quantiles(g: np.ndarray, v: np.ndarray, ng: int, qs: tuple[float, ...]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -140,31 +182,30 @@ class _Pair:
 
 
 def _pair(a: _Side, b: _Side) -> _Pair:
-    _, ia, ib = np.intersect1d(a.key, b.key, assume_unique=True, return_indices=True)
+    ia, ib = _match(a, b)
     # Map B conversations onto A's (NAT may rewrite the 5-tuple): the A conv most matched wins.
     ca, cb = a.conv[ia], b.conv[ib]
     flip = a.fwd[ia] != b.fwd[ib]
     mapped_b = b.conv.copy()
     flip_b = np.zeros(b.rows.shape[0], bool)
     if ia.size:
-        pairs = np.stack([cb, ca], axis=1)
-        up, inv, cnt = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+        pk = _mix(cb, ca)
+        _, idx, inv, cnt = np.unique(pk, return_index=True, return_inverse=True, return_counts=True)
         inv = inv.ravel()
-        fl_frac = np.bincount(inv, weights=flip, minlength=up.shape[0]) / cnt
-        order = np.lexsort((-cnt, up[:, 0]))
-        ub = up[order, 0]
-        first = np.ones(ub.shape[0], bool)
-        first[1:] = ub[1:] != ub[:-1]
+        ub, ua = cb[idx], ca[idx]
+        fl_frac = np.bincount(inv, weights=flip, minlength=idx.shape[0]) / cnt
+        order = np.lexsort((-cnt, ub))  # per B conversation, its most matched A conversation first
+        first = np.ones(order.shape[0], bool)
+        first[1:] = ub[order][1:] != ub[order][:-1]
         best = order[first]
-        src, dst, fflip = up[best, 0], up[best, 1], fl_frac[best] > 0.5
-        pos = np.searchsorted(src, b.conv)
-        pos = np.minimum(pos, src.shape[0] - 1)
+        src, dst, fflip = ub[best], ua[best], fl_frac[best] > 0.5
+        pos = np.minimum(np.searchsorted(src, b.conv), src.shape[0] - 1)
         hit = src[pos] == b.conv
         mapped_b[hit] = dst[pos[hit]]
         flip_b[hit] = fflip[pos[hit]]
-    flows = np.unique(np.concatenate([a.conv, mapped_b]))
-    fid_a = np.searchsorted(flows, a.conv)
-    fid_b = np.searchsorted(flows, mapped_b)
+    flows, inv_all = np.unique(np.concatenate([a.conv, mapped_b]), return_inverse=True)
+    inv_all = inv_all.ravel()
+    fid_a, fid_b = inv_all[: a.rows.shape[0]], inv_all[a.rows.shape[0]:]
     nf = flows.shape[0]
     fwd_b = b.fwd ^ flip_b
     # orientation: the sender of the flow's first packet at A (else at B) is the initiator

@@ -42,6 +42,13 @@ SYMMETRY = ("one-way delay and clock offset assume a symmetric path (NTP-style: 
             "asymmetric path shifts delay into the offset estimate")
 
 
+def _at(fn: np.ufunc, g: np.ndarray, v: np.ndarray, n: int, init: float) -> np.ndarray:
+    """Per-group reduction ``fn`` of ``v`` over group ids ``g`` (``init`` where a group is empty)."""
+    out = np.full(n, init)
+    fn.at(out, g, v)
+    return out
+
+
 def _flags(f: int) -> str:
     names = [n for bit, n in ((0x02, "SYN"), (0x04, "RST"), (0x01, "FIN"), (0x08, "PSH"), (0x10, "ACK")) if f & bit]
     return "+".join(names) if f >= 0 else "-"
@@ -130,25 +137,36 @@ def build_comparison(p: _Pair) -> dict[str, Any]:
     fd_b = p.fid_b * 2 + p.dir_b
     dt = b.c.ts[b.rows[ib]] - a.c.ts[a.rows[ia]]
     fdm = fd_a[ia]
-    cnt_m, (dmin, dmed, dmax) = _group_quantiles(fdm, dt, ng, (0.0, 0.5, 1.0))
+    # sort-free group reductions (ufunc.at): only the fastest/slowest packet per direction matter
+    cnt_m = np.bincount(fdm, minlength=ng)
+    dmin = _at(np.minimum, fdm, dt, ng, np.inf)
+    dmax = _at(np.maximum, fdm, dt, ng, -np.inf)
     c0, c1 = cnt_m[0::2], cnt_m[1::2]
     both = (c0 > 0) & (c1 > 0)
-    hi0 = dmed[0::2] >= dmed[1::2]
+    # the direction whose fastest packet has the larger t_B - t_A goes A → B
+    hi0 = (dmin[0::2] > dmin[1::2]) | ((dmin[0::2] == dmin[1::2]) & (dmax[0::2] >= dmax[1::2]))
     lo_max = np.where(hi0, dmax[1::2], dmax[0::2])
     hi_min = np.where(hi0, dmin[0::2], dmin[1::2])
-    theta_f = np.where(both, (hi_min + lo_max) / 2, np.nan)
+    theta_f = np.full(nf, np.nan)
+    theta_f[both] = (hi_min[both] + lo_max[both]) / 2
+    half = np.zeros(nf)
+    half[both] = (hi_min[both] - lo_max[both]) / 2
     theta = float(np.median(theta_f[both])) if both.any() else None
     th_g = theta if theta is not None else 0.0
-    th_fd = np.repeat(np.where(both, theta_f, th_g), 2)
-    s = dmed - th_fd
-    up = np.where(cnt_m == 0, 0, np.where(s > TOL_S, 1, np.where(s < -TOL_S, -1, 0)))
-    other = up.reshape(-1, 2)[:, ::-1].ravel()
-    up = np.where((cnt_m == 0) & (other != 0), -other, up)
+    up2 = np.zeros((nf, 2), np.int64)
+    sep = both & (half > TOL_S)  # the two directions are separated by a measurable delay
+    up2[sep] = np.where(hi0[sep, None], [1, -1], [-1, 1])
+    seen = cnt_m.reshape(-1, 2) > 0
+    u1 = np.where(dmin.reshape(-1, 2) - th_g > TOL_S, 1, np.where(dmax.reshape(-1, 2) - th_g < -TOL_S, -1, 0))
+    u1 = np.where(seen, u1, 0)
+    u1 = np.where(seen, u1, -u1[:, ::-1])  # a direction without matches: the reverse of the other one
+    up2[~both] = u1[~both]
+    up = up2.ravel()
     # per-packet one-way delay against the capture's offset (robust: a median over flows); a flow's
     # delay is its fastest packet either way (the base delay, jitter excluded)
     corr = (dt - th_g) * up[fdm]
-    _, (cmin,) = _group_quantiles(fdm, corr, ng, (0.0,))
-    cmin = np.where(up != 0, cmin, np.nan).reshape(-1, 2)
+    cmin = np.where(up != 0, _at(np.minimum, fdm, corr, ng, np.inf), np.nan).reshape(-1, 2)
+    cmin[~np.isfinite(cmin)] = np.nan
     owd = np.where(np.isnan(cmin).all(1), np.nan, np.fmax(np.fmin(cmin[:, 0], cmin[:, 1]), 0.0))
 
     only_a = np.ones(a.rows.shape[0], bool)
@@ -245,8 +263,9 @@ def _modified(p: _Pair, up: np.ndarray, fdm: np.ndarray, fl: _Flows, labels: dic
     raised = np.flatnonzero(hops < 0)
     spread = 0
     if hops.size:
-        _, (hmin, hmax) = _group_quantiles(fdm, hops.astype(np.float64), 2 * p.nflows, (0.0, 1.0))
-        spread = int(np.count_nonzero(np.nan_to_num(hmax - hmin) > 1))
+        hf = hops.astype(np.float64)
+        hmin, hmax = _at(np.minimum, fdm, hf, 2 * p.nflows, np.inf), _at(np.maximum, fdm, hf, 2 * p.nflows, -np.inf)
+        spread = int(np.count_nonzero(np.isfinite(hmin) & (hmax - hmin > 1)))
     ttl = {"hops": {str(int(k)): int(n) for k, n in zip(hv[:20], hn[:20], strict=True)},
            "raised_packets": int(raised.size), "raised_frames_a": [int(x) for x in ca.frame[ra[raised]][:MAX_FLOW_FRAMES]],
            "directions_with_varying_hops": spread}
@@ -275,7 +294,9 @@ def _modified(p: _Pair, up: np.ndarray, fdm: np.ndarray, fl: _Flows, labels: dic
             maps.append({"a": f"{_ep(ca.src_hi[x], ca.src_lo[x], ca.sport[x])} > {_ep(ca.dst_hi[x], ca.dst_lo[x], ca.dport[x])}",
                          "b": f"{_ep(cb.src_hi[y], cb.src_lo[y], cb.sport[y])} > {_ep(cb.dst_hi[y], cb.dst_lo[y], cb.dport[y])}",
                          "frame_a": int(ca.frame[x]), "frame_b": int(cb.frame[y])})
+    idm = (ca.ip_id[ra] != cb.ip_id[rb]) & (ca.l3[ra] == 4)
     return {"ttl": ttl, "dscp": dscp, "mss_clamped": {"count": int(mm.sum()), "examples": mss},
+            "ip_id": {"rewritten_packets": int(idm.sum()), "frames_a": [int(x) for x in ca.frame[ra[idm]][:MAX_FLOW_FRAMES]]},
             "nat": {"rewritten_packets": int(nat.sum()), "mappings": maps}}
 
 
@@ -297,7 +318,15 @@ def _per_flow(p: _Pair, fl: _Flows, labels: dict[int, dict[str, Any]], cnt_m: np
     bad = (lost + inj + blk).reshape(-1, 2).sum(1)
     matched = cnt_m.reshape(-1, 2).sum(1)
     order = np.lexsort((-matched, -bad))[:MAX_FLOWS]
-    _, (q0, q5, q95, q1) = _group_quantiles(fdm, corr, 2 * nf, (0.0, 0.5, 0.95, 1.0))
+    # quantiles only for the flows reported (one small sort, whatever the capture size)
+    sel = np.zeros(2 * nf, np.int64) - 1
+    for j, f in enumerate(order.tolist()):
+        sel[2 * f:2 * f + 2] = (2 * j, 2 * j + 1)
+    m = sel[fdm] >= 0
+    _, qs = _group_quantiles(sel[fdm[m]], corr[m], 2 * len(order), (0.0, 0.5, 0.95, 1.0))
+    q0, q5, q95, q1 = (np.full(2 * nf, np.nan) for _ in range(4))
+    for dst, src in zip((q0, q5, q95, q1), qs, strict=True):
+        dst[sel >= 0] = src[sel[sel >= 0]]
     out = []
     for f in order.tolist():
         lab = labels.setdefault(f, fl.label(f))
