@@ -9,10 +9,21 @@ an error, not silently dropped data.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+
+
+def _wal_ts(moment: datetime) -> str:
+    """Serialise as the WAL writes ``ts`` (microseconds, ``Z``), so re-saving never changes a hash."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+WalTimestamp = Annotated[datetime, PlainSerializer(_wal_ts, return_type=str, when_used="json")]
+"""A ``datetime`` that dumps to JSON exactly as :func:`netghost.governance.wal.format_ts` wrote it."""
 
 __all__ = [
     "ApprovalDecision",
@@ -162,7 +173,7 @@ class WalEntry(_Wire):
     entry_type: WalEntryType
     data: dict[str, Any] = Field(default_factory=dict)
     seq: int = Field(ge=1)
-    ts: datetime
+    ts: WalTimestamp
     prev_sha256: str | None
     sha256: str
 
@@ -194,7 +205,7 @@ class AuditEvent(_Wire):
     v: Literal[1] = 1
     event_type: AuditEventType
     workflow_id: str
-    ts: datetime
+    ts: WalTimestamp
     outcome: str | None = None
     plan_token: str | None = None
     wal_seq: int | None = None
