@@ -21,7 +21,7 @@ from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_secret_c
 
 __all__ = ["Redaction", "is_secret_command", "redact"]
 
-_MAX_PASSES = 4
+_MAX_PASSES = 8
 _DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
 _DOTNET_JSON_LOWER = str.maketrans({c: f"\\u{ord(c):04x}" for c in "+&<>'"})
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
