@@ -227,3 +227,13 @@ def test_capture_on_a_stopped_vm_errors_and_location_display_names_work(make_lab
     assert created.code == 0, created.err
     status = json.loads(lab.az('network watcher packet-capture show-status -l "East US" -n ghost_fw').out)
     assert (status["packetCaptureStatus"], status["packetCaptureError"]) == ("Error", ["AgentStopped"])
+
+
+def test_scale_set_at_reset_survives_a_scrubbed_environment(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("healthy", scale=50.0)
+    lab.env.pop("NETGHOST_LAB_CLOCK_SCALE")
+    assert lab.az("account show -o none").code == 0
+    assert json.loads((lab.state.root / "clock.json").read_text())["scale"] == 50.0
+    lab.env["NETGHOST_LAB_CLOCK_SCALE"] = "5"
+    lab.az("account show -o none")
+    assert json.loads((lab.state.root / "clock.json").read_text())["scale"] == 5.0

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from netghost.errors import LabError
-from netghost.lab.clock import LabClock, scale_from_env
+from netghost.lab.clock import SCALE_ENV, LabClock, scale_from_env
 from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
 from netghost.lab.world_model import CloudFaultSpec
 
@@ -162,9 +162,13 @@ class LabState:
         return self._world
 
     def clock(self, env: Mapping[str, str] | None = None) -> LabClock:
-        """The persisted clock, rescaled to ``env``'s scale (the new anchor is saved)."""
+        """The persisted clock, rescaled when ``env`` sets ``NETGHOST_LAB_CLOCK_SCALE``.
+
+        Without the variable the scale chosen at ``lab reset`` stays: a shell that scrubs the
+        environment of its children must not slow the lab back to real time.
+        """
         clock = LabClock.from_json(self.read("clock.json"))
-        if env is not None:
+        if env is not None and env.get(SCALE_ENV, "").strip():
             scale = scale_from_env(env)
             if scale != clock.scale:
                 clock.rescale(scale)
