@@ -29,6 +29,7 @@ _SEGMENT = st.one_of(
     _TEXT.map(lambda t: '"' + t + '"'),
     st.sampled_from(list("ab$`\"'\\ #")).map(lambda c: "\\" + c),
     st.sampled_from([" ", "  "]),
+    _TEXT,  # raw, unquoted metacharacters: mostly refused, compared when accepted
 )
 
 
