@@ -15,11 +15,13 @@ from typing import Any
 import jsonschema
 import pytest
 
+from netghost.errors import CaptureFormatError
 from netghost.forensics.compare import compare_captures
 from netghost.forensics.compare_report import (
     build_compare_semantic,
     capture_stem,
     load_compare_schema,
+    run_compare,
     write_compare_outputs,
 )
 from netghost.forensics.engine import analyze_capture
@@ -240,8 +242,6 @@ def test_ip_id_rewrite_is_tolerated(tmp_path: Path) -> None:
 
 
 def test_not_a_capture_raises_capture_format_error(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
-    from netghost.errors import CaptureFormatError  # noqa: PLC0415  local to this check
-
     a, _, _ = nat_pair
     junk = tmp_path / "notes.txt"
     junk.write_text("not a capture\n" * 10)
@@ -250,3 +250,27 @@ def test_not_a_capture_raises_capture_format_error(nat_pair: tuple[Path, Path, d
     with pytest.raises(CaptureFormatError):
         compare_captures(tmp_path / "missing.pcap", a)
     assert not list(tmp_path.glob("*_vs_*"))  # nothing half-written
+
+
+def test_run_compare_cli_contract(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    a, b, _ = nat_pair
+
+    def ns(**kw: Any) -> argparse.Namespace:
+        base = {"capture": str(a), "compare": str(b), "semantic_dir": str(tmp_path / "s"), "report_dir": str(tmp_path / "r"),
+                "format": "md,json", "narrative": False}
+        return argparse.Namespace(**(base | kw))
+
+    assert run_compare(ns()) == 0
+    out = capsys.readouterr().out
+    assert "src-vm.pcap vs dst-vm.pcapng: 9 packets matched, lost A→B 1" in out
+    assert out.count("wrote ") == 3
+    assert run_compare(ns(compare=str(tmp_path / "nope.pcap"))) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pcap-forensics: error: ")
+    assert run_compare(ns(format="md,pdf")) == 2
+    assert "unknown --format pdf" in capsys.readouterr().err
+    assert run_compare(ns(narrative=True, format="json")) == 0
+    assert "no Gemini credentials" in capsys.readouterr().err

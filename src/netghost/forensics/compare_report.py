@@ -9,12 +9,15 @@ findings first, then A's. Reports are rendered from the document, so report and 
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from netghost.errors import CaptureFormatError
 from netghost.forensics.compare import compare_analyses
 from netghost.forensics.compare_findings import compare_findings
 from netghost.forensics.engine import Analysis, analyze_capture
@@ -22,7 +25,7 @@ from netghost.forensics.report import MAX_SUMMARY_LINES, render_report
 from netghost.forensics.semantic import build_semantic
 
 __all__ = ["CompareOutputs", "build_compare_semantic", "capture_stem", "load_compare_schema",
-           "render_compare_report", "render_compare_summary", "write_compare_outputs"]
+           "render_compare_report", "render_compare_summary", "run_compare", "write_compare_outputs"]
 
 MAX_FINDINGS = 30
 
@@ -252,3 +255,39 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
         res.notices += write_html_report(out, doc, an_a, markdown=report, narrative=story, model=model)
         res.written.append(out)
     return res
+
+
+def run_compare(args: argparse.Namespace, prog: str = "pcap-forensics") -> int:
+    """CLI entry for ``CAPTURE --compare CAPTURE_B``: write the outputs, print a summary, return the exit code.
+
+    Exit 0 on success; 2 with a one-line ``prog: error: ...`` for a missing/unreadable capture, an
+    unknown format or an unwritable output (the single-capture CLI's contract).
+
+    Args:
+        args: parsed options ``capture``, ``compare``, ``semantic_dir``, ``report_dir``, ``format``, ``narrative``.
+        prog: program name for messages.
+    """
+    formats = {f.strip() for f in str(getattr(args, "format", "md,json")).split(",") if f.strip()}
+    unknown = formats - {"md", "json", "html"}
+    if unknown:
+        print(f"{prog}: error: unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)", file=sys.stderr)
+        return 2
+    try:
+        res = write_compare_outputs(args.capture, args.compare, semantic_dir=args.semantic_dir, report_dir=args.report_dir,
+                                    formats=formats, narrative=bool(getattr(args, "narrative", False)))
+    except CaptureFormatError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"{prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for n in res.notices:
+        print(f"{prog}: {'warning: ' if not n.startswith('--') else ''}{n}", file=sys.stderr)
+    comp = res.doc["comparison"]
+    top = res.doc["findings"][0]["title"] if res.doc["findings"] else "no findings"
+    print(f"{comp['points']['a']['file']} vs {comp['points']['b']['file']}: {comp['matched_packets']} packets matched, "
+          f"lost A→B {comp['lost']['a_to_b']['count']}, injected at B {comp['injected']['at_b']['count']}, "
+          f"blocked {comp['blocked']['at_b']['count']}; top: {top}")
+    for w in res.written:
+        print(f"wrote {w}")
+    return 0
