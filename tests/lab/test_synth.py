@@ -217,3 +217,13 @@ def test_appliance_sees_transit_twice_and_forges_resets() -> None:
     assert all(outs[k] == ins[k] - 1 for k in outs)
     forged = [p for _, p, out, _ in seen if p.forged]
     assert forged and all(out for _, p, out, _ in seen if p.forged)
+
+
+def test_megabyte_transfer_is_clean_to_the_tshark_rules(tmp_path: Path) -> None:
+    data = yaml.safe_load((SCENARIO_DIR / "healthy.yaml").read_text(encoding="utf-8"))
+    data["traffic"][0].update(response_bytes=1_000_000, requests_per_minute=6)
+    path = tmp_path / "big.pcap"
+    path.write_bytes(synthesize_capture(world_from_yaml(yaml.safe_dump(data)), "web-vm-01", T0, T0 + 60))
+    sem = build_semantic(analyze_capture(path))
+    assert sem["summary"]["packets"] > 3000
+    assert not any(sem["summary"]["tcp_analysis"].values()) and sem["findings"] == []

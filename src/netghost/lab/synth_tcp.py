@@ -217,7 +217,8 @@ class TcpConv:
             holes = [sg for sg in segs[:nxt] if not sg.acked and not sg.sacked]
             progress = sum(sg.acked for sg in segs) > before
             if not holes:
-                t, cwnd, recovering, tries = max(last_ack, t), cwnd * 2, False, 0
+                cwnd = min(cwnd * 2, max(1, ((to.win << to.wscale) // mss) - 1))  # stay inside the peer's window
+                t, recovering, tries = max(last_ack, t), False, 0
                 continue
             if recovering and progress:  # SACK recovery: next hole as soon as the ACK comes back
                 t, tries = max(last_ack, t) + 20e-6, 0
