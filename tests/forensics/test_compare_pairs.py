@@ -67,3 +67,28 @@ def test_derived_pairs_match_truth(tmp_path: Path, case: tuple[int, float, int, 
     row = _check_truth(compare_captures(A, b), truth)
     with capsys.disabled():
         print(f"\npair truth seed={seed} loss={loss} rst={rst_flows} delay={delay_ms}: {row}")
+
+
+def test_real_pair_ip_ttl_clock_offset_and_hop() -> None:
+    """Two real probes (Chris Sanders' ip_ttl source/dest): unsynchronised clocks, one router between."""
+    comp = compare_captures(PAIRS / "chrissanders_ip_ttl_source.pcapng", PAIRS / "chrissanders_ip_ttl_dest.pcapng")
+    assert comp["matched_packets"] == 2
+    # ((t_B1 - t_A1) + (t_B2 - t_A2)) / 2 from the four timestamps, and half their difference
+    assert comp["clock_offset_ms"] == pytest.approx(-48851.314, abs=0.002)
+    (flow,) = comp["per_flow"]
+    assert flow["one_way_delay_ms"] == pytest.approx(0.492, abs=0.002)
+    assert (flow["directions"]["c2s"]["upstream"], flow["directions"]["s2c"]["upstream"]) == ("A", "B")
+    assert comp["modified"]["ttl"]["hops"] == {"1": 2}
+    assert comp["modified"]["ttl"]["raised_packets"] == 0
+
+
+def test_real_pair_dns_recursion_flow_only_at_server() -> None:
+    """Client-side and server-side captures of a recursive DNS query: the upstream query is B-only."""
+    comp = compare_captures(PAIRS / "chrissanders_dns_recursivequery_client.pcapng",
+                            PAIRS / "chrissanders_dns_recursivequery_server.pcapng")
+    assert comp["shared"] and comp["matched_packets"] == 2
+    assert comp["flows"]["only_b"] == 1
+    assert comp["flows_only"]["b"] == ["udp 172.16.0.102:62570 > 4.2.2.1:53 (B only)"]
+    # identical timestamps at both points: no measurable delay, so no lost/injected verdicts
+    assert comp["delay_ms"]["a_to_b"]["samples"] == comp["delay_ms"]["b_to_a"]["samples"] == 0
+    assert comp["lost"]["a_to_b"]["count"] == comp["injected"]["at_b"]["count"] == 0
