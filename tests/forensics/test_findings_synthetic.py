@@ -196,3 +196,24 @@ def test_fast_retransmission_after_three_dup_acks(tmp_path: Path) -> None:
     assert a.flag_frames("duplicate_ack") == d[1:]
     assert a.flag_frames("fast_retransmission") == [fast]
     assert a.flag_frames("retransmission") == [fast]
+
+
+def test_flow_history_and_reset_attribution(tmp_path: Path) -> None:
+    from netghost.forensics import build_semantic
+
+    cap = Capture()
+    _handshake(cap)
+    cap.tcp(0.03, C, S, 40000, 443, 1001, 5001, PSH | ACK, b"x" * 10)
+    cap.tcp(0.04, S, C, 443, 40000, 5001, 1011, PSH | ACK, b"y" * 10)
+    rst = cap.tcp(0.05, C, S, 40000, 443, 1011, 5011, RST | ACK)
+    refused_syn = cap.tcp(1.0, C, S, 40001, 81, 7, 0, SYN)
+    cap.tcp(1.001, S, C, 81, 40001, 0, 8, RST | ACK)
+    sem = build_semantic(analyze_capture(cap.write(tmp_path / "h.pcap")))
+    flows = {f["id"]: f for f in sem["flows"]}
+    assert flows["tcp/0"]["history"] == "ShADdR"  # the responder never sent a pure ACK
+    assert flows["tcp/0"]["conn_state"] == "RSTO"
+    assert flows["tcp/0"]["reset_by"] == "client"
+    assert flows["tcp/0"]["first_rst_frame"] == rst
+    assert flows["tcp/1"]["history"] == "Sr"
+    assert flows["tcp/1"]["conn_state"] == "REJ"
+    assert flows["tcp/1"]["first_frame"] == refused_syn

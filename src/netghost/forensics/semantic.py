@@ -23,6 +23,7 @@ from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import build_findings, flow_id
 from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.history import flow_details
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
 
 __all__ = ["SCHEMA_ID", "SEMANTIC_VERSION", "build_semantic", "load_schema"]
@@ -72,13 +73,14 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
         lst = flagged_frames.setdefault(s, [])
         if len(lst) < 10:
             lst.append(f)
+    details = flow_details(a, chosen)
     out = []
     for s in chosen:
         data = int(st.data_pkts[s])
         out.append({
             "id": flow_id(s), "proto": "tcp", "stream": s,
             "client": _ep(st.c_hi[s], st.c_lo[s], st.c_port[s]), "server": _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]),
-            "conn_state": CONN_STATES[int(st.conn_state[s])],
+            "conn_state": CONN_STATES[int(st.conn_state[s])], **details[s],
             "first_frame": int(st.first_frame[s]), "last_frame": int(st.last_frame[s]),
             "start_ts": float(st.first_ts[s]), "duration_s": round(float(st.last_ts[s] - st.first_ts[s]), 6),
             "packets": {"c2s": int(st.pkts_c2s[s]), "s2c": int(st.pkts_s2c[s])},
