@@ -227,7 +227,8 @@ class SafeExecShell:
             return
         new_command = str((response.modified_plan or {}).get("command", ""))
         out.fields["modified_command"] = redact(new_command).text
-        out.fields["denial_reason"] = response.reason or None
+        # The human's reason for the change travels in denial_reason (the one free-text field the AI reads).
+        out.fields["denial_reason"] = redact(response.reason).text if response.reason else None
         new_cls = self._classify(new_command, self.policy)
         out.classified(new_cls, modified=True)
         if new_cls.verdict == "FORBIDDEN":
