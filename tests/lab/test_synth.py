@@ -227,3 +227,30 @@ def test_megabyte_transfer_is_clean_to_the_tshark_rules(tmp_path: Path) -> None:
     sem = build_semantic(analyze_capture(path))
     assert sem["summary"]["packets"] > 3000
     assert not any(sem["summary"]["tcp_analysis"].values()) and sem["findings"] == []
+
+
+def test_capture_filters_snaplen_and_size_limit(tmp_path: Path) -> None:
+    world = load_world("service-down")
+    only_redis = [{"protocol": "TCP", "remoteIPAddress": "10.1.2.0-10.1.2.255", "remotePort": "6379;6380"}]
+    path = tmp_path / "f.pcap"
+    path.write_bytes(synthesize_capture(world, "web-vm-01", T0, T0 + 60, filters=only_redis, bytes_per_packet=64))
+    recs = _records_snapped(path.read_bytes())
+    assert recs and all(incl <= 64 <= orig or incl == orig <= 64 for incl, orig in recs)
+    a = analyze_capture(path)
+    sem = build_semantic(a)
+    assert sem["summary"]["l3"] == {"ipv4": len(recs)} and sem["summary"]["udp_packets"] == 0
+    assert {int(p) for p in a.cols.sport.tolist() + a.cols.dport.tolist()} >= {6379}
+    assert {f["kind"] for f in sem["findings"]} == {"syn_rejected_rst"}
+    capped = synthesize_capture(world, "web-vm-01", T0, T0 + 60, total_bytes=10_000)
+    assert 9_000 < len(capped) <= 10_000
+    assert synthesize_capture(world, "web-vm-01", T0, T0 + 60, filters=[{"protocol": "UDP", "localPort": "1"}]) \
+        == PCAP_HEADER
+
+
+def _records_snapped(data: bytes) -> list[tuple[int, int]]:
+    out, pos = [], 24
+    while pos < len(data):
+        _, _, incl, orig = struct.unpack_from("<IIII", data, pos)
+        out.append((incl, orig))
+        pos += 16 + incl
+    return out

@@ -24,6 +24,8 @@ Modules: :mod:`.synth_pcap` (writer, encoders), :mod:`.synth_packets` (views),
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from netghost.errors import LabError
 from netghost.lab.synth_flows import Exchange, flow_exchanges
 from netghost.lab.synth_noise import noise_exchanges
@@ -68,7 +70,9 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
     return kept
 
 
-def synthesize_capture(world: World, vm_name: str, start: float, end: float) -> bytes:
+def synthesize_capture(world: World, vm_name: str, start: float, end: float, *,
+                       filters: Sequence[Mapping[str, object]] | None = None, bytes_per_packet: int = 0,
+                       total_bytes: int = 0) -> bytes:
     """The libpcap bytes of a capture on ``vm_name`` during lab time ``[start, end]``.
 
     Args:
@@ -76,6 +80,10 @@ def synthesize_capture(world: World, vm_name: str, start: float, end: float) -> 
         vm_name: the captured VM (case-insensitive, as Azure names are).
         start: window start, lab POSIX seconds.
         end: window end, lab POSIX seconds.
+        filters: ``--filters`` objects (protocol, local/remote IP address and port; values may be
+            ``a;b`` lists or ``lo-hi`` ranges); a packet is kept if any filter matches.
+        bytes_per_packet: ``--bytes-to-capture-per-packet`` (0 = whole packets).
+        total_bytes: ``--total-bytes-per-session`` (0 = unlimited): the file stops growing there.
 
     Raises:
         LabError: unknown VM or an inverted window.
@@ -84,4 +92,5 @@ def synthesize_capture(world: World, vm_name: str, start: float, end: float) -> 
     vm = world.vm(vm_name)
     assert vm is not None
     nic = vm.nics[0]
-    return render_view(pkts, nic.private_ip, vm_mac(nic.name or vm.name), start, end)
+    return render_view(pkts, nic.private_ip, vm_mac(nic.name or vm.name), start, end, filters=filters or (),
+                       snaplen=bytes_per_packet, max_bytes=total_bytes)

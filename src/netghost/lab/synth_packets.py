@@ -11,12 +11,12 @@ middlebox that only one end ever sees.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from netghost.lab.synth_pcap import AZURE_GW_MAC, ETH_IPV4, encode_ipv4, ethernet, write_pcap
 
-__all__ = ["Pkt", "observed", "render_view", "seen_at", "transit"]
+__all__ = ["Pkt", "observed", "passes", "render_view", "seen_at", "transit"]
 
 
 @dataclass
@@ -83,9 +83,63 @@ def seen_at(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
     return own + transit(pkts, ip)
 
 
-def render_view(pkts: Iterable[Pkt], ip: str, mac: bytes, start: float, end: float) -> bytes:
+def _ports(p: Pkt) -> tuple[int, int] | None:
+    if p.proto in (6, 17) and len(p.l4) >= 4:
+        return int.from_bytes(p.l4[0:2], "big"), int.from_bytes(p.l4[2:4], "big")
+    return None
+
+
+def _matches(spec: object, value: str | int | None, numeric: bool) -> bool:
+    """One Network Watcher filter field: empty = any; ``a;b`` a list; ``lo-hi`` a range."""
+    if spec in (None, ""):
+        return True
+    if value is None:
+        return False
+    for raw_part in str(spec).split(";"):
+        part = raw_part.strip()
+        if numeric and "-" in part:
+            lo, _, hi = part.partition("-")
+            if int(lo) <= int(value) <= int(hi):
+                return True
+        elif numeric and part.isdigit() and int(part) == int(value):
+            return True
+        elif not numeric and "-" in part:
+            lo, _, hi = part.partition("-")
+            key = [int(x) for x in str(value).split(".")]
+            if [int(x) for x in lo.split(".")] <= key <= [int(x) for x in hi.split(".")]:
+                return True
+        elif part == str(value):
+            return True
+    return False
+
+
+def passes(filters: Sequence[Mapping[str, object]], p: Pkt, local_ip: str, outbound: bool) -> bool:
+    """Whether a packet seen by ``local_ip`` passes Network Watcher capture filters (OR of filters,
+    AND of a filter's fields; ``local`` is the VM's side of the packet)."""
+    if not filters:
+        return True
+    remote = p.dst if outbound else p.src
+    ports = _ports(p)
+    lport, rport = (None, None) if ports is None else ((ports[0], ports[1]) if outbound else (ports[1], ports[0]))
+    proto = {6: "TCP", 17: "UDP"}.get(p.proto, "")
+    for f in filters:
+        want = str(f.get("protocol") or "Any").upper()
+        if p.raw is not None and any(f.get(k) for k in ("localIPAddress", "remoteIPAddress", "localPort",
+                                                        "remotePort")):
+            continue
+        if want not in ("ANY", proto):
+            continue
+        if (_matches(f.get("localIPAddress"), local_ip if p.raw is None else None, False)
+                and _matches(f.get("remoteIPAddress"), remote if p.raw is None else None, False)
+                and _matches(f.get("localPort"), lport, True) and _matches(f.get("remotePort"), rport, True)):
+            return True
+    return False
+
+
+def render_view(pkts: Iterable[Pkt], ip: str, mac: bytes, start: float, end: float, *,
+                filters: Sequence[Mapping[str, object]] = (), snaplen: int = 0, max_bytes: int = 0) -> bytes:
     """The pcap a capture on host ``ip`` (NIC ``mac``) records during ``[start, end]``."""
-    seen = [item for item in seen_at(pkts, ip) if start <= item[0] <= end]
+    seen = [item for item in seen_at(pkts, ip) if start <= item[0] <= end and passes(filters, item[1], ip, item[2])]
     seen.sort(key=lambda item: (round(item[0] * 1e6), item[1].t, item[2]))
     records = []
     for t, p, outbound, ttl in seen:
@@ -95,4 +149,4 @@ def render_view(pkts: Iterable[Pkt], ip: str, mac: bytes, start: float, end: flo
         ip_bytes = encode_ipv4(p.src, p.dst, p.proto, p.l4, ident=p.ident, ttl=ttl, df=p.df)
         src_mac, dst_mac = (mac, AZURE_GW_MAC) if outbound else (AZURE_GW_MAC, mac)
         records.append((t, ethernet(src_mac, dst_mac, ETH_IPV4, ip_bytes)))
-    return write_pcap(records)
+    return write_pcap(records, snaplen=snaplen, max_bytes=max_bytes)

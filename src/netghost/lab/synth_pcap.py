@@ -189,15 +189,28 @@ def ntp_client(transmit_ts: float, *, response: bool) -> bytes:
     return struct.pack("!BBbbII4s", 0x24, 2, 6, -23, 0x2C, 0x5A, b"\xa8\x3d\xd7\x4a") + ref + now + now + now
 
 
-def write_pcap(records: Iterable[tuple[float, bytes]]) -> bytes:
+def write_pcap(records: Iterable[tuple[float, bytes]], *, snaplen: int = 0, max_bytes: int = 0) -> bytes:
     """A whole classic pcap file: global header then one record per (timestamp, frame).
 
     Records are written in the order given; callers sort by time. Timestamps are rounded to
     whole microseconds (the format's resolution).
+
+    Args:
+        records: (timestamp, frame) pairs.
+        snaplen: keep only the first ``snaplen`` bytes of each frame (0 = all), as Network
+            Watcher's ``--bytes-to-capture-per-packet`` does; the record keeps the wire length.
+        max_bytes: stop before the file would exceed this size (0 = no limit), as
+            ``--total-bytes-per-session`` does.
     """
-    parts = [PCAP_HEADER]
+    header = PCAP_HEADER if not snaplen else PCAP_HEADER[:16] + struct.pack("<I", snaplen) + PCAP_HEADER[20:]
+    parts = [header]
+    size = len(header)
     for ts, frame in records:
+        kept = frame[:snaplen] if snaplen else frame
+        if max_bytes and size + 16 + len(kept) > max_bytes:
+            break
         us = round(ts * 1_000_000)
-        parts.append(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)))
-        parts.append(frame)
+        parts.append(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(kept), len(frame)))
+        parts.append(kept)
+        size += 16 + len(kept)
     return b"".join(parts)
