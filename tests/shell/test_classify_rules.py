@@ -144,7 +144,7 @@ SAFE_LOCAL = [
     "curl -s 'http://169.254.169.254/metadata/instance/compute/location?api-version=2021-02-01&format=text' -H 'Metadata: true'",
     "curl -s 'https://x.example/a?b=1&c=2'", "curl --no-keepalive https://x.example", "curl -s example.com",
     "curl -s -X OPTIONS -i https://x.example", "curl -sv --trace-ascii - https://x.example", "ip -f inet addr show",
-    "curl -s -H 'Accept: application/json' -H 'X-Request-Id: 1' https://x.example",
+    "curl -s -H 'Accept: application/json' -H 'X-Request-Id: 1' https://x.example", "ip --json addr", "ip --brief link",
     "pcap-forensics a.cap", "python3 pcap_forensics.py a.cap --format md,html", "python3 -m netghost.forensics a.cap --narrative",
 ]  # fmt: skip
 

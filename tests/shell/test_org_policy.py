@@ -149,3 +149,12 @@ def test_invalid_policies_raise_policy_error(text: str) -> None:
 def test_missing_file_raises_policy_error(tmp_path: Path) -> None:
     with pytest.raises(PolicyError):
         load_org_policy(tmp_path / "missing.toml")
+
+
+def test_shipped_example_policy_loads_and_applies() -> None:
+    example = Path(__file__).resolve().parents[1] / "data" / "shell" / "org_policy_example.toml"
+    pol = load_org_policy(example)
+    assert len(pol.rules) == 4
+    assert classify("az network application-gateway show-backend-health -g r -n a", pol).policy_rule == "appgw-backend-health"
+    assert classify("az monitor activity-log list -g rg-app --offset 1h", pol).verdict == "RISKY"
+    assert classify("dig @1.1.1.1 x.contoso.com", pol).verdict == "FORBIDDEN"

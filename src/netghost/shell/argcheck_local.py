@@ -44,6 +44,8 @@ _IP_DENIED_OBJECTS = {
 
 def check_ip(args: Sequence[str]) -> str | None:
     """Return why ``ip ARGS`` is not a read-only show/list/get form, or None when it is."""
+    # iproute2 strips one dash from a double-dash option (`--json` is `-json`).
+    args = [a[1:] if a.startswith("--") and len(a) > 2 else a for a in args]
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] in ("-f", "-family") and i + 1 < len(args) and args[i + 1] in _IP_FAMILIES:
