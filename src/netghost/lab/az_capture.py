@@ -169,6 +169,8 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
             filters = json.loads(raw) if not raw.startswith("@") else json.loads(open(raw[1:]).read())  # noqa: SIM115
         except (OSError, json.JSONDecodeError) as exc:
             raise plain_error(f"Failed to parse '--filters' argument: {exc}") from exc
+        if not isinstance(filters, list) or not all(isinstance(f, dict) for f in filters):
+            raise plain_error("Failed to parse '--filters' argument: expected a JSON list of filter objects")
         filters = [{"protocol": "Any", **f} for f in filters]
     rec: dict[str, Any] = {
         "name": name, "location": location.lower(), "watcher": watcher, "vm": vm.name, "rg": vm.resource_group,

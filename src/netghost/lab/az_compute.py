@@ -16,7 +16,7 @@ from netghost.lab.arm_network import (
     zone_doc,
 )
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm, require_rg
+from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_rg
 from netghost.lab.az_errors import AzError, arm_error, not_found
 from netghost.lab.az_storage import storage_account_doc
 from netghost.lab.clock import format_azure_time
@@ -160,9 +160,7 @@ def _ids_or_names(args: ParsedArgs) -> list[tuple[str, str]]:
     if args["ids"]:
         out = []
         for rid in args["ids"]:
-            parts = rid.split("/")
-            if len(parts) < 9:
-                raise AzError(2, f"ERROR: invalid resource ID: {rid}\n")
+            parts = id_parts(rid)
             out.append((parts[4], parts[-1]))
         return out
     if not args["name"] or not args["resource_group"]:

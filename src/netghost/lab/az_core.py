@@ -7,6 +7,7 @@ table transformer). A handler takes ``(ctx, args)`` and returns the result objec
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from netghost.lab.state import LabState
 from netghost.lab.world import World
 from netghost.lab.world_model import Vm
 
-__all__ = ["AzContext", "Command", "Handler", "find_vm", "require_rg"]
+__all__ = ["AzContext", "Command", "Handler", "find_vm", "id_parts", "int_arg", "ipv4_arg", "require_rg"]
 
 
 @dataclass
@@ -66,6 +67,40 @@ def authorization_failed(world: World, action: str, scope: str) -> AzError:
         f"action '{action}' over scope '{scope}' or the scope is invalid. If access was recently granted, "
         "please refresh your credentials.",
     )
+
+
+def id_parts(resource_id: str, min_parts: int = 9) -> list[str]:
+    """Split an ARM id (``/subscriptions/S/resourceGroups/RG/providers/NS/TYPE/NAME...``).
+
+    Raises:
+        AzError: exit 2, as az's ``--ids`` validation does, when the id is not of that form.
+    """
+    parts = resource_id.rstrip("/").split("/")
+    if (len(parts) < min_parts or parts[1].lower() != "subscriptions" or parts[3].lower() != "resourcegroups"
+            or parts[5].lower() != "providers"):
+        raise AzError(2, f"ERROR: invalid resource ID: {resource_id}\n")
+    return parts
+
+
+def ipv4_arg(value: str, flag: str) -> str:
+    """Validate an IPv4 argument (the service rejects anything else with a 400)."""
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError as exc:
+        raise arm_error("InvalidRequestFormat", f"Cannot parse the request: {flag} '{value}' is not a valid IPv4 "
+                        "address.", 1) from exc
+    return value
+
+
+def int_arg(value: str, flag: str, low: int = 0, high: int = 65535) -> int:
+    """An integer argument in ``[low, high]``, else az's usage error (exit 2)."""
+    try:
+        number = int(value)
+    except ValueError as exc:
+        raise AzError(2, f"ERROR: argument {flag}: invalid int value: '{value}'\n") from exc
+    if not low <= number <= high:
+        raise AzError(2, f"ERROR: argument {flag}: {value} is not in the range {low}..{high}\n")
+    return number
 
 
 def require_rg(ctx: AzContext, rg: str, action: str = "", scope: str = "") -> None:

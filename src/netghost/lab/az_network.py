@@ -18,7 +18,7 @@ from netghost.lab.arm_network import (
     zone_doc,
 )
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, require_rg
+from netghost.lab.az_core import AzContext, Command, id_parts, require_rg
 from netghost.lab.az_errors import AzError, not_found
 from netghost.lab.netcalc import DEFAULT_PRIORITIES, DEFAULT_RULES, RuleMatchContext
 from netghost.lab.world_model import SecurityRule
@@ -33,7 +33,7 @@ _INTERNET_EXPANDED = ["1.0.0.0/8", "2.0.0.0/7", "4.0.0.0/6"]
 
 def _rg_name(args: ParsedArgs) -> tuple[str, str]:
     if args["ids"]:
-        parts = args["ids"][0].split("/")
+        parts = id_parts(args["ids"][0])
         return parts[4], parts[-1]
     if not args["name"] or not args["resource_group"]:
         raise AzError(2, "ERROR: (--resource-group --name | --ids) are required\n")
@@ -182,7 +182,7 @@ def _subnet_list(ctx: AzContext, args: ParsedArgs) -> Any:
 
 def _subnet_show(ctx: AzContext, args: ParsedArgs) -> Any:
     if args["ids"]:
-        parts = args["ids"][0].split("/")
+        parts = id_parts(args["ids"][0], 11)
         rg, vnet_name, name = parts[4], parts[8], parts[-1]
     else:
         rg, vnet_name, name = args["resource_group"], args["vnet_name"], args["name"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from netghost.lab.arm_network import guid
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command
+from netghost.lab.az_core import AzContext, Command, id_parts, int_arg
 from netghost.lab.az_errors import AzError, not_found, plain_error, storage_error
 from netghost.lab.clock import format_azure_time
 from netghost.lab.faults import KEY_MODE_WARNING, download_failure, find_fault, storage_auth_failure
@@ -134,7 +134,7 @@ def _blob_list(ctx: AzContext, args: ParsedArgs) -> Any:
             out.append(blob_doc(args["container_name"], name, meta, content_range=False))
     limit = args["num_results"]
     if limit and limit != "*":
-        out = out[: int(limit)]
+        out = out[: int_arg(limit, "--num-results", 1, 5000)]
     return out
 
 
@@ -190,7 +190,7 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
 
 
 def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
-    name = args["name"] or (args["ids"][0].split("/")[-1] if args["ids"] else None)
+    name = args["name"] or (id_parts(args["ids"][0])[-1] if args["ids"] else None)
     if not name:
         raise AzError(2, "ERROR: (--name | --ids) are required\n")
     account = next((a for a in ctx.world.spec.storage_accounts if a.name == name), None)

@@ -13,7 +13,7 @@ from typing import Any
 from netghost.lab.arm_network import guid, watcher_doc
 from netghost.lab.arm_network import ipconfig_id as _ipconfig_id
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm
+from netghost.lab.az_core import AzContext, Command, find_vm, int_arg, ipv4_arg
 from netghost.lab.az_errors import AzError
 from netghost.lab.faults import extension_missing, find_fault, no_watcher
 from netghost.lab.world_model import TrafficFlow, Vm
@@ -57,12 +57,16 @@ def _split_endpoint(text: str, arg: str) -> tuple[str, int | None]:
     ip, sep, port = text.rpartition(":")
     if not sep:
         raise AzError(1, f"ERROR: usage error: {arg} must be in X.X.X.X:PORT format\n")
+    ipv4_arg(ip, arg)
     if port == "*":
         return ip, None
     try:
-        return ip, int(port)
+        number = int(port)
     except ValueError as exc:
         raise AzError(1, f"ERROR: usage error: {arg} must be in X.X.X.X:PORT format\n") from exc
+    if not 0 <= number <= 65535:
+        raise AzError(1, f"ERROR: usage error: {arg} port {number} is outside 0-65535\n")
+    return ip, number
 
 
 def _vm_and_nic(ctx: AzContext, args: ParsedArgs, ip: str | None = None) -> tuple[Vm, Any]:
@@ -90,8 +94,9 @@ def _test_ip_flow(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _show_next_hop(ctx: AzContext, args: ParsedArgs) -> Any:
+    ipv4_arg(args["source_ip"], "--source-ip")
     _vm, nic = _vm_and_nic(ctx, args, args["source_ip"])
-    hop = ctx.world.next_hop(nic, args["dest_ip"])
+    hop = ctx.world.next_hop(nic, ipv4_arg(args["dest_ip"], "--dest-ip"))
     doc: dict[str, Any] = {"nextHopType": hop.next_hop_type, "routeTableId": hop.route_table_id}
     if hop.next_hop_ip:
         doc["nextHopIpAddress"] = hop.next_hop_ip
@@ -115,14 +120,16 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
         server = find_vm(ctx, args["resource_group"], args["dest_resource"]).name
     elif args["dest_address"]:
         server = args["dest_address"]
-        if not server.replace(".", "").isdigit():  # a host name: the agent resolves it from its VNet
+        if server.replace(".", "").isdigit():
+            ipv4_arg(server, "--dest-address")
+        else:  # a host name: the agent resolves it from its VNet
             dns = w.resolve(server, w.subnet_of(vm.nics[0])[0].name)
             owner = w.vm_by_ip(dns.addresses[0]) if dns.addresses else None
             server = owner[0].name if owner else (dns.addresses[0] if dns.addresses else None)
     else:
         raise AzError(1, "ERROR: usage error: --dest-resource ID | --dest-address ADDRESS\n")
     protocol = (args["protocol"] or "Tcp")
-    port = int(args["dest_port"] or (80 if protocol == "Http" else 443))
+    port = int_arg(args["dest_port"], "--dest-port") if args["dest_port"] else (80 if protocol == "Http" else 443)
     outcome = None
     if server is not None:
         flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port, protocol="Tcp")
