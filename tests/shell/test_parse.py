@@ -140,3 +140,21 @@ def test_non_printable_ascii_is_forbidden(command: str) -> None:
 )
 def test_broken_or_empty_input_is_refused(command: str) -> None:
     assert isinstance(parse_command(command), ParseRejection)
+
+
+def test_parsing_from_several_threads_agrees() -> None:
+    import threading
+
+    commands = ["ping -c 4 10.0.0.4", "az vm list --query '[].name'", "ls; rm -rf /", "curl -s 'https://x/?a=1'"] * 50
+    expected = [parse_command(c) for c in commands]
+    mismatches: list[str] = []
+
+    def worker() -> None:
+        mismatches.extend(c for c, e in zip(commands, expected, strict=True) if parse_command(c) != e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert mismatches == []
