@@ -274,3 +274,24 @@ def test_run_compare_cli_contract(nat_pair: tuple[Path, Path, dict[str, Any]], t
     assert "unknown --format pdf" in capsys.readouterr().err
     assert run_compare(ns(narrative=True, format="json")) == 0
     assert "no Gemini credentials" in capsys.readouterr().err
+
+
+def test_syn_retries_that_never_reach_b_are_lost(tmp_path: Path) -> None:
+    """A healthy flow orients the pair; a second connection's SYNs all die between A and B."""
+    p = Path2(nat=False, offset=0.0, delay=0.004)
+    p.c2s(0.000, SYN, 10, 0, ident=1)
+    p.s2c(0.010, SYN | ACK, 50, 11, ident=2)
+    p.c2s(0.020, ACK, 11, 51, ident=3)
+    p.c2s(0.030, PSH | ACK, 11, 51, data=b"ping", ident=4)
+    p.s2c(0.040, PSH | ACK, 51, 15, data=b"pong", ident=5)
+    red = ("10.0.2.4", 6380)
+    syns = [add(p.a, T0 + t, C, red, SYN, 777, 0, ident=100 + k) for k, t in enumerate((0.05, 1.05, 3.05))]
+    add(p.b, T0 + 3.5, S, C, ACK, 55, 15, ident=6)  # B keeps recording past the SYNs (window check)
+    add(p.a, T0 + 3.504, S, C, ACK, 55, 15, ident=6)
+    comp = compare_captures(p.a.write(tmp_path / "a.pcap"), p.b.write(tmp_path / "b.pcap"))
+    assert comp["lost"]["a_to_b"]["frames"] == syns
+    assert comp["flows"]["only_a"] == 1
+    doc, _ = build_compare_semantic(analyze_capture(tmp_path / "a.pcap"), analyze_capture(tmp_path / "b.pcap"))
+    lost = next(f for f in doc["findings"] if f["kind"] == "lost_a_to_b")
+    assert lost["title"].startswith("3 packet(s) left A for 10.0.2.4:6380 and never reached B")
+    assert lost["evidence"]["frames"] == syns

@@ -43,8 +43,8 @@ def _lost(comp: dict[str, Any], key: str, src: str) -> list[Finding]:
             f"lost_{key}", sev, 0.9,
             f"{n} packet(s) left {src} for {to} and never reached {dst} → dropped between the capture points",
             f"{n} packet(s) of {len(es)} flow(s) towards {to} were captured at {src} (upstream) but have no match at "
-            f"{dst}, while later packets of the same flows do arrive: they were dropped on the path between the two "
-            f"probes (NVA/firewall drop, policer, congested link). Frames are {src}'s.",
+            f"{dst}: they were dropped on the path between the two probes (NSG/firewall/NVA drop, policer, congested "
+            f"link). Frames are {src}'s.",
             frames, [e["flow"] for e in es], src, lost=n, to=to,
         ))
     if len(by_dst) > 1:

@@ -110,21 +110,25 @@ def _dist(v: np.ndarray) -> dict[str, Any]:
 
 
 def _classify(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, *, up_x: np.ndarray,
-              last_match: np.ndarray, inj_rst_other: np.ndarray) -> dict[str, np.ndarray]:
+              last_match: np.ndarray, inj_rst_other: np.ndarray, window: tuple[float, float]) -> dict[str, np.ndarray]:
     """Split one point's unmatched packets (indices ``only``) into categories.
 
     ``up_x`` is +1 where this point is upstream for the packet's direction, -1 downstream, 0 unknown.
+    A flow with no match at all gets a verdict only inside the other point's capture window
+    (``window``, in this point's clock): outside it the other probe was simply not recording.
     """
     f = fid[only]
     has = last_match[f] >= 0
     rst = (x.c.tcp_flags[x.rows[only]] >= 0) & ((x.c.tcp_flags[x.rows[only]] & 0x04) != 0)
     u = up_x[fd[only]]
+    ts = x.c.ts[x.rows[only]]
+    inside = (ts >= window[0]) & (ts <= window[1])
     cand = has & (only > last_match[f]) & ~(rst & (u == -1))
     tc = np.bincount(f[cand], minlength=last_match.shape[0])
     blocked = cand & ((tc[f] >= 2) | inj_rst_other[f])
-    rest = has & ~blocked
+    rest = (has & ~blocked) | (~has & inside)
     return {"flow_only": only[~has], "blocked": only[blocked], "lost": only[rest & (u == 1)],
-            "injected": only[rest & (u == -1)], "unmatched": only[rest & (u == 0)]}
+            "injected": only[rest & (u == -1)], "unmatched": only[(rest & (u == 0)) | (~has & ~inside)]}
 
 
 def build_comparison(p: _Pair) -> dict[str, Any]:
@@ -161,6 +165,14 @@ def build_comparison(p: _Pair) -> dict[str, Any]:
     u1 = np.where(seen, u1, 0)
     u1 = np.where(seen, u1, -u1[:, ::-1])  # a direction without matches: the reverse of the other one
     up2[~both] = u1[~both]
+    # flows never matched: orient them like the compared flows when those agree (≥ 80 % of votes), so a
+    # connection whose every SYN died between the probes is reported as lost, not just "unmatched"
+    seen_any = seen.any(1)
+    votes = up2[seen_any, 0]
+    votes = votes[votes != 0]
+    if votes.size and abs(int(votes.sum())) >= 0.8 * votes.size:
+        maj = 1 if votes.sum() > 0 else -1
+        up2[~seen_any] = (maj, -maj)
     up = up2.ravel()
     # per-packet one-way delay against the capture's offset (robust: a median over flows); a flow's
     # delay is its fastest packet either way (the base delay, jitter excluded)
@@ -188,8 +200,10 @@ def build_comparison(p: _Pair) -> dict[str, Any]:
 
     ir_b = inj_rst(b, p.fid_b, fd_b, ob, -up)
     ir_a = inj_rst(a, p.fid_a, fd_a, oa, up)
-    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b)
-    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a)
+    win_b = (float(b.c.ts.min()) - th_g, float(b.c.ts.max()) - th_g) if len(b.c) else (np.inf, -np.inf)
+    win_a = (float(a.c.ts.min()) + th_g, float(a.c.ts.max()) + th_g) if len(a.c) else (np.inf, -np.inf)
+    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b, window=win_b)
+    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a, window=win_a)
 
     comp: dict[str, Any] = {
         "version": COMPARE_VERSION,
