@@ -137,3 +137,13 @@ def test_no_wait_prints_nothing(make_lab: Callable[..., Lab]) -> None:
     lab = make_lab("healthy")
     result = lab.az("network nic list-effective-nsg -g prod-rg -n web-vm-01VMNic --no-wait")
     assert (result.code, result.out) == (0, "")
+
+
+def test_private_dns_record_sets(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("dns-private-zone-not-linked")
+    one = json.loads(lab.az("network private-dns record-set a show -g prod-rg -z prod.internal -n redis-primary").out)
+    assert one["aRecords"] == [{"ipv4Address": "10.1.2.4"}] and one["fqdn"] == "redis-primary.prod.internal."
+    assert lab.az("network private-dns record-set a show -g prod-rg -z prod.internal -n nope").code == 3
+    everything = json.loads(lab.az("network private-dns record-set list -g prod-rg -z prod.internal").out)
+    assert {r["name"] for r in everything} == {"redis-primary", "web-vm-01"}
+    assert lab.az("network private-dns record-set cname list -g prod-rg -z prod.internal").out == "[]\n"

@@ -217,15 +217,45 @@ def _zone_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return [zone_doc(ctx.world, z) for z in _in_rg(ctx.world.spec.private_dns_zones, rg)]
 
 
-def _a_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    zone = _zone(ctx, args["resource_group"], args["zone_name"])
+def _record_docs(ctx: AzContext, rg: str, zone_name: str, rtype: str | None) -> list[dict[str, Any]]:
+    """Record sets of a zone as ``record-set ... list`` prints them (``rtype`` None: all types)."""
+    zone = _zone(ctx, rg, zone_name)
     base = ctx.world.rid(zone.resource_group, "Microsoft.Network/privateDnsZones", zone.name)
-    return [
-        {"aRecords": [{"ipv4Address": ip} for ip in r.values], "etag": _etag(base, r.name),
-         "fqdn": f"{r.name}.{zone.name}.", "id": f"{base}/A/{r.name}", "isAutoRegistered": False, "name": r.name,
-         "resourceGroup": zone.resource_group, "ttl": r.ttl, "type": "Microsoft.Network/privateDnsZones/A"}
-        for r in zone.records if r.type == "A"
-    ]
+    out = []
+    for r in zone.records:
+        if rtype is not None and r.type != rtype:
+            continue
+        doc: dict[str, Any] = {
+            "etag": _etag(base, r.name), "fqdn": f"{r.name}.{zone.name}.", "id": f"{base}/{r.type}/{r.name}",
+            "isAutoRegistered": False, "name": r.name, "resourceGroup": zone.resource_group, "ttl": r.ttl,
+            "type": f"Microsoft.Network/privateDnsZones/{r.type}",
+        }
+        if r.type == "A":
+            doc["aRecords"] = [{"ipv4Address": ip} for ip in r.values]
+        else:
+            doc["cnameRecord"] = {"cname": r.values[0]}
+        out.append(doc)
+    return out
+
+
+def _a_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return _record_docs(ctx, args["resource_group"], args["zone_name"], "A")
+
+
+def _cname_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return _record_docs(ctx, args["resource_group"], args["zone_name"], "CNAME")
+
+
+def _record_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return _record_docs(ctx, args["resource_group"], args["zone_name"], None)
+
+
+def _a_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, zone_name, name = args["resource_group"], args["zone_name"], args["name"]
+    found = next((d for d in _record_docs(ctx, rg, zone_name, "A") if d["name"].lower() == name.lower()), None)
+    if found is None:
+        raise not_found(f"Microsoft.Network/privateDnsZones/{zone_name}/A/{name}", rg)
+    return found
 
 
 def _etag(*parts: str) -> str:
@@ -291,6 +321,16 @@ COMMANDS = [
         _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
     ), (("List all A record sets in a zone.", "az network private-dns record-set a list -g MyResourceGroup -z www.mysite.com"),)),
         _a_list),
+    Command(CommandSpec(("network", "private-dns", "record-set", "a", "show"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), Arg("--name", "-n", required=True),
+    ), (("Retrieve an A record set.", "az network private-dns record-set a show -g MyResourceGroup -z www.mysite.com -n MyRecordSet"),)),
+        _a_show),
+    Command(CommandSpec(("network", "private-dns", "record-set", "cname", "list"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
+    )), _cname_list),
+    Command(CommandSpec(("network", "private-dns", "record-set", "list"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
+    )), _record_list),
     Command(CommandSpec(("network", "private-dns", "link", "vnet", "list"), (
         _RG_REQ, Arg("--zone-name", "-z", required=True), Arg("--top"), *_PAGING,
     ), (("List virtual network links to the specified private DNS zone.", "az network private-dns link vnet list -g MyResourceGroup -z www.mysite.com"),)),
