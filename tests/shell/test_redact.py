@@ -201,3 +201,10 @@ def test_secret_command_makes_random_values_secret_whatever_their_name() -> None
     out = redact(text, command="az functionapp function keys list -g rg -n fn --function-name f").text
     assert "Zm9vYmFy" not in out
     assert "ProvisioningState/succeeded" in out
+
+
+def test_public_certificate_blobs_are_kept_but_secret_blobs_go() -> None:
+    blob = base64.b64encode(bytes(range(256)) * 3).decode()
+    assert redact(json.dumps({"cer": blob})).count == 0
+    assert redact(json.dumps({"x5c": [blob]})).count == 0
+    assert blob not in redact(json.dumps({"value": blob})).text

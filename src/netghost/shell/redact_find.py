@@ -36,6 +36,11 @@ __all__ = ["MIN_SECRET_LEN", "find_secrets", "is_secret_command"]
 MIN_SECRET_LEN = 6
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
+# A long base64 value under one of these names is a public certificate or key, not a secret.
+_PUBLIC_FIELD = re.compile(
+    r"(?i)[\"']?(?:cer|x5c|certificate|cert|certdata|publickey|public_key|keydata|certificate-authority-data|"
+    r"client-certificate-data)[\"']?\s*[:=]\s*\[?\s*[\"']?$"
+)
 _TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
 _NAME_HINT = re.compile(
     r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
@@ -262,7 +267,9 @@ def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
         return _classes(value) >= 2 and len(set(value)) >= 16
     if rule.check == "not_public_key":
         before = view[max(0, start - 40) : start]
-        return not value.startswith("AAAA") and not re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before)
+        if value.startswith("AAAA") or re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before):
+            return False
+        return _PUBLIC_FIELD.search(before) is None
     if rule.check == "private_pem":
         return b"PRIVATE" in _b64decode_prefix(value)
     raise AssertionError(f"unknown rule check {rule.check!r}")
