@@ -4,7 +4,8 @@ Every entry of ``tests/data/azure/transcripts/*.txt`` is replayed, in order, aga
 simulator in an equivalent world (``conformance_world.yaml``). Required: the same exit code; the
 same stderr (request ids and timestamps normalised); for JSON stdout the same shape (same keys at
 every level, same JSON types); for text stdout the same lines, except where the values are
-legitimately different (etags, timestamps, the extra system routes real Azure also shows).
+legitimately different (etags, timestamps, the extra system routes real Azure also shows); and
+for JSON every leaf value the real CLI printed, except per-run values (etags, GUIDs, times).
 """
 
 from __future__ import annotations
@@ -101,6 +102,34 @@ def shape_diff(expected: Any, actual: Any, path: str = "$") -> list[str]:
     return []
 
 
+# Values that are per-run in real Azure too (etags, GUIDs, clock times, generated blob names).
+VOLATILE = {"etag", "resourceGuid", "captureStartTime", "creationTime", "lastModified", "path"}
+# The transcript's mock routed 10.2.0.4 through the firewall; in the lab (as in Azure) the 10.0.0.0/8
+# system route (next hop None) is more specific than the 0.0.0.0/0 UDR, so only the shape is compared.
+SHAPE_ONLY = ("test-connectivity",)
+
+
+def _leaves(value: Any, path: str = "$") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.update(_leaves(item, f"{path}.{key}"))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            label = item["name"] if isinstance(item, dict) and "name" in item else i
+            out.update(_leaves(item, f"{path}[{label}]"))
+    else:
+        out[path] = value
+    return out
+
+
+def value_diff(expected: Any, actual: Any) -> list[str]:
+    """Leaf values of ``expected`` that ``actual`` does not reproduce (volatile keys excepted)."""
+    want, got = _leaves(expected), _leaves(actual)
+    return [f"{k}: {want[k]!r} != {got.get(k, '<missing>')!r}" for k in want
+            if k.rsplit(".", 1)[-1] not in VOLATILE and want[k] != got.get(k, "<missing>")]
+
+
 def _prepare(lab: Lab, entry: Entry, tmp_path: Path) -> list[str]:
     argv = [a.replace("/tmp/captures/", f"{tmp_path}/captures/") for a in entry.argv]
     (tmp_path / "captures").mkdir(exist_ok=True)
@@ -114,6 +143,8 @@ def _check(lab: Lab, entry: Entry, tmp_path: Path) -> None:
     assert _normalise(result.err) == _normalise(entry.stderr), where
     if entry.stdout.strip().startswith(("{", "[")):
         problems = shape_diff(json.loads(entry.stdout), json.loads(result.out))
+        if not any(marker in entry.argv for marker in SHAPE_ONLY):
+            problems += value_diff(json.loads(entry.stdout), json.loads(result.out))
         assert not problems, where + "\n" + "\n".join(problems)
     elif " ".join(entry.argv).endswith("-o table"):
         want, got = entry.stdout.splitlines(), result.out.splitlines()
