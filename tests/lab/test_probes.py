@@ -208,3 +208,12 @@ def test_shipped_vpn_world_probes_agree_with_azure(tmp_path: Path) -> None:
     assert code == 7 and "port 6379" in err and err.endswith("Connection refused\n")
     code, out, _ = run_probe("ping", ["-c", "2", "10.1.2.4"], env)
     assert code == 0 and "2 received" in out
+
+
+def test_module_entry_dispatches_to_the_tool(laptop: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv(STATE_ENV, laptop[STATE_ENV])
+    assert main(["nslookup", PRIVATE_NAME]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("Server:\t\t1.1.1.1\nAddress:\t1.1.1.1#53\n\n** server can't find")
+    assert main(["dig", "@10.1.2.4", "+short", PRIVATE_NAME]) == 9  # a private resolver is out of reach
