@@ -57,7 +57,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
         err = "".join(f";; communications error to {server}#53: timed out\n" for _ in range(3))
         found = "; (1 server found)\n" if argv and any(a.startswith("@") for a in argv) else ""
         out = f"{err}{header}{found};; global options: +cmd\n;; no servers could be reached\n\n"
-        return 9, "" if short else out, err if short else ""
+        return 9, (err + ";; no servers could be reached\n") if short else out, ""
     ans = v.resolve(name)
     ttl = 10 if ans.source.startswith("private-zone") else 300
     records = answer_records(ans, name, ttl) if qtype in ("A", "CNAME", "ANY") and ans.rcode == "NOERROR" else []
