@@ -16,7 +16,9 @@ bytes come from the synthesis seam::
     netghost.lab.synth.synthesize_capture(world, vm_name, start, end) -> bytes
 
 (``start``/``end`` are lab POSIX seconds of the capture window) if that module exists, else
-:data:`EMPTY_PCAP` — a valid libpcap file with only the 24-byte global header.
+:data:`EMPTY_PCAP` — a valid libpcap file with only the 24-byte global header. The session's
+``--filters``, ``--capture-size`` and ``--capture-limit`` are then applied by
+:func:`~netghost.lab.capture_filter.apply_session_limits`, as the real agent applies them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import importlib
 import struct
 from typing import Any
 
+from netghost.lab.capture_filter import apply_session_limits
 from netghost.lab.faults import find_fault
 from netghost.lab.state import LabState
 from netghost.lab.world import World
@@ -104,7 +107,12 @@ def settle(state: LabState, now: float) -> None:
             changed = True
             continue
         start = float(rec["created"]) + STARTUP_S
-        body = synthesize(state.world(), rec["vm"], start, float(st["end"]))
+        world = state.world()
+        body = synthesize(world, rec["vm"], start, float(st["end"]))
+        vm = world.vm(rec["vm"])
+        body = apply_session_limits(body, filters=rec.get("filters") or [], capture_size=int(rec["capture_size"]),
+                                    capture_limit=int(rec["capture_limit"]),
+                                    vm_ips={n.private_ip for n in vm.nics} if vm else set())
         state.put_blob(rec["account"], rec["container"], rec["blob"], body, created=float(st["end"]),
                        available_at=float(st["end"]) + _late_delay(faults, rec["account"]))
         rec["blob_written"] = True
