@@ -109,3 +109,14 @@ def test_public_names_are_exported_and_sorted() -> None:
     assert lab_pkg.__all__ == sorted(lab_pkg.__all__)
     for name in lab_pkg.__all__:
         assert hasattr(lab_pkg, name), name
+
+
+def test_lab_inject_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state"
+    assert ghost_main(["lab", "--state-dir", str(state), "reset", "healthy"]) == 0
+    assert ghost_main(["lab", "--state-dir", str(state), "inject", "poll-transient", "--count", "2"]) == 0
+    capsys.readouterr()
+    assert ghost_main(["lab", "--state-dir", str(state), "show"]) == 0
+    assert "cloud fault poll-transient count=2" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        ghost_main(["lab", "--state-dir", str(state), "inject", "no-such-kind"])

@@ -3,7 +3,8 @@
 * ``list`` — the shipped scenarios and their one-line description;
 * ``show [SCENARIO]`` — a world's inventory and, for the running lab, its clock and captures
   (never the fault or the answers: the lab is for investigating);
-* ``reset SCENARIO`` — create or recreate the lab state (default ``./audit/lab``) and its ``bin/``.
+* ``reset SCENARIO`` — create or recreate the lab state (default ``./audit/lab``) and its ``bin/``;
+* ``inject KIND`` — add a cloud-API fault (see :mod:`netghost.lab.faults`) to the running lab.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from netghost.lab.capture_store import capture_status, settle
 from netghost.lab.clock import format_azure_time, scale_from_env
 from netghost.lab.state import LabState, default_state_dir, init_state
 from netghost.lab.world import World, load_world, scenario_names
+from netghost.lab.world_model import CLOUD_FAULT_KINDS, CloudFaultSpec
 
 __all__ = ["add_arguments", "run"]
 
@@ -34,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     reset.add_argument("scenario", help="a scenario name or YAML path")
     reset.add_argument("--clock-scale", type=float, default=None,
                        help="lab seconds per wall second (default: $NETGHOST_LAB_CLOCK_SCALE or 1)")
+    inject = sub.add_parser("inject", help="inject a cloud-API fault into the running lab")
+    inject.add_argument("kind", choices=CLOUD_FAULT_KINDS)
+    for flag in ("--vm", "--region", "--account", "--container", "--error", "--message"):
+        inject.add_argument(flag)
+    inject.add_argument("--count", type=int)
+    inject.add_argument("--delay-s", type=float)
+    inject.add_argument("--limit", type=int)
 
 
 def _state_dir(args: argparse.Namespace) -> str:
@@ -72,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"lab '{state.world().name}' ready in {state.root}")
             print(f"put {bin_dir} first on PATH to use its az")
             return 0
+        if action == "inject":
+            state = LabState(_state_dir(args)).require()
+            fields = {k: getattr(args, k) for k in ("kind", "vm", "region", "account", "container", "error",
+                                                     "message", "count", "delay_s", "limit")}
+            fault = CloudFaultSpec.model_validate({k: v for k, v in fields.items() if v is not None})
+            state.inject_fault(fault)
+            print(f"injected {fault.kind} into {state.root}")
+            return 0
         if action == "show":
             if args.scenario:
                 print("\n".join(_inventory(load_world(args.scenario))))
@@ -86,11 +103,18 @@ def run(args: argparse.Namespace) -> int:
                 for key, rec in sorted(state.captures().items()):
                     st = capture_status(rec, now)
                     print(f"  capture {key} on {rec['vm']}: {st['status']} {st['stop_reason'] or ''}".rstrip())
+                for account, containers in sorted(state.storage().items()):
+                    for container, blobs in sorted(containers.items()):
+                        for blob, meta in sorted(blobs.items()):
+                            print(f"  blob {account}/{container}/{blob} ({meta['size']} bytes)")
+                for fault in state.cloud_faults():
+                    print(f"  cloud fault {fault.kind} " + " ".join(
+                        f"{k}={v}" for k, v in fault.model_dump(exclude_none=True, exclude={"kind"}).items()))
             return 0
     except LabError as exc:
         print(f"ghost-agent lab: {exc}", file=sys.stderr)
         return 1
-    print("usage: ghost-agent lab {list,show,reset} ...", file=sys.stderr)
+    print("usage: ghost-agent lab {list,show,reset,inject} ...", file=sys.stderr)
     return 2
 
 
