@@ -206,3 +206,50 @@ def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, t
         assert np.array_equal(mapped.tcp_flags, streamed.tcp_flags), label
         assert np.array_equal(mapped.cols.ts, streamed.cols.ts), label
     assert analyze_capture(tmp_path / "whole.pcap").packets == 19730
+
+
+def _both_decoders(monkeypatch: pytest.MonkeyPatch, data: bytes, tmp_path: Path) -> list[str]:
+    import dataclasses
+
+    from netghost.forensics import decode
+    from netghost.forensics.reader import read_all
+
+    p = tmp_path / "d.bin"
+    p.write_bytes(data)
+    try:
+        batches, _ = read_all(p)
+    except CaptureFormatError:
+        return []
+    bad: list[str] = []
+    for b in batches:
+        monkeypatch.setattr(decode, "JIT_MIN_PACKETS", 10**12)
+        ref, ref_pay, _ = decode.decode_batch(b, 1)
+        monkeypatch.setattr(decode, "JIT_MIN_PACKETS", 0)
+        fast, fast_pay, _ = decode.decode_batch(b, 1)
+        bad += [f.name for f in dataclasses.fields(ref)
+                if getattr(ref, f.name).dtype != getattr(fast, f.name).dtype
+                or not np.array_equal(getattr(ref, f.name), getattr(fast, f.name))]
+        if not np.array_equal(ref_pay, fast_pay):
+            bad.append("payoff")
+    return bad
+
+
+def test_compiled_decoder_equals_numpy_decoder_on_corpus(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    pytest.importorskip("numba")
+    for p in sorted(PCAPS.iterdir()):
+        if not p.name.endswith((".json", ".md")):
+            assert _both_decoders(monkeypatch, p.read_bytes(), tmp_path) == [], p.name
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(FUZZ_FILES),
+       edits=st.lists(st.tuples(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=255)),
+                      min_size=1, max_size=40))
+def test_compiled_decoder_equals_numpy_decoder_on_mutations(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                           which: str, edits: list[tuple[int, int]]) -> None:
+    pytest.importorskip("numba")
+    data = bytearray((PCAPS / which).read_bytes())
+    for pos, val in edits:
+        data[24 + pos % (len(data) - 24)] = val  # keep the file header, mutate records
+    assert _both_decoders(monkeypatch, bytes(data), tmp_path) == []

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["jit_or_none"]
+__all__ = ["jit_or_none", "numba_module"]
 
 _CACHE: dict[str, Any] = {}
 
@@ -31,3 +31,14 @@ def jit_or_none(fn: Callable[..., Any]) -> Any:
         else:
             _CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
     return _CACHE[key]
+
+
+def numba_module() -> Any:
+    """The numba module, or ``None`` when it is not installed or ``NETGHOST_NO_NUMBA`` is set."""
+    if os.environ.get("NETGHOST_NO_NUMBA"):
+        return None
+    try:
+        import numba  # noqa: PLC0415  optional accelerator
+    except ImportError:
+        return None
+    return numba

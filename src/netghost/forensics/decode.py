@@ -16,12 +16,23 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
+from netghost.forensics.decode_jit import compiled_kernel
 from netghost.forensics.reader import RawBatch
 
 __all__ = ["ISSUES", "V4_MARK", "Packets", "decode_batch", "format_addr"]
+
+JIT_MIN_PACKETS = 20_000  # smaller batches: numpy is fast enough and numba's import is skipped
+_DTYPES: dict[str, Any] = {
+    "ethertype": np.int32, "l3": np.int8, "ttl": np.int16, "ip_id": np.int32, "dscp": np.int16, "proto": np.int16,
+    "sport": np.int32, "dport": np.int32, "seq": np.int64, "ack": np.int64, "tcp_flags": np.int16, "win": np.int32,
+    "tcp_hlen": np.int16, "paylen": np.int32, "icmp_type": np.int16, "icmp_code": np.int16, "icmp_mtu": np.int32,
+    "in_proto": np.int16, "in_sport": np.int32, "in_dport": np.int32, "mss": np.int32, "wscale": np.int16,
+    "issue": np.int8,
+}
 
 V4_MARK = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 
@@ -253,6 +264,10 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         The columns, the batch-relative L4 payload offset and captured end of each packet (for DNS).
     """
     n = len(b)
+    if n >= JIT_MIN_PACKETS and not (b.linktype == 239).any():
+        kernel = compiled_kernel()
+        if kernel is not None:
+            return _decode_compiled(kernel, b, first_frame)
     g = _Gather(b.buf)
     off = b.off
     end = off + b.caplen
@@ -397,6 +412,32 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         sack_perm=sack, issue=issue,
     )
     return cols, payoff, end
+
+
+INT_ROWS = ("ethertype", "l3", "ttl", "ip_id", "dscp", "proto", "sport", "dport", "seq", "ack", "tcp_flags", "win",
+            "tcp_hlen", "paylen", "icmp_type", "icmp_code", "icmp_mtu", "in_proto", "in_sport", "in_dport", "mss",
+            "wscale", "issue")
+U64_ROWS = ("src_hi", "src_lo", "dst_hi", "dst_lo", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "pay_hash")
+BOOL_ROWS = ("vlan", "ip_frag", "sack_perm")
+
+
+def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np.ndarray]:
+    """Run the compiled decoder and cast its rows to the column dtypes of the numpy path."""
+    n = len(b)
+    out_i = np.empty((25, n), np.int64)
+    out_u = np.empty((9, n), np.uint64)
+    out_b = np.empty((3, n), bool)
+    kernel(b.buf, b.off, b.caplen, b.wirelen, b.linktype, out_i, out_u, out_b)
+    kw: dict[str, np.ndarray] = {}
+    for k, name in enumerate(INT_ROWS):
+        kw[name] = out_i[k].astype(_DTYPES[name]) if _DTYPES[name] != np.int64 else out_i[k].copy()
+    for k, name in enumerate(U64_ROWS):
+        kw[name] = out_u[k].copy()
+    for k, name in enumerate(BOOL_ROWS):
+        kw[name] = out_b[k].copy()
+    cols = Packets(frame=np.arange(first_frame, first_frame + n, dtype=np.int64), ts=b.ts, caplen=b.caplen,
+                   wirelen=b.wirelen, linktype=b.linktype, **kw)
+    return cols, out_i[23], out_i[24]
 
 
 def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndarray, end: np.ndarray,  # noqa: PLR0917  internal column writer
