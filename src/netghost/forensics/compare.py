@@ -29,12 +29,13 @@ import numpy as np
 from netghost.forensics.decode import Packets, format_addr
 from netghost.forensics.engine import Analysis, analyze_capture
 
-__all__ = ["COMPARE_VERSION", "MAX_FLOWS", "MAX_FRAMES", "compare_analyses", "compare_captures"]
+__all__ = ["COMPARE_VERSION", "MAX_BY_FLOW", "MAX_FLOWS", "MAX_FRAMES", "compare_analyses", "compare_captures"]
 
 COMPARE_VERSION = 1
-MAX_FRAMES = 200  # frames listed per category (the count is always exact)
-MAX_FLOWS = 25
-MAX_FLOW_FRAMES = 20
+MAX_FRAMES = 100  # frames listed per category (the count is always exact)
+MAX_FLOWS = 25  # flows in per_flow (problems first, then the busiest)
+MAX_BY_FLOW = 10  # flows listed per category
+MAX_FLOW_FRAMES = 10  # frames per listed flow, examples per list
 _C = np.uint64(0x9E3779B97F4A7C15)
 _PROTO = {6: "tcp", 17: "udp", 1: "icmp", 58: "icmpv6"}
 

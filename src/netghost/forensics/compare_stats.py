@@ -23,6 +23,7 @@ import numpy as np
 from netghost.forensics.compare import (
     _PROTO,
     COMPARE_VERSION,
+    MAX_BY_FLOW,
     MAX_FLOW_FRAMES,
     MAX_FLOWS,
     MAX_FRAMES,
@@ -90,7 +91,7 @@ def _category(side: _Side, idx: np.ndarray, fd: np.ndarray, fl: _Flows, labels: 
         return out
     g = fd[idx]
     u, cnt = np.unique(g, return_counts=True)
-    for k in np.argsort(-cnt, kind="stable")[:MAX_FLOWS].tolist():
+    for k in np.argsort(-cnt, kind="stable")[:MAX_BY_FLOW].tolist():
         f, d = divmod(int(u[k]), 2)
         lab = labels.setdefault(f, fl.label(f))
         fr = np.sort(frames[g == u[k]])
