@@ -147,3 +147,18 @@ def test_private_dns_record_sets(make_lab: Callable[..., Lab]) -> None:
     everything = json.loads(lab.az("network private-dns record-set list -g prod-rg -z prod.internal").out)
     assert {r["name"] for r in everything} == {"redis-primary", "web-vm-01"}
     assert lab.az("network private-dns record-set cname list -g prod-rg -z prod.internal").out == "[]\n"
+
+
+def test_topology_and_security_group_view(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("nsg-deny")
+    topo = json.loads(lab.az("network watcher show-topology -g prod-rg").out)
+    names = {r["name"] for r in topo["resources"]}
+    assert {"vnet-prod", "web", "data", "web-vm-01", "web-vm-01VMNic", "nsg-data"} <= names
+    data = next(r for r in topo["resources"] if r["name"] == "data")
+    assert data["associations"][0]["resourceId"].endswith("/networkSecurityGroups/nsg-data")
+    view = json.loads(lab.az("network watcher show-security-group-view -g prod-rg --vm redis-primary").out)
+    assoc = view["networkInterfaces"][0]["securityRuleAssociations"]
+    assert [r["name"] for r in assoc["subnetAssociation"]["securityRules"]] == ["DenyAllFromWebSubnet",
+                                                                                "AllowRedisFromWeb"]
+    assert len(assoc["defaultSecurityRules"]) == 6
+    assert assoc["networkInterfaceAssociation"]["securityRules"] == []
