@@ -136,7 +136,7 @@ def test_non_printable_ascii_is_forbidden(command: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["", "   ", "ping 'unterminated", 'ping "x', "ping x\\", "ping (", "ls )", "ping \\ 0", "ping ''\\a", "ping 'x'\\a"],
+    ["", "   ", "ping 'unterminated", 'ping "x', "ping x\\", "ping (", "ls )", "ping \\ 0", "ping ''\\a", "ping 'x'\\a", "ping ] ]", "ping ]  ]"],
 )
 def test_broken_or_empty_input_is_refused(command: str) -> None:
     assert isinstance(parse_command(command), ParseRejection)
