@@ -291,3 +291,14 @@ def test_audit_file_held_by_another_writer_is_refused(tmp_path: Path) -> None:
 
     with WalWriter(tmp_path / "shell_audit_held.jsonl"), pytest.raises(WalLockedError):
         SafeExecShell("held", Recorder(), audit_dir=tmp_path, classifier=table_classify)  # type: ignore[arg-type]
+
+
+def test_stderr_has_a_smaller_budget(tmp_path: Path) -> None:
+    script = "import sys\nfor i in range(500): print('err', i, file=sys.stderr)\nprint('ok')"
+    with _shell(tmp_path, Recorder([HitlDecision.approve()])) as shell:
+        res = shell.execute({"command": f"{sys.executable} -c \"{script}\"", "reasoning": "x"})
+    assert res["output"] == "ok\n"
+    err_lines = res["stderr"].splitlines()
+    assert len(err_lines) <= 50
+    assert err_lines[0] == "err 0" and err_lines[-1] == "err 499"
+    assert res["output_metadata"]["truncation_applied"] is True

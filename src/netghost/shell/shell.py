@@ -341,7 +341,8 @@ class _Outcome:
         out = redact(_precut(result.stdout), command=command)
         err = redact(_precut(result.stderr), command=command)
         shown = truncate(out.text)
-        shown_err = truncate(err.text)
+        # stderr gets a quarter of the budget: it explains a failure, the answer is in stdout.
+        shown_err = truncate(err.text, max_lines=50, max_tokens=1_000)
         self.fields.update(
             status="completed" if result.error is None else "error",
             exit_code=result.exit_code,
