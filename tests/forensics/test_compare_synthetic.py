@@ -295,3 +295,38 @@ def test_syn_retries_that_never_reach_b_are_lost(tmp_path: Path) -> None:
     lost = next(f for f in doc["findings"] if f["kind"] == "lost_a_to_b")
     assert lost["title"].startswith("3 packet(s) left A for 10.0.2.4:6380 and never reached B")
     assert lost["evidence"]["frames"] == syns
+
+
+def test_ipv6_pair_without_ip_id(tmp_path: Path) -> None:
+    """IPv6 has no IP ID: the TCP pass on seq/ack/payload still matches, copies of a pure ACK pair in order."""
+    from tests.forensics.pcapwriter import ipv6_packet
+
+    c6, s6 = "2001:db8::4", "2001:db8:2::4"
+    a, b = Capture(), Capture()
+    frames_a = []
+    for k in range(8):
+        c2s = k % 2 == 0
+        # requests advance seq; the server's ACKs all acknowledge 1 (identical duplicate ACKs)
+        seg = tcp_segment(40000, 443, 1 + 5 * (k // 2), 9, PSH | ACK, 65535, b"q" * 5) if c2s else \
+            tcp_segment(443, 40000, 9, 1, ACK)
+        fr = ether(ipv6_packet(c6, s6, 6, seg) if c2s else ipv6_packet(s6, c6, 6, seg), ethertype=0x86DD)
+        frames_a.append(a.add(T0 + k * 0.01, fr))
+        if k != 4:  # the third request is lost between A and B
+            b.add(T0 + k * 0.01 + (0.002 if c2s else -0.002), fr)
+    comp = compare_captures(a.write(tmp_path / "a6.pcap"), b.write(tmp_path / "b6.pcap"))
+    assert comp["matched_packets"] == 7
+    assert comp["lost"]["a_to_b"]["frames"] == [frames_a[4]]
+    assert comp["per_flow"][0]["client"] == "[2001:db8::4]:40000"
+    assert comp["per_flow"][0]["one_way_delay_ms"] == pytest.approx(2.0, abs=0.01)
+
+
+def test_analyze_hook_is_used(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    a, b, _ = nat_pair
+    seen: list[Path] = []
+
+    def tracking(p: Path) -> Any:
+        seen.append(p)
+        return analyze_capture(p)
+
+    write_compare_outputs(a, b, semantic_dir=tmp_path, report_dir=tmp_path, formats={"json"}, analyze=tracking)
+    assert seen == [a, b]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -201,7 +202,7 @@ class CompareOutputs:
 
 def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_dir: str | Path = ".",
                           report_dir: str | Path = ".", formats: set[str] | None = None,
-                          narrative: bool = False) -> CompareOutputs:
+                          narrative: bool = False, analyze: Callable[[Path], Analysis] | None = None) -> CompareOutputs:
     """Analyse both captures, compare them and write the compare-mode outputs.
 
     Args:
@@ -211,6 +212,8 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
         report_dir: directory for the Markdown (and HTML) reports.
         formats: subset of {"md", "json", "html"} (default md and json).
         narrative: add a Gemini narrative on top of the reports when a key is configured.
+        analyze: how to analyse one capture (default :func:`analyze_capture`; the CLI passes its
+            progress-bar wrapper).
 
     Raises:
         CaptureFormatError: either capture is missing or unreadable.
@@ -218,7 +221,8 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
     """
     formats = {"md", "json"} if formats is None else set(formats)
     pa, pb = Path(path_a), Path(path_b)
-    an_a, an_b = analyze_capture(pa), analyze_capture(pb)
+    run = analyze or analyze_capture
+    an_a, an_b = run(pa), run(pb)
     doc, sem_b = build_compare_semantic(an_a, an_b, pa.stat().st_size, pb.stat().st_size)
     res = CompareOutputs(doc=doc)
     res.notices += [f"A: {w}" for w in an_a.info.warnings] + [f"B: {w}" for w in an_b.info.warnings]
@@ -257,7 +261,8 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
     return res
 
 
-def run_compare(args: argparse.Namespace, prog: str = "pcap-forensics") -> int:
+def run_compare(args: argparse.Namespace, prog: str = "pcap-forensics",
+                analyze: Callable[[Path], Analysis] | None = None) -> int:
     """CLI entry for ``CAPTURE --compare CAPTURE_B``: write the outputs, print a summary, return the exit code.
 
     Exit 0 on success; 2 with a one-line ``prog: error: ...`` for a missing/unreadable capture, an
@@ -266,6 +271,7 @@ def run_compare(args: argparse.Namespace, prog: str = "pcap-forensics") -> int:
     Args:
         args: parsed options ``capture``, ``compare``, ``semantic_dir``, ``report_dir``, ``format``, ``narrative``.
         prog: program name for messages.
+        analyze: optional per-capture analysis function (e.g. one that shows a progress bar).
     """
     formats = {f.strip() for f in str(getattr(args, "format", "md,json")).split(",") if f.strip()}
     unknown = formats - {"md", "json", "html"}
@@ -274,7 +280,7 @@ def run_compare(args: argparse.Namespace, prog: str = "pcap-forensics") -> int:
         return 2
     try:
         res = write_compare_outputs(args.capture, args.compare, semantic_dir=args.semantic_dir, report_dir=args.report_dir,
-                                    formats=formats, narrative=bool(getattr(args, "narrative", False)))
+                                    formats=formats, narrative=bool(getattr(args, "narrative", False)), analyze=analyze)
     except CaptureFormatError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
