@@ -97,7 +97,8 @@ def _views(text: str) -> list[str]:
         return views
     stripped = _ANSI.sub("", "\n".join(encoded))
     unescaped = _json_unescape(stripped)
-    for view in (stripped, unescaped, _url_decode(stripped), _url_decode(unescaped)):
+    deeper = _json_unescape(unescaped) if "\\" in unescaped else unescaped  # JSON inside a JSON string
+    for view in (stripped, unescaped, deeper, _url_decode(stripped), _url_decode(unescaped)):
         if view not in views and view not in text:
             views.append(view)
     return views
@@ -183,7 +184,7 @@ def _assignments(view: str) -> Iterator[tuple[re.Match[str], str]]:
             pos = 0
             while (match := LINE_ASSIGNMENT.search(line, pos)) is not None:
                 yield match, line
-                pos = match.start("v") if match.group("q") else match.end()
+                pos = match.start("v")  # a value may itself hold "name=value" (msg=api_key: x)
 
 
 def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
