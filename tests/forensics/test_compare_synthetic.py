@@ -330,3 +330,17 @@ def test_analyze_hook_is_used(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_p
 
     write_compare_outputs(a, b, semantic_dir=tmp_path, report_dir=tmp_path, formats={"json"}, analyze=tracking)
     assert seen == [a, b]
+
+
+def test_truncated_capture_is_compared_up_to_the_cut(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:
+    a, b, _ = nat_pair
+    data = a.read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[: len(data) - 30])  # the last record loses its tail
+    res = write_compare_outputs(cut, b, semantic_dir=tmp_path, report_dir=tmp_path, formats={"json"})
+    assert any(n.startswith("A: ") and "cut" in n for n in res.notices)
+    comp = res.doc["comparison"]
+    assert comp["points"]["a"]["packets"] == 9  # 10 frames written, the 10th cut
+    assert comp["matched_packets"] == 8
+    assert comp["sent_upstream"] == {"a_to_b": 5, "b_to_a": 5}
+    _validate(res.doc)

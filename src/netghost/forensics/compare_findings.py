@@ -32,7 +32,7 @@ def _lost(comp: dict[str, Any], key: str, src: str) -> list[Finding]:
     by_dst: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in cat["by_flow"]:
         by_dst[e["to"]].append(e)
-    sent = sum(d["packets_" + src.lower()] for f in comp["per_flow"] for d in f["directions"].values() if d["upstream"] == src)
+    sent = comp["sent_upstream"][key]
     rate = cat["count"] / sent if sent else 0.0
     sev = "high" if rate >= 0.05 or cat["count"] >= 50 else "medium" if rate >= 0.01 or cat["count"] >= 5 else "low"
     out = []

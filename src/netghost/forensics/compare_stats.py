@@ -218,6 +218,7 @@ def build_comparison(p: _Pair) -> dict[str, Any]:
         "clock_offset_method": ("median over flows of (min A→B + max B→A)/2 of t_B - t_A; " + SYMMETRY)
         if theta is not None else "unknown: no flow matched in both directions (assumed 0)",
         "delay_ms": {"a_to_b": _dist(corr[up[fdm] == 1]), "b_to_a": _dist(corr[up[fdm] == -1])},
+        "sent_upstream": {"a_to_b": int(np.count_nonzero(up[fd_a] == 1)), "b_to_a": int(np.count_nonzero(up[fd_b] == -1))},
         "lost": {"a_to_b": _category(a, ca["lost"], fd_a, fl, labels), "b_to_a": _category(b, cb["lost"], fd_b, fl, labels)},
         "injected": {"at_b": _category(b, cb["injected"], fd_b, fl, labels),
                      "at_a": _category(a, ca["injected"], fd_a, fl, labels)},
