@@ -10,13 +10,22 @@ The models only *declare* the world; :mod:`netghost.lab.world` answers questions
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from netghost.lab.world_faults import (
+    CLOUD_FAULT_KINDS,
+    NETWORK_FAULT_TYPES,
+    CloudFaultSpec,
+    LabModel,
+    NetworkFault,
+    check_ip,
+    check_name,
+    check_network,
+)
 from netghost.lab.world_refs import reference_problems
 
 __all__ = [
@@ -47,87 +56,13 @@ __all__ = [
     "WorldSpec",
 ]
 
-NETWORK_FAULT_TYPES = (
-    "nsg-deny",
-    "udr-dead-appliance",
-    "service-down",
-    "dns-nxdomain",
-    "dns-private-zone-not-linked",
-    "pmtu-blackhole",
-    "path-packet-loss",
-    "middlebox-rst",
-    "peering-disconnected",
-)
-NetworkFaultType = Literal[
-    "nsg-deny",
-    "udr-dead-appliance",
-    "service-down",
-    "dns-nxdomain",
-    "dns-private-zone-not-linked",
-    "pmtu-blackhole",
-    "path-packet-loss",
-    "middlebox-rst",
-    "peering-disconnected",
-]
-
-CLOUD_FAULT_KINDS = (
-    "extension-missing",
-    "no-network-watcher",
-    "container-missing",
-    "storage-auth-failure",
-    "capture-error",
-    "poll-transient",
-    "blob-late",
-    "download-failure",
-    "capture-name-conflict",
-    "capture-quota",
-)
-CloudFaultKind = Literal[
-    "extension-missing",
-    "no-network-watcher",
-    "container-missing",
-    "storage-auth-failure",
-    "capture-error",
-    "poll-transient",
-    "blob-late",
-    "download-failure",
-    "capture-name-conflict",
-    "capture-quota",
-]
-
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
 _STORAGE_NAME = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9\-]{1,61}[a-z0-9]$")
 PrefixSpec = str | list[str]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _check_name(value: str) -> str:
-    if not _NAME.match(value):
-        raise ValueError(f"{value!r} is not a valid Azure resource name (1-80 of [A-Za-z0-9_.-])")
-    return value
-
-
-def _check_network(value: str) -> str:
-    try:
-        ipaddress.ip_network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a CIDR prefix: {exc}") from exc
-    return value
-
-
-def _check_ip(value: str) -> str:
-    try:
-        ipaddress.IPv4Address(value)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not an IPv4 address") from exc
-    return value
-
-
-class Subscription(_Model):
+class Subscription(LabModel):
     """The one subscription the lab's ``az`` is logged in to (``az account show``)."""
 
     id: str = "00000000-0000-0000-0000-000000000000"
@@ -147,14 +82,14 @@ class Subscription(_Model):
     )
 
 
-class ResourceGroup(_Model):
+class ResourceGroup(LabModel):
     name: str
     location: str
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
 
-class NetworkWatcherDecl(_Model):
+class NetworkWatcherDecl(LabModel):
     """A regional Network Watcher; packet capture needs one in the VM's region."""
 
     location: str
@@ -166,17 +101,17 @@ class NetworkWatcherDecl(_Model):
         return self.name or f"NetworkWatcher_{self.location}"
 
 
-class Subnet(_Model):
+class Subnet(LabModel):
     name: str
     address_prefix: str
     nsg: str | None = None
     route_table: str | None = None
 
-    _n = field_validator("name")(_check_name)
-    _p = field_validator("address_prefix")(_check_network)
+    _n = field_validator("name")(check_name)
+    _p = field_validator("address_prefix")(check_network)
 
 
-class Peering(_Model):
+class Peering(LabModel):
     """One direction of a VNet peering; both directions must be Connected for traffic to flow."""
 
     name: str
@@ -191,7 +126,7 @@ class Peering(_Model):
     use_remote_gateways: bool = False
 
 
-class VNet(_Model):
+class VNet(LabModel):
     name: str
     resource_group: str
     location: str | None = None
@@ -200,15 +135,15 @@ class VNet(_Model):
     subnets: list[Subnet]
     peerings: list[Peering] = Field(default_factory=list)
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
     @field_validator("address_prefixes")
     @classmethod
     def _prefixes(cls, value: list[str]) -> list[str]:
-        return [_check_network(v) for v in value]
+        return [check_network(v) for v in value]
 
 
-class SecurityRule(_Model):
+class SecurityRule(LabModel):
     """A custom NSG rule; prefixes may be CIDRs, IPs, ``*`` or the service tags the lab knows."""
 
     name: str
@@ -222,16 +157,16 @@ class SecurityRule(_Model):
     destination_port_range: PrefixSpec = "*"
     description: str | None = None
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
 
-class Nsg(_Model):
+class Nsg(LabModel):
     name: str
     resource_group: str
     location: str | None = None
     rules: list[SecurityRule] = Field(default_factory=list)
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
     @model_validator(mode="after")
     def _unique(self) -> Nsg:
@@ -244,34 +179,34 @@ class Nsg(_Model):
         return self
 
 
-class Route(_Model):
+class Route(LabModel):
     name: str
     address_prefix: str
     next_hop_type: Literal["VirtualNetworkGateway", "VnetLocal", "Internet", "VirtualAppliance", "None"]
     next_hop_ip: str | None = None
 
-    _p = field_validator("address_prefix")(_check_network)
+    _p = field_validator("address_prefix")(check_network)
 
     @model_validator(mode="after")
     def _hop(self) -> Route:
         if (self.next_hop_type == "VirtualAppliance") != (self.next_hop_ip is not None):
             raise ValueError(f"route {self.name}: next_hop_ip is required exactly for VirtualAppliance")
         if self.next_hop_ip is not None:
-            _check_ip(self.next_hop_ip)
+            check_ip(self.next_hop_ip)
         return self
 
 
-class RouteTable(_Model):
+class RouteTable(LabModel):
     name: str
     resource_group: str
     location: str | None = None
     disable_bgp_route_propagation: bool = False
     routes: list[Route] = Field(default_factory=list)
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
 
-class Service(_Model):
+class Service(LabModel):
     """A process listening on a VM (what ``ss -ltn`` would show there)."""
 
     port: int = Field(ge=1, le=65535)
@@ -281,7 +216,7 @@ class Service(_Model):
     bind: str = "0.0.0.0"
 
 
-class Nic(_Model):
+class Nic(LabModel):
     name: str | None = Field(default=None, description="default: <vm>VMNic as az vm create names it")
     subnet: str = Field(description="'<vnet>/<subnet>'")
     private_ip: str
@@ -289,10 +224,10 @@ class Nic(_Model):
     ip_forwarding: bool = False
     public_ip: str | None = None
 
-    _ip = field_validator("private_ip")(_check_ip)
+    _ip = field_validator("private_ip")(check_ip)
 
 
-class Vm(_Model):
+class Vm(LabModel):
     name: str
     resource_group: str
     location: str | None = None
@@ -308,7 +243,7 @@ class Vm(_Model):
     mtu: int = 1500
     role: str | None = None
 
-    _n = field_validator("name")(_check_name)
+    _n = field_validator("name")(check_name)
 
     @model_validator(mode="after")
     def _default_nic_names(self) -> Vm:
@@ -320,7 +255,7 @@ class Vm(_Model):
         return self
 
 
-class DnsRecord(_Model):
+class DnsRecord(LabModel):
     name: str
     type: Literal["A", "CNAME"] = "A"
     values: list[str]
@@ -330,26 +265,26 @@ class DnsRecord(_Model):
     def _values(self) -> DnsRecord:
         if self.type == "A":
             for value in self.values:
-                _check_ip(value)
+                check_ip(value)
         elif len(self.values) != 1:
             raise ValueError(f"CNAME {self.name} must have exactly one target")
         return self
 
 
-class VNetLink(_Model):
+class VNetLink(LabModel):
     name: str
     vnet: str
     registration_enabled: bool = False
 
 
-class PrivateDnsZone(_Model):
+class PrivateDnsZone(LabModel):
     name: str
     resource_group: str
     records: list[DnsRecord] = Field(default_factory=list)
     links: list[VNetLink] = Field(default_factory=list)
 
 
-class PublicDnsRecord(_Model):
+class PublicDnsRecord(LabModel):
     """A record on the public Internet (what 1.1.1.1 answers); names are FQDNs."""
 
     name: str
@@ -357,7 +292,7 @@ class PublicDnsRecord(_Model):
     values: list[str]
 
 
-class StorageAccount(_Model):
+class StorageAccount(LabModel):
     name: str
     resource_group: str
     location: str | None = None
@@ -383,7 +318,7 @@ class StorageAccount(_Model):
         return value
 
 
-class TrafficFlow(_Model):
+class TrafficFlow(LabModel):
     """Application traffic the world carries: ``client`` talks to ``server:port``.
 
     ``client``/``server`` name a VM or give a literal IPv4 address (an Internet client, a PaaS
@@ -402,35 +337,7 @@ class TrafficFlow(_Model):
     response_bytes: int = Field(default=1200, ge=0)
 
 
-class NetworkFault(_Model):
-    """The one injected network fault; ``flow`` names the traffic it breaks.
-
-    ``params`` carry data-plane parameters config cannot show: ``path_mtu``, ``at`` and
-    ``icmp_filtered`` (pmtu-blackhole); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
-    ``injector_ip`` and ``idle_timeout_s`` (middlebox-rst).
-    """
-
-    type: NetworkFaultType
-    flow: str
-    params: dict[str, float | int | str | list[str]] = Field(default_factory=dict)
-
-
-class CloudFaultSpec(_Model):
-    """A failure of the cloud API itself (not of the network), see :mod:`netghost.lab.faults`."""
-
-    kind: CloudFaultKind
-    vm: str | None = None
-    region: str | None = None
-    count: int = Field(default=1, ge=1, description="poll-transient / download-failure: failures before success")
-    delay_s: float = Field(default=20.0, ge=0, description="blob-late: lab seconds after Stop before the blob shows")
-    limit: int = Field(default=1, ge=0, description="capture-quota: concurrent captures allowed per region")
-    error: str | None = Field(default=None, description="capture-error: packetCaptureError value")
-    account: str | None = Field(default=None, description="storage faults: the account (default: all)")
-    container: str | None = Field(default=None, description="container-missing: the container removed")
-    message: str | None = Field(default=None, description="override the lab's default error text")
-
-
-class LocalMachine(_Model):
+class LocalMachine(LabModel):
     """Where the engineer's own machine sits; by default outside every VNet (a laptop)."""
 
     inside_vnet: str | None = None
@@ -438,7 +345,7 @@ class LocalMachine(_Model):
     resolver: str = "1.1.1.1"
 
 
-class WorldSpec(_Model):
+class WorldSpec(LabModel):
     """One scenario world, as written in ``scenarios/<name>.yaml``."""
 
     name: str
