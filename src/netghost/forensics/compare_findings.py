@@ -105,7 +105,7 @@ def _blocked(comp: dict[str, Any]) -> list[Finding]:
             out.append(_f(
                 "flow_blocked", "high", 0.85,
                 f"The last {n} packet(s) of {flow} seen at {seen}{after} never reached {miss} → flow blocked between the points",
-                f"{flow} ({es[0]['from']} ↔ {es[0]['to']}) matched normally until {seen} frame {frames[0]}; from there "
+                f"{flow} ({es[0]['from']} ↔ {es[0]['to']}) matched normally before; from {seen} frame {frames[0]} on, "
                 f"nothing of it is seen at {miss}. A middlebox between the probes cut the connection (stateful "
                 "firewall/NVA after a reset, idle timeout, or a deny rule).",
                 frames, [flow], seen, packets=n,
