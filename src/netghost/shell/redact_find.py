@@ -42,10 +42,10 @@ _PUBLIC_FIELD = re.compile(
     r"client-certificate-data)[\"']?\s*[:=]\s*\[?\s*[\"']?$"
 )
 _TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
-_NAME_HINT = re.compile(
-    r"(?i)pass|pwd|secret|token|key|sig|auth|cred|conn|cookie|sas|primary|secondary|value|hmac|private|"
-    r"session|dockerconfig"
-)
+_NAME_HINTS = (
+    "pass", "pwd", "secret", "token", "key", "sig", "auth", "cred", "conn", "cookie", "sas", "primary",
+    "secondary", "value", "hmac", "private", "session", "dockerconfig",
+)  # fmt: skip
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
@@ -179,16 +179,34 @@ def _assignments(view: str) -> Iterator[tuple[re.Match[str], str]]:
     Only lines that mention a secret-sounding name are scanned: the assignment regex is the most
     expensive rule, and most output lines (ids, addresses, states) cannot match a secret label.
     """
-    for line in view.splitlines():
-        if _NAME_HINT.search(line):
-            pos = 0
-            while (match := LINE_ASSIGNMENT.search(line, pos)) is not None:
-                yield match, line
-                pos = match.start("v")  # a value may itself hold "name=value" (msg=api_key: x)
+    lowered = view.lower()
+    hits = sorted({i for word in _NAME_HINTS for i in _find_all(lowered, word)})
+    next_line = 0
+    for at in hits:
+        if at < next_line:
+            continue  # this line was scanned already
+        start = max(view.rfind("\n", 0, at), view.rfind("\r", 0, at)) + 1
+        ends = [e for e in (view.find("\n", at), view.find("\r", at)) if e != -1]
+        next_line = min(ends) if ends else len(view)
+        line = view[start:next_line]
+        pos = 0
+        while (match := LINE_ASSIGNMENT.search(line, pos)) is not None:
+            yield match, line
+            pos = match.start("v")  # a value may itself hold "name=value" (msg=api_key: x)
+
+
+def _find_all(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
 
 
 def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
     """Flag values on a command line: ``--account-key X``, ``--password=X``, ``curl -u user:pass``."""
+    if " -" not in view and "\t-" not in view and not view.startswith("-"):
+        _find_cookies(view, add)
+        return
     for match in _CLI_FLAG.finditer(view):
         name = match.group("name").lstrip("-")
         value = match.group("v").strip("'\"")
@@ -200,6 +218,13 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
     if " login" in view:  # az login / docker login / az acr login: -p is the password
         for match in _LOGIN_P.finditer(view):
             add(match.group("v").strip("'\""), "password")
+    _find_cookies(view, add)
+
+
+def _find_cookies(view: str, add: Callable[[str, str], None]) -> None:
+    """Every cookie value in ``Cookie:``/``Set-Cookie:`` headers, not only the first."""
+    if "cookie" not in view.lower():
+        return
     for line in view.splitlines():
         _, sep, rest = line.partition(":")
         if sep and line[: len(_)].strip().lower().endswith("cookie"):
