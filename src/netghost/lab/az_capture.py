@@ -15,7 +15,7 @@ from typing import Any
 from netghost.lab.arm_network import etag
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, find_vm
-from netghost.lab.az_errors import AzError, arm_error, plain_error
+from netghost.lab.az_errors import arm_error, plain_error
 from netghost.lab.az_watcher import normalise_location, require_extension, require_watcher
 from netghost.lab.capture_store import STARTUP_S, capture_status
 from netghost.lab.clock import format_azure_time
@@ -290,4 +290,3 @@ COMMANDS = [
                         _ex("delete", "Delete a packet capture session."), policy=True), _delete),
 ]
 
-_ = AzError

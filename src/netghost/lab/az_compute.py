@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from netghost.lab.arm_network import (
-    etag,
     guid,
     nic_doc,
     nsg_doc,
-    ref,
     route_table_doc,
     vnet_doc,
     watcher_doc,
@@ -293,7 +291,6 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
     }
 
 
-_ = (etag, ref, format_azure_time)  # re-exported helpers kept importable from one place
 
 COMMANDS = [
     Command(CommandSpec(("resource", "show"), (

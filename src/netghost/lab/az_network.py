@@ -20,7 +20,7 @@ from netghost.lab.arm_network import (
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, id_parts, require_rg
 from netghost.lab.az_errors import AzError, not_found
-from netghost.lab.netcalc import DEFAULT_PRIORITIES, DEFAULT_RULES, RuleMatchContext
+from netghost.lab.netcalc import DEFAULT_RULES, RuleMatchContext
 from netghost.lab.world_model import SecurityRule
 
 __all__ = ["COMMANDS"]
@@ -280,7 +280,6 @@ def _link_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return out
 
 
-_ = DEFAULT_PRIORITIES
 _RG_REQ = Arg("--resource-group", "-g", required=True)
 
 COMMANDS = [
