@@ -162,3 +162,11 @@ def test_topology_and_security_group_view(make_lab: Callable[..., Lab]) -> None:
                                                                                 "AllowRedisFromWeb"]
     assert len(assoc["defaultSecurityRules"]) == 6
     assert assoc["networkInterfaceAssociation"]["securityRules"] == []
+
+
+def test_login_and_account_list(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("healthy")
+    login = lab.az("login --identity")
+    assert login.code == 0 and json.loads(login.out)[0]["user"]["name"] == "ghost-sp"
+    assert "no credentials were used" in login.err
+    assert lab.az("account list --query [].isDefault -o tsv").out == "true\n"

@@ -292,6 +292,16 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 
+def _account_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return [_account_show(ctx, args)]
+
+
+def _login(ctx: AzContext, args: ParsedArgs) -> Any:
+    """The lab is always logged in as its world's identity; ``az login`` just lists it, as real az does."""
+    ctx.warn("WARNING: netghost lab: already signed in as the lab identity; no credentials were used.\n")
+    return [_account_show(ctx, args)]
+
+
 COMMANDS = [
     Command(CommandSpec(("resource", "show"), (
         Arg("--include-response-body", choices=("false", "true")), Arg("--api-version"), Arg("--ids", kind="many"),
@@ -311,4 +321,11 @@ COMMANDS = [
     ), (("List the extensions attached to a VM.", "az vm extension list -g MyResourceGroup --vm-name MyVm"),)),
         _extension_list),
     Command(CommandSpec(("account", "show"), (Arg("--name", "-n"),)), _account_show),
+    Command(CommandSpec(("account", "list"), (Arg("--all", kind="flag"), Arg("--refresh", kind="flag"))),
+            _account_list),
+    Command(CommandSpec(("login",), (
+        Arg("--identity", kind="flag"), Arg("--service-principal", kind="flag"), Arg("--username", "-u"),
+        Arg("--password", "-p"), Arg("--tenant", "-t"), Arg("--use-device-code", kind="flag"),
+        Arg("--allow-no-subscriptions", kind="flag"), Arg("--scope"),
+    )), _login),
 ]
