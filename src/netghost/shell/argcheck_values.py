@@ -24,6 +24,9 @@ _BLOCKED_NAMES = frozenset(
 )
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
 _NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
+# Unauthenticated-by-default control planes: a GET there lists containers with their environment
+# (secrets), kubelet pods, etcd keys or Consul KV.
+_CONTROL_PLANE_PORTS = frozenset({2375, 2376, 2379, 2380, 4001, 10250, 10255, 8500})
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)", re.S)
 _KNOWN_SCHEMES = frozenset(
     ["http", "https", "file", "ftp", "ftps", "gopher", "gophers", "dict", "ldap", "ldaps", "imap", "imaps", "pop3", "pop3s", "smtp", "smtps", "rtsp", "rtmp", "scp", "sftp", "smb", "smbs", "telnet", "tftp", "mqtt", "ws", "wss"]
@@ -151,6 +154,8 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
     rest = parts.path + parts.query + parts.fragment
     if "{" in url or "}" in url or "[" in rest or "]" in rest:
         return "curl URL globbing ({...} or [...]) expands into many requests"
+    if parts.port in _CONTROL_PLANE_PORTS:
+        return f"port {parts.port} is a container/cluster control-plane API (Docker, kubelet, etcd, Consul)"
     why = blocked_address(host)
     if why is None:
         return None
