@@ -120,3 +120,28 @@ def test_lab_inject_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "cloud fault poll-transient count=2" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         ghost_main(["lab", "--state-dir", str(state), "inject", "no-such-kind"])
+
+
+def test_concurrent_dual_end_creates_do_not_lose_a_capture(lab_env: dict[str, str]) -> None:
+    procs = [
+        subprocess.Popen(["az", "network", "watcher", "packet-capture", "create", "-g", "prod-rg", "-n", f"ghost_{vm}",
+                          "--vm", vm, "--storage-account", "forensicssa", "--time-limit", "600", "-o", "none"],
+                         env=lab_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for vm in ("web-vm-01", "redis-primary")
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    names = _az(lab_env, "network", "watcher", "packet-capture", "list", "-l", "eastus", "--query", "[].name", "-o", "tsv")
+    assert sorted(names.stdout.split()) == ["ghost_redis-primary", "ghost_web-vm-01"]
+
+
+def test_corrupt_state_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    from netghost.lab.az import run_az
+    from netghost.lab.state import init_state
+
+    init_state(tmp_path / "s", "healthy")
+    (tmp_path / "s" / "captures.json").write_text("{not json")
+    code, out, err = run_az(["network", "watcher", "packet-capture", "list", "-l", "eastus"],
+                            {"NETGHOST_LAB_STATE": str(tmp_path / "s")})
+    assert (code, out) == (1, "") and err.startswith("ERROR: lab: lab state file") and "corrupt" in err
