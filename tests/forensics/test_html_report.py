@@ -106,7 +106,8 @@ def test_compare_html_draws_impaired_flow(tmp_path: Path) -> None:
     (out,) = res.written
     assert out.name.endswith("_vs_chrissanders_ppa2e_http_espn_B_forensic_report.html")
     page = out.read_text()
-    assert len(_parse(page).imgs) == 2
+    assert len(_parse(page).imgs) == 3
+    assert "One-way delay between the capture points over time" in page
     inj = res.doc["comparison"]["injected_packets"][0]["flow"]
     assert f"Sequence graph of the worst flow, {inj}" in page
     assert "Injected between A and B" in page

@@ -19,7 +19,7 @@ import numpy as np
 from netghost.forensics.engine import Analysis
 from netghost.forensics.tcp import FLAG_BITS
 
-__all__ = ["charts_available", "rtt_samples", "sequence_graph_png", "timeline_png"]
+__all__ = ["charts_available", "delay_png", "rtt_samples", "sequence_graph_png", "timeline_png"]
 
 _WRAP = 1 << 32
 
@@ -174,5 +174,26 @@ def timeline_png(an: Analysis, stream: int | None = None, bins: int = 60) -> byt
     if ax2.get_legend_handles_labels()[0]:
         ax2.legend(loc="upper right", fontsize=8)
     ax2.grid(alpha=0.3)
+    del fig
+    return _png(canvas)
+
+
+def delay_png(t: np.ndarray, delay_ms: np.ndarray, a_to_b: np.ndarray) -> bytes:
+    """One-way delay of every matched packet over time, A→B and B→A (compare mode).
+
+    Rising delay in one direction only is queueing on that direction's path; a step in both is a route
+    change; the two directions drifting apart is clock drift between the probes.
+    """
+    fig, canvas, (ax,) = _figure(10, 3.8)
+    t0 = float(t.min()) if t.size else 0.0
+    for m, name, color in ((a_to_b, "A → B", "tab:blue"), (~a_to_b, "B → A", "tab:orange")):
+        if m.any():
+            ax.plot(t[m] - t0, delay_ms[m], ".", markersize=3, color=color, label=name)
+    ax.set_xlabel("seconds since the first matched packet (A's clock)")
+    ax.set_ylabel("one-way delay (ms)")
+    ax.set_title("One-way delay between the capture points (clock offset removed)")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
     del fig
     return _png(canvas)

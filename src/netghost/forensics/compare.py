@@ -239,9 +239,16 @@ def compare_captures(path_a: str | Path, path_b: str | Path) -> dict[str, Any]:
     return compare_analyses(analyze_capture(path_a), analyze_capture(path_b))
 
 
-def compare_analyses(an_a: Analysis, an_b: Analysis) -> dict[str, Any]:
-    """Compare two already-analysed captures (see :func:`compare_captures`)."""
+def compare_analyses(an_a: Analysis, an_b: Analysis, series: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """Compare two already-analysed captures (see :func:`compare_captures`).
+
+    Args:
+        an_a: analysis of point A's capture.
+        an_b: analysis of point B's capture.
+        series: when given, filled with per-matched-packet arrays for charts (never put in the JSON):
+            ``t`` (A's timestamp), ``delay_ms`` (offset-corrected one-way delay), ``a_to_b`` (bool).
+    """
     from netghost.forensics.compare_stats import build_comparison  # noqa: PLC0415  split module, avoids a cycle
 
     p = _pair(_side(an_a), _side(an_b))
-    return build_comparison(p)
+    return build_comparison(p, series)

@@ -46,18 +46,19 @@ def capture_stem(path: str | Path) -> str:
     return name or "capture"
 
 
-def build_compare_semantic(an_a: Analysis, an_b: Analysis, size_a: int | None = None,
-                           size_b: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def build_compare_semantic(an_a: Analysis, an_b: Analysis, size_a: int | None = None, size_b: int | None = None,
+                           series: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return (the compare-mode semantic document, point B's own semantic document).
 
     Args:
         an_a: analysis of point A's capture.
         an_b: analysis of point B's capture.
         size_a: capture A's size in bytes; size_b: capture B's.
+        series: filled with the per-packet delay arrays for charts (see ``compare_analyses``).
     """
     doc = build_semantic(an_a, size_a)
     sem_b = build_semantic(an_b, size_b)
-    comp = compare_analyses(an_a, an_b)
+    comp = compare_analyses(an_a, an_b, series)
     sb = sem_b["summary"]
     comp["b_summary"] = {
         "packets": sb["packets"], "tcp_conversations": sb["tcp_conversations"], "rst_packets": sb["rst_packets"],
@@ -223,7 +224,8 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
     pa, pb = Path(path_a), Path(path_b)
     run = analyze or analyze_capture
     an_a, an_b = run(pa), run(pb)
-    doc, sem_b = build_compare_semantic(an_a, an_b, pa.stat().st_size, pb.stat().st_size)
+    series: dict[str, Any] = {}
+    doc, sem_b = build_compare_semantic(an_a, an_b, pa.stat().st_size, pb.stat().st_size, series)
     res = CompareOutputs(doc=doc)
     res.notices += [f"A: {w}" for w in an_a.info.warnings] + [f"B: {w}" for w in an_b.info.warnings]
     stem = f"{capture_stem(pa)}_vs_{capture_stem(pb)}"
@@ -256,7 +258,7 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
 
         rdir.mkdir(parents=True, exist_ok=True)
         out = rdir / f"{stem}_forensic_report.html"
-        res.notices += write_html_report(out, doc, an_a, markdown=report, narrative=story, model=model)
+        res.notices += write_html_report(out, doc, an_a, markdown=report, narrative=story, model=model, delay=series)
         res.written.append(out)
     return res
 

@@ -132,7 +132,7 @@ def _classify(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, *, up
             "injected": only[rest & (u == -1)], "unmatched": only[(rest & (u == 0)) | (~has & ~inside)]}
 
 
-def build_comparison(p: _Pair) -> dict[str, Any]:
+def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """The ``comparison`` object (schema: compare.schema.json) for a matched pair."""
     a, b, ia, ib, nf = p.a, p.b, p.ia, p.ib, p.nflows
     fl = _Flows(p)
@@ -178,6 +178,9 @@ def build_comparison(p: _Pair) -> dict[str, Any]:
     # per-packet one-way delay against the capture's offset (robust: a median over flows); a flow's
     # delay is its fastest packet either way (the base delay, jitter excluded)
     corr = (dt - th_g) * up[fdm]
+    if series is not None:  # chart arrays (never in the JSON)
+        keep = up[fdm] != 0
+        series.update(t=a.c.ts[a.rows[ia]][keep], delay_ms=corr[keep] * 1000.0, a_to_b=(up[fdm] == 1)[keep])
     cmin = np.where(up != 0, _at(np.minimum, fdm, corr, ng, np.inf), np.nan).reshape(-1, 2)
     cmin[~np.isfinite(cmin)] = np.nan
     owd = np.where(np.isnan(cmin).all(1), np.nan, np.fmax(np.fmin(cmin[:, 0], cmin[:, 1]), 0.0))

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from netghost.forensics.charts import charts_available, sequence_graph_png, timeline_png
+from netghost.forensics.charts import charts_available, delay_png, sequence_graph_png, timeline_png
 from netghost.forensics.engine import Analysis
 from netghost.forensics.report import render_report
 
@@ -98,7 +98,7 @@ def _img(png: bytes, caption: str) -> str:
 
 
 def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = None, narrative: str | None = None,
-                model: str | None = None) -> tuple[str, list[str]]:
+                model: str | None = None, delay: dict[str, Any] | None = None) -> tuple[str, list[str]]:
     """Return (the HTML page, notices for stderr).
 
     Args:
@@ -107,6 +107,7 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
         markdown: the Markdown report to convert (default :func:`render_report` of ``sem``).
         narrative: optional Gemini paragraph, shown labelled above the report.
         model: the model that wrote the narrative.
+        delay: compare mode's per-packet delay series (``t``, ``delay_ms``, ``a_to_b``) for a delay chart.
     """
     md = markdown if markdown is not None else render_report(sem)
     title, _, rest = md.partition("\n")
@@ -128,6 +129,9 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
             cap = f"Sequence graph of the worst flow, tcp/{s}"
             parts.append(_img(sequence_graph_png(an, s, cap), cap + " (tcptrace style)"))
         parts.append(_img(timeline_png(an, s), "Retransmissions and RTT over time"))
+        if delay and len(delay.get("t", ())):
+            parts.append(_img(delay_png(delay["t"], delay["delay_ms"], delay["a_to_b"]),
+                              "One-way delay between the capture points over time"))
     parts.append(markdown_to_html(rest))
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title.lstrip("# "))}</title>'
             f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
@@ -135,12 +139,12 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
 
 
 def write_html_report(out: str | Path, sem: dict[str, Any], an: Analysis, *, markdown: str | None = None,
-                      narrative: str | None = None, model: str | None = None) -> list[str]:
+                      narrative: str | None = None, model: str | None = None, delay: dict[str, Any] | None = None) -> list[str]:
     """Write :func:`render_html` to ``out``; returns the notices (e.g. matplotlib missing).
 
     Raises:
         OSError: the file cannot be written.
     """
-    page, notices = render_html(sem, an, markdown=markdown, narrative=narrative, model=model)
+    page, notices = render_html(sem, an, markdown=markdown, narrative=narrative, model=model, delay=delay)
     Path(out).write_text(page, encoding="utf-8")
     return notices
