@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netghost.shell import redact
+from netghost.shell.redact_rules import PLACEHOLDER
 
 _FRAGMENTS = [
     "Password=",
@@ -79,7 +80,8 @@ _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#
 @settings(max_examples=200, deadline=None)
 @given(
     st.text(alphabet=_VALUE_CHARS, min_size=8, max_size=40).filter(
-        lambda v: not v.isdigit() and len(set(v)) >= 4 and not v.startswith(("$", "-", "."))
+        # documented placeholders (YOUR_API_KEY, ********, ${VAR}) are deliberately kept
+        lambda v: not v.isdigit() and len(set(v)) >= 4 and not v.startswith(("$", "-", ".")) and not PLACEHOLDER.match(v)
     ),
     st.sampled_from([
         "Password={v};Encrypt=True;",
