@@ -170,3 +170,16 @@ def test_login_and_account_list(make_lab: Callable[..., Lab]) -> None:
     assert login.code == 0 and json.loads(login.out)[0]["user"]["name"] == "ghost-sp"
     assert "no credentials were used" in login.err
     assert lab.az("account list --query [].isDefault -o tsv").out == "true\n"
+
+
+def test_child_resource_show_commands(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("udr-dead-appliance")
+    rule = json.loads(lab.az("network nsg rule show -g prod-rg --nsg-name nsg-data -n AllowRedisFromWeb").out)
+    assert rule["priority"] == 200
+    assert lab.az("network nsg rule show -g prod-rg --nsg-name nsg-data -n Nope").code == 3
+    route = json.loads(lab.az("network route-table route show -g prod-rg --route-table-name rt-web -n data-via-fw").out)
+    assert route["nextHopIpAddress"] == "10.0.100.4"
+    peering = json.loads(lab.az("network vnet peering show -g prod-rg --vnet-name vnet-prod -n prod-to-hub").out)
+    assert peering["peeringState"] == "Connected"
+    nics = json.loads(lab.az("network nic list -g hub-rg --query [].enableIPForwarding").out)
+    assert nics == [True]

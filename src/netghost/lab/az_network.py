@@ -78,6 +78,41 @@ def _rule_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return rules
 
 
+def _rule_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, nsg_name, name = args["resource_group"], args["nsg_name"], args["name"]
+    for doc in _rule_list(ctx, args) + [rule_doc(ctx.world, _get(ctx, "Microsoft.Network/networkSecurityGroups", rg,
+                                                                  nsg_name), r, default=True) for r in DEFAULT_RULES]:
+        if doc["name"].lower() == name.lower() and doc["type"].endswith("/securityRules"):
+            return doc
+    raise not_found(f"Microsoft.Network/networkSecurityGroups/{nsg_name}/securityRules/{name}", rg)
+
+
+def _nic_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg = args["resource_group"]
+    if rg:
+        require_rg(ctx, rg)
+    return [nic_doc(ctx.world, vm, nic) for vm, nic in ctx.world.nics()
+            if rg is None or vm.resource_group.lower() == rg.lower()]
+
+
+def _route_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, table, name = args["resource_group"], args["route_table_name"], args["name"]
+    rt = _get(ctx, "Microsoft.Network/routeTables", rg, table)
+    route = next((r for r in rt.routes if r.name.lower() == name.lower()), None)
+    if route is None:
+        raise not_found(f"Microsoft.Network/routeTables/{table}/routes/{name}", rg)
+    return route_doc(ctx.world, rt, route)
+
+
+def _peering_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, vnet_name, name = args["resource_group"], args["vnet_name"], args["name"]
+    vnet = _get(ctx, "Microsoft.Network/virtualNetworks", rg, vnet_name)
+    peer = next((p for p in vnet.peerings if p.name.lower() == name.lower()), None)
+    if peer is None:
+        raise not_found(f"Microsoft.Network/virtualNetworks/{vnet_name}/virtualNetworkPeerings/{name}", rg)
+    return peering_doc(ctx.world, vnet, peer)
+
+
 def _eff_prefix(value: str | list[str], kind: str) -> dict[str, Any]:
     values = [value] if isinstance(value, str) else list(value)
     values = ["0.0.0.0/0" if v in ("*", "Any") else v for v in values]
@@ -289,6 +324,11 @@ COMMANDS = [
         Arg("--nsg-name", required=True), _RG_REQ, Arg("--include-default", kind="flag"),
     ), (("List all rules in a network security group.", "az network nsg rule list -g MyResourceGroup --nsg-name MyNsg"),)),
         _rule_list),
+    Command(CommandSpec(("network", "nsg", "rule", "show"), (
+        Arg("--nsg-name", required=True), Arg("--name", "-n", required=True), _RG_REQ,
+        Arg("--include-default", kind="flag"),
+    )), _rule_show),
+    Command(CommandSpec(("network", "nic", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _nic_list),
     Command(CommandSpec(("network", "nic", "show"), (*_IDS, Arg("--expand"))), _nic_show),
     Command(CommandSpec(("network", "nic", "list-effective-nsg"), (Arg("--no-wait", kind="optbool"), *_IDS),
                         policy=True), _list_effective_nsg),
@@ -300,6 +340,12 @@ COMMANDS = [
         _RG_REQ, Arg("--route-table-name", required=True), *_PAGING,
     ), (("List routes in a route table.", "az network route-table route list -g MyResourceGroup --route-table-name MyRouteTable"),)),
         _route_list),
+    Command(CommandSpec(("network", "route-table", "route", "show"), (
+        _RG_REQ, Arg("--route-table-name", required=True), Arg("--name", "-n", required=True),
+    )), _route_show),
+    Command(CommandSpec(("network", "vnet", "peering", "show"), (
+        _RG_REQ, Arg("--vnet-name", required=True), Arg("--name", "-n", required=True),
+    )), _peering_show),
     Command(CommandSpec(("network", "vnet", "list"), (Arg("--resource-group", "-g"), *_PAGING)), _vnet_list),
     Command(CommandSpec(("network", "vnet", "show"), (*_IDS, Arg("--expand"))), _vnet_show),
     Command(CommandSpec(("network", "vnet", "subnet", "list"), (
