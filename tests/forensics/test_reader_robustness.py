@@ -183,6 +183,9 @@ def test_numba_and_fallback_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None
         assert np.array_equal(fast.tcp_flags, slow.tcp_flags)
         assert np.array_equal(fast.tcp_stream, slow.tcp_stream)
         assert np.array_equal(fast.cols.seq, slow.cols.seq)
+        assert np.array_equal(fast.cols.ts, slow.cols.ts)
+        assert np.array_equal(fast.cols.caplen, slow.cols.caplen)
+        assert np.array_equal(fast.cols.wirelen, slow.cols.wirelen)
 
 
 def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

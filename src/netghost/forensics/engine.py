@@ -123,7 +123,8 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
         wscale=cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit and tcp_rows.shape[0] >= JIT_MIN_SEGMENTS,
         order=order,
     )
-    sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt)
+    sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
+                                 order=order)
 
     issues: Counter[str] = Counter()
     issue_frames: dict[str, list[int]] = {}

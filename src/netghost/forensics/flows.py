@@ -118,27 +118,39 @@ class TcpStreams:
 
 
 def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np.ndarray, sub: np.ndarray,
-                  aflags: np.ndarray, irtt_pkt: np.ndarray) -> tuple[np.ndarray, TcpStreams]:
+                  aflags: np.ndarray, irtt_pkt: np.ndarray,
+                  order: np.ndarray | None = None) -> tuple[np.ndarray, TcpStreams]:
     """Number tshark streams and aggregate per-stream statistics.
 
     Args:
         cols: decoded packets.
         rows: row indices of the TCP segments analysed.
-        conv, dirn: from :func:`conversation_keys`.
+        conv, dirn: from :func:`group_conversations`.
         sub, aflags, irtt_pkt: from :func:`netghost.forensics.tcp.analyze_tcp_sequences`.
+        order: the grouping permutation from :func:`group_conversations` (conversation-contiguous,
+            capture order inside); with it every stream is one contiguous block and no sort is needed.
 
     Returns:
         (stream id per row of ``rows``, the stream table).
     """
+    n = rows.shape[0]
     key = conv * (int(sub.max()) + 1 if sub.size else 1) + sub
-    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    inv = inv.ravel()
-    ns = uk.shape[0]
-    order = np.argsort(first, kind="stable")
+    if order is None:
+        order = np.argsort(key, kind="stable")
+    ks = key[order]
+    start = np.ones(n, bool)
+    start[1:] = ks[1:] != ks[:-1]
+    block = np.cumsum(start) - 1
+    first = order[start]  # earliest row of each stream (capture order inside a block)
+    last = order[np.r_[np.flatnonzero(start)[1:] - 1, n - 1]] if n else first
+    ns = first.shape[0]
+    by_first = np.argsort(first, kind="stable")
     rank = np.empty(ns, np.int64)
-    rank[order] = np.arange(ns)
-    sid = rank[inv]
-    first = first[order]
+    rank[by_first] = np.arange(ns)
+    sid = np.empty(n, np.int64)
+    sid[order] = rank[block]
+    first = first[by_first]
+    last = last[by_first]
 
     fl = cols.tcp_flags[rows].astype(np.int64)
     pay = cols.paylen[rows].astype(np.int64)
@@ -168,10 +180,8 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
     s_lo = np.where(c_is_src, cols.dst_lo[crow], cols.src_lo[crow])
     s_port = np.where(c_is_src, cols.dport[crow], cols.sport[crow])
 
-    last_frame = np.zeros(ns, np.int64)
-    np.maximum.at(last_frame, sid, cols.frame[rows])
-    last_ts = np.full(ns, -np.inf)
-    np.maximum.at(last_ts, sid, cols.ts[rows])
+    last_frame = cols.frame[rows[last]]
+    last_ts = cols.ts[rows[last]]
     irtt = np.full(ns, np.nan)
     has = ~np.isnan(irtt_pkt)
     irtt[sid[has]] = irtt_pkt[has]

@@ -166,7 +166,10 @@ def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
 
 
 def _walk_kernel(buf: Any, n: int, big: bool, maxrec: int, out: Any) -> tuple[int, int, int]:
-    """Numba kernel: record header offsets into ``out``; returns (count, end position, bad caplen or -1)."""
+    """Numba kernel: per record, ``out[0..4]`` = header offset, seconds, fraction, caplen, wire length.
+
+    Returns (count, end position, bad caplen or -1).
+    """
     pos = 0
     k = 0
     bad = -1
@@ -181,24 +184,33 @@ def _walk_kernel(buf: Any, n: int, big: bool, maxrec: int, out: Any) -> tuple[in
         end = pos + 16 + incl
         if end > n:
             break
-        out[k] = pos
+        out[0, k] = pos
+        out[3, k] = incl
+        for f in (0, 1, 3):
+            b = pos + 4 * f
+            if big:
+                v = (int(buf[b]) << 24) | (int(buf[b + 1]) << 16) | (int(buf[b + 2]) << 8) | int(buf[b + 3])
+            else:
+                v = int(buf[b]) | (int(buf[b + 1]) << 8) | (int(buf[b + 2]) << 16) | (int(buf[b + 3]) << 24)
+            out[1 + f if f < 3 else 4, k] = v
         k += 1
         pos = end
     return k, pos, bad
 
 
 def _walk_pcap(buf: np.ndarray, n: int, fmt: str) -> tuple[np.ndarray, int, int]:
-    """Return (record header offsets, end position, first bad caplen or -1) for ``buf[:n]``.
+    """Return (record headers, end position, first bad caplen or -1) for ``buf[:n]``.
 
-    This is the only per-record loop of the engine: each record's length decides where the next one
-    starts, so the walk cannot be vectorised. numba compiles it when installed; otherwise it is a
-    tight struct loop over a memoryview.
+    The record headers are an int64 array of shape (5, records): header offset, seconds, fraction,
+    caplen, wire length. This is the only per-record loop of the engine: each record's length
+    decides where the next one starts, so the walk cannot be vectorised. numba compiles it when
+    installed; otherwise it is a tight struct loop over a memoryview.
     """
     jit = jit_or_none(_walk_kernel) if n >= JIT_MIN_BYTES else None
     if jit is not None:
-        out = np.empty(n // 16 + 1, np.int64)
+        out = np.empty((5, n // 16 + 1), np.int64)
         k, pos, bad = jit(buf, n, fmt == ">", MAX_RECORD, out)
-        return out[:k], pos, bad
+        return out[:, :k], pos, bad
     offs: array[int] = array("q")
     app = offs.append
     unpack = struct.Struct(fmt + "I").unpack_from
@@ -215,7 +227,10 @@ def _walk_pcap(buf: np.ndarray, n: int, fmt: str) -> tuple[np.ndarray, int, int]
             break
         app(pos)
         pos = end
-    return np.frombuffer(offs, dtype=np.int64) if offs else np.zeros(0, np.int64), pos, bad
+    hdr = np.frombuffer(offs, dtype=np.int64) if offs else np.zeros(0, np.int64)
+    big = fmt == ">"
+    rec = np.stack([hdr, *(_u32(buf, hdr + 4 * f, big).astype(np.int64) for f in range(4))]) if hdr.size else np.zeros((5, 0), np.int64)
+    return rec, pos, bad
 
 
 def _fill(fh: BinaryIO, mv: memoryview, info: CaptureInfo) -> int:
@@ -244,7 +259,6 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
     linktype = network & 0x0FFFFFFF
     info.snaplen = snaplen
     info.link_types = [linktype]
-    big = fmt == ">"
     carry = np.zeros(0, np.uint8)
     consumed = 24
     while True:
@@ -257,8 +271,8 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
         if n == 0:
             return
         offs, pos, bad = _walk_pcap(buf, n, fmt)
-        if offs.shape[0]:
-            yield _pcap_batch(buf, offs, big, ns_factor, linktype)
+        if offs.shape[1]:
+            yield _pcap_batch(buf, offs, ns_factor, linktype)
         if bad >= 0:
             info.truncated = True
             info.warnings.append(
@@ -301,8 +315,8 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
         # the view extends PAD bytes past the window when the file has them; gathers are clipped anyway
         buf = whole[start : min(end + PAD, size)]
         offs, pos, bad = _walk_pcap(buf, end - start, fmt)
-        if offs.shape[0]:
-            yield _pcap_batch(buf, offs, fmt == ">", ns_factor, linktype)
+        if offs.shape[1]:
+            yield _pcap_batch(buf, offs, ns_factor, linktype)
         info.bytes_read = start + pos
         if bad >= 0:
             info.truncated = True
@@ -324,14 +338,10 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
             released = cut
 
 
-def _pcap_batch(buf: np.ndarray, hdr: np.ndarray, big: bool, ns_factor: int, linktype: int) -> RawBatch:
-    sec = _u32(buf, hdr, big).astype(np.float64)
-    frac = _u32(buf, hdr + 4, big).astype(np.float64)
-    caplen = _u32(buf, hdr + 8, big).astype(np.int64)
-    wirelen = _u32(buf, hdr + 12, big).astype(np.int64)
-    ts = sec + frac * (ns_factor * 1e-9)
-    lt = np.full(hdr.shape[0], linktype, dtype=np.int32)
-    return RawBatch(buf, hdr + 16, caplen, wirelen, ts, lt)
+def _pcap_batch(buf: np.ndarray, rec: np.ndarray, ns_factor: int, linktype: int) -> RawBatch:
+    ts = rec[1].astype(np.float64) + rec[2].astype(np.float64) * (ns_factor * 1e-9)
+    lt = np.full(rec.shape[1], linktype, dtype=np.int32)
+    return RawBatch(buf, rec[0] + 16, rec[3].copy(), rec[4].copy(), ts, lt)
 
 
 @dataclass

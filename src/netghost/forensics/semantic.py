@@ -82,7 +82,7 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
             "client": _ep(st.c_hi[s], st.c_lo[s], st.c_port[s]), "server": _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]),
             "conn_state": CONN_STATES[int(st.conn_state[s])], **details[s],
             "first_frame": int(st.first_frame[s]), "last_frame": int(st.last_frame[s]),
-            "start_ts": float(st.first_ts[s]), "duration_s": round(float(st.last_ts[s] - st.first_ts[s]), 6),
+            "start_ts": float(st.first_ts[s]), "duration_s": round(max(0.0, float(st.last_ts[s] - st.first_ts[s])), 6),
             "packets": {"c2s": int(st.pkts_c2s[s]), "s2c": int(st.pkts_s2c[s])},
             "bytes": {"c2s": int(st.bytes_c2s[s]), "s2c": int(st.bytes_s2c[s])},
             "handshake_rtt_ms": None if np.isnan(st.irtt[s]) else round(float(st.irtt[s]) * 1000, 3),
