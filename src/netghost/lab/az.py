@@ -21,7 +21,7 @@ from importlib import resources
 from typing import IO
 
 from netghost.errors import LabError
-from netghost.lab import az_capture, az_compute, az_network, az_storage, az_views, az_watcher
+from netghost.lab import az_capture, az_compute, az_dns, az_network, az_storage, az_views, az_watcher
 from netghost.lab.az_args import parse_command_args
 from netghost.lab.az_core import AzContext, Command
 from netghost.lab.az_errors import AzError
@@ -33,7 +33,7 @@ __all__ = ["REGISTRY", "main", "run_az"]
 
 REGISTRY: dict[tuple[str, ...], Command] = {
     cmd.spec.words: cmd
-    for module in (az_compute, az_network, az_watcher, az_views, az_capture, az_storage)
+    for module in (az_compute, az_network, az_dns, az_watcher, az_views, az_capture, az_storage)
     for cmd in module.COMMANDS
 }
 _FOOTER = "\nhttps://aka.ms/cli_ref\nRead more about the command in reference docs\n"
