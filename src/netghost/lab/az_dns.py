@@ -99,7 +99,6 @@ def _link_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return out
 
 
-_RG_REQ = Arg("--resource-group", "-g", required=True)
 
 
 COMMANDS = [
