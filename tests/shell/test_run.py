@@ -103,3 +103,25 @@ def test_cwd_is_used(tmp_path: Path) -> None:
 def test_empty_argv_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="empty"):
         run_argv([], timeout_s=1, env=_env())
+
+
+def test_runaway_output_is_capped_and_the_command_stopped() -> None:
+    res = run_argv(["yes"], timeout_s=20, env=_env(), max_bytes=100_000)
+    assert res.error is None
+    assert res.exit_code is not None and res.exit_code < 0  # killed by signal
+    assert res.stdout.startswith("y\ny\n")
+    assert "output exceeded 100000 bytes" in res.stdout
+    assert len(res.stdout) < 100_200
+    assert res.duration_ms < 20_000
+
+
+def test_background_grandchild_holding_the_pipe_does_not_block(tmp_path: Path) -> None:
+    script = (
+        "import subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('parent done', flush=True)\n"
+    )
+    res = run_argv([sys.executable, "-c", script], timeout_s=30, env=_env())
+    assert "parent done" in res.stdout
+    assert (res.error, res.exit_code) == (None, 0)  # the parent's exit decides; the helper is killed
+    assert res.duration_ms < 10_000

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import selectors
 import signal
 import subprocess
 import time
@@ -28,6 +29,8 @@ __all__ = ["MAX_CAPTURE_BYTES", "RunResult", "run_argv", "scrub_env"]
 
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 _KILL_GRACE_S = 2.0
+_PIPE_GRACE_S = 0.5  # how long pipes may stay open after the command itself exited
+_POLL_S = 0.25
 
 # Never passed to a child, even when the caller lists them explicitly.
 _ALWAYS_DROPPED = re.compile(r"^(?:GEMINI_|GOOGLE_|GOOGLE$|GENAI_|OPENAI_|ANTHROPIC_|VERTEX)")
@@ -89,6 +92,7 @@ def run_argv(
     timeout_s: float,
     env: Mapping[str, str],
     cwd: str | os.PathLike[str] | None = None,
+    max_bytes: int = MAX_CAPTURE_BYTES,
 ) -> RunResult:
     """Run ``argv`` to completion or until ``timeout_s``, whichever comes first.
 
@@ -97,6 +101,8 @@ def run_argv(
         timeout_s: Wall-clock limit; on expiry the whole process group gets SIGKILL.
         env: The complete child environment (see :func:`scrub_env`).
         cwd: Working directory for the child.
+        max_bytes: Capture limit per stream; a child that writes more (``yes``, a runaway log) is
+            stopped with its process group instead of filling memory until the timeout.
 
     Returns:
         A :class:`RunResult`. Expected failures (timeout, not found, not executable) are values; exit
@@ -125,27 +131,64 @@ def run_argv(
     except (PermissionError, OSError) as exc:
         return RunResult(126, "", f"{argv[0]}: cannot execute ({exc.strerror})", "exec_error", _ms(start))
 
-    error: ErrorCode | None = None
+    deadline = time.monotonic() + timeout_s
     try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        error = "timeout"
-        _kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=_KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            # A descendant left the group and still holds our pipes: stop waiting for it.
-            for pipe in (proc.stdout, proc.stderr):
-                if pipe is not None:
-                    pipe.close()
-            proc.wait()
-            out, err = b"", b""
+        out, err, timed_out, overflow = _collect(proc, deadline, max_bytes)
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
     finally:
-        _kill_group(proc)  # reap helpers the child left behind, even after a normal exit
-    exit_code: int | None = None if error == "timeout" else proc.returncode
+        _kill_group(proc)  # on timeout, overflow or normal exit: no helper outlives the command
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    error: ErrorCode | None = "timeout" if timed_out else None
+    exit_code: int | None = None if timed_out else proc.returncode
     if error is None and exit_code == 127:
         error = "command_not_found"
-    return RunResult(exit_code, _decode(out), _decode(err), error, _ms(start))
+    stdout = _decode(out)
+    if overflow:
+        stdout += f"\n... [output exceeded {max_bytes} bytes; the command was stopped] ...\n"
+    return RunResult(exit_code, stdout, _decode(err), error, _ms(start))
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], deadline: float, max_bytes: int
+) -> tuple[bytes, bytes, bool, bool]:
+    """Read both pipes until EOF, the deadline, or ``max_bytes`` on one of them.
+
+    Returns:
+        (stdout, stderr, timed_out, overflow).
+    """
+    assert proc.stdout is not None and proc.stderr is not None
+    bufs = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    with selectors.DefaultSelector() as sel:
+        for fd in bufs:
+            sel.register(fd, selectors.EVENT_READ)
+        grace_until: float | None = None
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()]), True, False
+            if grace_until is None and proc.poll() is not None:
+                # The command exited; a background helper may still hold the pipes. Drain briefly, then stop.
+                grace_until = now + _PIPE_GRACE_S
+            if grace_until is not None and now >= grace_until:
+                break
+            for key, _ in sel.select(timeout=min(deadline - now, _POLL_S)):
+                fd = int(key.fd)
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                buf = bufs[fd]
+                buf += chunk[: max(max_bytes - len(buf), 0)]
+                if len(buf) >= max_bytes:
+                    _kill_group(proc)
+                    return bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()]), False, True
+    return bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()]), False, False
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -158,13 +201,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
 
 
-def _decode(data: bytes | None) -> str:
-    if not data:
-        return ""
-    if len(data) > MAX_CAPTURE_BYTES:
-        cut = len(data) - MAX_CAPTURE_BYTES
-        data = data[:MAX_CAPTURE_BYTES] + f"\n... [{cut} bytes not captured]".encode()
-    return data.decode("utf-8", errors="replace")
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace") if data else ""
 
 
 def _ms(start: float) -> float:
