@@ -31,7 +31,7 @@ def _check_truth(comp: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
     # categories: isolated drops vs. the tail cut after the injected RST
     assert set(truth["dropped_frames_a"]) <= set(lost["frames"]) | set(blocked["frames"])
     assert set(truth["blocked_frames_a"]) <= set(blocked["frames"])
-    injected = {p["frame_b"] for p in comp["injected_packets"]}
+    injected = {p["frame"] for p in comp["injected_packets"] if p["point"] == "B"}
     assert {i["frame_b"] for i in truth["injected_rst"]} == injected == set(comp["injected"]["at_b"]["frames"])
     for p in comp["injected_packets"]:
         assert p["tcp_flags"] == "RST+ACK"
@@ -91,4 +91,16 @@ def test_real_pair_dns_recursion_flow_only_at_server() -> None:
     assert comp["flows_only"]["b"] == ["udp 172.16.0.102:62570 > 4.2.2.1:53 (B only)"]
     # identical timestamps at both points: no measurable delay, so no lost/injected verdicts
     assert comp["delay_ms"]["a_to_b"]["samples"] == comp["delay_ms"]["b_to_a"]["samples"] == 0
+    assert comp["lost"]["a_to_b"]["count"] == comp["injected"]["at_b"]["count"] == 0
+
+
+def test_roles_swapped_mirror_the_result() -> None:
+    """B given as the first capture: the same facts, seen from the other side."""
+    truth = json.loads((PAIRS / (B.name + ".pair_truth.json")).read_text())
+    comp = compare_captures(B, A)
+    assert comp["lost"]["b_to_a"]["frames"] == truth["dropped_frames_a"]
+    assert comp["blocked"]["at_a"]["frames"] == truth["blocked_frames_a"]
+    assert comp["injected"]["at_a"]["frames"] == [truth["injected_rst"][0]["frame_b"]]
+    (inj,) = comp["injected_packets"]
+    assert (inj["point"], inj["frame"], inj["tcp_flags"]) == ("A", truth["injected_rst"][0]["frame_b"], "RST+ACK")
     assert comp["lost"]["a_to_b"]["count"] == comp["injected"]["at_b"]["count"] == 0

@@ -161,7 +161,7 @@ def test_injected_rst_then_blocked_flow(tmp_path: Path) -> None:
     comp = compare_captures(a, b)
     assert comp["injected"]["at_b"]["frames"] == [rst_b]
     (inj,) = comp["injected_packets"]
-    assert (inj["frame_b"], inj["tcp_flags"], inj["ttl"], inj["usual_ttl"]) == (rst_b, "RST+ACK", 50, 63)
+    assert (inj["point"], inj["frame"], inj["tcp_flags"], inj["ttl"], inj["usual_ttl"]) == ("B", rst_b, "RST+ACK", 50, 63)
     assert comp["blocked"]["at_b"]["frames"] == cut
     assert comp["lost"]["a_to_b"]["count"] == 0
     assert comp["clock_offset_ms"] == pytest.approx(-500.0, abs=0.01)

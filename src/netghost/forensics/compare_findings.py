@@ -63,7 +63,7 @@ def _injected(comp: dict[str, Any]) -> list[Finding]:
         cat = comp["injected"][key]
         if not cat["count"]:
             continue
-        details = comp["injected_packets"] if at == "B" else []
+        details = [d for d in comp["injected_packets"] if d["point"] == at]
         rsts = [d for d in details if "RST" in d["tcp_flags"]]
         if rsts:
             for d in rsts[:5]:
@@ -71,12 +71,12 @@ def _injected(comp: dict[str, Any]) -> list[Finding]:
                        if d["usual_ttl"] is not None and d["usual_ttl"] != d["ttl"] else "")
                 out.append(_f(
                     "injected_rst", "critical", 0.95,
-                    f"{d['tcp_flags']} at {at} (frame {d['frame_b']}) from {d['src']} to {d['dst']} never passed {up}"
+                    f"{d['tcp_flags']} at {at} (frame {d['frame']}) from {d['src']} to {d['dst']} never passed {up}"
                     f"{ttl} → injected by a middlebox between {up} and {at}",
                     f"{up} is upstream for {d['src']} → {d['dst']} and saw every other packet of {d['flow']}, but not this "
                     "reset: a device between the probes (firewall/IPS, load balancer idle timeout, NVA) forged it to "
                     "tear the connection down.",
-                    [d["frame_b"]], [d["flow"]], at, ttl=d["ttl"], usual_ttl=d["usual_ttl"],
+                    [d["frame"]], [d["flow"]], at, ttl=d["ttl"], usual_ttl=d["usual_ttl"],
                 ))
         other = cat["count"] - len(rsts)
         if other > 0:
@@ -97,11 +97,11 @@ def _blocked(comp: dict[str, Any]) -> list[Finding]:
         flows: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for e in cat["by_flow"]:
             flows[e["flow"]].append(e)
-        inj = {d["flow"]: d for d in comp["injected_packets"]}
+        inj = {d["flow"]: d for d in comp["injected_packets"] if d["point"] == miss}
         for flow, es in list(flows.items())[:5]:
             n = sum(e["count"] for e in es)
             frames = sorted(fr for e in es for fr in e["frames"])
-            after = f" after the injected RST ({miss} frame {inj[flow]['frame_b']})" if flow in inj and miss == "B" else ""
+            after = f" after the injected RST ({miss} frame {inj[flow]['frame']})" if flow in inj else ""
             out.append(_f(
                 "flow_blocked", "high", 0.85,
                 f"The last {n} packet(s) of {flow} seen at {seen}{after} never reached {miss} → flow blocked between the points",

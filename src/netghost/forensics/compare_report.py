@@ -163,8 +163,9 @@ def render_compare_report(doc: dict[str, Any], sem_b: dict[str, Any]) -> str:
     out += _category_table("Blocked before B (flow cut: seen at A, absent at B)", comp["blocked"]["at_b"], "A")
     out += _category_table("Blocked before A (flow cut: seen at B, absent at A)", comp["blocked"]["at_a"], "B")
     if comp["injected_packets"]:
-        out += ["### Injected packets at B", "", "| B frame | flow | src → dst | flags | TTL | sender's usual TTL |", "|---|---|---|---|---|---|"]
-        out += [f"| #{p['frame_b']} | {p['flow']} | {p['src']} → {p['dst']} | {p['tcp_flags']} | {p['ttl']} | {p['usual_ttl']} |"
+        out += ["### Injected packets", "", "| point | frame | flow | src → dst | flags | TTL | sender's usual TTL |",
+                "|---|---|---|---|---|---|---|"]
+        out += [f"| {p['point']} | #{p['frame']} | {p['flow']} | {p['src']} → {p['dst']} | {p['tcp_flags']} | {p['ttl']} | {p['usual_ttl']} |"
                 for p in comp["injected_packets"]]
         out.append("")
     m = comp["modified"]

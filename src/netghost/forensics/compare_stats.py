@@ -229,7 +229,9 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
                     "at_a": _category(b, cb["blocked"], fd_b, fl, labels)},
         "unmatched": {"a": _category(a, ca["unmatched"], fd_a, fl, labels),
                       "b": _category(b, cb["unmatched"], fd_b, fl, labels)},
-        "injected_packets": _injected_detail(b, cb["injected"], fd_b, fl, labels=labels, ib=ib),
+        "injected_packets": (_injected_detail(b, cb["injected"], fd_b, fl, labels=labels, matched=ib, point="B")
+                             + _injected_detail(a, ca["injected"], fd_a, fl, labels=labels, matched=ia, point="A")
+                             )[:MAX_FLOW_FRAMES],
         "modified": _modified(p, up, fdm, fl, labels),
         "note": None if ia.size else NO_SHARED,
     }
@@ -250,22 +252,22 @@ def _point(x: _Side) -> dict[str, Any]:
             "first_ts": float(ts.min()) if ts.size else None, "last_ts": float(ts.max()) if ts.size else None}
 
 
-def _injected_detail(b: _Side, inj: np.ndarray, fd_b: np.ndarray, fl: _Flows, *, labels: dict[int, dict[str, Any]],
-                     ib: np.ndarray) -> list[dict[str, Any]]:
-    """The first injected packets at B with the TTL their claimed sender normally has at B."""
+def _injected_detail(x: _Side, inj: np.ndarray, fd: np.ndarray, fl: _Flows, *, labels: dict[int, dict[str, Any]],
+                     matched: np.ndarray, point: str) -> list[dict[str, Any]]:
+    """The first injected packets at ``point`` with the TTL their claimed sender normally has there."""
     out = []
-    c = b.c
-    mfd = fd_b[ib]
+    c = x.c
+    mfd = fd[matched]
     for k in inj[:MAX_FLOW_FRAMES].tolist():
-        r = int(b.rows[k])
-        f, d = divmod(int(fd_b[k]), 2)
+        r = int(x.rows[k])
+        f, d = divmod(int(fd[k]), 2)
         lab = labels.setdefault(f, fl.label(f))
-        ttls = c.ttl[b.rows[ib[mfd == fd_b[k]]]]
+        ttls = c.ttl[x.rows[matched[mfd == fd[k]]]]
         usual = None
         if ttls.size:
             v, n = np.unique(ttls, return_counts=True)
             usual = int(v[np.argmax(n)])
-        out.append({"frame_b": int(c.frame[r]), "ts": float(c.ts[r]), "flow": lab["id"],
+        out.append({"point": point, "frame": int(c.frame[r]), "ts": float(c.ts[r]), "flow": lab["id"],
                     "direction": "c2s" if d == 0 else "s2c",
                     "src": _ep(c.src_hi[r], c.src_lo[r], c.sport[r]), "dst": _ep(c.dst_hi[r], c.dst_lo[r], c.dport[r]),
                     "tcp_flags": _flags(int(c.tcp_flags[r])), "ttl": int(c.ttl[r]), "usual_ttl": usual})
