@@ -217,3 +217,30 @@ def test_flow_history_and_reset_attribution(tmp_path: Path) -> None:
     assert flows["tcp/1"]["history"] == "Sr"
     assert flows["tcp/1"]["conn_state"] == "REJ"
     assert flows["tcp/1"]["first_frame"] == refused_syn
+
+
+def test_dns_over_tcp_and_ipv6_icmpv6_packet_too_big(tmp_path: Path) -> None:
+    import struct
+
+    from tests.forensics.pcapwriter import ipv6_packet
+
+    cap = Capture()
+    q = dns_message(77, "svc.corp")
+    r = dns_message(77, "svc.corp", response=True, rcode=5)
+    _handshake(cap, dport=53)
+    cap.tcp(0.03, C, S, 40000, 53, 1001, 5001, PSH | ACK, struct.pack("!H", len(q)) + q)
+    refused = cap.tcp(0.04, S, C, 53, 40000, 5001, 1001 + 2 + len(q), PSH | ACK, struct.pack("!H", len(r)) + r)
+    a6, b6 = "2001:db8::5", "2001:db8::9"
+    inner = ipv6_packet(a6, b6, 6, tcp_segment(40002, 443, 1, 0, ACK, data=b"x" * 1400))
+    ptb = cap.add(0.05, ether(ipv6_packet("2001:db8::1", a6, 58, icmp_message(2, 0, 1280, inner[:48])), 0x86DD))
+    a = analyze_capture(cap.write(tmp_path / "d6.pcap"))
+    assert a.dns["rcode_counts"] == {"Refused": 1}
+    f = _one(build_findings(a), "dns_refused")
+    assert "svc.corp" in f["title"] and f["evidence"]["frames"] == [refused]
+    assert a.icmp["icmpv6_type_code_counts"] == {"2/0": 1}
+    err = a.icmp["errors"][0]
+    assert err["mtu"] == 1280
+    assert err["inner_flow"] == "TCP 2001:db8::5:40002 -> 2001:db8::9:443"
+    assert err["frames"] == [ptb]
+    found = build_findings(a)
+    assert _one(found, "pmtu_frag_needed")["metrics"]["mtu"] == 1280
