@@ -164,3 +164,14 @@ def test_timeline_without_rtt_samples(tmp_path: Path) -> None:
     cap.tcp(1.0, "10.0.0.1", "10.0.0.2", 1, 2, 5, 0, SYN)  # one unanswered SYN: no RTT of any kind
     an = analyze_capture(cap.write(tmp_path / "syn.pcap"))
     assert timeline_png(an, 0).startswith(PNG)  # and no "no artists with labels" warning (warnings are errors)
+
+
+def test_narrative_block_is_labelled_and_escaped(espn: tuple[Any, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # charts off: this test is about the text
+    an, sem = espn
+    page, _ = render_html(sem, an, narrative="Loss <b>between</b> A & B (F1).", model="gemini-2.5-flash")
+    _parse(page)
+    assert '<div class="narrative"><strong>Narrative (written by Gemini (gemini-2.5-flash)' in page
+    assert "Loss &lt;b&gt;between&lt;/b&gt; A &amp; B (F1)." in page
+    plain, _ = render_html(sem, an)
+    assert 'class="narrative"' not in plain
