@@ -31,6 +31,10 @@ class AzDecision:
     relaxable: bool = True
 
 
+def _prefix_index(paths: tuple[tuple[str, ...], ...]) -> tuple[frozenset[tuple[str, ...]], tuple[int, ...]]:
+    return frozenset(paths), tuple(sorted({len(p) for p in paths}))
+
+
 @dataclass(frozen=True)
 class _GroupRule:
     id: str
@@ -45,25 +49,33 @@ class _GroupRule:
     noun_verbs: re.Pattern[str] | None
     verb_regex: re.Pattern[str] | None
     except_groups: tuple[tuple[str, ...], ...]
+    # Derived lookup sets, so a match costs a few hash lookups (the az path is the hot path).
+    flag_prefixes: frozenset[str] = frozenset()
+    suffix_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
+    group_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
+    except_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
 
-    def matches(self, group: Sequence[str], args: Sequence[str]) -> bool:
-        g = tuple(group)
-        if self.except_groups and any(g[: len(e)] == e for e in self.except_groups):
+    def matches(self, g: tuple[str, ...], option_words: Sequence[str]) -> bool:
+        """``g`` is the command group, ``option_words`` the ``--name`` part of each long option."""
+        if self.except_groups and _has_prefix(g, self.except_index):
             return False
         if g and (g[-1] in self.verbs or (self.verb_regex is not None and self.verb_regex.search(g[-1]))):
             return True
         if len(g) >= 2 and g[-2] in self.nouns and (self.noun_verbs is None or self.noun_verbs.fullmatch(g[-1])):
             return True
-        if self.suffixes and any(len(g) >= len(s) and g[-len(s) :] == s for s in self.suffixes):
+        if self.suffixes:
+            paths, lens = self.suffix_index
+            if any(len(g) >= n and g[-n:] in paths for n in lens):
+                return True
+        if self.groups and _has_prefix(g, self.group_index):
             return True
-        if self.groups and any(g[: len(p)] == p for p in self.groups):
-            return True
-        if self.flags:
-            for a in args:
-                word = a.split("=", 1)[0]
-                if a.startswith("--") and len(word) > 3 and any(f.startswith(word) for f in self.flags):
-                    return True
-        return False
+        # Long options match exactly or as an abbreviation (argparse accepts unique prefixes).
+        return bool(self.flag_prefixes) and any(w in self.flag_prefixes for w in option_words)
+
+
+def _has_prefix(g: tuple[str, ...], index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]]) -> bool:
+    paths, lens = index
+    return any(len(g) >= n and g[:n] in paths for n in lens)
 
 
 @dataclass(frozen=True)
@@ -87,19 +99,27 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
         raise ValueError(f"az {kind} rule {rid or '?'}: id and justification are mandatory")
     if kind == "forbidden" and not str(raw.get("advice", "")).strip():
         raise ValueError(f"az forbidden rule {rid}: advice is mandatory")
+    suffixes = tuple(tuple(x.split()) for x in raw.get("suffixes", ()))
+    groups = tuple(tuple(x.split()) for x in raw.get("groups", ()))
+    excepts = tuple(tuple(x.split()) for x in raw.get("except_groups", ()))
+    flags = tuple(raw.get("flags", ()))
     return _GroupRule(
         id=rid,
         justification=raw["justification"],
         advice=str(raw.get("advice", "")),
         verbs=frozenset(raw.get("verbs", ())),
-        suffixes=tuple(tuple(s.split()) for s in raw.get("suffixes", ())),
-        groups=tuple(tuple(g.split()) for g in raw.get("groups", ())),
-        flags=tuple(raw.get("flags", ())),
+        suffixes=suffixes,
+        groups=groups,
+        flags=flags,
         examples=tuple(raw.get("match", ())),
         nouns=frozenset(raw.get("nouns", ())),
         noun_verbs=re.compile(raw["noun_verbs"]) if raw.get("noun_verbs") else None,
         verb_regex=re.compile(raw["verb_regex"]) if raw.get("verb_regex") else None,
-        except_groups=tuple(tuple(g.split()) for g in raw.get("except_groups", ())),
+        except_groups=excepts,
+        flag_prefixes=frozenset(f[:n] for f in flags for n in range(4, len(f) + 1)),
+        suffix_index=_prefix_index(suffixes),
+        group_index=_prefix_index(groups),
+        except_index=_prefix_index(excepts),
     )
 
 
@@ -155,11 +175,13 @@ def _verb_is_safe(table: AzTable, verb: str) -> bool:
 def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     """Classify ``az`` + ``args`` (argv without ``az``)."""
     group = command_group(args)
+    g = tuple(group)
+    words = [a.split("=", 1)[0] for a in args if a.startswith("--") and len(a) > 3]
     for rule in table.forbidden:
-        if rule.matches(group, args):
+        if rule.matches(g, words):
             return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
     for rule in table.risky:
-        if rule.matches(group, args):
+        if rule.matches(g, words):
             return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id)
     at_values = [a for a in args if a.startswith("@") or (a.startswith("--") and "=@" in a)]
     if at_values:

@@ -68,6 +68,7 @@ _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 # Unquoted characters that a shell would expand (glob, brace, tilde) or that hide the real word.
 _UNQUOTED_SPECIAL = re.compile(r"[*?\[\]{}~\\]")
 _EXPANDS = re.compile(r"[$`]")
+_WORD_NEEDS_CARE = re.compile(r"[$`*?\[\]{}~\\ ]")
 _DQ_ESCAPABLE = frozenset('$`"\\')
 # The longest prefix made of quoted strings, escaped characters and ordinary characters; the
 # character after it, if it is an operator, is an operator outside quotes.
@@ -218,20 +219,39 @@ def _gap(src: str, start: int, end: int, allowed: str) -> None:
 def _command_argv(cmd: Node, src: str) -> ParsedCommand:
     argv: list[str] = []
     special = False
-    _gap(src, 0, cmd.start_byte, " ")
-    _gap(src, cmd.end_byte, len(src), " ")
-    prev = cmd.start_byte
+    start, end = cmd.start_byte, cmd.end_byte
+    _gap(src, 0, start, " ")
+    _gap(src, end, len(src), " ")
+    tilde_possible = "~" in src
+    prev = start
     for child in cmd.children:
-        _gap(src, prev, child.start_byte, " ")
-        if argv and child.start_byte == prev:
+        c_start = child.start_byte
+        if c_start != prev:
+            if src[prev:c_start].strip(" "):
+                _gap(src, prev, c_start, " ")
+        elif argv:
             # Two nodes with nothing between them are ONE word to bash ('x'\a is "xa"), but
             # tree-sitter sometimes reports them as two arguments: refuse rather than guess.
             raise _Reject("parse_error", "Adjacent quoted and unquoted parts did not parse as one word; quote the whole argument. " + _ADVICE_SINGLE)
         prev = child.end_byte
         t = child.type
-        if t == "command_name":
+        if argv and t in _ARG_TYPES:
+            if tilde_possible and _TILDE.match(src, c_start):
+                raise _Reject(
+                    "not_a_single_command",
+                    "An unquoted ~ would expand to a home directory, but no shell runs this command; "
+                    "write the path out in full (or quote the ~ if it is literal).",
+                )
+            if t == "word":
+                value, sp = _unquoted_word(src[c_start:prev])
+            else:
+                value, sp = _arg_value(child, t, src)
+            argv.append(value)
+            special = special or sp
+            continue
+        if t == "command_name" and not argv:
             name = child.children[0] if child.child_count == 1 else None
-            text = src[child.start_byte : child.end_byte]
+            text = src[c_start:prev]
             if name is None or name.type != "word" or not _COMMAND_WORD.fullmatch(text):
                 raise _Reject(
                     "not_a_single_command",
@@ -239,17 +259,6 @@ def _command_argv(cmd: Node, src: str) -> ParsedCommand:
                     "(no quotes, escapes, globs or variables in it). Retype it plainly.",
                 )
             argv.append(text)
-            continue
-        if argv and t in _ARG_TYPES:
-            if _TILDE.match(src, child.start_byte):
-                raise _Reject(
-                    "not_a_single_command",
-                    "An unquoted ~ would expand to a home directory, but no shell runs this command; "
-                    "write the path out in full (or quote the ~ if it is literal).",
-                )
-            value, sp = _arg_value(child, t, src)
-            argv.append(value)
-            special = special or sp
             continue
         raise _Reject("not_a_single_command", f"Unexpected {t} in the command. " + _ADVICE_SINGLE)
     if not argv:
@@ -284,12 +293,12 @@ def _arg_value(node: Node, t: str, src: str) -> tuple[str, bool]:
 
 
 def _unquoted_word(text: str) -> tuple[str, bool]:
+    if _WORD_NEEDS_CARE.search(text) is None:
+        return text, False  # the common case: nothing to expand, escape or split
     if _EXPANDS.search(text):
         raise _Reject("not_a_single_command", "An unquoted $ or backtick would expand. " + _ADVICE_SINGLE)
     if _UNQUOTED_SPECIAL.search(text) is None:
-        if " " in text:
-            _refuse_split_word()
-        return text, False
+        _refuse_split_word()  # only a space can be left
     out: list[str] = []
     i = 0
     while i < len(text):
