@@ -44,6 +44,20 @@ def _time(fn: Callable[[], object], n: int) -> list[float]:
     return out
 
 
+def _interleaved(cases: list[tuple[str, Callable[[], object]]], n: int) -> list[tuple[str, list[float]]]:
+    """Time the cases round-robin so that a busy neighbour slows all of them alike."""
+    for _, fn in cases:
+        for _ in range(max(3, n // 20)):
+            fn()
+    times: dict[str, list[float]] = {name: [] for name, _ in cases}
+    for _ in range(n):
+        for name, fn in cases:
+            t0 = time.perf_counter()
+            fn()
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return list(times.items())
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -67,18 +81,21 @@ def main() -> int:
         policy = load_org_policy(policy_path)
         assert classify("true bench", policy).verdict == "SAFE"
 
-        rows.append(_row("bare subprocess.run(['true'])", _time(lambda: subprocess.run(["true"], check=False), n)))
-        rows.append(_row("  same, capture_output + new session", _time(
-            lambda: subprocess.run(["true"], check=False, capture_output=True, start_new_session=True), n)))
         safe = SafeExecShell("bench_safe", lambda r: HitlDecision.deny(), audit_dir=tmp, policy=policy)
-        rows.append(_row("execute('true bench') SAFE via org policy", _time(
-            lambda: safe.execute({"command": "true bench", "reasoning": "bench"}), n)))
         risky = SafeExecShell("bench_risky", lambda r: HitlDecision.approve(), audit_dir=tmp)
-        rows.append(_row("execute('true') RISKY, callback approves", _time(
-            lambda: risky.execute({"command": "true", "reasoning": "bench"}), n)))
         blocked = SafeExecShell("bench_forbidden", lambda r: HitlDecision.deny(), audit_dir=tmp)
-        rows.append(_row("execute('sudo true') FORBIDDEN (no process)", _time(
-            lambda: blocked.execute({"command": "sudo true", "reasoning": "bench"}), n)))
+        cases: list[tuple[str, Callable[[], object]]] = [
+            ("bare subprocess.run(['true'])", lambda: subprocess.run(["true"], check=False)),
+            ("  same, capture_output + new session",
+             lambda: subprocess.run(["true"], check=False, capture_output=True, start_new_session=True)),
+            ("execute('true bench') SAFE via org policy",
+             lambda: safe.execute({"command": "true bench", "reasoning": "bench"})),
+            ("execute('true') RISKY, callback approves",
+             lambda: risky.execute({"command": "true", "reasoning": "bench"})),
+            ("execute('sudo true') FORBIDDEN (no process)",
+             lambda: blocked.execute({"command": "sudo true", "reasoning": "bench"})),
+        ]
+        rows.extend(_row(name, ms) for name, ms in _interleaved(cases, n))
         for shell in (safe, risky, blocked):
             shell.close()
 
@@ -100,7 +117,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"SafeExecShell.execute() overhead (n={n} per row; medians compared with the bare run)")
+    print(f"SafeExecShell.execute() overhead (n={n} per row, the first five interleaved; medians compared)")
     print(f"{'case':50} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'vs bare':>9} {'vs piped':>9}")
     for row in rows:
         is_exec = str(row["name"]).startswith("execute('true")
