@@ -145,3 +145,17 @@ def test_corrupt_state_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     code, out, err = run_az(["network", "watcher", "packet-capture", "list", "-l", "eastus"],
                             {"NETGHOST_LAB_STATE": str(tmp_path / "s")})
     assert (code, out) == (1, "") and err.startswith("ERROR: lab: lab state file") and "corrupt" in err
+
+
+def test_blob_download_to_stdout_is_raw_bytes(lab_env: dict[str, str], tmp_path: Path) -> None:
+    from netghost.lab.capture_store import EMPTY_PCAP
+    from netghost.lab.state import LabState
+
+    state = LabState(lab_env["NETGHOST_LAB_STATE"])
+    body = EMPTY_PCAP + bytes(range(256))
+    now = state.clock().now()
+    state.put_blob("forensicssa", "captures", "raw.cap", body, created=now, available_at=now)
+    result = subprocess.run(["az", "storage", "blob", "download", "--account-name", "forensicssa", "-c", "captures",
+                             "-n", "raw.cap", "--auth-mode", "login"], env=lab_env, capture_output=True, timeout=60,
+                            check=False)
+    assert result.returncode == 0 and result.stdout == body

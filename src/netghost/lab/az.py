@@ -85,7 +85,11 @@ def _split(argv: Sequence[str]) -> tuple[tuple[str, ...], list[str]]:
 
 
 def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
-    """Run one simulated ``az`` command; returns ``(exit_code, stdout, stderr)``."""
+    """Run one simulated ``az`` command; returns ``(exit_code, stdout, stderr)``.
+
+    Binary stdout (``storage blob download`` without ``--file``) is decoded with
+    ``surrogateescape``; ``out.encode("utf-8", "surrogateescape")`` gives the exact bytes back.
+    """
     if list(argv) in (["--version"], ["version"]):  # needs no login, like the real CLI
         return 0, _version(argv[0] == "version"), ""
     words, rest = _split(argv)
@@ -128,6 +132,8 @@ def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
         return exc.exit_code, "", warnings + exc.stderr
     except LabError as exc:
         return 1, "", f"ERROR: lab: {exc}\n"
+    if isinstance(result, bytes):  # blob content for stdout (download without --file): raw, no rendering
+        return 0, result.decode("utf-8", "surrogateescape"), warnings
     out = render(result, args.output, args.query, cmd.table)
     return 0, out, warnings
 
@@ -136,7 +142,14 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
          stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     """Entry point; in-process callers pass argv/env/streams, the launcher passes nothing."""
     code, out, err = run_az(list(sys.argv[1:] if argv is None else argv), os.environ if env is None else env)
-    (stdout or sys.stdout).write(out)
+    target = stdout or sys.stdout
+    binary = getattr(target, "buffer", None)
+    if binary is not None:  # a real stream: write bytes so blob content survives unchanged
+        target.flush()
+        binary.write(out.encode("utf-8", "surrogateescape"))
+        binary.flush()
+    else:
+        target.write(out)
     (stderr or sys.stderr).write(err)
     return code
 

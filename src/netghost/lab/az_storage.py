@@ -149,6 +149,8 @@ def _blob_download(ctx: AzContext, args: ParsedArgs) -> Any:
     if fault is not None and ctx.state.bump_counter("download-failure") <= fault.count:
         raise download_failure(ctx.now_text())
     body = ctx.state.blob_body(meta)
+    if not args["file"]:  # "If not specified, stdout will be used" (pipe support): raw bytes only
+        return body
     if args["file"]:
         target = Path(args["file"])
         if target.exists() and args["overwrite"] is False:
