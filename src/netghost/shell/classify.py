@@ -34,7 +34,7 @@ __all__ = ["ArgvOutcome", "Classification", "Verdict", "classify", "classify_arg
 Verdict = Literal["SAFE", "RISKY", "FORBIDDEN"]
 ErrorKind = Literal["forbidden_command", "not_a_single_command", "parse_error"]
 _RANK: dict[str, int] = {"SAFE": 0, "RISKY": 1, "FORBIDDEN": 2}
-_COMMAND_WORD = re.compile(r"[A-Za-z0-9._+-][A-Za-z0-9._/+-]*")
+_COMMAND_WORD = re.compile(r"[A-Za-z0-9._/+-]+")
 _PYTHON = re.compile(r"python[0-9.]*")
 _MAX_UNWRAP = 4
 
@@ -118,7 +118,7 @@ def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False) -> A
         return ArgvOutcome(
             "RISKY",
             3 if out.tier == 1 else out.tier,
-            "An argument has an unquoted glob, brace, tilde or backslash that a shell would expand; "
+            "An argument has an unquoted glob, brace or backslash that a shell would interpret; "
             "quote it (single quotes) if it is meant literally.",
             "unquoted-special",
             relaxable=False,
