@@ -159,3 +159,11 @@ def test_blob_download_to_stdout_is_raw_bytes(lab_env: dict[str, str], tmp_path:
                              "-n", "raw.cap", "--auth-mode", "login"], env=lab_env, capture_output=True, timeout=60,
                             check=False)
     assert result.returncode == 0 and result.stdout == body
+
+
+def test_probe_shims_join_az_in_bin(tmp_path: Path) -> None:
+    probes = pytest.importorskip("netghost.lab.probes")
+    bin_dir = create_bin_dir(tmp_path / "s")
+    for tool in getattr(probes, "SHIMS", {}):
+        script = (bin_dir / tool).read_text()
+        assert f"-m {probes.SHIMS[tool]}" in script and os.access(bin_dir / tool, os.X_OK)
