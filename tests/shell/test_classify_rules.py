@@ -28,7 +28,7 @@ FORBIDDEN = [
     "cat /dev/tcp/x/1",
     # wrappers unwrapped
     "env rm -rf /", "nice -n 5 rm -rf '~/'", "timeout 5 bash -c id", "busybox rm -rf /", "command rm -rf '~'",
-    "xargs sh -c id", "env /bin/sh -c id", "nice /bin/rm -rf /", "timeout 5 /usr/bin/python3 -c 1", "find / -exec sh -c id ';'", "strace -f sudo id", "ssh host rm -rf /", "env FOO=1 sudo id",
+    "python3 -m azure.cli account get-access-token", "xargs sh -c id", "env /bin/sh -c id", "nice /bin/rm -rf /", "timeout 5 /usr/bin/python3 -c 1", "find / -exec sh -c id ';'", "strace -f sudo id", "ssh host rm -rf /", "env FOO=1 sudo id",
     # az credential emitters (DEPENDENCIES.md §4.3)
     "az account get-access-token", "az account get-access-token --resource https://vault.azure.net",
     "az storage account keys list -n sa", "az storage account show-connection-string -n sa",

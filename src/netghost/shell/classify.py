@@ -146,6 +146,12 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
         return ArgvOutcome(az.verdict, 2, az.reason, az.rule, az.relaxable)
     if name in t.wrappers:
         return _unwrap(name, argv, depth)
+    if _PYTHON.fullmatch(name) and args[:2] == ("-m", "azure.cli"):
+        # `python -m azure.cli` is az under another name: its credential emitters stay FORBIDDEN.
+        inner = _classify_argv(("az", *args[2:]), depth + 1)
+        if inner.verdict == "FORBIDDEN":
+            return inner
+        return ArgvOutcome("RISKY", 3, "Call the Azure CLI as `az`, not through python -m azure.cli.", "path-command")
     if "/" in argv[0]:
         return ArgvOutcome("RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command")
     problem: str | None
