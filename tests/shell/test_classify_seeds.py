@@ -68,3 +68,24 @@ def test_azure_md_read_only_diagnostics_are_safe(command: str) -> None:
 def test_test_connectivity_sends_live_probes_so_it_is_risky() -> None:
     c = classify("az network watcher test-connectivity -g rg --source-resource vm1 --dest-address 10.2.0.4 --dest-port 1433")
     assert c.verdict == "RISKY"
+
+
+# The seed's templates verbatim (placeholders filled): even where AZURE.md shows the arguments are
+# wrong for azure-cli 2.91, the verb decides, so the classification is the seed's.
+SEED_000_VERBATIM = [
+    ("az resource show --ids /subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Compute/virtualMachines/web-vm-01 --query type -o tsv", "SAFE"),
+    ("az storage container exists --account-name forensics-sa --name captures --auth-mode login -o tsv", "SAFE"),
+    ("az network watcher packet-capture create --vm web-vm-01 --resource-group prod-rg --name ghost_web-vm-01_20250115T143200 --storage-account forensics-sa --storage-path https://forensics-sa.blob.core.windows.net/captures/ghost_web-vm-01_20250115T143200.pcap --time-limit 60", "RISKY"),
+    ("az network watcher packet-capture show --resource-group prod-rg --name ghost_web-vm-01_20250115T143200 --query provisioningState -o tsv", "SAFE"),
+    ("az storage blob download --account-name forensics-sa --container-name captures --name ghost_web-vm-01_20250115T143200.pcap --file /tmp/captures/web-vm-01.pcap --no-progress", "RISKY"),
+    ("python pcap_forensics.py /tmp/captures/web-vm-01.pcap --semantic-dir /tmp/captures --report-dir /tmp/captures", "SAFE"),
+    ("python pcap_forensics.py /tmp/captures/a.pcap --compare /tmp/captures/b.pcap --semantic-dir /tmp/captures --report-dir /tmp/captures", "SAFE"),
+    ("az network watcher packet-capture delete --resource-group prod-rg --name ghost_web-vm-01_20250115T143200", "RISKY"),
+    ("az storage blob delete --account-name forensics-sa --container-name captures --name ghost_web-vm-01_20250115T143200.pcap", "RISKY"),
+    ("rm /tmp/captures/web-vm-01.pcap", "RISKY"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "verdict"), SEED_000_VERBATIM)
+def test_seed_000_templates_verbatim(command: str, verdict: str) -> None:
+    assert classify(command).verdict == verdict
