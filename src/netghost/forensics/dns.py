@@ -145,14 +145,15 @@ def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[s
         name = RCODE_NAMES.get(c, str(c))
         rcodes[name] = cnt
         rcode_frames[name] = [int(f) for f in cols.frame[r[resp_idx[msgs.rcode[resp_idx] == c]]][:max_items]]
-    failures: dict[tuple[str, str], dict[str, Any]] = {}
-    for m in resp_idx[msgs.rcode[resp_idx] != 0][:5000].tolist():
-        qname, qtype = msgs.question(m)
-        name = RCODE_NAMES.get(int(msgs.rcode[m]), str(int(msgs.rcode[m])))
-        f = failures.setdefault((qname, name), {"qname": qname, "rcode": name, "count": 0, "qtype": qtype, "frames": []})
-        f["count"] += 1
-        if len(f["frames"]) < 5:
-            f["frames"].append(int(cols.frame[r[m]]))
+    # group failures by the raw question bytes; only the reported groups get their name parsed
+    groups: dict[tuple[bytes, int], list[int]] = {}
+    for m in resp_idx[msgs.rcode[resp_idx] != 0].tolist():
+        groups.setdefault((msgs.raw_question[m], int(msgs.rcode[m])), []).append(m)
+    failures: list[dict[str, Any]] = []
+    for (_, code), ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))[:max_items]:
+        qname, qtype = msgs.question(ms[0])
+        failures.append({"qname": qname, "rcode": RCODE_NAMES.get(code, str(code)), "count": len(ms), "qtype": qtype,
+                         "frames": [int(cols.frame[r[m]]) for m in ms[:5]]})
     unanswered_names: Counter[str] = Counter()
     first_frames: dict[str, list[int]] = {}
     for pos in unanswered_pos[:5000].tolist():
@@ -173,7 +174,7 @@ def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[s
         "unanswered_names": [
             {"qname": nm, "queries": c, "frames": first_frames[nm]} for nm, c in unanswered_names.most_common(max_items)
         ],
-        "failures": sorted(failures.values(), key=lambda f: -f["count"])[:max_items],
+        "failures": failures,
         "latency_s": None if not lat.size else {
             "count": int(lat.size), "median": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
             "max": float(lat.max()),

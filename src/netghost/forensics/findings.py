@@ -8,7 +8,6 @@ synthetic captures whose faults are known.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -84,17 +83,21 @@ class _Ctx:
 def _server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
     """Group streams by server host; one port keeps ``host:port``, several (a scan) list the ports."""
     st = a.streams
-    by_host: dict[str, list[int]] = defaultdict(list)
-    for s in streams.tolist():
-        by_host[format_addr(st.s_hi[s], st.s_lo[s])].append(s)
     groups: dict[str, list[int]] = {}
-    for host, ss in by_host.items():
-        ports = sorted({int(st.s_port[s]) for s in ss})
-        if len(ports) == 1:
-            groups[_ep(st.s_hi[ss[0]], st.s_lo[ss[0]], ports[0])] = ss
+    if not streams.size:
+        return groups
+    hosts = np.stack([st.s_hi[streams], st.s_lo[streams]], axis=1)
+    _, first, inv = np.unique(hosts, axis=0, return_index=True, return_inverse=True)
+    inv = inv.ravel()
+    for g in np.argsort(first, kind="stable").tolist():
+        ss = streams[inv == g]
+        ports = np.unique(st.s_port[ss])
+        s0 = int(ss[0])
+        if ports.shape[0] == 1:
+            groups[_ep(st.s_hi[s0], st.s_lo[s0], ports[0])] = ss.tolist()
         else:
-            shown = ", ".join(str(p) for p in ports[:6]) + (f" (+{len(ports) - 6} more)" if len(ports) > 6 else "")
-            groups[f"{host} ports {shown}"] = ss
+            shown = ", ".join(str(int(p)) for p in ports[:6]) + (f" (+{ports.shape[0] - 6} more)" if ports.shape[0] > 6 else "")
+            groups[f"{format_addr(st.s_hi[s0], st.s_lo[s0])} ports {shown}"] = ss.tolist()
     return groups
 
 
@@ -148,19 +151,19 @@ def _resets(x: _Ctx) -> list[Finding]:
             continue
         r = x.rows_of(s)
         same = r[(x.from_client[r] == x.from_client[k]) & ~is_rst[r]]
-        who = "client" if x.from_client[k] else "server"
-        sender = _ep(x.src_hi[k], x.src_lo[k], x.sport[k])
-        peer = _ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if x.from_client[k] else _ep(st.c_hi[s], st.c_lo[s], st.c_port[s])
         if same.size:
-            vals, cnts = np.unique(x.ttl[same], return_counts=True)
-            usual = int(vals[np.argmax(cnts)])
+            usual = int(np.argmax(np.bincount(x.ttl[same].astype(np.int64) & 0xFF, minlength=256)))
             if abs(int(x.ttl[k]) - usual) >= 2:
+                who = "client" if x.from_client[k] else "server"
+                sender = _ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+                peer = (_ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if x.from_client[k]
+                        else _ep(st.c_hi[s], st.c_lo[s], st.c_port[s]))
                 out.append(_finding(
                     "rst_injected", "high", 0.8,
                     f"RST mid-stream on {flow_id(s)} ({sender} → {peer}) with TTL {int(x.ttl[k])} where the "
                     f"{who} always uses {usual} → injected by a middlebox",
                     f"The reset claims to come from the {who} {sender} but its IP TTL ({int(x.ttl[k])}) differs "
-                    f"from every other packet of that sender ({usual}); a firewall/IPS or load balancer on the path "
+                    f"from the other packets of that sender ({usual}); a firewall/IPS or load balancer on the path "
                     "forged it.",
                     [int(x.frame[k]), int(x.frame[same[0]])], [flow_id(s)], float(x.ts[k]), rst_ttl=int(x.ttl[k]),
                     usual_ttl=usual,
