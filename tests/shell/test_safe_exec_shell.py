@@ -302,3 +302,11 @@ def test_stderr_has_a_smaller_budget(tmp_path: Path) -> None:
     assert len(err_lines) <= 50
     assert err_lines[0] == "err 0" and err_lines[-1] == "err 499"
     assert res["output_metadata"]["truncation_applied"] is True
+
+
+def test_terminal_control_sequences_are_removed_from_output(tmp_path: Path) -> None:
+    script = tmp_path / "colour.py"
+    script.write_text("print('\\x1b[31mred\\x1b[0m \\x1b]0;title\\x07ok\\x07\\r\\nnext')\n")
+    with _shell(tmp_path, Recorder([HitlDecision.approve()])) as shell:
+        res = shell.execute({"command": f"{sys.executable} {script}", "reasoning": "x"})
+    assert res["output"] == "red ok\nnext\n"

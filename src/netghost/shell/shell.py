@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["SafeExecShell"]
 
 _PRECUT_CHARS = 1_000_000
+_ANSI_SEQ = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 Classifier = Callable[[str, "OrgPolicy | None"], Classification]
 
@@ -260,6 +262,16 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _strip_controls(text: str) -> str:
+    """Drop colour codes and other terminal control characters (after redaction, which reads through them).
+
+    The output goes to a model and may be echoed to the user's terminal; escape sequences there could
+    rewrite what the user sees.
+    """
+    text = _ANSI_SEQ.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    return _C0.sub("", text)
+
+
 def _precut(text: str) -> str:
     """Cut huge output to its first and last ~512 KB (at line ends) before redaction.
 
@@ -340,9 +352,9 @@ class _Outcome:
     def ran(self, result: RunResult, command: str) -> None:
         out = redact(_precut(result.stdout), command=command)
         err = redact(_precut(result.stderr), command=command)
-        shown = truncate(out.text)
+        shown = truncate(_strip_controls(out.text))
         # stderr gets a quarter of the budget: it explains a failure, the answer is in stdout.
-        shown_err = truncate(err.text, max_lines=50, max_tokens=1_000)
+        shown_err = truncate(_strip_controls(err.text), max_lines=50, max_tokens=1_000)
         self.fields.update(
             status="completed" if result.error is None else "error",
             exit_code=result.exit_code,
