@@ -199,26 +199,28 @@ def _resets(x: _Ctx) -> list[Finding]:
 
 
 def _retransmissions(x: _Ctx) -> list[Finding]:
+    """Data-segment retransmission rates (SYN retransmissions belong to the handshake findings)."""
     st = x.a.streams
     out: list[Finding] = []
     data = st.data_pkts
-    rate = np.where(data > 0, st.retrans / np.maximum(data, 1), 0.0)
-    cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (st.retrans >= 3))
-    retr = (x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0
-    for s in cand[np.argsort(-rate[cand])][:10].tolist():
+    retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay > 0)
+    dretr = np.bincount(x.sid[retr], minlength=len(st))
+    rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
+    cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
+    for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():
         pct = 100 * rate[s]
         sev = "high" if pct >= 10 else "medium" if pct >= 3 else "low"
         out.append(_finding(
             "retransmissions", sev, 0.8,
             f"{pct:.1f}% retransmissions on {flow_id(s)} ({_ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} ↔ "
             f"{_ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}) → loss on the path",
-            f"{int(st.retrans[s])} of {int(data[s])} data segments were retransmitted; sustained loss means "
+            f"{int(dretr[s])} of {int(data[s])} data segments were retransmissions; sustained loss means "
             "congestion, a faulty link or a policer between the endpoints.",
             x.frames_of(np.asarray([s]), retr), [flow_id(s)], float(st.first_ts[s]),
-            retransmissions=int(st.retrans[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
+            retransmissions=int(dretr[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
         ))
     tot_data = int(data.sum())
-    tot_retr = int(st.retrans.sum())
+    tot_retr = int(dretr.sum())
     if tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
         pct = 100 * tot_retr / tot_data
         out.append(_finding(
