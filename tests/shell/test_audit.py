@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from netghost.contracts.audit import StoredShellAuditRecord
+from netghost.contracts.shell import ShellResponse
 from netghost.governance.wal import read_wal, verify
 from netghost.shell import HitlDecision, SafeExecShell
 from tests.shell.shell_helpers import Recorder
@@ -105,7 +107,16 @@ def test_every_outcome_gets_one_chained_record_without_secrets(lab: dict[str, Pa
     assert all(r["classification"] == "SAFE" and r["status"] == "completed" for r in results[: len(samples)])
     assert len(rec.requests) == 5  # the two FORBIDDEN commands never reached the human
 
+    for result in results:
+        ShellResponse.model_validate(result)
+    denied = results[len(samples) + 1]
+    assert denied["denial_reason"].startswith("never with key [REDACTED:")
+    assert all(r["plan_token"] is None for r in results if r["action"] == "blocked")
+    assert all(r["plan_token"].startswith("sha256:") for r in results if r["action"] != "blocked")
+
     records = read_wal(shell.audit_path).records
+    assert all(StoredShellAuditRecord.model_validate(r) for r in records)
+    assert all(r["duration_ms"] > 0 for r in records)
     assert len(records) == len(results)
     assert [r["seq"] for r in records] == list(range(1, len(results) + 1))
     assert [r["audit_id"] for r in records] == [r["audit_id"] for r in results]
