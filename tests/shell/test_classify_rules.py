@@ -117,7 +117,7 @@ CURL_NOT_SAFE = [
     "curl -H 'Authorization: Bearer eyJ0' https://a.example", "curl -H 'Cookie: s=1' https://a.example",
     "curl -H 'x-functions-key: abc' https://a.example", "curl -H 'Ocp-Apim-Subscription-Key: k' https://a.example",
     "curl 'https://sa.blob.core.windows.net/c/b?sv=2022&sig=abc'", "curl 'https://fn.azurewebsites.net/api/f?code=abc'",
-    "curl 'https://a.example/?access_token=x'", "curl http://169%2e254%2e169%2e254/", "curl 'http://[64:ff9b::a9fe:a9fe]/'",
+    "curl 'https://a.example/?access_token=x'", "curl -sL -H 'Metadata: true' https://a.example/r", "curl http://169%2e254%2e169%2e254/", "curl 'http://[64:ff9b::a9fe:a9fe]/'",
     "curl 'http://[::169.254.169.254]/'", "curl http://127.0.0.1:2375/containers/json", "curl -sk https://10.0.0.4:10250/pods", "curl http:/169.254.169.254/", "curl HTTP:///169.254.169.254/", "curl http://a9fea9fe.nip.io/", "curl http://0xA9.0xFE.0xA9.0xFE/", "curl -X DELETE https://a.example", "curl --trace /tmp/t https://a.example",
 ]  # fmt: skip
 

@@ -10,6 +10,7 @@ entry points are the forensics engine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from netghost.shell.argcheck_options import OptionSpec, ParsedOptions, parse_options
@@ -24,6 +25,7 @@ _IP_OPTIONS = frozenset({
     "-pretty", "-h", "-human", "-human-readable", "-iec", "-t", "-timestamp", "-ts", "-tshort", "-a", "-all",
     "-N", "-Numeric", "-V", "-Version",
 })  # fmt: skip
+_METADATA_HEADER = re.compile(r"\s*metadata\s*:", re.I)
 _IP_FAMILIES = frozenset({"inet", "inet6", "link", "bridge", "mpls"})
 _IP_OBJECTS = {
     "a": "address", "addr": "address", "address": "address", "l": "link", "link": "link", "r": "route",
@@ -86,10 +88,16 @@ def _forensics(args: Sequence[str], spec: OptionSpec) -> str | None:
 
 
 def check_curl(parsed: ParsedOptions) -> str | None:
-    """Cross-option rules: at least one URL, and -I/HEAD never combined with a body-free -X that lies."""
+    """Cross-option rules: at least one URL, and the IMDS header never travels through redirects.
+
+    curl re-sends custom headers to every host of a redirect chain, so ``-L -H 'Metadata: true'``
+    to an innocent-looking URL that redirects to 169.254.169.254 would fetch an IMDS token.
+    """
     urls = parsed.positionals + parsed.values("--url")
     if not urls:
         return "curl needs a URL"
+    if any(_METADATA_HEADER.match(h) for h in parsed.values("-H")) and parsed.has("-L", "--location"):
+        return "the Metadata header must not be combined with -L (redirects would carry it to IMDS)"
     return None
 
 
