@@ -244,3 +244,20 @@ def test_dns_over_tcp_and_ipv6_icmpv6_packet_too_big(tmp_path: Path) -> None:
     assert err["frames"] == [ptb]
     found = build_findings(a)
     assert _one(found, "pmtu_frag_needed")["metrics"]["mtu"] == 1280
+
+
+def test_port_scan_is_named_and_not_reported_as_outage(tmp_path: Path) -> None:
+    cap = Capture()
+    t = 0.0
+    for port in range(1000, 1030):
+        cap.tcp(t, C, S, 50000, port, 99, 0, SYN)
+        if port == 1022:
+            cap.tcp(t + 0.001, S, C, port, 50000, 7000, 100, SYN | ACK)
+        elif port % 5 == 0:
+            cap.tcp(t + 0.001, S, C, port, 50000, 0, 100, RST | ACK)
+        t += 0.01
+    found = _findings(cap, tmp_path)
+    f = _one(found, "port_scan")
+    assert f["title"] == "10.0.1.5 probed 30 ports of 10.0.2.4 (SYN scan): 1 open (1022), 6 closed (RST), 23 filtered (no answer)"
+    assert f["evidence"]["frames"][0] == 1
+    assert not [g for g in found if g["kind"] in ("syn_no_answer", "syn_rejected_rst")]

@@ -101,12 +101,56 @@ def _server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
     return groups
 
 
+SCAN_MIN_PORTS = 20
+
+
+def _port_scans(x: _Ctx, out: list[Finding]) -> np.ndarray:
+    """One client SYN-ing >= SCAN_MIN_PORTS ports of one host is a scan, not an outage.
+
+    Appends one finding per (scanner, target) and returns a per-stream mask of the scan's streams,
+    which the SYN-failure detectors then leave alone (a filtered port in a scan is not a "drop").
+    """
+    st = x.a.streams
+    mask = np.zeros(len(st), bool)
+    cand = np.flatnonzero(st.syn > 0)
+    if cand.size < SCAN_MIN_PORTS:
+        return mask
+    pairs = np.stack([st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand]], axis=1)
+    _, inv, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    for g in np.flatnonzero(counts >= SCAN_MIN_PORTS).tolist():
+        ss = cand[inv == g]
+        ports = np.unique(st.s_port[ss])
+        if ports.shape[0] < SCAN_MIN_PORTS:
+            continue
+        mask[ss] = True
+        answered = ss[st.synack[ss] > 0]
+        refused = ss[(st.synack[ss] == 0) & (st.rst_s[ss] > 0)]
+        silent = ss.shape[0] - answered.shape[0] - refused.shape[0]
+        open_ports = sorted({int(p) for p in st.s_port[answered]})[:10]
+        scanner = format_addr(st.c_hi[ss[0]], st.c_lo[ss[0]])
+        target = format_addr(st.s_hi[ss[0]], st.s_lo[ss[0]])
+        out.append(_finding(
+            "port_scan", "medium", 0.85,
+            f"{scanner} probed {ports.shape[0]} ports of {target} (SYN scan): {answered.shape[0]} open"
+            + (f" ({', '.join(map(str, open_ports))})" if open_ports else "")
+            + f", {refused.shape[0]} closed (RST), {silent} filtered (no answer)",
+            "Many ports of one host from one client in a short time is a port scan (or a service-discovery "
+            "sweep); its unanswered SYNs show what a filter drops, not an outage.",
+            [int(f) for f in x.frame[np.isin(x.sid, ss[:MAX_FRAMES])][:MAX_FRAMES]],
+            [flow_id(int(s)) for s in ss[:MAX_FRAMES]], float(st.first_ts[ss].min()),
+            ports=int(ports.shape[0]), open=int(answered.shape[0]), closed=int(refused.shape[0]), filtered=int(silent),
+        ))
+    return mask
+
+
 def _syn_failures(x: _Ctx) -> list[Finding]:
     a, st = x.a, x.a.streams
     out: list[Finding] = []
     syn = (x.fl & 0x12) == 0x02
     rst = (x.fl & 0x04) != 0
-    s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0))
+    scanned = _port_scans(x, out)
+    s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0) & ~scanned)
     for server, ss in _server_groups(a, s0).items():
         arr = np.asarray(ss)
         attempts = int(st.syn[arr].sum())
@@ -123,7 +167,7 @@ def _syn_failures(x: _Ctx) -> list[Finding]:
             x.frames_of(arr, syn), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
             connections=len(ss), syn_attempts=attempts, server=server,
         ))
-    rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0))
+    rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0) & ~scanned)
     for server, ss in _server_groups(a, rej).items():
         arr = np.asarray(ss)
         out.append(_finding(
