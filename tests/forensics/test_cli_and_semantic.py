@@ -137,3 +137,16 @@ def test_progress_bar_goes_to_stderr_only_on_a_tty(tmp_path: Path, monkeypatch: 
     out = capsys.readouterr().out
     assert "analysing" not in out  # stdout stays clean for the seeds' parser
     assert "zeek_smtp.pcap: 125 packets" in out
+
+
+def test_unexpected_errors_become_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from netghost.forensics import cli
+
+    def boom(_path: Path) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(cli, "_analyze", boom)
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--report-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"pcap-forensics: error: internal error analysing {PCAPS / 'zeek_smtp.pcap'}: RuntimeError: simulated bug"

@@ -136,9 +136,19 @@ def _print_done(sem: dict[str, Any], written: list[Path]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    The seeds' agent reads stderr through a shell: a Python traceback there is noise it cannot act
+    on, so an unexpected failure becomes one line naming the exception (exit 2). The library itself
+    never does this; its tests assert only ``CaptureFormatError`` escapes ``analyze_capture``.
+    """
     args = build_parser().parse_args(argv)
-    return run(args)
+    try:
+        return run(args)
+    except MemoryError:
+        return _fail(f"{args.capture}: out of memory while analysing; try a smaller capture or more RAM")
+    except Exception as exc:  # last-resort boundary of a CLI (see docstring)
+        return _fail(f"internal error analysing {args.capture}: {type(exc).__name__}: {exc}")
 
 
 if __name__ == "__main__":  # pragma: no cover
