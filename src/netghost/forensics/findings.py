@@ -248,7 +248,7 @@ def _retransmissions(x: _Ctx) -> list[Finding]:
     out: list[Finding] = []
     data = st.data_pkts
     retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay > 0)
-    dretr = np.bincount(x.sid[retr], minlength=len(st))
+    dretr = st.retrans_data
     rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
     cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
     for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():

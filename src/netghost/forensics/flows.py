@@ -99,6 +99,7 @@ class TcpStreams:
     rst_s: np.ndarray
     data_pkts: np.ndarray
     retrans: np.ndarray
+    retrans_data: np.ndarray
     flagged: np.ndarray
     zero_window: np.ndarray
     lost: np.ndarray
@@ -202,7 +203,7 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
         bytes_c2s=np.bincount(sid[from_c], weights=pay[from_c], minlength=ns).astype(np.int64),
         bytes_s2c=np.bincount(sid[~from_c], weights=pay[~from_c], minlength=ns).astype(np.int64),
         syn=cnt(is_syn), synack=cnt(is_synack), fin_c=cnt(fin & from_c), fin_s=cnt(fin & ~from_c),
-        rst_c=cnt(rst & from_c), rst_s=cnt(rst & ~from_c), data_pkts=cnt(pay > 0), retrans=cnt(retr),
+        rst_c=cnt(rst & from_c), rst_s=cnt(rst & ~from_c), data_pkts=cnt(pay > 0), retrans=cnt(retr), retrans_data=cnt(retr & (pay > 0)),
         flagged=cnt(aflags != 0), zero_window=cnt((aflags & FLAG_BITS["zero_window"]) != 0),
         lost=cnt((aflags & (FLAG_BITS["lost_segment"] | FLAG_BITS["ack_lost_segment"])) != 0),
         irtt=irtt, mss_c=mss_c, mss_s=mss_s, ws_c=ws_c, ws_s=ws_s,

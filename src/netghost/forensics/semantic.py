@@ -91,7 +91,7 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
             "syn": int(st.syn[s]), "synack": int(st.synack[s]),
             "fin": {"c": int(st.fin_c[s]), "s": int(st.fin_s[s])}, "rst": {"c": int(st.rst_c[s]), "s": int(st.rst_s[s])},
             "retransmissions": int(st.retrans[s]),
-            "retransmission_rate": round(float(st.retrans[s]) / data, 4) if data else 0.0,
+            "retransmission_rate": round(float(st.retrans_data[s]) / data, 4) if data else 0.0,
             "analysis": per_stream_flags.get(s, {}),
             "evidence_frames": flagged_frames.get(s, []),
             "score": round(float(score[s]), 1),
