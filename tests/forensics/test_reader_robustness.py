@@ -256,3 +256,10 @@ def test_compiled_decoder_equals_numpy_decoder_on_mutations(monkeypatch: pytest.
     for pos, val in edits:
         data[24 + pos % (len(data) - 24)] = val  # keep the file header, mutate records
     assert _both_decoders(monkeypatch, bytes(data), tmp_path) == []
+
+
+def test_issue_codes_shared_by_split_modules_agree() -> None:
+    from netghost.forensics import decode, decode_l4
+
+    assert decode.ISSUES[decode_l4.TRUNCATED_ICMP] == "truncated_icmp_header"
+    assert decode_l4.V4_MARK == decode.V4_MARK

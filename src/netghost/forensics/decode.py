@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode_jit import compiled_kernel
+from netghost.forensics.decode_l4 import icmp_columns, tcp_options
+from netghost.forensics.gather import Gather
 from netghost.forensics.reader import RawBatch
 
 __all__ = ["ISSUES", "V4_MARK", "Packets", "decode_batch", "format_addr"]
@@ -51,8 +53,6 @@ ISSUES = (
     "malformed_nflog",
 )
 _ISSUE = {name: i for i, name in enumerate(ISSUES)}
-ICMP4_ERRORS = (3, 4, 5, 11, 12)
-ICMP6_ERRORS = (1, 2, 3, 4)
 IPV6_EXT = (0, 43, 44, 51, 60)
 
 
@@ -141,38 +141,7 @@ def format_addr(hi: int, lo: int) -> str:
     return str(ipaddress.IPv6Address((int(hi) << 64) | int(lo)))
 
 
-class _Gather:
-    """Bounds-safe big-endian field gathers over a padded batch buffer."""
-
-    def __init__(self, buf: np.ndarray) -> None:
-        self.buf = buf
-        self.hi = max(buf.shape[0] - 9, 0)
-
-    def u8(self, pos: np.ndarray) -> np.ndarray:
-        out: np.ndarray = self.buf[np.clip(pos, 0, self.hi)].astype(np.int64)
-        return out
-
-    def u16(self, pos: np.ndarray) -> np.ndarray:
-        p = np.clip(pos, 0, self.hi)
-        out: np.ndarray = (self.buf[p].astype(np.int64) << 8) | self.buf[p + 1]
-        return out
-
-    def u32(self, pos: np.ndarray) -> np.ndarray:
-        p = np.clip(pos, 0, self.hi)
-        b = self.buf
-        out: np.ndarray = (
-            (b[p].astype(np.int64) << 24)
-            | (b[p + 1].astype(np.int64) << 16)
-            | (b[p + 2].astype(np.int64) << 8)
-            | b[p + 3]
-        )
-        return out
-
-    def u64(self, pos: np.ndarray) -> np.ndarray:
-        return (self.u32(pos).astype(np.uint64) << np.uint64(32)) | self.u32(pos + 4).astype(np.uint64)
-
-
-def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _link_layer(g: Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Return (ethertype, network-layer offset, vlan-tagged, network-layer end) per packet.
 
     The end is the record's *reported* (wire) end, or PPPoE's own length when shorter: like
@@ -230,7 +199,7 @@ def _link_layer(g: _Gather, b: RawBatch, issue: np.ndarray) -> tuple[np.ndarray,
     return et, p, vlan, lim
 
 
-def _nflog(g: _Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarray, issue: np.ndarray) -> None:  # noqa: PLR0917  internal column writer
+def _nflog(g: Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarray, issue: np.ndarray) -> None:  # noqa: PLR0917  internal column writer
     """NFLOG: 4-byte header then little-endian TLVs; NFULA_PAYLOAD (type 9) holds the IP packet."""
     buf = g.buf
     for i in idx.tolist():
@@ -268,7 +237,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         kernel = compiled_kernel()
         if kernel is not None:
             return _decode_compiled(kernel, b, first_frame)
-    g = _Gather(b.buf)
+    g = Gather(b.buf)
     off = b.off
     end = off + b.caplen
     issue = np.zeros(n, np.int8)
@@ -380,7 +349,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         sport[u], dport[u] = g.u16(q), g.u16(q + 2)
         paylen[u] = np.maximum(np.minimum(g.u16(q + 4), l4len[u]) - 8, 0)
         payoff[u] = q + 8
-    _icmp(g, n, has_l4, proto, l4, end, issue, itype, icode, imtu, in_proto, in_sport, in_dport,
+    icmp_columns(g, n, has_l4, proto, l4, end, issue, itype, icode, imtu, in_proto, in_sport, in_dport,
           (in_src_hi, in_src_lo, in_dst_hi, in_dst_lo))
 
     # 64-bit fingerprint of the first 8 payload bytes + length (cross-capture packet matching).
@@ -395,7 +364,7 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
     sack = np.zeros(n, bool)
     syn = np.flatnonzero((tflags >= 0) & ((tflags & 2) != 0) & (thl > 20))
     if syn.size:
-        _tcp_options(g, syn, payoff - thl + 20, np.minimum(payoff, end), mss, wscale, sack)
+        tcp_options(g, syn, payoff - thl + 20, np.minimum(payoff, end), mss, wscale, sack)
 
     cols = Packets(
         frame=np.arange(first_frame, first_frame + n, dtype=np.int64),
@@ -438,74 +407,3 @@ def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packet
     cols = Packets(frame=np.arange(first_frame, first_frame + n, dtype=np.int64), ts=b.ts, caplen=b.caplen,
                    wirelen=b.wirelen, linktype=b.linktype, **kw)
     return cols, out_i[23], out_i[24]
-
-
-def _icmp(g: _Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: np.ndarray, end: np.ndarray,  # noqa: PLR0917  internal column writer
-          issue: np.ndarray, itype: np.ndarray, icode: np.ndarray, imtu: np.ndarray, in_proto: np.ndarray,
-          in_sport: np.ndarray, in_dport: np.ndarray, in_addr: tuple[np.ndarray, ...]) -> None:
-    """ICMP/ICMPv6 type, code, MTU and the quoted packet's flow (for errors)."""
-    in_src_hi, in_src_lo, in_dst_hi, in_dst_lo = in_addr
-    for pr, errors in ((1, ICMP4_ERRORS), (58, ICMP6_ERRORS)):
-        c = np.flatnonzero(has_l4 & (proto == pr))
-        if not c.size:
-            continue
-        q = l4[c]
-        ok = q + 4 <= end[c]
-        issue[c[~ok]] = _ISSUE["truncated_icmp_header"]
-        c, q = c[ok], q[ok]
-        ty, co = g.u8(q), g.u8(q + 1)
-        itype[c], icode[c] = ty, co
-        if pr == 1:
-            fn = (ty == 3) & (co == 4)
-            imtu[c[fn]] = g.u16(q[fn] + 6)
-        else:
-            fn = ty == 2
-            imtu[c[fn]] = g.u32(q[fn] + 4)
-        e = np.isin(ty, errors)
-        c, q = c[e], q[e] + 8
-        if not c.size:
-            continue
-        if pr == 1:
-            ok = (q + 20 <= end[c]) & ((g.u8(q) >> 4) == 4)
-            c, q = c[ok], q[ok]
-            ihl = (g.u8(q) & 15) * 4
-            in_proto[c] = g.u8(q + 9)
-            in_src_hi[c] = V4_MARK
-            in_dst_hi[c] = V4_MARK
-            in_src_lo[c] = g.u32(q + 12).astype(np.uint64)
-            in_dst_lo[c] = g.u32(q + 16).astype(np.uint64)
-            pq = q + ihl
-        else:
-            ok = (q + 40 <= end[c]) & ((g.u8(q) >> 4) == 6)
-            c, q = c[ok], q[ok]
-            in_proto[c] = g.u8(q + 6)
-            in_src_hi[c], in_src_lo[c] = g.u64(q + 8), g.u64(q + 16)
-            in_dst_hi[c], in_dst_lo[c] = g.u64(q + 24), g.u64(q + 32)
-            pq = q + 40
-        hp = np.isin(in_proto[c], (6, 17)) & (pq + 4 <= end[c])
-        in_sport[c[hp]] = g.u16(pq[hp])
-        in_dport[c[hp]] = g.u16(pq[hp] + 2)
-
-
-def _tcp_options(g: _Gather, idx: np.ndarray, start: np.ndarray, stop: np.ndarray,  # noqa: PLR0917  internal column writer
-                 mss: np.ndarray, wscale: np.ndarray, sack: np.ndarray) -> None:
-    """MSS / window scale / SACK-permitted of SYN segments: the TLV walk runs vectorised over all SYNs."""
-    p = start[idx].copy()
-    z = stop[idx]
-    active = p < z
-    for _ in range(40):  # at most 40 option bytes, so at most 40 steps
-        if not active.any():
-            break
-        kind = g.u8(p)
-        ln = g.u8(p + 1)
-        active &= kind != 0
-        nop = active & (kind == 1)
-        ok = active & ~nop & (ln >= 2) & (p + ln <= z)
-        active &= nop | ok
-        m = ok & (kind == 2) & (ln == 4)
-        mss[idx[m]] = g.u16(p[m] + 2)
-        m = ok & (kind == 3) & (ln == 3)
-        wscale[idx[m]] = g.u8(p[m] + 2)
-        sack[idx[ok & (kind == 4)]] = True
-        p = np.where(nop, p + 1, np.where(ok, p + ln, p))
-        active &= p < z

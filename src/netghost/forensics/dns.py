@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import Packets, _Gather
+from netghost.forensics.decode import Packets
 from netghost.forensics.flows import mix_hash
+from netghost.forensics.gather import Gather
 
 __all__ = ["DNS_PORTS", "RCODE_NAMES", "DnsMessages", "analyze_dns", "parse_dns"]
 
@@ -88,7 +89,7 @@ def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.nda
     idx = np.flatnonzero(udp | tcp)
     if not idx.size:
         return DnsMessages()
-    g = _Gather(buf)
+    g = Gather(buf)
     a = payoff[idx].copy()
     ln = np.minimum(cols.paylen[idx], capend[idx] - a)
     over_tcp = cols.proto[idx] == 6

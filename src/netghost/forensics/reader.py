@@ -19,7 +19,6 @@ import mmap
 import struct
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,15 +26,14 @@ import numpy as np
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics.accel import jit_or_none
+from netghost.forensics.capture import MAX_RECORD, PAD, CaptureInfo, RawBatch, read_bytes
+from netghost.forensics.pcapng import iter_pcapng
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
 
-# Largest record tshark accepts for ordinary link types (WTAP_MAX_PACKET_SIZE_STANDARD).
-MAX_RECORD = 262_144
 CHUNK_BYTES = 32 * 1024 * 1024
 MMAP_MIN = 64 * 1024 * 1024  # smaller files are simply read
 JIT_MIN_BYTES = 8 * 1024 * 1024  # below this, importing numba costs more than it saves
-PAD = 128  # zero bytes after each chunk so vectorised gathers never index out of bounds
 
 LINKTYPE_NAMES: dict[int, str] = {
     0: "null",
@@ -60,38 +58,6 @@ PCAP_MAGICS: dict[bytes, tuple[str, int]] = {
 PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
 
 
-@dataclass
-class RawBatch:
-    """One chunk of records: ``buf[off[i] : off[i] + caplen[i]]`` is packet ``i``'s data.
-
-    ``buf`` is padded with :data:`PAD` zero bytes. ``ts`` is seconds since the epoch (float64).
-    """
-
-    buf: np.ndarray
-    off: np.ndarray
-    caplen: np.ndarray
-    wirelen: np.ndarray
-    ts: np.ndarray
-    linktype: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.off.shape[0])
-
-
-@dataclass
-class CaptureInfo:
-    """What the reader learned about the file (filled while iterating)."""
-
-    path: str
-    file_type: str = "unknown"
-    compressed: bool = False
-    snaplen: int = 0
-    link_types: list[int] = field(default_factory=list)
-    truncated: bool = False
-    warnings: list[str] = field(default_factory=list)
-    bytes_read: int = 0
-
-
 def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
     """Return (raw file, stream to read): the same object, or a gunzip stream over the raw file."""
     try:
@@ -106,18 +72,6 @@ def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
         info.compressed = True
         return raw, gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw, raw
-
-
-def _read(fh: BinaryIO, n: int, info: CaptureInfo) -> bytes:
-    """Read up to ``n`` bytes; a corrupt gzip stream ends the data with a warning."""
-    try:
-        data = fh.read(n)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        info.truncated = True
-        info.warnings.append(f"compressed stream ends early or is corrupt ({exc}); analysed up to the cut")
-        return b""
-    info.bytes_read += len(data)
-    return data
 
 
 def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[RawBatch]:
@@ -137,7 +91,7 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
         raise CaptureFormatError(f"{p}: no such file")
     raw, fh = _open(p, info)
     with raw, fh:
-        head = _read(fh, 24, info)
+        head = read_bytes(fh, 24, info)
         if len(head) < 4:
             raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
         magic = head[:4]
@@ -146,17 +100,11 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
         elif magic in PCAP_MAGICS:
             yield from _iter_pcap(fh, head, info, chunk_bytes)
         elif magic == PCAPNG_SHB:
-            yield from _iter_pcapng(fh, head, info, chunk_bytes)
+            yield from iter_pcapng(fh, head, info, chunk_bytes)
         else:
             raise CaptureFormatError(
                 f"{p}: not a pcap or pcapng capture (magic {magic.hex()}); convert it with editcap -F pcap"
             )
-
-
-def _pad(data: bytes) -> np.ndarray:
-    buf = np.zeros(len(data) + PAD, dtype=np.uint8)
-    buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
-    return buf
 
 
 def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
@@ -342,126 +290,6 @@ def _pcap_batch(buf: np.ndarray, rec: np.ndarray, ns_factor: int, linktype: int)
     ts = rec[1].astype(np.float64) + rec[2].astype(np.float64) * (ns_factor * 1e-9)
     lt = np.full(rec.shape[1], linktype, dtype=np.int32)
     return RawBatch(buf, rec[0] + 16, rec[3].copy(), rec[4].copy(), ts, lt)
-
-
-@dataclass
-class _Iface:
-    linktype: int
-    tsdiv: float = 1e-6  # seconds per timestamp unit
-    tsoffset: int = 0
-
-
-def _parse_idb(body: bytes, fmt: str) -> _Iface:
-    if len(body) < 8:
-        raise ValueError("interface description block too short")
-    linktype, _res, _snap = struct.unpack(fmt + "HHI", body[:8])
-    iface = _Iface(linktype)
-    pos = 8
-    while pos + 4 <= len(body):
-        code, length = struct.unpack(fmt + "HH", body[pos : pos + 4])
-        val = body[pos + 4 : pos + 4 + length]
-        if code == 0:
-            break
-        if code == 9 and length >= 1:  # if_tsresol
-            r = val[0]
-            iface.tsdiv = 2.0 ** -(r & 0x7F) if r & 0x80 else 10.0 ** -r
-        elif code == 14 and length == 8:  # if_tsoffset
-            iface.tsoffset = struct.unpack(fmt + "q", val)[0]
-        pos += 4 + ((length + 3) & ~3)
-    return iface
-
-
-def _iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
-    """Walk pcapng blocks. Per-block Python work; pcapng files in the field are small or rare."""
-    info.file_type = "pcapng"
-    data = head + _read(fh, chunk_bytes, info)
-    fmt = "<"
-    ifaces: list[_Iface] = []
-    pos = 0
-    consumed = 0
-    eof = False
-    while True:
-        offs: list[int] = []
-        caps: list[int] = []
-        wires: list[int] = []
-        tss: list[float] = []
-        lts: list[int] = []
-        n = len(data)
-        while pos + 12 <= n:
-            btype = struct.unpack_from(fmt + "I", data, pos)[0]
-            if btype == 0x0A0D0D0A:
-                bom = data[pos + 8 : pos + 12]
-                if bom == b"\x4d\x3c\x2b\x1a":
-                    fmt = "<"
-                elif bom == b"\x1a\x2b\x3c\x4d":
-                    fmt = ">"
-                else:
-                    info.truncated = True
-                    info.warnings.append(f"corrupt section header at byte {consumed + pos}; analysed up to there")
-                    eof = True
-                    break
-                ifaces = []
-            blen = struct.unpack_from(fmt + "I", data, pos + 4)[0]
-            if blen < 12 or blen % 4 or blen > MAX_RECORD + 4096:
-                info.truncated = True
-                info.warnings.append(f"corrupt block at byte {consumed + pos} (length {blen}); analysed up to there")
-                eof = True
-                break
-            if pos + blen > n:
-                break
-            body = data[pos + 8 : pos + blen - 4]
-            try:
-                if btype == 1:
-                    ifaces.append(_parse_idb(body, fmt))
-                    if ifaces[-1].linktype not in info.link_types:
-                        info.link_types.append(ifaces[-1].linktype)
-                elif btype in (6, 2):  # EPB / obsolete PB
-                    if btype == 6:
-                        iid, hi, lo, cap, wire = struct.unpack_from(fmt + "IIIII", body, 0)
-                    else:
-                        iid, _drops, hi, lo, cap, wire = struct.unpack_from(fmt + "HHIIII", body, 0)
-                    iface = ifaces[iid]
-                    if 20 + cap > len(body):
-                        raise ValueError("packet data overruns its block")
-                    offs.append(pos + 8 + 20)
-                    caps.append(cap)
-                    wires.append(wire)
-                    tss.append(((hi << 32) | lo) * iface.tsdiv + iface.tsoffset)
-                    lts.append(iface.linktype)
-                elif btype == 3:  # SPB: no timestamp, interface 0
-                    wire = struct.unpack_from(fmt + "I", body, 0)[0]
-                    cap = min(wire, len(body) - 4)
-                    offs.append(pos + 8 + 4)
-                    caps.append(cap)
-                    wires.append(wire)
-                    tss.append(tss[-1] if tss else 0.0)
-                    lts.append(ifaces[0].linktype)
-            except (struct.error, IndexError, ValueError) as exc:
-                info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {consumed + pos}: {exc}")
-            pos += blen
-        if offs:
-            buf = _pad(data)
-            yield RawBatch(
-                buf,
-                np.asarray(offs, dtype=np.int64),
-                np.asarray(caps, dtype=np.int64),
-                np.asarray(wires, dtype=np.int64),
-                np.asarray(tss, dtype=np.float64),
-                np.asarray(lts, dtype=np.int32),
-            )
-        if eof:
-            return
-        more = _read(fh, chunk_bytes, info)
-        consumed += pos
-        data = data[pos:] + more
-        pos = 0
-        if not more:
-            if data:
-                info.truncated = True
-                info.warnings.append(
-                    f"capture cut short: last block at byte {consumed} is incomplete; analysed up to the cut"
-                )
-            return
 
 
 def read_all(path: str | Path) -> tuple[list[RawBatch], CaptureInfo]:
