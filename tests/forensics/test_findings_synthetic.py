@@ -261,3 +261,18 @@ def test_port_scan_is_named_and_not_reported_as_outage(tmp_path: Path) -> None:
     assert f["title"] == "10.0.1.5 probed 30 ports of 10.0.2.4 (SYN scan): 1 open (1022), 6 closed (RST), 23 filtered (no answer)"
     assert f["evidence"]["frames"][0] == 1
     assert not [g for g in found if g["kind"] in ("syn_no_answer", "syn_rejected_rst")]
+
+
+def test_one_fault_class_cannot_crowd_out_the_others(tmp_path: Path) -> None:
+    cap = Capture()
+    for h in range(6):
+        for t in (0.0, 1.0):
+            cap.tcp(h + t, C, f"10.9.0.{h + 1}", 41000 + h, 6379, 5, 0, SYN)
+    _, nx = _dns(cap, 9.0, 9, "gone.corp", 3)
+    found = _findings(cap, tmp_path)
+    kinds = [f["kind"] for f in found]
+    assert kinds.count("syn_no_answer") == 4  # three shown + one folded "... and 3 more"
+    folded = [f for f in found if f["metrics"].get("folded")]
+    assert folded[0]["title"] == "… and 3 more 'syn_no_answer' findings like the above"
+    assert len(folded[0]["evidence"]["frames"]) == 3
+    assert _one(found, "dns_nxdomain")["evidence"]["frames"] == [nx]

@@ -278,34 +278,52 @@ def _retransmissions(x: _Ctx) -> list[Finding]:
 
 
 def _pmtu(x: _Ctx) -> list[Finding]:
-    a = x.a
+    """ICMP "fragmentation needed"/"packet too big", tied to the TCP flow it quotes.
+
+    A black hole is claimed only when the quoted flow itself retransmits large segments; otherwise
+    the ICMP is reported per next-hop MTU as a (medium) path-MTU fact.
+    """
+    a, st, c = x.a, x.a.streams, x.a.cols
     out: list[Finding] = []
     big_retr = ((a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay >= 1000)
-    for e in a.icmp["errors"]:
-        if not ((e["family"] == "icmp" and e["type_code"] == "3/4") or (e["family"] == "icmpv6" and e["type_code"].startswith("2/"))):
-            continue
-        mtu = e["mtu"]
-        frames = list(e["frames"])
-        flows = []
-        if big_retr.any():
-            streams = np.unique(x.sid[big_retr])
-            flows = [flow_id(int(s)) for s in streams[:5]]
-            frames += [int(f) for f in x.frame[big_retr][:5]]
+    index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
+    for s in np.unique(x.sid[big_retr]).tolist():
+        ce = (int(st.c_hi[s]), int(st.c_lo[s]), int(st.c_port[s]))
+        se = (int(st.s_hi[s]), int(st.s_lo[s]), int(st.s_port[s]))
+        index[(ce, se)] = index[(se, ce)] = s
+    rows = np.flatnonzero(((c.proto == 1) & (c.icmp_type == 3) & (c.icmp_code == 4))
+                          | ((c.proto == 58) & (c.icmp_type == 2)))
+    groups: dict[tuple[int, int], list[int]] = {}
+    for r in rows[:5000].tolist():
+        s = -1
+        if c.in_proto[r] == 6:
+            src = (int(c.in_src_hi[r]), int(c.in_src_lo[r]), int(c.in_sport[r]))
+            dst = (int(c.in_dst_hi[r]), int(c.in_dst_lo[r]), int(c.in_dport[r]))
+            s = index.get((src, dst), -1)
+        groups.setdefault((s, int(c.icmp_mtu[r])), []).append(r)
+    for (s, mtu), rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
+        icmp_frames = [int(c.frame[r]) for r in rs[:5]]
+        if s >= 0:
+            m = big_retr & (x.sid == s)
             out.append(_finding(
-                "pmtu_blackhole", "high", 0.8,
-                f"ICMP fragmentation-needed, next-hop MTU {mtu}, and large segments retransmitted → PMTU black hole",
-                f"{e['reporters'][0] if e['reporters'] else 'a router'} reported MTU {mtu} for {e['inner_flow']}; "
-                f"{int(big_retr.sum())} segment(s) of ≥1000 bytes were retransmitted. Packets larger than the path "
-                "MTU are being dropped: lower the MTU/MSS (MSS clamping) or allow ICMP type 3/4 through.",
-                frames, flows, e["first_ts"], mtu=mtu, large_retransmissions=int(big_retr.sum()),
+                "pmtu_blackhole", "high", 0.85,
+                f"ICMP fragmentation-needed (next-hop MTU {mtu}) for {flow_id(s)} "
+                f"({_ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} → {_ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}) and "
+                f"{int(m.sum())} large segment(s) retransmitted → PMTU black hole",
+                f"{', '.join(reporters)} reported a next-hop MTU of {mtu} for this flow, whose segments of >=1000 "
+                "bytes keep being retransmitted: packets larger than the path MTU are dropped. Lower the MTU/MSS "
+                "(MSS clamping on the NVA/VPN) or let ICMP type 3/4 (ICMPv6 type 2) reach the sender.",
+                icmp_frames + [int(f) for f in x.frame[m][:5]], [flow_id(s)], float(c.ts[rs[0]]),
+                mtu=mtu, large_retransmissions=int(m.sum()), icmp_messages=len(rs),
             ))
         else:
             out.append(_finding(
                 "pmtu_frag_needed", "medium", 0.7,
-                f"ICMP fragmentation-needed from {', '.join(e['reporters'][:2])}: next-hop MTU {mtu} for {e['inner_flow']}",
-                "A router on the path cannot forward packets this large with DF set; if such ICMP is filtered "
-                "elsewhere, large transfers stall (PMTU black hole).",
-                frames, [], e["first_ts"], mtu=mtu, count=e["count"],
+                f"ICMP fragmentation-needed from {', '.join(reporters)}: next-hop MTU {mtu} ({len(rs)} message(s))",
+                "A router on the path cannot forward packets this large with DF set; senders that receive this "
+                "adapt, but where such ICMP is filtered large transfers stall (PMTU black hole).",
+                icmp_frames, [], float(c.ts[rs[0]]), mtu=mtu, count=len(rs),
             ))
     if not out:
         # No ICMP at all, yet the same full-size segment is retransmitted again and again.
@@ -414,7 +432,35 @@ def _capture(a: Analysis) -> list[Finding]:
     return out
 
 
-def build_findings(a: Analysis, limit: int = 30) -> list[Finding]:
+PER_KIND = 3
+
+
+def _cap_per_kind(found: list[Finding]) -> list[Finding]:
+    """Keep the best PER_KIND findings of each kind; fold the rest into one "N more" finding.
+
+    Why: on big captures one fault class (e.g. 50 unreachable hosts) would otherwise fill the whole
+    bounded list and hide every other kind of problem from a reader with a small token budget.
+    """
+    by_kind: dict[str, list[Finding]] = {}
+    for f in found:
+        by_kind.setdefault(f["kind"], []).append(f)
+    out: list[Finding] = []
+    for kind, fs in by_kind.items():
+        out += fs[:PER_KIND]
+        rest = fs[PER_KIND:]
+        if rest:
+            frames = [fr for f in rest[:MAX_FRAMES] for fr in f["evidence"]["frames"][:1]]
+            flows = [fl for f in rest[:MAX_FRAMES] for fl in f["flows"][:1]]
+            out.append(_finding(
+                kind, max((f["severity"] for f in rest), key=SEVERITIES.index), min(f["confidence"] for f in rest),
+                f"… and {len(rest)} more '{kind}' findings like the above",
+                "; ".join(f["title"] for f in rest[:3])[:600], frames, flows, rest[0]["evidence"]["first_ts"],
+                folded=len(rest),
+            ))
+    return out
+
+
+def build_findings(a: Analysis, limit: int = 24) -> list[Finding]:
     """Run every detector and rank: severity, then confidence, then evidence size.
 
     Args:
@@ -427,6 +473,9 @@ def build_findings(a: Analysis, limit: int = 30) -> list[Finding]:
     found = [*_syn_failures(x), *_resets(x), *_pmtu(x), *_retransmissions(x), *_zero_window(x), *_dns(x),
              *_icmp(x), *_capture(a)]
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))
+    found = _cap_per_kind(found)
+    found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], "folded" in f["metrics"],
+                              -len(f["evidence"]["frames"])))
     for i, f in enumerate(found[:limit], 1):
         f["id"] = f"F{i}"
     return found[:limit]

@@ -30,7 +30,8 @@ __all__ = ["SCHEMA_ID", "SEMANTIC_VERSION", "build_semantic", "load_schema"]
 
 SEMANTIC_VERSION = 1
 SCHEMA_ID = "https://netghost.dev/schemas/forensics-semantic-v1.json"
-MAX_FLOWS = 25
+MAX_FLOWS = 12
+MAX_ITEMS = 10  # DNS failures / unanswered names / ICMP error groups kept in the document
 
 
 def load_schema() -> dict[str, Any]:
@@ -58,7 +59,7 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
     score = _flow_scores(a)
     order = np.lexsort((st.first_frame, -score))
     chosen = [int(s) for s in order[:MAX_FLOWS]]
-    chosen += [s for s in sorted(referenced) if s not in chosen][: MAX_FLOWS // 2]
+    chosen += [s for s in sorted(referenced) if s not in chosen][:6]
     per_stream_flags: dict[int, dict[str, int]] = {}
     sel = np.isin(a.tcp_stream, chosen)
     for name in FLAG_NAMES:
@@ -151,6 +152,6 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
         },
         "findings": findings,
         "flows": _flows(a, referenced),
-        "dns": {"failures": dns["failures"], "unanswered": dns["unanswered_names"]},
-        "icmp_errors": a.icmp["errors"],
+        "dns": {"failures": dns["failures"][:MAX_ITEMS], "unanswered": dns["unanswered_names"][:MAX_ITEMS]},
+        "icmp_errors": a.icmp["errors"][:MAX_ITEMS],
     }
