@@ -10,6 +10,7 @@ Set ``NETGHOST_NO_NUMBA=1`` to force the fallback (used by tests to check both p
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
@@ -22,14 +23,10 @@ def jit_or_none(fn: Callable[..., Any]) -> Any:
     """The numba-compiled ``fn`` (compiled once per process, cached on disk), or ``None``."""
     key = f"{fn.__module__}.{fn.__qualname__}"
     if key not in _CACHE:
-        if os.environ.get("NETGHOST_NO_NUMBA"):
+        numba = numba_module()
+        if numba is None:
             return None
-        try:
-            import numba  # noqa: PLC0415  optional accelerator
-        except ImportError:
-            _CACHE[key] = None
-        else:
-            _CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
+        _CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
     return _CACHE[key]
 
 
@@ -37,6 +34,9 @@ def numba_module() -> Any:
     """The numba module, or ``None`` when it is not installed or ``NETGHOST_NO_NUMBA`` is set."""
     if os.environ.get("NETGHOST_NO_NUMBA"):
         return None
+    if not os.access(Path(__file__).parent, os.W_OK):
+        # read-only install: numba's on-disk cache would have no writable place next to the source
+        os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "netghost-numba"))
     try:
         import numba  # noqa: PLC0415  optional accelerator
     except ImportError:
