@@ -10,8 +10,8 @@ Set ``NETGHOST_NO_NUMBA=1`` to force the fallback (used by tests to check both p
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = ["jit_or_none", "numba_module"]
