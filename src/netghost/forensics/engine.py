@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,44 @@ class Analysis:
         return np.flatnonzero((self.streams.syn > 0) & (self.streams.synack == 0))
 
 
+class _ColumnTable:
+    """Growable column store: batches are copied into preallocated arrays (no final concatenate).
+
+    The capacity is estimated from the first batch's bytes-per-packet and the file size; ``np.empty``
+    does not touch memory, so an over-estimate costs address space only, and an under-estimate
+    (e.g. gzip) just grows the arrays.
+    """
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.cap = 0
+        self.cols: dict[str, np.ndarray] = {}
+
+    def append(self, part: Packets, bytes_read: int, total: int) -> None:
+        n = len(part)
+        if self.rows + n > self.cap:
+            est = 0
+            if total > bytes_read > 0:
+                # records are at least 16 bytes, so the estimate never exceeds total / 16
+                est = min(int(total / bytes_read * (self.rows + n) * 1.05) + 1024, total // 16 + 1)
+            new_cap = max(self.rows + n, est, 2 * self.cap)
+            for f in fields(Packets):
+                src = getattr(part, f.name)
+                grown = np.empty(new_cap, src.dtype)
+                if self.rows:
+                    grown[: self.rows] = self.cols[f.name][: self.rows]
+                self.cols[f.name] = grown
+            self.cap = new_cap
+        for f in fields(Packets):
+            self.cols[f.name][self.rows : self.rows + n] = getattr(part, f.name)
+        self.rows += n
+
+    def finish(self) -> Packets:
+        if not self.cols:
+            return Packets.empty()
+        return Packets(**{name: arr[: self.rows] for name, arr in self.cols.items()})
+
+
 def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_jit: bool = True,
                     chunk_bytes: int | None = None) -> Analysis:
     """Analyse one capture file end to end.
@@ -100,19 +138,17 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     """
     info = CaptureInfo(path=str(path))
     total = Path(path).stat().st_size if Path(path).exists() else 0
-    parts: list[Packets] = []
+    table = _ColumnTable()
     msgs = DnsMessages()
-    nrows = 0
     kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
     for batch in iter_batches(path, info, **kw):
-        cols, payoff, capend = decode_batch(batch, nrows + 1)
-        msgs.extend(parse_dns(batch.buf, cols, payoff, capend), nrows)
-        parts.append(cols)
-        nrows += len(cols)
+        cols, payoff, capend = decode_batch(batch, table.rows + 1)
+        msgs.extend(parse_dns(batch.buf, cols, payoff, capend), table.rows)
+        table.append(cols, info.bytes_read, total)
         if progress is not None:
             progress(info.bytes_read, total)
-    cols = Packets.concat(parts)
-    del parts
+    cols = table.finish()
+    del table
 
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
     conv, dirn, order = group_conversations(cols, tcp_rows, 6)

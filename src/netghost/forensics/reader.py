@@ -263,9 +263,9 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
         # the view extends PAD bytes past the window when the file has them; gathers are clipped anyway
         buf = whole[start : min(end + PAD, size)]
         offs, pos, bad = _walk_pcap(buf, end - start, fmt)
+        info.bytes_read = start + pos
         if offs.shape[1]:
             yield _pcap_batch(buf, offs, ns_factor, linktype)
-        info.bytes_read = start + pos
         if bad >= 0:
             info.truncated = True
             info.warnings.append(
