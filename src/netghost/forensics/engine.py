@@ -53,6 +53,7 @@ class Analysis:
     icmp: dict[str, Any]
     decode_issues: dict[str, int] = field(default_factory=dict)
     decode_issue_frames: dict[str, list[int]] = field(default_factory=dict)
+    tcp_order: np.ndarray | None = None  # permutation of tcp_rows entries, each stream contiguous, capture order inside
 
     @property
     def packets(self) -> int:
@@ -174,5 +175,5 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     return Analysis(
         info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=aflags, tcp_stream=sid, streams=streams,
         dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
-        decode_issues=dict(issues), decode_issue_frames=issue_frames,
+        decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=order,
     )

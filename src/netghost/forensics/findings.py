@@ -62,12 +62,19 @@ class _Ctx:
         self.from_client = (self.src_hi == st.c_hi[self.sid]) & (self.src_lo == st.c_lo[self.sid]) & (
             self.sport == st.c_port[self.sid])
 
-        self.order = np.argsort(self.sid, kind="stable")
-        self.bounds = np.searchsorted(self.sid[self.order], np.arange(len(st) + 1))
+        # each stream is one contiguous block of this permutation (the engine's, or a stable sort)
+        self.order = a.tcp_order if a.tcp_order is not None else np.argsort(self.sid, kind="stable")
+        ss = self.sid[self.order]
+        n = ss.shape[0]
+        chg = np.flatnonzero(np.r_[True, ss[1:] != ss[:-1]]) if n else np.zeros(0, np.int64)
+        self.start = np.zeros(len(st), np.int64)
+        self.end = np.zeros(len(st), np.int64)
+        self.start[ss[chg]] = chg
+        self.end[ss[chg]] = np.r_[chg[1:], n]
 
     def rows_of(self, s: int) -> np.ndarray:
-        """Segment indices of one stream, in capture order (a slice of a presorted index)."""
-        out: np.ndarray = self.order[self.bounds[s] : self.bounds[s + 1]]
+        """Segment indices of one stream, in capture order (a slice of a grouped index)."""
+        out: np.ndarray = self.order[self.start[s] : self.end[s]]
         return out
 
     def frames_of(self, streams: np.ndarray, mask: np.ndarray) -> list[int]:
