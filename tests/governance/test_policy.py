@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -169,7 +171,15 @@ def test_prebuilt_bundle_round_trip(tmp_path: Path, engine: PolicyEngine) -> Non
         'package netghost.preflight\nimport rego.v1\ndeny contains "no dig" if { input.argv0 == "dig" }\n'
     )
     built = PolicyEngine([tmp_path / "org"])
-    out = built.save_bundle(tmp_path / "bundle")
+    # rego-cpp's bundle writer aborts the process ("double free") once llvmlite (numba, which the
+    # forensics engine may load) is in the same process; the product never holds both, but one
+    # pytest process can, so the bundle is written from a fresh interpreter.
+    script = (
+        "import sys; from pathlib import Path; from netghost.governance.policy import PolicyEngine; "
+        "PolicyEngine([Path(sys.argv[1])]).save_bundle(sys.argv[2])"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "org"), str(tmp_path / "bundle")], check=True)
+    out = tmp_path / "bundle"
     loaded = PolicyEngine.from_bundle(out)
     assert loaded.policy_hash == built.policy_hash
     for argv, verdict in [(["dig", "x"], "SAFE"), (["curl", "-sk", "x"], "SAFE"), (["az", "vm", "restart"], None),
