@@ -36,7 +36,13 @@ def _pairs(truth: dict[str, Any], sem: dict[str, Any]) -> list[tuple[str, int, i
         ("dns.queries", s["dns"]["queries"], truth["dns"]["queries"]),
         ("dns.responses", s["dns"]["responses"], truth["dns"]["responses"]),
         ("dns.unanswered", s["dns"]["unanswered"], truth["dns"]["unanswered_queries_own_match"]),
+        ("tcp.ack_rtt.count", s["ack_rtt"]["count"], t["ack_rtt_s"]["count"]),
     ]
+    if t["ack_rtt_s"]["count"]:
+        # microseconds, so the integer tolerance rule applies (tshark prints 6 decimals)
+        for key in ("min", "median", "max"):
+            pairs.append((f"tcp.ack_rtt.{key}_us", round(s["ack_rtt"][f"{key}_ms"] * 1000),
+                          round(t["ack_rtt_s"][key] * 1e6)))
     pairs += [(f"tcp.{f}", s["tcp_analysis"][f], t["analysis_flag_counts"][f]) for f in FLAG_NAMES]
     for key, ours_map, their_map in (
         ("dns", s["dns_rcodes"], truth["dns"]["rcode_counts"]),

@@ -186,6 +186,7 @@ def test_numba_and_fallback_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None
         assert np.array_equal(fast.cols.ts, slow.cols.ts)
         assert np.array_equal(fast.cols.caplen, slow.cols.caplen)
         assert np.array_equal(fast.cols.wirelen, slow.cols.wirelen)
+        assert np.array_equal(fast.tcp_ack_rtt, slow.tcp_ack_rtt, equal_nan=True)
 
 
 def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

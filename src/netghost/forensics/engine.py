@@ -54,6 +54,7 @@ class Analysis:
     decode_issues: dict[str, int] = field(default_factory=dict)
     decode_issue_frames: dict[str, list[int]] = field(default_factory=dict)
     tcp_order: np.ndarray | None = None  # permutation of tcp_rows entries, each stream contiguous, capture order inside
+    tcp_ack_rtt: np.ndarray | None = None  # tshark tcp.analysis.ack_rtt (s) per tcp_rows entry, NaN where absent
 
     @property
     def packets(self) -> int:
@@ -153,7 +154,7 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
 
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
     conv, dirn, order = group_conversations(cols, tcp_rows, 6)
-    aflags, sub, irtt = analyze_tcp_sequences(
+    aflags, sub, irtt, ack_rtt = analyze_tcp_sequences(
         conv, dirn, seq=cols.seq[tcp_rows], ack=cols.ack[tcp_rows],
         flags=cols.tcp_flags[tcp_rows].astype(np.int64), win=cols.win[tcp_rows].astype(np.int64),
         seglen=cols.paylen[tcp_rows].astype(np.int64), ts=cols.ts[tcp_rows],
@@ -175,5 +176,5 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     return Analysis(
         info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=aflags, tcp_stream=sid, streams=streams,
         dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
-        decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=order,
+        decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=order, tcp_ack_rtt=ack_rtt,
     )

@@ -124,6 +124,10 @@ def render_report(sem: dict[str, Any]) -> str:
     out += [f"| {k} | {v} |" for k, v in s["tcp_analysis"].items() if v] or ["| (none) | 0 |"]
     if s["conn_states"]:
         out += ["", "Connection states (Zeek): " + ", ".join(f"{k} {v}" for k, v in s["conn_states"].items())]
+    rtt = s["ack_rtt"]
+    if rtt["count"]:
+        out += ["", f"ACK RTT (tshark ack_rtt, {rtt['count']} samples): median {rtt['median_ms']:.2f} ms, "
+                f"p95 {rtt['p95_ms']:.2f} ms, max {rtt['max_ms']:.2f} ms"]
     out += ["", "## DNS", ""]
     d = s["dns"]
     if d["queries"] or s["dns_rcodes"]:

@@ -75,6 +75,11 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
         if len(lst) < 10:
             lst.append(f)
     details = flow_details(a, chosen)
+    rtt_med: dict[int, float] = {}
+    if a.tcp_ack_rtt is not None:
+        has = sel & ~np.isnan(a.tcp_ack_rtt)
+        for s in np.unique(a.tcp_stream[has]).tolist():
+            rtt_med[s] = round(float(np.median(a.tcp_ack_rtt[has & (a.tcp_stream == s)])) * 1000, 3)
     out = []
     for s in chosen:
         data = int(st.data_pkts[s])
@@ -87,6 +92,7 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
             "packets": {"c2s": int(st.pkts_c2s[s]), "s2c": int(st.pkts_s2c[s])},
             "bytes": {"c2s": int(st.bytes_c2s[s]), "s2c": int(st.bytes_s2c[s])},
             "handshake_rtt_ms": None if np.isnan(st.irtt[s]) else round(float(st.irtt[s]) * 1000, 3),
+            "ack_rtt_median_ms": rtt_med.get(s),
             "mss": {"c": int(st.mss_c[s]) if st.mss_c[s] >= 0 else None, "s": int(st.mss_s[s]) if st.mss_s[s] >= 0 else None},
             "wscale": {"c": int(st.ws_c[s]) if st.ws_c[s] >= 0 else None, "s": int(st.ws_s[s]) if st.ws_s[s] >= 0 else None},
             "syn": int(st.syn[s]), "synack": int(st.synack[s]),
@@ -98,6 +104,16 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
             "score": round(float(score[s]), 1),
         })
     return out
+
+
+def _rtt_summary(a: Analysis) -> dict[str, Any]:
+    """tshark's ``tcp.analysis.ack_rtt`` samples (non-zero data/SYN/FIN → exact ACK times), in ms."""
+    r = a.tcp_ack_rtt[~np.isnan(a.tcp_ack_rtt)] if a.tcp_ack_rtt is not None else np.zeros(0)
+    if not r.size:
+        return {"count": 0}
+    ms = r * 1000
+    return {"count": int(r.size), "min_ms": round(float(ms.min()), 3), "median_ms": round(float(np.median(ms)), 3),
+            "p95_ms": round(float(np.percentile(ms, 95)), 3), "max_ms": round(float(ms.max()), 3)}
 
 
 def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
@@ -143,6 +159,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
             "rst_packets": len(a.rst_frames()),
             "syn_without_synack": len(a.syn_without_synack()),
             "conn_states": states,
+            "ack_rtt": _rtt_summary(a),
             "dns_rcodes": dns["rcode_counts"],
             "dns": {"queries": dns["queries"], "responses": dns["responses"], "unanswered": dns["unanswered"],
                     "latency_s": dns["latency_s"]},

@@ -50,11 +50,12 @@ RETR, FAST, SPUR, OOO, LOST, ACKLOST, DUPACK, ZW, ZWP, ZWPACK, WFULL, WUPD, KA, 
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 M32 = 0xFFFFFFFF
 HALF = 0x80000000
+UNACKED_MAX = 1000  # TCP_MAX_UNACKED_SEGMENTS
 
 
 def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
     conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any, ts: Any,
-    wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any,
+    wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any, out_rtt: Any,
 ) -> None:
     """Run the rules over packets sorted by (conversation, frame). Writes the three ``out_*`` arrays."""
     n = len(conv)
@@ -74,6 +75,11 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
     base = [0, 0]
     mru_syn = -1.0
     irtt = -1.0
+    # un-ACKed segments per direction (tshark's list, capped at 1000): seq, nextseq, time; newest last
+    seg_seq = np.zeros((2, UNACKED_MAX), np.int64)
+    seg_nxt = np.zeros((2, UNACKED_MAX), np.int64)
+    seg_ts = np.zeros((2, UNACKED_MAX), np.float64)
+    seg_n = [0, 0]
     for i in range(n):
         d = dirn[i]
         r = 1 - d
@@ -110,6 +116,7 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
                 maxtba[k] = 0
                 lastflags[k] = 0
                 base_set[k] = False
+                seg_n[k] = 0
             mru_syn = -1.0
             irtt = -1.0
         out_sub[i] = sub
@@ -182,7 +189,15 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
                 af |= OOO
             elif nad:
                 af |= RETR
-        nxt = (s + ln + (1 if (ln > 0 or (fl & (SYN | FIN))) and (fl & (SYN | FIN)) else 0)) & M32
+        nxt = (s + ln) & M32
+        if (ln > 0 or (fl & (SYN | FIN))) and seg_n[d] < UNACKED_MAX:
+            if fl & (SYN | FIN):
+                nxt = (nxt + 1) & M32  # SYN/FIN count one byte (only when the segment is listed)
+            k = seg_n[d]
+            seg_seq[d, k] = s
+            seg_nxt[d, k] = nxt
+            seg_ts[d, k] = t
+            seg_n[d] = k + 1
         if (nx == 0 or 0 < ((nxt - nx) & M32) < HALF) and not (af & ZWP):
             nextseq[d] = nxt
             nextseqtime[d] = t
@@ -194,6 +209,22 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
         lastflags[d] = af
         first_ack[d] = bool(fl & SYN)
         out_flags[i] = af
+        # ACK processing over the peer's list, newest first: an exact match yields tcp.analysis.ack_rtt
+        # (the last match visited, i.e. the oldest copy, wins); fully ACKed segments leave the list
+        k = seg_n[r] - 1
+        while k >= 0:
+            nq = seg_nxt[r, k]
+            if a == nq or not (0 < ((nq - a) & M32) < HALF):
+                if a == nq and t != seg_ts[r, k]:  # tshark shows ack_rtt only when non-zero
+                    out_rtt[i] = t - seg_ts[r, k]
+                for j in range(k, seg_n[r] - 1):
+                    seg_seq[r, j] = seg_seq[r, j + 1]
+                    seg_nxt[r, j] = seg_nxt[r, j + 1]
+                    seg_ts[r, j] = seg_ts[r, j + 1]
+                seg_n[r] -= 1
+            elif 0 < ((a - seg_seq[r, k]) & M32) < HALF:
+                seg_seq[r, k] = a  # partial ACK trims the segment
+            k -= 1
         # iRTT: most recent pure SYN → first pure ACK (set after the analysis, as dissect_tcp does)
         if (fl & (SYN | ACK)) == SYN:
             mru_syn = t
@@ -205,7 +236,7 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
 def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
                           wscale: np.ndarray, use_jit: bool = True,
-                          order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would.
 
     Args:
@@ -218,7 +249,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
 
     Returns:
         (analysis flag bitmask per segment, sub-stream index within the conversation — port reuse
-        starts a new one —, iRTT in seconds on the segment that completed the handshake else NaN),
+        starts a new one —, iRTT in seconds on the segment that completed the handshake else NaN,
+        tshark's ``tcp.analysis.ack_rtt`` in seconds on ACKs that exactly ACK a segment else NaN),
         all in the input order.
     """
     n = conv.shape[0]
@@ -231,18 +263,22 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         of = np.zeros(n, np.int64)
         osub = np.zeros(n, np.int64)
         oirtt = np.full(n, np.nan)
+        ortt = np.full(n, np.nan)
         jit(*[np.ascontiguousarray(c, dtype=np.float64 if k == 7 else np.int64) for k, c in enumerate(cols)],
-            of, osub, oirtt)
+            of, osub, oirtt, ortt)
     else:
         lists = [c.tolist() for c in cols]
         lof = [0] * n
         lsub = [0] * n
         lirtt = [float("nan")] * n
+        lrtt = [float("nan")] * n
         _kernel(lists[0], lists[1], lists[2], lists[3], lists[4], lists[5], lists[6], lists[7], lists[8],
-                lof, lsub, lirtt)
-        of, osub, oirtt = np.asarray(lof, np.int64), np.asarray(lsub, np.int64), np.asarray(lirtt)
+                lof, lsub, lirtt, lrtt)
+        of, osub = np.asarray(lof, np.int64), np.asarray(lsub, np.int64)
+        oirtt, ortt = np.asarray(lirtt), np.asarray(lrtt)
     out_f = np.empty(n, np.int64)
     out_s = np.empty(n, np.int64)
     out_r = np.empty(n)
-    out_f[order], out_s[order], out_r[order] = of, osub, oirtt
-    return out_f, out_s, out_r
+    out_a = np.empty(n)
+    out_f[order], out_s[order], out_r[order], out_a[order] = of, osub, oirtt, ortt
+    return out_f, out_s, out_r, out_a
