@@ -165,29 +165,45 @@ def test_regopy_bug4_results_read_as_json_while_output_alive_stay_stable(engine:
     assert seen == {"warn", "allow", "deny"}
 
 
-def test_prebuilt_bundle_round_trip(tmp_path: Path, engine: PolicyEngine) -> None:
+_BUNDLE_ROUND_TRIP = """
+import json, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from netghost.errors import PolicyError
+from netghost.governance.policy import PolicyEngine, command_facts
+now = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+org, bundle = Path(sys.argv[1]), Path(sys.argv[2])
+built = PolicyEngine([org])
+loaded = PolicyEngine.from_bundle(built.save_bundle(bundle))
+cases = [(["dig", "x"], "SAFE"), (["curl", "-sk", "x"], "SAFE"), (["az", "vm", "restart"], None), (["ping", "x"], "SAFE")]
+same = [loaded.evaluate(command_facts(a, verdict=v), now=now) == built.evaluate(command_facts(a, verdict=v), now=now)
+        for a, v in cases]
+outcomes = [loaded.evaluate(command_facts(a, verdict=v), now=now).outcome for a, v in cases]
+try:
+    PolicyEngine.from_bundle(org)
+    refused = ""
+except PolicyError as exc:
+    refused = str(exc)
+print(json.dumps({"hash_equal": loaded.policy_hash == built.policy_hash, "same": same,
+                  "outcomes": outcomes, "refused": refused}))
+"""
+
+
+def test_prebuilt_bundle_round_trip(tmp_path: Path) -> None:
+    # rego-cpp's bundle save/load aborts the process ("double free") once llvmlite (numba, which the
+    # forensics engine may load) lives in the same process. The product never holds both; one pytest
+    # process can, so the round trip runs in a fresh interpreter.
     (tmp_path / "org").mkdir()
     (tmp_path / "org" / "org.rego").write_text(
         'package netghost.preflight\nimport rego.v1\ndeny contains "no dig" if { input.argv0 == "dig" }\n'
     )
-    built = PolicyEngine([tmp_path / "org"])
-    # rego-cpp's bundle writer aborts the process ("double free") once llvmlite (numba, which the
-    # forensics engine may load) is in the same process; the product never holds both, but one
-    # pytest process can, so the bundle is written from a fresh interpreter.
-    script = (
-        "import sys; from pathlib import Path; from netghost.governance.policy import PolicyEngine; "
-        "PolicyEngine([Path(sys.argv[1])]).save_bundle(sys.argv[2])"
-    )
-    subprocess.run([sys.executable, "-c", script, str(tmp_path / "org"), str(tmp_path / "bundle")], check=True)
-    out = tmp_path / "bundle"
-    loaded = PolicyEngine.from_bundle(out)
-    assert loaded.policy_hash == built.policy_hash
-    for argv, verdict in [(["dig", "x"], "SAFE"), (["curl", "-sk", "x"], "SAFE"), (["az", "vm", "restart"], None),
-                          (["ping", "x"], "SAFE")]:
-        facts = command_facts(argv, verdict=verdict)
-        assert loaded.evaluate(facts, now=NOW) == built.evaluate(facts, now=NOW)
-    with pytest.raises(PolicyError, match="not a policy bundle"):
-        PolicyEngine.from_bundle(tmp_path / "org")
+    proc = subprocess.run([sys.executable, "-c", _BUNDLE_ROUND_TRIP, str(tmp_path / "org"), str(tmp_path / "bundle")],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(proc.stdout)
+    assert result["hash_equal"]
+    assert result["same"] == [True, True, True, True]
+    assert result["outcomes"][0] == "deny"  # the org policy's rule survived the bundle
+    assert "not a policy bundle" in result["refused"]
 
 
 def test_capture_plan_facts_feed_the_default_policy(engine: PolicyEngine) -> None:
