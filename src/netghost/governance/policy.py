@@ -278,7 +278,9 @@ class PolicyEngine:
         """Write the compiled bundle (regopy JSON layout) plus a manifest with the policy hash.
 
         Building once (e.g. at packaging or deploy time) and loading with :meth:`from_bundle`
-        skips parsing and compiling the Rego sources at start-up.
+        skips parsing and compiling the Rego sources at start-up. rego-cpp 1.5.2's bundle
+        save/load aborts the process when llvmlite (numba) is loaded in it too; the governance
+        layer never imports numba (only the forensics engine, a separate process, may).
 
         Raises:
             PolicyError: the bundle cannot be written.
