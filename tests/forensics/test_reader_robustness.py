@@ -264,3 +264,15 @@ def test_issue_codes_shared_by_split_modules_agree() -> None:
 
     assert decode.ISSUES[decode_l4.TRUNCATED_ICMP] == "truncated_icmp_header"
     assert decode_l4.V4_MARK == decode.V4_MARK
+
+
+def test_tcp_timestamps_on_every_segment_and_mss_only_on_syn(tmp_path: Path) -> None:
+    ts_opt = b"\x01\x01\x08\x0a" + struct.pack("!II", 123456, 654321)
+    cap = Capture()
+    cap.tcp(1.0, "10.0.0.1", "10.0.0.2", 1234, 80, 100, 0, SYN, options=b"\x02\x04\x05\xb4" + ts_opt)
+    cap.tcp(1.1, "10.0.0.1", "10.0.0.2", 1234, 80, 101, 1, ACK, b"x", options=b"\x02\x04\x05\xb4" + ts_opt)
+    cap.tcp(1.2, "10.0.0.1", "10.0.0.2", 1234, 80, 102, 1, ACK, b"y")
+    a = analyze_capture(cap.write(tmp_path / "ts.pcap"))
+    assert a.cols.tsval.tolist() == [123456, 123456, -1]
+    assert a.cols.tsecr.tolist() == [654321, 654321, -1]
+    assert a.cols.mss.tolist() == [1460, -1, -1]  # MSS means something only on a SYN

@@ -33,7 +33,7 @@ _DTYPES: dict[str, Any] = {
     "sport": np.int32, "dport": np.int32, "seq": np.int64, "ack": np.int64, "tcp_flags": np.int16, "win": np.int32,
     "tcp_hlen": np.int16, "paylen": np.int32, "icmp_type": np.int16, "icmp_code": np.int16, "icmp_mtu": np.int32,
     "in_proto": np.int16, "in_sport": np.int32, "in_dport": np.int32, "mss": np.int32, "wscale": np.int16,
-    "issue": np.int8,
+    "issue": np.int8, "tsval": np.int64, "tsecr": np.int64,
 }
 
 V4_MARK = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
@@ -103,6 +103,8 @@ class Packets:
     mss: np.ndarray
     wscale: np.ndarray
     sack_perm: np.ndarray
+    tsval: np.ndarray
+    tsecr: np.ndarray
     issue: np.ndarray
 
     def __len__(self) -> int:
@@ -360,11 +362,11 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         ph = (ph << np.uint64(8)) | byte
     ph ^= paylen.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
 
-    mss, wscale = i64(), i64()
-    sack = np.zeros(n, bool)
-    syn = np.flatnonzero((tflags >= 0) & ((tflags & 2) != 0) & (thl > 20))
-    if syn.size:
-        tcp_options(g, syn, payoff - thl + 20, np.minimum(payoff, end), mss, wscale, sack)
+    opt = {"mss": i64(), "wscale": i64(), "sack": np.zeros(n, bool), "tsval": i64(), "tsecr": i64()}
+    with_opts = np.flatnonzero((tflags >= 0) & (thl > 20))
+    if with_opts.size:
+        tcp_options(g, with_opts, payoff - thl + 20, np.minimum(payoff, end), (tflags & 2) != 0, opt)
+    mss, wscale, sack = opt["mss"], opt["wscale"], opt["sack"]
 
     cols = Packets(
         frame=np.arange(first_frame, first_frame + n, dtype=np.int64),
@@ -378,14 +380,14 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         in_proto=in_proto.astype(np.int16), in_src_hi=in_src_hi, in_src_lo=in_src_lo,
         in_dst_hi=in_dst_hi, in_dst_lo=in_dst_lo, in_sport=in_sport.astype(np.int32),
         in_dport=in_dport.astype(np.int32), mss=mss.astype(np.int32), wscale=wscale.astype(np.int16),
-        sack_perm=sack, issue=issue,
+        sack_perm=sack, tsval=opt["tsval"], tsecr=opt["tsecr"], issue=issue,
     )
     return cols, payoff, end
 
 
 INT_ROWS = ("ethertype", "l3", "ttl", "ip_id", "dscp", "proto", "sport", "dport", "seq", "ack", "tcp_flags", "win",
             "tcp_hlen", "paylen", "icmp_type", "icmp_code", "icmp_mtu", "in_proto", "in_sport", "in_dport", "mss",
-            "wscale", "issue")
+            "wscale", "issue", "tsval", "tsecr")
 U64_ROWS = ("src_hi", "src_lo", "dst_hi", "dst_lo", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "pay_hash")
 BOOL_ROWS = ("vlan", "ip_frag", "sack_perm")
 
@@ -393,7 +395,7 @@ BOOL_ROWS = ("vlan", "ip_frag", "sack_perm")
 def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np.ndarray]:
     """Run the compiled decoder and cast its rows to the column dtypes of the numpy path."""
     n = len(b)
-    out_i = np.empty((25, n), np.int64)
+    out_i = np.empty((27, n), np.int64)
     out_u = np.empty((9, n), np.uint64)
     out_b = np.empty((3, n), bool)
     kernel(b.buf, b.off, b.caplen, b.wirelen, b.linktype, out_i, out_u, out_b)
@@ -406,4 +408,4 @@ def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packet
         kw[name] = out_b[k].copy()
     cols = Packets(frame=np.arange(first_frame, first_frame + n, dtype=np.int64), ts=b.ts, caplen=b.caplen,
                    wirelen=b.wirelen, linktype=b.linktype, **kw)
-    return cols, out_i[23], out_i[24]
+    return cols, out_i[25], out_i[26]

@@ -44,7 +44,7 @@ def _u64(buf: Any, pos: int, hi: int) -> Any:
 
 
 def decode_kernel(buf: Any, off: Any, caplen: Any, wirelen: Any, lt: Any, out_i: Any, out_u: Any, out_b: Any) -> None:  # noqa: PLR0917  numba kernels take positional arrays
-    """Decode every record into ``out_i`` int64[25, n], ``out_u`` uint64[9, n], ``out_b`` bool[3, n].
+    """Decode every record into ``out_i`` int64[27, n], ``out_u`` uint64[9, n], ``out_b`` bool[3, n].
 
     Row order is the one :func:`netghost.forensics.decode.decode_batch` unpacks (INT_ROWS etc.).
     """
@@ -266,7 +266,10 @@ def decode_kernel(buf: Any, off: Any, caplen: Any, wirelen: Any, lt: Any, out_i:
             byte = _u8(buf, payoff + k, hi) if avail > k else 0
             ph = (ph << np.uint64(8)) | np.uint64(byte)
         ph ^= np.uint64(paylen) * GOLD
-        if tfl >= 0 and (tfl & 2) != 0 and thl > 20:
+        tsv = -1
+        tse = -1
+        if tfl >= 0 and thl > 20:
+            is_syn = (tfl & 2) != 0
             pp = payoff - thl + 20
             z = min(payoff, end)
             for _ in range(40):
@@ -281,12 +284,15 @@ def decode_kernel(buf: Any, off: Any, caplen: Any, wirelen: Any, lt: Any, out_i:
                     continue
                 if ln < 2 or pp + ln > z:
                     break
-                if kind == 2 and ln == 4:
+                if is_syn and kind == 2 and ln == 4:
                     mss = _u16(buf, pp + 2, hi)
-                elif kind == 3 and ln == 3:
+                elif is_syn and kind == 3 and ln == 3:
                     wsc = _u8(buf, pp + 2, hi)
-                elif kind == 4:
+                elif is_syn and kind == 4:
                     sack = True
+                elif kind == 8 and ln == 10:
+                    tsv = _u32(buf, pp + 2, hi)
+                    tse = _u32(buf, pp + 6, hi)
                 pp += ln
         out_i[0, i] = et
         out_i[1, i] = l3
@@ -311,8 +317,10 @@ def decode_kernel(buf: Any, off: Any, caplen: Any, wirelen: Any, lt: Any, out_i:
         out_i[20, i] = mss
         out_i[21, i] = wsc
         out_i[22, i] = iss
-        out_i[23, i] = payoff
-        out_i[24, i] = end
+        out_i[23, i] = tsv
+        out_i[24, i] = tse
+        out_i[25, i] = payoff
+        out_i[26, i] = end
         out_u[0, i] = sh
         out_u[1, i] = sl
         out_u[2, i] = dh

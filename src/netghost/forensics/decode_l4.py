@@ -63,10 +63,17 @@ def icmp_columns(g: Gather, n: int, has_l4: np.ndarray, proto: np.ndarray, l4: n
 
 
 def tcp_options(g: Gather, idx: np.ndarray, start: np.ndarray, stop: np.ndarray,  # noqa: PLR0917  internal column writer
-                 mss: np.ndarray, wscale: np.ndarray, sack: np.ndarray) -> None:
-    """MSS / window scale / SACK-permitted of SYN segments: the TLV walk runs vectorised over all SYNs."""
+                 syn: np.ndarray, out: dict[str, np.ndarray]) -> None:
+    """TCP options: MSS / window scale / SACK-permitted (SYN segments only, as negotiated there) and
+    the timestamps TSval/TSecr (every segment). The TLV walk runs vectorised over all segments.
+
+    Args:
+        idx: rows of TCP segments with options; start/stop: option bytes [start, stop) per row.
+        syn: per-row SYN flag; out: the ``mss``, ``wscale``, ``sack``, ``tsval``, ``tsecr`` columns.
+    """
     p = start[idx].copy()
     z = stop[idx]
+    is_syn = syn[idx]
     active = p < z
     for _ in range(40):  # at most 40 option bytes, so at most 40 steps
         if not active.any():
@@ -77,10 +84,13 @@ def tcp_options(g: Gather, idx: np.ndarray, start: np.ndarray, stop: np.ndarray,
         nop = active & (kind == 1)
         ok = active & ~nop & (ln >= 2) & (p + ln <= z)
         active &= nop | ok
-        m = ok & (kind == 2) & (ln == 4)
-        mss[idx[m]] = g.u16(p[m] + 2)
-        m = ok & (kind == 3) & (ln == 3)
-        wscale[idx[m]] = g.u8(p[m] + 2)
-        sack[idx[ok & (kind == 4)]] = True
+        m = ok & is_syn & (kind == 2) & (ln == 4)
+        out["mss"][idx[m]] = g.u16(p[m] + 2)
+        m = ok & is_syn & (kind == 3) & (ln == 3)
+        out["wscale"][idx[m]] = g.u8(p[m] + 2)
+        out["sack"][idx[ok & is_syn & (kind == 4)]] = True
+        m = ok & (kind == 8) & (ln == 10)
+        out["tsval"][idx[m]] = g.u32(p[m] + 2)
+        out["tsecr"][idx[m]] = g.u32(p[m] + 6)
         p = np.where(nop, p + 1, np.where(ok, p + ln, p))
         active &= p < z
