@@ -64,21 +64,48 @@ def test_cli_json_only(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["chrissanders_tcp_dupack_semantic.json"]
 
 
-@pytest.mark.parametrize(
-    ("argv_extra", "message"),
-    [
-        (["--compare", "other.pcap"], "--compare is not available yet"),
-        (["--narrative"], "--narrative is not available yet"),
-        (["--format", "html"], "--format html is not available yet"),
-        (["--format", "pdf"], "unknown --format pdf"),
-    ],
-)
-def test_cli_unbuilt_options_fail_honestly(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv_extra: list[str],
-                                           message: str) -> None:
-    assert main([str(PCAPS / "zeek_smtp.pcap"), "--report-dir", str(tmp_path), *argv_extra]) == 2
+def test_cli_unknown_format_fails_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--report-dir", str(tmp_path), "--format", "pdf"]) == 2
     err = capsys.readouterr().err
-    assert message in err
+    assert "unknown --format pdf" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_compare_with_missing_second_capture_is_one_line_exit_2(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("netghost.forensics.compare_report")
+    rc = main([str(PCAPS / "zeek_smtp.pcap"), "--compare", str(tmp_path / "other.pcap"), "--report-dir", str(tmp_path)])
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pcap-forensics: error:") and len(err.splitlines()) == 1
+
+
+def test_compare_mode_is_routed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("netghost.forensics.compare_report")
+    a = PCAPS / "chrissanders_ip_ttl_source.pcapng"
+    b = PCAPS / "chrissanders_ip_ttl_dest.pcapng"
+    assert main([str(a), "--compare", str(b), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "chrissanders_ip_ttl_source_vs_chrissanders_ip_ttl_dest_semantic.json").exists()
+    assert " vs " in capsys.readouterr().out
+
+
+def test_narrative_without_key_leaves_report_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("netghost.forensics.narrative")
+    plain, story = tmp_path / "plain", tmp_path / "story"
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--semantic-dir", str(plain), "--report-dir", str(plain)]) == 0
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--narrative", "--semantic-dir", str(story),
+                 "--report-dir", str(story)]) == 0
+    assert "pcap-forensics:" in capsys.readouterr().err  # the narrative notice (no key configured)
+    for name in ("zeek_smtp_forensic_report.md", "zeek_smtp_executive_summary.md", "zeek_smtp_semantic.json"):
+        assert (plain / name).read_text() == (story / name).read_text()
+
+
+def test_single_capture_html_report(tmp_path: Path) -> None:
+    pytest.importorskip("netghost.forensics.html_report")
+    pytest.importorskip("matplotlib")
+    assert main([str(PCAPS / "zeek_smtp.pcap"), "--format", "md,html", "--report-dir", str(tmp_path)]) == 0
+    html = (tmp_path / "zeek_smtp_forensic_report.html").read_text()
+    assert "<html" in html.lower() and "PMTU black hole" in html
 
 
 def test_cli_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,8 +1,10 @@
 """``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json]``.
 
 Exit codes: 0 success (also for an empty or truncated capture, which the report explains); 2 for a
-missing file, a file that is not a capture, an unsupported format, or an option whose feature is
-not built yet (``--compare``, ``--narrative``, ``--format html``), each with a one-line message.
+missing file, a file that is not a capture or an unsupported format, each with a one-line message.
+``--compare`` hands over to compare_report.run_compare; ``--narrative`` and ``--format html`` use
+narrative.py / html_report.py (each optional: without its module or key a notice says so and the
+deterministic outputs are unchanged).
 """
 
 from __future__ import annotations
@@ -32,11 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The CLI's argument parser (also used by the shell's allowlist tests)."""
     p = argparse.ArgumentParser(prog=PROG, description="Wireshark-faithful capture forensics: semantic JSON + reports.")
     p.add_argument("capture", help="pcap / pcapng file, optionally gzip-compressed (format detected by magic)")
-    p.add_argument("--compare", metavar="CAPTURE_B", help="second capture point of the same path (not available yet)")
+    p.add_argument("--compare", metavar="CAPTURE_B", help="second capture point of the same path (two-point comparison)")
     p.add_argument("--semantic-dir", default=".", help="directory for {stem}_semantic.json (default: .)")
     p.add_argument("--report-dir", default=".", help="directory for the Markdown reports (default: .)")
     p.add_argument("--format", default="md,json", help="comma list of md, json, html (default: md,json)")
-    p.add_argument("--narrative", action="store_true", help="add a Gemini-written narrative (not available yet)")
+    p.add_argument("--narrative", action="store_true",
+                   help="add a Gemini-written narrative when GEMINI_API_KEY (or Vertex settings) is present")
     return p
 
 
@@ -88,12 +91,12 @@ def run(args: argparse.Namespace) -> int:
     unknown = formats - set(FORMATS)
     if unknown:
         return _fail(f"unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)")
-    if "html" in formats:
-        return _fail("--format html is not available yet (HTML report with charts is planned); use md,json")
     if args.compare:
-        return _fail("--compare is not available yet (two-point comparison is planned); analyse each capture alone")
-    if args.narrative:
-        return _fail("--narrative is not available yet (Gemini narrative is planned); the deterministic report is complete")
+        try:
+            from netghost.forensics.compare_report import run_compare  # noqa: PLC0415  compare mode is optional
+        except ImportError:
+            return _fail("--compare is not available in this build; analyse each capture alone")
+        return int(run_compare(args, PROG, analyze=_analyze))
     path = Path(args.capture)
     try:
         analysis = _analyze(path)
@@ -104,6 +107,22 @@ def run(args: argparse.Namespace) -> int:
     sem = build_semantic(analysis, path.stat().st_size)
     stem = _stem(path)
     written: list[Path] = []
+    notices = [f"warning: {w}" for w in analysis.info.warnings]
+    story, model = None, None
+    if args.narrative:
+        try:
+            from netghost.forensics.narrative import generate_narrative  # noqa: PLC0415  optional SDK
+        except ImportError:
+            notices.append("--narrative is not available in this build; the deterministic report is unchanged")
+        else:
+            nres = generate_narrative(sem)
+            story, model = nres.text, nres.model
+            notices.append(nres.message)
+    report = render_report(sem)
+    if story:
+        from netghost.forensics.narrative import with_narrative  # noqa: PLC0415
+
+        report = with_narrative(report, story, model)
     try:
         if "json" in formats:
             sdir = Path(args.semantic_dir)
@@ -111,19 +130,35 @@ def run(args: argparse.Namespace) -> int:
             out = sdir / f"{stem}_semantic.json"
             out.write_text(json.dumps(sem, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             written.append(out)
+        rdir = Path(args.report_dir)
         if "md" in formats:
-            rdir = Path(args.report_dir)
             rdir.mkdir(parents=True, exist_ok=True)
-            for suffix, text in (("forensic_report", render_report(sem)), ("executive_summary", render_executive_summary(sem))):
+            for suffix, text in (("forensic_report", report), ("executive_summary", render_executive_summary(sem))):
                 out = rdir / f"{stem}_{suffix}.md"
                 out.write_text(text, encoding="utf-8")
                 written.append(out)
+        if "html" in formats:
+            notices += _write_html(rdir / f"{stem}_forensic_report.html", sem, analysis, report, story, model, written)
     except OSError as exc:
         return _fail(f"cannot write outputs: {exc.strerror or exc}")
-    for w in analysis.info.warnings:
-        print(f"{PROG}: warning: {w}", file=sys.stderr)
+    for n in notices:
+        print(f"{PROG}: {n}", file=sys.stderr)
     _print_done(sem, written)
     return 0
+
+
+def _write_html(out: Path, sem: dict[str, Any], analysis: Analysis, report: str, story: str | None,  # noqa: PLR0917  internal
+                model: str | None, written: list[Path]) -> list[str]:
+    """HTML report with charts (html_report.py, matplotlib optional); returns its notices."""
+    try:
+        from netghost.forensics.html_report import write_html_report  # noqa: PLC0415  optional matplotlib
+    except ImportError:
+        return ["--format html is not available in this build; wrote md/json only"]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    notices = list(write_html_report(out, sem, analysis, markdown=report, narrative=story, model=model))
+    if out.exists():
+        written.append(out)
+    return notices
 
 
 def _print_done(sem: dict[str, Any], written: list[Path]) -> None:
