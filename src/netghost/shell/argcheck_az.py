@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["AzDecision", "AzTable", "classify_az", "command_group", "compile_az"]
 
@@ -49,6 +49,7 @@ class _GroupRule:
     noun_verbs: re.Pattern[str] | None
     verb_regex: re.Pattern[str] | None
     except_groups: tuple[tuple[str, ...], ...]
+    flag_regex: re.Pattern[str] | None = None
     # Derived lookup sets, so a match costs a few hash lookups (the az path is the hot path).
     flag_prefixes: frozenset[str] = frozenset()
     suffix_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
@@ -68,6 +69,8 @@ class _GroupRule:
             if any(len(g) >= n and g[-n:] in paths for n in lens):
                 return True
         if self.groups and _has_prefix(g, self.group_index):
+            return True
+        if self.flag_regex is not None and any(self.flag_regex.fullmatch(w) for w in option_words):
             return True
         # Long options match exactly or as an abbreviation (argparse accepts unique prefixes).
         return bool(self.flag_prefixes) and any(w in self.flag_prefixes for w in option_words)
@@ -116,6 +119,7 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
         noun_verbs=re.compile(raw["noun_verbs"]) if raw.get("noun_verbs") else None,
         verb_regex=re.compile(raw["verb_regex"]) if raw.get("verb_regex") else None,
         except_groups=excepts,
+        flag_regex=re.compile(raw["flag_regex"]) if raw.get("flag_regex") else None,
         flag_prefixes=frozenset(f[:n] for f in flags for n in range(4, len(f) + 1)),
         suffix_index=_prefix_index(suffixes),
         group_index=_prefix_index(groups),
@@ -182,7 +186,7 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
             return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
     for rule in table.risky:
         if rule.matches(g, words):
-            return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id)
+            return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id, relaxable=rule.id != "az-secret-in-argv")
     at_values = [a for a in args if a.startswith("@") or (a.startswith("--") and "=@" in a)]
     if at_values:
         return AzDecision(
@@ -203,6 +207,30 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     if _verb_is_safe(table, verb):
         return AzDecision("SAFE", f"`az {' '.join(group)}`: `{verb}` is a read-only verb", "az-read-verb")
     return AzDecision("RISKY", f"`az {' '.join(group)}`: `{verb}` is not on the read-only verb list", "az-verb-not-read-only")
+
+
+# ARM operations whose response is a credential: AKS accessProfiles (kubeconfigs), list*Keys /
+# list*Credential(s) / listSecrets / list*Sas / listCallbackUrl / regenerate*, web app config
+# lists (appsettings, connection strings, publishing credentials). Matched per path segment,
+# case-insensitively, after percent-decoding (ARM decodes it too).
+_ARM_SECRET_SEGMENT = re.compile(
+    r"accessprofiles?|list[a-z]*(keys?|credentials?|secrets?|sas|callbackurls?|connectionstrings?|tokens?|passwords?)|"
+    r"regenerate[a-z]*|generate[a-z]*(sas|token|key)[a-z]*|get[a-z]*(keys?|secrets?|credentials?|tokens?)|"
+    r"appsettings|connectionstrings|publishingcredentials|publishxml|authsettings(v2)?|secrets?|"
+    r"(admin|user|monitoring)?credentials?|keys|sharedkeys?|authorizationrules?/[^/]*/listkeys",
+    re.I,
+)
+
+
+def _sensitive_arm_path(path: str) -> str | None:
+    """Why an ARM path's GET would return credential material, or None."""
+    p = path
+    for _ in range(3):
+        p = unquote(p)
+    for seg in re.split(r"[/\\]+", p):
+        if _ARM_SECRET_SEGMENT.fullmatch(seg):
+            return f"the ARM path segment {seg!r} returns credentials (keys, kubeconfigs, secrets, SAS)"
+    return None
 
 
 def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
@@ -231,12 +259,15 @@ def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
         return AzDecision("RISKY", f"az rest --method {method} can change Azure state", "az-rest")
     if url is None:
         return AzDecision("RISKY", "az rest without --url", "az-rest")
-    if url.startswith("/"):
-        return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
     try:
         parts = urlsplit(url)
     except ValueError:
-        return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest")
+        return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest", relaxable=False)
+    why = _sensitive_arm_path(parts.path)
+    if why is not None:
+        return AzDecision("RISKY", f"az rest: {why}", "az-rest-secret-path", relaxable=False)
+    if url.startswith("/"):
+        return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
     host = (parts.hostname or "").lower()
     if parts.scheme == "https" and host in table.rest_hosts and "@" not in parts.netloc:
         return AzDecision("SAFE", f"az rest GET to {host}", "az-rest-get")

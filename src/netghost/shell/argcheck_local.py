@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from netghost.shell.argcheck_options import OptionSpec, ParsedOptions, parse_options
 
-__all__ = ["check_curl", "check_ip", "check_python"]
+__all__ = ["check_curl", "check_ip", "check_python", "is_forensics_call"]
 
 # Exact spellings only: iproute2 resolves prefixes in code order, so -b means -batch (reads a
 # file), -n means -netns and -f may be -force. Anything not listed here is not auto-run.
@@ -25,7 +25,9 @@ _IP_OPTIONS = frozenset({
     "-pretty", "-h", "-human", "-human-readable", "-iec", "-t", "-timestamp", "-ts", "-tshort", "-a", "-all",
     "-N", "-Numeric", "-V", "-Version",
 })  # fmt: skip
-_METADATA_HEADER = re.compile(r"\s*metadata\s*:", re.I)
+_METADATA_HEADER = re.compile(r"\s*metadata\s*[:;]", re.I)
+# A URL naming IMDS literally; its path/query are vetted by check_url's instance allowlist.
+_IMDS_INSTANCE_URL = re.compile(r"(https?://)?169\.254\.169\.254(:80)?/metadata/instance[^?#]*(\?[^#]*)?", re.I)
 _IP_FAMILIES = frozenset({"inet", "inet6", "link", "bridge", "mpls"})
 _IP_OBJECTS = {
     "a": "address", "addr": "address", "address": "address", "l": "link", "link": "link", "r": "route",
@@ -74,6 +76,11 @@ def check_ip(args: Sequence[str]) -> str | None:
     return f"`ip {obj} {cmd}` is not a show/list form (it may change the network configuration)"
 
 
+def is_forensics_call(args: Sequence[str]) -> bool:
+    """True when python ``args`` name the forensics engine (so its arguments get checked)."""
+    return (len(args) >= 1 and args[0] == "pcap_forensics.py") or tuple(args[:2]) == ("-m", "netghost.forensics")
+
+
 def check_python(args: Sequence[str], forensics: OptionSpec) -> str | None:
     """Only the forensics engine is SAFE under python: ``pcap_forensics.py`` or ``-m netghost.forensics``."""
     if len(args) >= 1 and args[0] == "pcap_forensics.py":
@@ -88,16 +95,28 @@ def _forensics(args: Sequence[str], spec: OptionSpec) -> str | None:
 
 
 def check_curl(parsed: ParsedOptions) -> str | None:
-    """Cross-option rules: at least one URL, and the IMDS header never travels through redirects.
+    """Cross-option rules that no single value check can see.
 
-    curl re-sends custom headers to every host of a redirect chain, so ``-L -H 'Metadata: true'``
-    to an innocent-looking URL that redirects to 169.254.169.254 would fetch an IMDS token.
+    - At least one URL.
+    - Redirects carry what the caller added: curl re-sends custom headers (and cookies) to every
+      host of a redirect chain, so ``-L`` with any ``-H``/``-b`` could deliver ``Metadata: true``
+      or an ``x-ms-version`` downgrade to a host the command never names. ``-L`` goes with no
+      header or cookie at all.
+    - The ``Metadata`` header is the key to IMDS: it is allowed only towards the allowlisted
+      read-only instance paths on 169.254.169.254 itself (each URL is also checked on its own),
+      never with --resolve/--connect-to, which could point any name at the token endpoint.
     """
     urls = parsed.positionals + parsed.values("--url")
     if not urls:
         return "curl needs a URL"
-    if any(_METADATA_HEADER.match(h) for h in parsed.values("-H")) and parsed.has("-L", "--location"):
-        return "the Metadata header must not be combined with -L (redirects would carry it to IMDS)"
+    headers = parsed.values("-H")
+    if parsed.has("-L", "--location") and (headers or parsed.has("-b")):
+        return "-L with a custom header or cookie would forward it to whatever host a redirect names"
+    if any(_METADATA_HEADER.match(h) for h in headers):
+        if parsed.has("--resolve", "--connect-to"):
+            return "the Metadata header must not be combined with --resolve/--connect-to"
+        if not all(_IMDS_INSTANCE_URL.fullmatch(u) for u in urls):
+            return "the Metadata header may only go to the read-only IMDS instance paths on 169.254.169.254"
     return None
 
 

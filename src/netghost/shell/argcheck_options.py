@@ -167,7 +167,15 @@ def parse_options(spec: OptionSpec, args: Sequence[str]) -> ParsedOptions:
         a = args[i]
         i += 1
         if a == "--":
-            out.positionals.extend(args[i:])
+            # Everything after `--` is a positional: it gets exactly the positional check (a URL
+            # after `--` is still a URL), and a word that looks like an option is refused outright
+            # (`ss -- -K ...`, `curl -- -x...`): no legitimate probe needs one there.
+            for rest in args[i:]:
+                why = f"{rest!r} after -- looks like an option" if rest.startswith("-") and rest != "-" else spec.positional(rest)
+                if why is not None:
+                    out.problem = f"argument {rest!r}: {why}"
+                    break
+                out.positionals.append(rest)
             break
         if a.startswith("--") or (spec.single_dash_long and a.startswith("-") and len(a) > 2):
             typed, eq, attached = a.partition("=")

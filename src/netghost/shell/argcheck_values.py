@@ -8,10 +8,11 @@ here once. A check returns ``None`` when the value is acceptable, else a short r
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import re
 from collections.abc import Callable
 from functools import cache
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["ValueCheck", "blocked_address", "check_url", "compile_check"]
 
@@ -50,7 +51,8 @@ _SECRET_PARAM = re.compile(
 )
 _SECRET_HEADER = re.compile(
     r"\s*(authorization|proxy-authorization|cookie|x-api-key|api-key|apikey|x-functions-key|ocp-apim-subscription-key|"
-    r"x-auth-token|x-access-token|x-ms-encryption-key|x-ms-copy-source-authorization|[a-z0-9-]*(token|secret|password|api-?key|session)[a-z0-9-]*)\s*[:;]",
+    r"x-auth-token|x-access-token|x-ms-encryption-key|x-ms-copy-source-authorization|metadata-flavor|x-aws-ec2-metadata-token[a-z-]*|"
+    r"[a-z0-9-]*(token|secret|password|passwd|api-?key|session|identity|credential|signature|principal)[a-z0-9-]*)\s*[:;]",
     re.I,
 )
 _PATH_PREFIX_DENY = re.compile(
@@ -123,6 +125,27 @@ def blocked_address(host: str) -> str | None:
     return None
 
 
+# Token and identity endpoints, whatever host serves them: the Azure IMDS identity path, Cloud
+# Shell (localhost:50342) and Arc (localhost:40342) token servers, App Service's MSI endpoint,
+# AAD's OAuth2 endpoints, and the AWS/GCP equivalents. Matched on the decoded, lower-cased path,
+# because the host may be a proxy, a DNS rebinding name, or localhost.
+_TOKEN_PATH = re.compile(
+    r"/oauth2(/|$)|/msi(/|$)|/metadata/identity|/identity/oauth2|/metadata/v1/instanceinfo|/latest/api/token|"
+    r"/meta-data/iam|security-credentials|/computemetadata/|/token(/|$)|/tokens?/|/getaccesstoken|/credentials?(/|$)"
+)
+_TOKEN_QUERY = re.compile(r"(^|[?&;])(resource|client_id|mi_res_id|msi_res_id|principal_id|scope|grant_type)=", re.I)
+
+
+def _looks_like_token_request(path: str, query: str) -> bool:
+    """True when the path or query asks for a token, after undoing percent-encoding, backslashes
+    and duplicate slashes that a server would undo too."""
+    p = path
+    for _ in range(3):
+        p = unquote(p)
+    p = re.sub(r"/+", "/", p.replace("\\", "/")).lower()
+    return bool(_TOKEN_PATH.search(p) or _TOKEN_QUERY.search(unquote(query)))
+
+
 def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
     """Accept only http(s) URLs to hosts that are not metadata/link-local, with no userinfo."""
     m = _SCHEME.match(url)
@@ -147,6 +170,8 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
         return "credentials in the URL (user:password@host) must not be sent automatically"
     if _SECRET_PARAM.search(parts.query):
         return "the URL carries a credential in its query (sig=, code=, key=, token=, ...)"
+    if _looks_like_token_request(parts.path, parts.query):
+        return "the URL looks like a token/identity endpoint (IMDS, Cloud Shell, Arc, App Service, OAuth2); tokens are never fetched automatically"
     if not host:
         return f"{url!r} has no host"
     if "%" in parts.netloc or "\\" in parts.netloc:
@@ -238,28 +263,129 @@ def _header(value: str) -> str | None:
     return None
 
 
+_BRACKET_SPLIT = re.compile(r"\[[^\[\]]*\]|[^:\[\]]+|:|\[|\]")
+_DNS_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.?")
+_PORT = re.compile(r"[0-9]{1,5}")
+
+
+def _colon_fields(value: str) -> list[str] | None:
+    """Split on ``:`` outside ``[...]`` (curl's host syntax); None when brackets do not balance."""
+    fields = [""]
+    for tok in _BRACKET_SPLIT.findall(value):
+        if tok == ":":
+            fields.append("")
+        elif tok in ("[", "]"):
+            return None
+        else:
+            fields[-1] += tok
+    return fields  # the alternatives above cover every character, so nothing is skipped
+
+
+def _literal_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """A strict IP literal (``[v6]``, bare v6, or a dotted quad); None for anything else."""
+    inner = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "[" in inner or "]" in inner:
+        return None
+    try:
+        return ipaddress.ip_address(inner)
+    except ValueError:
+        return None
+
+
+def _target_host(text: str, what: str) -> str | None:
+    """A host curl will connect to: a strict IP literal or a plain DNS name, never blocked."""
+    ip = _literal_address(text)
+    if ip is not None:
+        return blocked_address(str(ip))
+    if not _DNS_NAME.fullmatch(text):
+        return f"{what} {text!r} is not a plain host name or IP address"
+    return blocked_address(text)  # also catches inet_aton spellings (2852039166, 0xa9fea9fe)
+
+
 def _resolve_entry(value: str) -> str | None:
-    """curl --resolve / --connect-to: HOST:PORT:ADDR[,ADDR]... ; the addresses must not be blocked."""
-    fields = value.lstrip("+-").split(":", 2)
-    if len(fields) < 3:
+    """curl --resolve ``[+]HOST:PORT:ADDR[,ADDR]...`` or ``-HOST:PORT``.
+
+    Fail closed: every address must be a strict IP literal (bracketed or not) that is not
+    blocked; anything that does not parse exactly (unbalanced brackets, inet_aton spellings,
+    names) is refused rather than guessed at.
+    """
+    if value.startswith("-"):
+        f = _colon_fields(value[1:])
+        return None if f is not None and len(f) == 2 and _PORT.fullmatch(f[1]) else f"{value!r} is not -HOST:PORT"
+    body = value[1:] if value.startswith("+") else value
+    m = re.fullmatch(r"(\*|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5}):(.+)", body)
+    if m is None:
         return f"{value!r} is not HOST:PORT:ADDRESS"
-    for addr in re.split(r"[,:]", fields[2]) if fields[2].count(":") < 2 else [fields[2]]:
-        why = addr and blocked_address(addr)
+    for addr in m.group(3).split(","):
+        ip = _literal_address(addr)
+        if ip is None:
+            return f"--resolve address {addr!r} is not an IP address"
+        why = blocked_address(str(ip))
         if why:
             return why
     return None
+
+
+def _connect_to(value: str) -> str | None:
+    """curl --connect-to ``HOST1:PORT1:HOST2:PORT2`` (any part may be empty, hosts may be
+    ``[v6]``). The target host must be a plain name or strict IP literal that is not blocked,
+    and the target port not a control-plane port; anything unparseable is refused."""
+    f = _colon_fields(value)
+    if f is None or len(f) != 4:
+        return f"{value!r} is not HOST1:PORT1:HOST2:PORT2"
+    host1, port1, host2, port2 = f
+    if any(p and not _PORT.fullmatch(p) for p in (port1, port2)):
+        return f"{value!r} has a malformed port"
+    if host1 and _literal_address(host1) is None and not _DNS_NAME.fullmatch(host1):
+        return f"{value!r} has a malformed source host"
+    if port2 and int(port2) in _CONTROL_PLANE_PORTS:
+        return f"port {port2} is a container/cluster control-plane API"
+    return _target_host(host2, "--connect-to target") if host2 else None
 
 
 def _url(value: str) -> str | None:
     return check_url(value)
 
 
+def _normpath(value: str) -> str:
+    """The path the kernel will open: ``//etc``, ``/./etc`` and ``a/../../etc`` spelled plainly.
+
+    posixpath.normpath keeps a leading ``//`` (POSIX leaves it implementation-defined; Linux
+    treats it as ``/``), so that is collapsed too.
+    """
+    norm = posixpath.normpath(value)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    return norm
+
+
 def _workpath(value: str) -> str | None:
-    """Paths a read-mostly tool may name: not system directories, dot-dirs or parent escapes."""
+    """Paths a read-mostly tool may name: not system directories, dot-dirs or parent escapes.
+
+    The deny rules run on the normalised path AND the typed one, so neither ``//etc`` nor
+    ``/./etc`` nor ``out/../../etc`` slips past a prefix test.
+    """
     if not value or value.startswith("-"):
         return f"{value!r} is not a path"
-    if _PATH_PREFIX_DENY.search(value) or "/.." in value or re.search(r"(^|/)\.[^./]", value):
-        return f"path {value!r} points into a system, hidden or parent directory"
+    for p in (value, _normpath(value)):
+        if _PATH_PREFIX_DENY.search(p) or "/.." in p or re.search(r"(^|/)\.[^./]", p):
+            return f"path {value!r} points into a system, hidden or parent directory"
+    return None
+
+
+_OUTDIR_ROOTS = ("/tmp", "/var/tmp")
+
+
+def _outdir(value: str) -> str | None:
+    """Where a tool may WRITE: relative paths under the working directory (./audit, out/...),
+    or under /tmp and /var/tmp. Any other absolute directory (/etc/cron.d, /home/u/.bashrc.d,
+    /srv/www) is a write a human must approve, however it is spelled."""
+    why = _workpath(value)
+    if why is not None:
+        return why
+    norm = _normpath(value)
+    if norm.startswith("/") and not any(norm == r or norm.startswith(r + "/") for r in _OUTDIR_ROOTS):
+        return f"output directory {value!r} is outside the working directory and /tmp"
     return None
 
 
@@ -272,8 +398,10 @@ _SIMPLE: dict[str, ValueCheck] = {
     "writeout": _writeout,
     "header": _header,
     "resolve": _resolve_entry,
+    "connect_to": _connect_to,
     "url": _url,
     "workpath": _workpath,
+    "outdir": _outdir,
 }
 
 
@@ -284,7 +412,7 @@ def compile_check(spec: str) -> ValueCheck:
     Args:
         spec: ``int:LO..HI``, ``num:LO..HI``, ``enum:a,b``, ``ienum:a,b``, ``re:REGEX`` or a
             simple name (``any``, ``host``, ``url``, ``not_at``, ``devnull_or_stdout``, ``stdout``,
-            ``writeout``, ``header``, ``resolve``, ``workpath``).
+            ``writeout``, ``header``, ``resolve``, ``connect_to``, ``workpath``, ``outdir``).
 
     Raises:
         ValueError: The spec names no known check (a rule-file error, reported at load).

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Literal
 
 from netghost.errors import PolicyError
 from netghost.shell.argcheck_az import classify_az
-from netghost.shell.argcheck_local import POST_CHECKS, check_ip, check_python
+from netghost.shell.argcheck_local import POST_CHECKS, check_ip, check_python, is_forensics_call
 from netghost.shell.argcheck_options import parse_options
 from netghost.shell.classify_tables import Tables, load_tables
 from netghost.shell.classify_tier0 import basename, match_tier0
-from netghost.shell.parse import ParseRejection, parse_command
+from netghost.shell.parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
 
 if TYPE_CHECKING:
     from netghost.shell.org_policy import OrgPolicy
@@ -95,7 +95,11 @@ def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
     Returns:
         The classification; never raises for any input string.
     """
-    base, relaxable = _classify_builtin(command)
+    if len(command) > MAX_COMMAND_CHARS:
+        # Refused before parsing, and kept out of the cache (huge keys would pin memory).
+        base, relaxable = _classify_uncached(command)
+    else:
+        base, relaxable = _classify_builtin(command)
     if policy is None:
         return base
     return _apply_policy(base, relaxable, policy)
@@ -103,6 +107,10 @@ def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
 
 @lru_cache(maxsize=8192)
 def _classify_builtin(command: str) -> tuple[Classification, bool]:
+    return _classify_uncached(command)
+
+
+def _classify_uncached(command: str) -> tuple[Classification, bool]:
     parsed = parse_command(command)
     if isinstance(parsed, ParseRejection):
         return Classification("FORBIDDEN", 0, parsed.reason, (), "local", parsed.error), False
@@ -153,7 +161,13 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
             return inner
         return ArgvOutcome("RISKY", 3, "Call the Azure CLI as `az`, not through python -m azure.cli.", "path-command")
     if "/" in argv[0]:
-        return ArgvOutcome("RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command")
+        # A path to an allowlisted binary gets the bare name's argument checks too: an
+        # organisation rule naming `/usr/bin/curl` must not wave `-T /secret` through.
+        hazard = name in t.tier1 and _classify_argv((name, *args), depth + 1).verdict != "SAFE"
+        return ArgvOutcome(
+            "RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command",
+            relaxable=not hazard,
+        )  # fmt: skip
     problem: str | None
     spec = t.tier1.get(name)
     if spec is not None:
@@ -166,6 +180,9 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
         problem = check_ip(args)
     elif _PYTHON.fullmatch(name):
         problem = check_python(args, t.tier1["pcap-forensics"])
+        if problem is not None and not is_forensics_call(args):
+            # Another script is an unknown program (relaxable by name), not an argument hazard.
+            return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "python-not-forensics")
     else:
         danger = t.tier3_reasons.get(name)
         if danger is not None:
@@ -173,11 +190,14 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
         return ArgvOutcome("RISKY", 3, f"`{name}` is not on the read-only allowlist; a human must approve it.", "unknown-command")
     if problem is None:
         return ArgvOutcome("SAFE", 1, f"`{name}` is a read-only diagnostic with allowlisted arguments.", "tier1-" + name)
-    return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "tier1-argcheck-" + name)
+    # An argument hazard (a denied option, a file read, a blocked URL) is never relaxable: an
+    # organisation's prefix rule names a command, not whatever is appended after the prefix.
+    return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "tier1-argcheck-" + name, relaxable=False)
 
 
 def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
     """A wrapper runs another program: FORBIDDEN if any inner command would be, else RISKY."""
+    hazard = depth >= _MAX_UNWRAP
     if depth < _MAX_UNWRAP:
         for i in range(1, len(argv)):
             word = argv[i]
@@ -185,7 +205,9 @@ def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
                 inner = _classify_argv(argv[i:], depth + 1)
                 if inner.verdict == "FORBIDDEN":
                     return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
-    return ArgvOutcome("RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name)
+                hazard = hazard or not inner.relaxable
+    # An organisation rule naming the wrapper must not relax an argument hazard of what it wraps.
+    return ArgvOutcome("RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name, relaxable=not hazard)
 
 
 def _apply_policy(base: Classification, relaxable: bool, policy: OrgPolicy) -> Classification:
