@@ -41,9 +41,15 @@ def fake_az(tmp_path: Path) -> Path:
 
 
 def _spawn(bindir: Path) -> pexpect.spawn:
-    child = pexpect.spawn(sys.executable, ["-c", DRIVER], cwd=str(REPO), encoding="utf-8", timeout=20,
-                          dimensions=(40, 120), env={"PATH": f"{bindir}:/usr/bin:/bin",
-                                                     "TERM": "xterm", "HOME": str(bindir.parent)})
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", DRIVER],
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 120),
+        env={"PATH": f"{bindir}:/usr/bin:/bin", "TERM": "xterm", "HOME": str(bindir.parent)},
+    )
     child.expect("SAFETY SHELL ALERT")
     child.expect("CLASSIFICATION: RISKY")
     child.expect(r"az network route-table route update -g prod-rg")
@@ -66,8 +72,13 @@ def test_deny_with_reason_through_a_pty(fake_az: Path) -> None:
     child.expect(r"Denial reason \(optional, press Enter to skip\): ")
     child.sendline("Wrong resource group - use cache-rg, not prod-rg")
     res = _result(child)
-    assert res == {"status": "denied", "action": "user_denied",
-                   "denial_reason": "Wrong resource group - use cache-rg, not prod-rg", "output": "", "error": None}
+    assert res == {
+        "status": "denied",
+        "action": "user_denied",
+        "denial_reason": "Wrong resource group - use cache-rg, not prod-rg",
+        "output": "",
+        "error": None,
+    }
 
 
 def test_invalid_answer_reprompts_then_approve(fake_az: Path) -> None:
@@ -77,7 +88,11 @@ def test_invalid_answer_reprompts_then_approve(fake_az: Path) -> None:
     child.expect("Your choice: ")
     child.sendline("A")
     res = _result(child)
-    assert (res["status"], res["action"], res["output"]) == ("completed", "user_approved", '{"updated": true}\n')
+    assert (res["status"], res["action"], res["output"]) == (
+        "completed",
+        "user_approved",
+        '{"updated": true}\n',
+    )
 
 
 def test_modify_through_a_pty(fake_az: Path) -> None:
@@ -88,7 +103,11 @@ def test_modify_through_a_pty(fake_az: Path) -> None:
     child.expect(r"Reason for the change \(optional, press Enter to skip\): ")
     child.sendline("")
     res = _result(child)
-    assert (res["status"], res["action"], res["output"]) == ("completed", "user_modified", "read-only instead\n")
+    assert (res["status"], res["action"], res["output"]) == (
+        "completed",
+        "user_modified",
+        "read-only instead\n",
+    )
 
 
 def test_ctrl_d_fails_closed(fake_az: Path) -> None:
@@ -107,9 +126,14 @@ def test_ctrl_c_fails_closed(fake_az: Path) -> None:
 
 def _request() -> object:
     plan = shell_plan(["rm", "x"], cwd="/", session_id="s", seq=1)
-    return build_shell_request(plan, command="rm x", reasoning="why", risk="deletes",
-                               requested_at=datetime(2026, 1, 1, tzinfo=UTC),
-                               context={"tier": 3, "classification": "RISKY"})
+    return build_shell_request(
+        plan,
+        command="rm x",
+        reasoning="why",
+        risk="deletes",
+        requested_at=datetime(2026, 1, 1, tzinfo=UTC),
+        context={"tier": 3, "classification": "RISKY"},
+    )
 
 
 def test_stream_callback_reads_given_stream_and_raises_eof() -> None:
@@ -123,9 +147,20 @@ def test_stream_callback_reads_given_stream_and_raises_eof() -> None:
 
 
 def test_ai_safety_demo_runs_through_a_pty(tmp_path: Path) -> None:
-    child = pexpect.spawn(sys.executable, [str(REPO / "examples" / "ai_safety_demo.py"), "--audit-dir",
-                                           str(tmp_path), "--session-id", "demo_pty"],
-                          cwd=str(REPO), encoding="utf-8", timeout=30, dimensions=(50, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            str(REPO / "examples" / "ai_safety_demo.py"),
+            "--audit-dir",
+            str(tmp_path),
+            "--session-id",
+            "demo_pty",
+        ],
+        cwd=str(REPO),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(50, 120),
+    )
     child.expect(r"\[Shell\] SAFE — auto-approved: ss -tan")
     child.expect("SAFETY SHELL ALERT")  # cat scratch
     child.expect("Your choice: ")
@@ -145,3 +180,53 @@ def test_ai_safety_demo_runs_through_a_pty(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 0
     assert (tmp_path / "shell_audit_demo_pty.jsonl").exists()
+
+
+def test_control_bidi_and_zero_width_characters_are_shown_not_obeyed() -> None:
+    from netghost.shell.hitl_terminal import render_alert
+
+    plan = shell_plan(["rm", "-rf", "/data"], cwd="/", session_id="s", seq=1)
+    why = "\x1b[4A\x1b[2K│ COMMAND:   ping -c 1 10.0.0.4\x1b[4B ok \u202egnp.exe\u200b \x9b2J \x7f"
+    request = build_shell_request(
+        plan,
+        command="rm -rf /data\u2066x",
+        reasoning=why,
+        risk="deletes\x07 files",
+        requested_at=datetime.now(UTC),
+        context={
+            "tier": 3,
+            "classification": "RISKY\x1b[2J",
+            "argv": ["rm", "-rf\x1b[1A", "/data"],
+            "environment": "local\x00",
+        },
+    )
+    buf = io.StringIO()
+    Console(file=buf, force_terminal=True, width=200).print(render_alert(request))
+    out = buf.getvalue()
+    for raw in (
+        "\x1b[4A",
+        "\x1b[2K",
+        "\x1b[2J",
+        "\x1b[1A",
+        "\u202e",
+        "\u200b",
+        "\u2066",
+        "\x9b",
+        "\x07",
+        "\x00",
+        "\x7f",
+    ):
+        assert raw not in out
+    for shown in (
+        r"\x1b[4A",
+        r"\u202e",
+        r"\u200b",
+        r"\u2066",
+        r"\x9b",
+        r"\x07",
+        r"\x00",
+        r"\x7f",
+        "'-rf\\x1b[1A'",
+    ):
+        assert shown in out
+    assert "[0] 'rm'" in out and "[2] '/data'" in out

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,15 @@ KEYS = {
 }  # fmt: skip
 
 
-def _shell(tmp_path: Path, recorder: Recorder, **kw: object) -> SafeExecShell:
-    return SafeExecShell("s1", recorder, audit_dir=tmp_path / "audit", classifier=table_classify,
-                         cwd=tmp_path, **kw)  # type: ignore[arg-type]
+def _shell(tmp_path: Path, recorder: Recorder, **kw: Any) -> SafeExecShell:
+    return SafeExecShell(
+        "s1",
+        recorder,
+        audit_dir=tmp_path / "audit",
+        classifier=table_classify,  # type: ignore[arg-type]
+        cwd=tmp_path,
+        **kw,
+    )
 
 
 def _records(shell: SafeExecShell) -> list[dict[str, object]]:
@@ -41,8 +48,13 @@ def test_safe_command_runs_without_asking(tmp_path: Path) -> None:
     assert res["exit_code"] == 0
     assert res["audit_id"] == "s1_001"
     assert res["plan_token"].startswith("sha256:")
-    assert res["output_metadata"] == {"truncation_applied": False, "original_lines": 1, "shown_lines": 1,
-                                      "format": "text", "redactions": 0}
+    assert res["output_metadata"] == {
+        "truncation_applied": False,
+        "original_lines": 1,
+        "shown_lines": 1,
+        "format": "text",
+        "redactions": 0,
+    }
     assert rec.requests == []
 
 
@@ -143,8 +155,12 @@ def test_output_is_redacted_and_counted(tmp_path: Path) -> None:
 def test_secret_in_command_line_is_redacted_in_audit_and_request(tmp_path: Path) -> None:
     rec = Recorder([HitlDecision.deny()])
     with _shell(tmp_path, rec) as shell:
-        shell.execute({"command": "az storage blob list --account-key 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=='",
-                       "reasoning": "the key is Password=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="})
+        shell.execute(
+            {
+                "command": "az storage blob list --account-key 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=='",
+                "reasoning": "the key is Password=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg==",
+            }
+        )
         raw = shell.audit_path.read_text()
     assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in raw
     assert "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" not in rec.requests[0].what
@@ -175,7 +191,9 @@ def test_path_override_runs_the_simulator(tmp_path: Path) -> None:
     bindir.mkdir()
     (bindir / "az").write_text("#!/bin/sh\necho '[]'\n")
     (bindir / "az").chmod(0o755)
-    with _shell(tmp_path, Recorder([HitlDecision.approve()]), path=f"{bindir}{os.pathsep}/usr/bin:/bin") as shell:
+    with _shell(
+        tmp_path, Recorder([HitlDecision.approve()]), path=f"{bindir}{os.pathsep}/usr/bin:/bin"
+    ) as shell:
         res = shell.execute({"command": "az network nsg list", "reasoning": "x"})
     assert (res["output"], res["environment"], res["output_metadata"]["format"]) == ("[]\n", "azure", "json")
 
@@ -184,9 +202,11 @@ def test_one_chained_record_per_call_and_shared_writer(tmp_path: Path) -> None:
     rec = Recorder([HitlDecision.deny()])
     first = _shell(tmp_path, rec)
     second = _shell(tmp_path, rec)  # same session: shares the one WalWriter
-    ids = [first.execute({"command": "echo 1", "reasoning": "x"})["audit_id"],
-           second.execute({"command": "true", "reasoning": "x"})["audit_id"],
-           first.execute({"command": "ls", "reasoning": "x"})["audit_id"]]
+    ids = [
+        first.execute({"command": "echo 1", "reasoning": "x"})["audit_id"],
+        second.execute({"command": "true", "reasoning": "x"})["audit_id"],
+        first.execute({"command": "ls", "reasoning": "x"})["audit_id"],
+    ]
     first.close()
     assert second.execute({"command": "sudo ls", "reasoning": "x"})["audit_id"] == "s1_004"
     second.close()
@@ -209,12 +229,17 @@ def test_internal_failure_is_still_audited(tmp_path: Path) -> None:
     assert len(read_wal(shell.audit_path).records) == 1
 
 
-def test_bad_requests_are_shell_errors(tmp_path: Path) -> None:
+def test_bad_requests_are_audited_not_raised(tmp_path: Path) -> None:
     with _shell(tmp_path, Recorder()) as shell:
-        with pytest.raises(ShellError):
-            shell.execute({"cmd": "echo"})
-        with pytest.raises(ShellError):
-            shell.execute("echo")  # type: ignore[arg-type]
+        for bad in ({"cmd": "echo"}, "echo", {"command": None}, {"command": "true", "reasoning": 7}):
+            res = shell.execute(bad)  # type: ignore[arg-type]
+            assert (res["status"], res["action"]) == ("error", "blocked")
+            assert "bad_request" in (res["error"] or "") + res["stderr"]
+            ShellResponse.model_validate(res)
+        assert len(_records(shell)) == 4
+        assert verify(shell.audit_path).ok
+    with pytest.raises(ShellError):
+        shell.execute({"command": "true"})  # closed: still raises
     with pytest.raises(ShellError):
         SafeExecShell("../evil", Recorder(), audit_dir=tmp_path, classifier=table_classify)  # type: ignore[arg-type]
 
@@ -256,7 +281,12 @@ def test_plan_token_mismatch_refuses_to_run(tmp_path: Path, monkeypatch: pytest.
     with _shell(tmp_path, Recorder()) as shell:
         res = shell.execute({"command": f"echo {tmp_path}", "reasoning": "x"})
         (record,) = _records(shell)
-    assert (res["status"], res["error"], res["exit_code"], res["output"]) == ("error", "plan_token_mismatch", None, "")
+    assert (res["status"], res["error"], res["exit_code"], res["output"]) == (
+        "error",
+        "plan_token_mismatch",
+        None,
+        "",
+    )
     assert record["error"] == "plan_token_mismatch"
 
 
@@ -296,7 +326,7 @@ def test_audit_file_held_by_another_writer_is_refused(tmp_path: Path) -> None:
 def test_stderr_has_a_smaller_budget(tmp_path: Path) -> None:
     script = "import sys\nfor i in range(500): print('err', i, file=sys.stderr)\nprint('ok')"
     with _shell(tmp_path, Recorder([HitlDecision.approve()])) as shell:
-        res = shell.execute({"command": f"{sys.executable} -c \"{script}\"", "reasoning": "x"})
+        res = shell.execute({"command": f'{sys.executable} -c "{script}"', "reasoning": "x"})
     assert res["output"] == "ok\n"
     err_lines = res["stderr"].splitlines()
     assert len(err_lines) <= 50

@@ -119,11 +119,13 @@ def build_shell_request(
     )
 
 
-def ask_human(callback: HitlCallback, request: ApprovalRequest, *, now: Callable[[], datetime]) -> GateOutcome:
+def ask_human(
+    callback: HitlCallback, request: ApprovalRequest, *, now: Callable[[], datetime]
+) -> GateOutcome:
     """Ask ``callback`` about ``request`` and bind its answer to the request's plan-token.
 
     Every way of not answering fails closed: an exception (including EOFError and KeyboardInterrupt from a
-    terminal), a return value that is not a decision, or a response that names another plan-token.
+    terminal, and SystemExit or GeneratorExit from a callback that tries to end the program), a return value that is not a decision, or a response that names another plan-token.
     A callback may also return a ready :class:`ApprovalResponse` (an MCP or web approver); it is accepted
     only if it answers this request.
     """
@@ -133,6 +135,8 @@ def ask_human(callback: HitlCallback, request: ApprovalRequest, *, now: Callable
         return GateOutcome(None, f"approval prompt closed ({type(exc).__name__})")
     except Exception as exc:  # fail closed on any callback failure; the reason is audited
         return GateOutcome(None, f"approval callback failed ({type(exc).__name__}: {exc})")
+    except BaseException as exc:  # SystemExit, GeneratorExit from a callback: still no approval
+        return GateOutcome(None, f"approval callback exited ({type(exc).__name__}: {exc})")
     if isinstance(answer, HitlDecision):
         return GateOutcome(answer.bind(request, decided_at=now()))
     if isinstance(answer, ApprovalResponse):

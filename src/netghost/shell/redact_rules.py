@@ -97,7 +97,9 @@ SHAPE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "client_secret",
-        _r(r"(?:^|(?<=[\\'\"`\s>=:(,)]))(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"),
+        _r(
+            r"(?:^|(?<=[\\'\"`\s>=:(,)]))(?P<v>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])"
+        ),
         "Entra ID client secrets, 'xxx8Q~...' (gitleaks azure.go azure-ad-client-secret)",
         check="entropy",
         needles=("q~",),
@@ -114,7 +116,12 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "GitHub classic and fine-grained tokens (gitleaks github.go)",
         needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
-    Rule("gitlab_token", _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"), "GitLab tokens", needles=("gl",)),
+    Rule(
+        "gitlab_token",
+        _r(r"\b(?P<v>gl(?:pat|dt|rt|ptt|cbt|oas)-[A-Za-z0-9_-]{20,})"),
+        "GitLab tokens",
+        needles=("gl",),
+    ),
     Rule(
         "slack_token",
         _r(r"\b(?P<v>xox[abposr]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})"),
@@ -127,7 +134,12 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "Slack incoming webhooks: the path is the credential",
         needles=("hooks.slack.com",),
     ),
-    Rule("google_api_key", _r(r"\b(?P<v>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"), "Google/Gemini API keys", needles=("aiza",)),
+    Rule(
+        "google_api_key",
+        _r(r"\b(?P<v>AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])"),
+        "Google/Gemini API keys",
+        needles=("aiza",),
+    ),
     Rule("stripe_key", _r(r"\b(?P<v>[sr]k_live_[0-9A-Za-z]{20,})"), "Stripe live keys", needles=("k_live_",)),
     Rule("npm_token", _r(r"\b(?P<v>npm_[A-Za-z0-9]{36})\b"), "npm access tokens", needles=("npm_",)),
     Rule(
@@ -155,7 +167,20 @@ SHAPE_RULES: tuple[Rule, ...] = (
         ),
         "Microsoft 'identifiable' keys carry a service signature at a fixed place (+ASb Service Bus, +AEh "
         "Event Hubs, +AStA Storage, ACDb Cosmos, AzFu Functions, AzSe Search, JQQJ9...ACOG Cognitive)",
-        needles=("+asb", "+aeh", "+arm", "+asta", "acdb", "azfu", "azse", "azeg", "apim", "azca", "aiot", "jqqj9"),
+        needles=(
+            "+asb",
+            "+aeh",
+            "+arm",
+            "+asta",
+            "acdb",
+            "azfu",
+            "azse",
+            "azeg",
+            "apim",
+            "azca",
+            "aiot",
+            "jqqj9",
+        ),
     ),
     Rule(
         "private_key",
@@ -207,7 +232,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
         _r(
             r"(?im)\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|sharedkey|sharedkeylite|"
             r"sharedaccesssignature|token|digest|negotiate|ntlm|hmac-sha256|aws4-hmac-sha256)\s+)?"
-            r"(?P<v>[^\s\"'\\][^\r\n\"\\]*?)\s*(?=$|[\"\\\r\n])"
+            r"(?P<v>[^\s\"'\\,;]+)"
         ),
         "HTTP Authorization headers (curl -v, Azure REST traces, x-ms-copy-source-authorization)",
         needles=("authorization",),

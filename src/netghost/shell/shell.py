@@ -8,22 +8,26 @@ abandoned, timed out, not found, or an internal failure), because the RCA cites 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from netghost.contracts.audit import ShellAuditRecord
+from netghost.contracts.shell import ShellErrorCode
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance.plan_token import compute_plan_token, verify_plan_token
 from netghost.governance.wal import WalWriter
 from netghost.shell.classify import Classification, classify
 from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
-from netghost.shell.redact import redact
+from netghost.shell.redact import redact, redact_argv, redact_command
 from netghost.shell.run import RunResult, run_argv, scrub_env
 from netghost.shell.truncate import truncate
 
@@ -36,7 +40,11 @@ _PRECUT_CHARS = 1_000_000
 _ANSI_SEQ = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_BAD_FIELD = 2_000
 Classifier = Callable[[str, "OrgPolicy | None"], Classification]
+# The wire contract's error code for a malformed request; "exec_error" until the contract lists it.
+BAD_REQUEST = "bad_request" if "bad_request" in get_args(ShellErrorCode) else "exec_error"
 
 
 class _SharedWriters:
@@ -123,8 +131,11 @@ class SafeExecShell:
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
         self._env = scrub_env(path=path, extra=env)
+        self._inflight = self.audit_path.with_name(self.audit_path.name + ".inflight")
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
+        with self._lock:
+            self._recover_inflight()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -145,45 +156,90 @@ class SafeExecShell:
     def execute(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Classify, gate, run and audit one command; return seed 001's Tool 1 response.
 
+        The audit invariant: every call appends exactly one WAL record, and no command runs unless its
+        record can be written. Before a process starts, (1) every string of the record is surrogate-free
+        and the record has been validated and serialised, and (2) a provisional copy ("outcome unknown")
+        is fsync'ed to ``<audit file>.inflight``; if either fails the command does not run. After the run
+        the real record replaces it. If that append fails (disk error) or the process dies in between,
+        the next shell that opens the session appends the provisional record, so the call is still
+        audited exactly once.
+
         Args:
-            request: ``{"command": str, "reasoning": str}`` (``reasoning`` may be omitted).
+            request: ``{"command": str, "reasoning": str}`` (``reasoning`` may be omitted). A malformed
+                request is audited and answered as ``status="error"``, ``error="bad_request"``.
 
         Returns:
             The response dict (see ``netghost.contracts.shell.ShellResponse``); always audited first.
 
         Raises:
             KeyboardInterrupt: Ctrl-C while the command ran; the record (``exec_error``) is written first.
-            ShellError: the request is not a mapping with a string ``command``, or the shell is closed.
-            WalError: the audit record could not be written (the command's outcome is then unknown to
-                the audit, so it must not be reported as success).
+                Likewise any other BaseException (SystemExit ...) raised while deciding or running.
+            ShellError: the shell is closed.
+            WalError: the audit record could not be written (see the invariant above).
         """
         if self._closed:
             raise ShellError("this SafeExecShell is closed")
-        if not isinstance(request, Mapping) or not isinstance(request.get("command"), str):
-            raise ShellError('execute() takes {"command": str, "reasoning": str}')
-        reasoning = request.get("reasoning") or ""
-        if not isinstance(reasoning, str):
-            raise ShellError("reasoning must be a string")
+        command, reasoning, problem = _read_request(request)
         with self._lock:
+            self._recover_inflight()
             start = time.perf_counter()
             seq = self._writer.next_seq
-            record = _Outcome(self, request["command"], reasoning, seq)
-            interrupted: KeyboardInterrupt | None = None
+            record = _Outcome(self, command, reasoning, seq)
+            raised: BaseException | None = None
             try:
-                self._decide_and_run(record)
-            except KeyboardInterrupt as exc:  # Ctrl-C while a command runs: audit it, then let it through
-                record.fail("exec_error", "interrupted (Ctrl-C); the command's process group was killed")
-                interrupted = exc
+                if problem is not None:
+                    record.fail(BAD_REQUEST, f"bad_request: {problem}")
+                else:
+                    self._decide_and_run(record)
             except Exception as exc:  # an internal failure is still one audited, failed command
-                record.fail("exec_error", f"internal error: {type(exc).__name__}: {exc}")
+                record.fail("exec_error", f"internal error: {type(exc).__name__}: {_clean(str(exc))}")
+            except BaseException as exc:  # Ctrl-C, SystemExit ...: audit it, then let it through
+                record.fail(
+                    "exec_error",
+                    f"interrupted ({type(exc).__name__}); the command's process group was killed",
+                )
+                raised = exc
             record.fields["duration_ms"] = round((time.perf_counter() - start) * 1000.0, 3)
-            payload = ShellAuditRecord.model_validate(record.fields).model_dump(mode="json")
-            stored = self._writer.append(payload)
-        if interrupted is not None:
-            raise interrupted
+            stored = self._writer.append(record.payload())
+            with contextlib.suppress(OSError):  # a stale copy is skipped on recovery (its seq is taken)
+                self._inflight.unlink(missing_ok=True)
+        if raised is not None:
+            raise raised
         if stored["seq"] != seq:
             raise ShellError(f"audit seq {stored['seq']} != expected {seq}: the audit file is shared")
         return record.response()
+
+    def _write_inflight(self, out: _Outcome) -> None:
+        """Durably note, before a process starts, that this call ran and its outcome is not known yet."""
+        provisional = _Outcome.copy_fields(out)
+        provisional.update(
+            status="error",
+            error="exec_error",
+            stderr="outcome unknown: the shell stopped before the command's audit record was written",
+        )
+        data = json.dumps(
+            ShellAuditRecord.model_validate(provisional).model_dump(mode="json"), ensure_ascii=False
+        )
+        fd = os.open(self._inflight, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _recover_inflight(self) -> None:
+        """Append the provisional record of a call whose real record never reached the WAL."""
+        try:
+            data = json.loads(self._inflight.read_text(encoding="utf-8"))
+        except OSError:  # none (the usual case), or unreadable: nothing to recover here
+            return
+        except ValueError:  # torn write before the command could start: nothing ran
+            self._inflight.unlink(missing_ok=True)
+            return
+        seq = int(str(data.get("audit_id", "_0")).rsplit("_", 1)[-1] or 0)
+        if seq >= self._writer.next_seq:  # the real record is not in the WAL
+            self._writer.append(data)
+        self._inflight.unlink(missing_ok=True)
 
     # -- steps -----------------------------------------------------------------------------------------
 
@@ -209,7 +265,7 @@ class SafeExecShell:
                 "tier": cls.tier,
                 "environment": cls.environment,
                 "session_id": self.session_id,
-                "argv": [redact(a).text for a in cls.argv],
+                "argv": out.shown_argv,
                 "audit_id": out.audit_id,
                 "policy_rule": cls.policy_rule,
             },
@@ -227,12 +283,13 @@ class SafeExecShell:
             out.fields["action"] = "user_approved"
             self._run(out, plan, response.plan_token)
             return
-        new_command = str((response.modified_plan or {}).get("command", ""))
+        new_command = _clean(str((response.modified_plan or {}).get("command", "")))
         out.fields["modified_command"] = redact(new_command).text
         # The human's reason for the change travels in denial_reason (the one free-text field the AI reads).
-        out.fields["denial_reason"] = redact(response.reason).text if response.reason else None
+        out.fields["denial_reason"] = redact(_clean(response.reason)).text if response.reason else None
         new_cls = self._classify(new_command, self.policy)
         out.classified(new_cls, modified=True)
+        out.fields["modified_command"] = redact_command(new_command, new_cls.argv)
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
@@ -254,8 +311,40 @@ class SafeExecShell:
         if not argv:
             out.fail("parse_error", "the classifier returned no argv to run")
             return
+        if self._writer.closed:
+            raise ShellError("the audit file is closed; refusing to run a command that cannot be audited")
+        self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
         out.ran(result, command or out.command)
+
+
+def _clean(text: str) -> str:
+    """``text`` without lone surrogates (U+FFFD instead): they cannot be encoded into the audit file.
+
+    Done before classification, so the classifier judges exactly what is recorded and run (U+FFFD is
+    non-ASCII, which the parser rejects in a command).
+    """
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _read_request(request: object) -> tuple[str, str, str | None]:
+    """(command, reasoning, problem) from a request; ``problem`` is None when it is well formed."""
+    if not isinstance(request, Mapping):
+        return "", "", f"execute() takes a mapping, got {type(request).__name__}"
+    command: object = request.get("command")
+    reasoning: object = request.get("reasoning")
+    if reasoning is None:
+        reasoning = ""
+    problem = None
+    if not isinstance(command, str):
+        problem = f"command must be a string, got {type(command).__name__}"
+    elif not isinstance(reasoning, str):
+        problem = f"reasoning must be a string, got {type(reasoning).__name__}"
+    shown_command = command if isinstance(command, str) else ("" if command is None else repr(command))
+    shown_reasoning = reasoning if isinstance(reasoning, str) else repr(reasoning)
+    if problem is not None:
+        shown_command, shown_reasoning = shown_command[:_MAX_BAD_FIELD], shown_reasoning[:_MAX_BAD_FIELD]
+    return _clean(shown_command), _clean(shown_reasoning), problem
 
 
 def _now() -> datetime:
@@ -295,6 +384,7 @@ class _Outcome:
         self.reasoning = reasoning
         self.seq = seq
         self.audit_id = f"{shell.session_id}_{seq:03d}"
+        self.shown_argv: list[str] = []
         self.fields: dict[str, Any] = {
             "v": 1,
             "kind": "shell_command",
@@ -328,7 +418,11 @@ class _Outcome:
         }
 
     def classified(self, cls: Classification, *, modified: bool = False) -> None:
-        reason = cls.reason if not modified else f"modified by the human: {cls.reason}"
+        reason = _clean(cls.reason if not modified else f"modified by the human: {cls.reason}")
+        if not modified and cls.argv:
+            # What the human approves and the audit keeps: every argv element, only secret values masked.
+            self.shown_argv = [_clean(a) for a in redact_argv(cls.argv)[0]]
+            self.fields["command"] = shlex.join(self.shown_argv)
         self.fields.update(
             classification=cls.verdict,
             tier=cls.tier,
@@ -347,7 +441,7 @@ class _Outcome:
             self.fields["denial_reason"] = redact(reason).text
 
     def fail(self, error: str, message: str) -> None:
-        self.fields.update(status="error", error=error, stderr=redact(message).text)
+        self.fields.update(status="error", error=error, stderr=redact(_clean(message)).text)
 
     def ran(self, result: RunResult, command: str) -> None:
         out = redact(_precut(result.stdout), command=command)
@@ -369,6 +463,28 @@ class _Outcome:
                 "redactions": out.count + err.count,
             },
         )
+
+    @staticmethod
+    def copy_fields(out: _Outcome) -> dict[str, Any]:
+        return json.loads(json.dumps(out.fields))  # type: ignore[no-any-return]
+
+    def payload(self) -> dict[str, Any]:
+        """The validated record; if validation fails, a minimal error record that always validates."""
+        try:
+            return ShellAuditRecord.model_validate(self.fields).model_dump(mode="json")
+        except ValueError as exc:
+            self.fields.update(
+                status="error",
+                error="exec_error",
+                stderr=_clean(f"internal error: the audit record did not validate: {exc}")[:_MAX_BAD_FIELD],
+                classification="FORBIDDEN"
+                if self.fields.get("classification") not in ("SAFE", "RISKY")
+                else self.fields["classification"],
+            )
+            fallback = {**self.fields}
+            for key in ("command", "reasoning", "risk_reason", "output", "stderr"):
+                fallback[key] = _clean(str(fallback.get(key) or ""))
+            return ShellAuditRecord.model_validate(fallback).model_dump(mode="json")
 
     def response(self) -> dict[str, Any]:
         keys = (
