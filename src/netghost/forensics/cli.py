@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -180,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
+    except BrokenPipeError:
+        # the reader of stdout went away (e.g. `| head -1`): outputs are written; leave quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except MemoryError:
         return _fail(f"{args.capture}: out of memory while analysing; try a smaller capture or more RAM")
     except Exception as exc:  # last-resort boundary of a CLI (see docstring)
