@@ -276,3 +276,22 @@ def test_one_fault_class_cannot_crowd_out_the_others(tmp_path: Path) -> None:
     assert folded[0]["title"] == "… and 3 more 'syn_no_answer' findings like the above"
     assert len(folded[0]["evidence"]["frames"]) == 3
     assert _one(found, "dns_nxdomain")["evidence"]["frames"] == [nx]
+
+
+def test_capture_duplicates_are_not_reported_as_path_loss(tmp_path: Path) -> None:
+    cap = Capture()
+    _handshake(cap)
+    seq = 1001
+    for i in range(30):
+        seg = ether(ipv4_packet(C, S, 6, tcp_segment(40000, 443, seq, 5001, ACK, data=b"d" * 100), ident=100 + i))
+        cap.add(0.1 + i * 0.01, seg)
+        cap.add(0.1 + i * 0.01 + 0.00002, seg)  # the SPAN port shows every packet twice
+        cap.tcp(0.105 + i * 0.01, S, C, 443, 40000, 5001, seq + 100, ACK)
+        seq += 100
+    a = analyze_capture(cap.write(tmp_path / "dup.pcap"))
+    assert a.flag_counts()["retransmission"] == 30  # tshark's view: every copy is a retransmission
+    found = build_findings(a)
+    f = _one(found, "capture_duplicates")
+    assert f["metrics"]["duplicates"] == 30
+    assert f["evidence"]["frames"][0] == 5
+    assert not [g for g in found if g["kind"].startswith("retransmissions")]

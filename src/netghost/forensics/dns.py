@@ -69,7 +69,7 @@ def _qname(data: bytes, pos: int) -> tuple[str, int]:
             return ".".join(labels), pos + 1
         if ln & 0xC0:
             return ".".join(labels), -1  # compression inside the first question: not expected
-        labels.append(data[pos + 1 : pos + 1 + ln].decode("ascii", "replace"))
+        labels.append(data[pos + 1 : pos + 1 + ln].decode("ascii", "backslashreplace"))
         pos += 1 + ln
     return ".".join(labels), -1
 

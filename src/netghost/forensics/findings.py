@@ -14,10 +14,10 @@ import numpy as np
 
 from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.flows import CONN_STATES, mix_hash
 from netghost.forensics.tcp import FLAG_BITS
 
-__all__ = ["SEVERITIES", "build_findings", "flow_id"]
+__all__ = ["SEVERITIES", "build_findings", "capture_duplicates", "flow_id"]
 
 SEVERITIES = ("info", "low", "medium", "high", "critical")
 MAX_FRAMES = 10
@@ -62,6 +62,7 @@ class _Ctx:
         self.from_client = (self.src_hi == st.c_hi[self.sid]) & (self.src_lo == st.c_lo[self.sid]) & (
             self.sport == st.c_port[self.sid])
 
+        self.dup = capture_duplicates(a)
         # each stream is one contiguous block of this permutation (the engine's, or a stable sort)
         self.order = a.tcp_order if a.tcp_order is not None else np.argsort(self.sid, kind="stable")
         ss = self.sid[self.order]
@@ -254,8 +255,8 @@ def _retransmissions(x: _Ctx) -> list[Finding]:
     st = x.a.streams
     out: list[Finding] = []
     data = st.data_pkts
-    retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay > 0)
-    dretr = st.retrans_data
+    retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay > 0) & ~x.dup
+    dretr = np.bincount(x.sid[retr], minlength=len(st))
     rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
     cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
     for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():
@@ -426,11 +427,68 @@ def _icmp(x: _Ctx) -> list[Finding]:
     return out
 
 
-def _capture(a: Analysis) -> list[Finding]:
+def capture_duplicates(a: Analysis) -> np.ndarray:
+    """Per analysed TCP segment: True when it is a copy made by the capture, not by the sender.
+
+    A copy has the same addresses, ports, IP ID, seq, ack and payload as an earlier segment and
+    appears < 1 ms after it (a SPAN/bridge seeing the packet twice) or *before* it in time (files
+    merged). IP ID 0 (DF packets of some stacks) is ignored, and so are copies seen later than
+    1 ms: some stacks resend a segment with its old IP ID after an RTO, which is a real retransmission.
+    """
+    c = a.cols
+    dup = np.zeros(a.tcp_rows.shape[0], bool)
+    sel = np.flatnonzero((c.l3[a.tcp_rows] == 4) & (c.ip_id[a.tcp_rows] != 0))
+    if sel.size < 2:
+        return dup
+    r = a.tcp_rows[sel]
+    h = np.full(r.shape[0], np.uint64(7), np.uint64)
+    for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
+        h = mix_hash(h, col.astype(np.uint64))
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    d = np.ones(r.shape[0], bool)
+    d[first] = False
+    d &= (c.ts[r] - c.ts[r[first[inv.ravel()]]]) < 0.001
+    dup[sel] = d
+    return dup
+
+
+def _duplicates(x: _Ctx) -> list[Finding]:
+    """Why: a duplicated capture makes tshark (and us, faithfully) flag every copy as a
+    retransmission; the reader must be told the loss picture is an artefact."""
+    a, c = x.a, x.a.cols
+    n_dup = int(x.dup.sum())
+    back = np.flatnonzero(np.diff(c.ts) < -1.0)
+    out: list[Finding] = []
+    if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
+        rows = a.tcp_rows[x.dup]
+        out.append(_finding(
+            "capture_duplicates", "medium", 0.85,
+            f"{n_dup} TCP segments ({100 * n_dup / x.dup.shape[0]:.0f}%) are exact copies made by the capture (same "
+            "IP ID, seq, ack and payload) → duplicated or merged capture; tshark counts them as retransmissions",
+            "Real retransmissions are sent later (and usually with a new IP ID); identical copies within a "
+            "millisecond, or earlier in time, come from the capture itself (SPAN of both directions, two capture "
+            "points merged, a file concatenated with itself). Retransmission findings below exclude them.",
+            [int(f) for f in c.frame[rows[:MAX_FRAMES]]], [], float(c.ts[rows[0]]), duplicates=n_dup,
+            time_jumps_back=int(back.size),
+        ))
+    elif back.size:
+        out.append(_finding(
+            "capture_time_backwards", "low", 0.8,
+            f"Capture time goes backwards {back.size}× (largest jump {float(-np.diff(c.ts).min()):.1f} s) → merged "
+            "or clock-stepped capture",
+            "Out-of-order timestamps distort RTT, out-of-order and retransmission timing.",
+            [int(c.frame[k + 1]) for k in back[:MAX_FRAMES]], [], None, jumps=int(back.size),
+        ))
+    return out
+
+
+def _capture(x: _Ctx) -> list[Finding]:
+    a = x.a
     out = []
     if a.info.truncated:
         out.append(_finding("capture_truncated", "low", 1.0, "Capture file is truncated or corrupt; analysed up to the cut",
                             "; ".join(a.info.warnings)[:400], [], [], None))
+    out += _duplicates(x)
     if a.decode_issues:
         total = sum(a.decode_issues.values())
         frames = [f for v in a.decode_issue_frames.values() for f in v]
@@ -478,7 +536,7 @@ def build_findings(a: Analysis, limit: int = 24) -> list[Finding]:
         return []
     x = _Ctx(a)
     found = [*_syn_failures(x), *_resets(x), *_pmtu(x), *_retransmissions(x), *_zero_window(x), *_dns(x),
-             *_icmp(x), *_capture(a)]
+             *_icmp(x), *_capture(x)]
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))
     found = _cap_per_kind(found)
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], "folded" in f["metrics"],
