@@ -26,8 +26,8 @@ _BLOCKED_NAMES = frozenset(
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
 _NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
 # Unauthenticated-by-default control planes: a GET there lists containers with their environment
-# (secrets), kubelet pods, etcd keys or Consul KV.
-_CONTROL_PLANE_PORTS = frozenset({2375, 2376, 2379, 2380, 4001, 10250, 10255, 8500})
+# (secrets), kubelet pods, etcd keys or Consul KV; 32526 is the Azure HostGAPlugin (extension settings).
+_CONTROL_PLANE_PORTS = frozenset({2375, 2376, 2379, 2380, 4001, 10250, 10255, 8500, 32526})
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(/*)(.*)", re.S)
 _KNOWN_SCHEMES = frozenset(
     ["http", "https", "file", "ftp", "ftps", "gopher", "gophers", "dict", "ldap", "ldaps", "imap", "imaps", "pop3", "pop3s", "smtp", "smtps", "rtsp", "rtmp", "scp", "sftp", "smb", "smbs", "telnet", "tftp", "mqtt", "ws", "wss"]
@@ -130,10 +130,16 @@ def blocked_address(host: str) -> str | None:
 # AAD's OAuth2 endpoints, and the AWS/GCP equivalents. Matched on the decoded, lower-cased path,
 # because the host may be a proxy, a DNS rebinding name, or localhost.
 _TOKEN_PATH = re.compile(
-    r"/oauth2(/|$)|/msi(/|$)|/metadata/identity|/identity/oauth2|/metadata/v1/instanceinfo|/latest/api/token|"
-    r"/meta-data/iam|security-credentials|/computemetadata/|/token(/|$)|/tokens?/|/getaccesstoken|/credentials?(/|$)"
+    r"/oauth2(/|$)|/msi(/|$)|/metadata/identity|/identity/oauth2|/metadata/v1(/|$)|/latest/api/token|"
+    r"/meta-data/iam|security-credentials|/computemetadata/|/token(/|$)|/tokens?/|/getaccesstoken|/credentials?(/|$)|"
+    # Metadata services reachable through any name that resolves to them (DNS rebinding): AWS
+    # IMDSv1 user-data/meta-data, Oracle /opc/, and the Azure WireServer goal state (/machine).
+    r"/latest/(meta-data|user-data|dynamic)|/opc/v[12]/|/machine(/|$)"
 )
-_TOKEN_QUERY = re.compile(r"(^|[?&;])(resource|client_id|mi_res_id|msi_res_id|principal_id|scope|grant_type)=", re.I)
+_TOKEN_QUERY = re.compile(
+    r"(^|[?&;])((resource|client_id|mi_res_id|msi_res_id|principal_id|scope|grant_type)=|comp=(goalstate|certificates|config|extensionsconfig))",
+    re.I,
+)
 
 
 def _looks_like_token_request(path: str, query: str) -> bool:
