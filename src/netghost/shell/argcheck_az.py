@@ -159,9 +159,15 @@ def compile_az(raw: Mapping[str, Any]) -> AzTable:
 
 
 def command_group(args: Sequence[str]) -> list[str]:
-    """The leading run of lower-case command words of ``az ARGS``."""
+    """The leading run of lower-case command words of ``az ARGS``.
+
+    A ``--`` is skipped, not a stop: argparse drops it and still routes the following words to
+    the subcommand parsers, so ``az -- account get-access-token`` runs get-access-token.
+    """
     group: list[str] = []
     for a in args:
+        if a == "--":
+            continue
         if not _GROUP_WORD.fullmatch(a):
             break
         group.append(a)
@@ -195,7 +201,7 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     if "--help" in args or "-h" in args:
         return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
     if group[:1] == ["rest"]:
-        return _classify_rest(table, args[1:])
+        return _classify_rest(table, args[args.index("rest") + 1 :])
     if not group:
         if all(a in ("--version", "--help", "-h") for a in args):
             return AzDecision("SAFE", "az version/help output", "az-version")
