@@ -437,7 +437,9 @@ def capture_duplicates(a: Analysis) -> np.ndarray:
     """
     c = a.cols
     dup = np.zeros(a.tcp_rows.shape[0], bool)
-    sel = np.flatnonzero((c.l3[a.tcp_rows] == 4) & (c.ip_id[a.tcp_rows] != 0))
+    # a copy is always flagged by tshark (retransmission / dup-ACK ...), so only streams with flags matter
+    flagged_stream = a.streams.flagged[a.tcp_stream] > 0 if len(a.streams) else np.zeros(0, bool)
+    sel = np.flatnonzero((c.l3[a.tcp_rows] == 4) & (c.ip_id[a.tcp_rows] != 0) & flagged_stream)
     if sel.size < 2:
         return dup
     r = a.tcp_rows[sel]
