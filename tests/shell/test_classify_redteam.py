@@ -149,3 +149,26 @@ def test_oversized_command_is_refused_before_parsing() -> None:
 )
 def test_az_emitters_and_data_reads(command: str, verdict: str) -> None:
     assert classify(command).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf /./",
+        "rm -rf /tmp/../etc",
+        "rm -rf /home/u/..",
+        "rm -fr /./etc",
+        "dd if=/dev/zero of=//dev/sda",
+        "dd if=/dev/zero of=/tmp/../dev/sda",
+        "shred //dev/sda",
+        "cp x /etc/./sudoers",
+    ],
+)
+def test_tier0_paths_match_in_any_spelling(command: str) -> None:
+    """Sibling of the output-dir bug: Tier 0 path rules see the normalised path too."""
+    assert classify(command).verdict == "FORBIDDEN"
+
+
+@pytest.mark.parametrize("command", ["rm -rf ./build/", "rm -f /tmp/captures/a.cap", "rm -rf /tmp/x/"])
+def test_tier0_normalisation_does_not_overreach(command: str) -> None:
+    assert classify(command).verdict == "RISKY"

@@ -8,12 +8,13 @@ token comparison would miss.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Tier0Index", "Tier0Rule", "basename", "compile_tier0", "index_tier0", "match_tier0"]
+__all__ = ["Tier0Index", "Tier0Rule", "basename", "compile_tier0", "index_tier0", "match_tier0", "with_path_variants"]
 
 _FIELDS = frozenset({
     "id", "binaries", "binary_regex", "short_flags", "long_flags", "arg_regex", "positional_regex",
@@ -132,10 +133,39 @@ def index_tier0(rules: Sequence[Tier0Rule]) -> Tier0Index:
     return Tier0Index({k: tuple(v) for k, v in by_name.items()}, tuple(generic), tuple(rules))
 
 
+_NEEDS_NORM = re.compile(r"//|/\.|^\.\.?/|/$")
+
+
+def _normalise_path(path: str) -> str:
+    norm = posixpath.normpath(path)
+    return "/" + norm.lstrip("/") if norm.startswith("//") else norm
+
+
+def with_path_variants(args: Sequence[str]) -> tuple[str, ...]:
+    """``args`` plus the normalised spelling of each path-like argument (``//dev/sda``,
+    ``/./etc``, ``/tmp/../etc``, ``of=//dev/sda``), appended at the end.
+
+    Why appended rather than replaced: the rules' regexes were written for the plain spelling,
+    and a rule that matches either spelling must fire (the kernel resolves ``//`` and ``..``
+    the same way). Appending keeps option order and the first positional unchanged.
+    """
+    extra: list[str] = []
+    for a in args:
+        key, eq, value = a.partition("=") if a.startswith("-") or re.match(r"[a-z]+=", a) else ("", "", a)
+        if not eq:
+            key, value = "", a
+        if "/" not in value or not _NEEDS_NORM.search(value) or value.startswith("-"):
+            continue
+        norm = _normalise_path(value)
+        if norm != value:
+            extra.append(f"{key}={norm}" if eq else norm)
+    return (*args, *extra) if extra else tuple(args)
+
+
 def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
     """The first rule that forbids ``argv``, or None."""
     name = basename(argv[0])
-    args = argv[1:]
+    args = with_path_variants(argv[1:])
     for rule in index.by_name.get(name, ()):
         if rule.matches(name, args):
             return rule
