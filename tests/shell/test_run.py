@@ -17,8 +17,11 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def test_runs_argv_and_captures_streams() -> None:
-    res = run_argv([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"],
-                   timeout_s=10, env=_env())
+    res = run_argv(
+        [sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"],
+        timeout_s=10,
+        env=_env(),
+    )
     assert res.stdout == "out\n"
     assert res.stderr == "err\n"
     assert res.exit_code == 3
@@ -83,7 +86,7 @@ def test_env_is_scrubbed_of_our_credentials(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_path_override_puts_a_simulator_first(tmp_path: Path) -> None:
     fake = tmp_path / "az"
-    fake.write_text("#!/bin/sh\necho simulated az \"$@\"\n")
+    fake.write_text('#!/bin/sh\necho simulated az "$@"\n')
     fake.chmod(0o755)
     env = scrub_env(path=f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     res = run_argv(["az", "network", "nsg", "list"], timeout_s=5, env=env)
@@ -91,7 +94,9 @@ def test_path_override_puts_a_simulator_first(tmp_path: Path) -> None:
 
 
 def test_stdin_is_closed() -> None:
-    res = run_argv([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout_s=5, env=_env())
+    res = run_argv(
+        [sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout_s=5, env=_env()
+    )
     assert res.stdout.strip() == "''"
 
 
@@ -125,3 +130,48 @@ def test_background_grandchild_holding_the_pipe_does_not_block(tmp_path: Path) -
     assert "parent done" in res.stdout
     assert (res.error, res.exit_code) == (None, 0)  # the parent's exit decides; the helper is killed
     assert res.duration_ms < 10_000
+
+
+LEAKY_ENV = {
+    "AZURE_STORAGE_CONNECTION_STRING": "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc123==",
+    "IDENTITY_HEADER": "3f1c6a4e-hdr",
+    "IDENTITY_ENDPOINT": "http://127.0.0.1:41741/msi/token",
+    "MSI_SECRET": "msisecret",
+    "AZURE_DEVOPS_EXT_PAT": "yibdgp2hytirmzc22ven4j5z6ro35p7rn6ybqqtun2dfglkvsome",
+    "GITHUB_PAT": "github_pat_x",
+    "CUSTOMCONNSTR_main": "Server=db;Database=d;",
+    "SQLAZURECONNSTR_db": "Server=tcp:x.database.windows.net;Database=d;",
+    "MYSQL_PWD": "S3cretPassw0rd",
+    "PGPASS": "S3cretPassw0rd",
+    "PGPASSWORD": "S3cretPassw0rd",
+    "APP_SETTING": "Server=db;User Id=sa;Password=Hunter2Hunter2;",
+}
+
+
+def test_env_scrub_drops_cloud_and_database_credentials() -> None:
+    base = {
+        **LEAKY_ENV,
+        "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "TZ": "UTC", "LC_ALL": "C",
+        "AZURE_CONFIG_DIR": "/home/u/.azure", "HTTP_PROXY": "http://proxy:3128", "NO_PROXY": "localhost",
+        "DATABASE_URL": "postgresql://app:pw0rd!x@db.internal:5432/prod",
+        "REDIS_URL": "redis://:redispass@cache:6379/0",
+        "HTTPS_PROXY": "http://bob:proxypw@proxy:3128", "EDITOR": "vi",
+    }  # fmt: skip
+    env = scrub_env(base)
+    assert not set(LEAKY_ENV) & set(env)
+    assert env["DATABASE_URL"] == "postgresql://app@db.internal:5432/prod"
+    assert env["REDIS_URL"] == "redis://@cache:6379/0"
+    assert env["HTTPS_PROXY"] == "http://bob@proxy:3128"
+    for kept in (
+        "PATH",
+        "HOME",
+        "LANG",
+        "TZ",
+        "LC_ALL",
+        "AZURE_CONFIG_DIR",
+        "HTTP_PROXY",
+        "NO_PROXY",
+        "EDITOR",
+    ):
+        assert env[kept] == base[kept]
+    assert "pw0rd" not in repr(env) and "proxypw" not in repr(env) and "redispass" not in repr(env)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -74,7 +75,9 @@ def test_long_lines_respect_the_token_budget() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=200),
-    lambda children: st.lists(children, max_size=40) | st.dictionaries(st.text(max_size=8), children, max_size=30),
+    lambda children: (
+        st.lists(children, max_size=40) | st.dictionaries(st.text(max_size=8), children, max_size=30)
+    ),
     max_leaves=150,
 )
 
@@ -86,5 +89,21 @@ def test_truncated_json_always_parses(value: object, max_lines: int, max_tokens:
     out = truncate(text, max_lines=max_lines, max_tokens=max_tokens)
     json.loads(out.text)
     if out.truncation_applied:
-        assert out.format == "json" or not text.strip().startswith(("{", "[", "\""))
+        assert out.format == "json" or not text.strip().startswith(("{", "[", '"'))
         assert out.shown_lines == len(out.text.splitlines())
+
+
+@pytest.mark.parametrize("depth", [199, 201, 5_000, 200_000])
+def test_any_nesting_depth_never_fails(depth: int) -> None:
+    text = "[" * depth + "]" * depth
+    out = truncate(text, max_lines=5, max_tokens=50)
+    assert out.text and out.format in ("json", "text")
+    assert out.truncation_applied == (len(text) > 200)
+    if out.format == "json":
+        json.loads(out.text)
+
+
+def test_deep_json_inside_strings_does_not_count_as_depth() -> None:
+    text = json.dumps({"s": "[" * 5_000, "items": list(range(500))})
+    out = truncate(text)
+    assert out.format == "json" and json.loads(out.text)["s"].startswith("[[[")

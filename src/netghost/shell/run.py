@@ -6,6 +6,10 @@ Why each choice:
   the shell re-parse it differently.
 * **new session + killpg** — ``az`` is a Python program that spawns helpers; killing only the direct child
   on timeout leaves grandchildren running and holding our pipes open.
+* **a subreaper launcher (Linux)** — a helper that calls ``setsid()`` (a double-forked daemon) leaves the
+  process group; :mod:`netghost.shell.reaper` runs the command as its child and, being a child subreaper,
+  keeps every descendant in its tree and kills them all when the command ends or times out. Anything that
+  still survives is reported in stderr, never silently ignored.
 * **scrubbed environment** — the agent's own credentials (``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` ...) must
   never reach a child that the model chose to run; anything whose name says key/token/secret/password
   is dropped too. An explicit ``path`` replaces ``PATH`` (the lab puts its simulator first).
@@ -18,11 +22,14 @@ import contextlib
 import os
 import re
 import selectors
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 __all__ = ["MAX_CAPTURE_BYTES", "RunResult", "run_argv", "scrub_env"]
@@ -34,12 +41,31 @@ _POLL_S = 0.25
 
 # Never passed to a child, even when the caller lists them explicitly.
 _ALWAYS_DROPPED = re.compile(r"^(?:GEMINI_|GOOGLE_|GOOGLE$|GENAI_|OPENAI_|ANTHROPIC_|VERTEX)")
-# Dropped from the inherited environment: names that say they hold a credential, and the agent's own
-# settings (GHOST_MODEL ...), which no child needs.
+# Dropped from the inherited environment: names that say they hold a credential (keys, tokens, passwords,
+# personal access tokens, connection strings such as App Service's CUSTOMCONNSTR_*/SQLAZURECONNSTR_*, the
+# managed-identity endpoint's IDENTITY_HEADER / MSI_SECRET), and the agent's own settings (GHOST_MODEL ...),
+# which no child needs.
 _SECRET_NAME = re.compile(
-    r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS)|^GHOST_"
+    r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS|CONN|"
+    r"(?:^|_)PAT(?:_|$)|IDENTITY_(?:HEADER|ENDPOINT)|MSI_(?:ENDPOINT|SECRET)|IMDS_)|^GHOST_"
 )
-_KEEP_NAMES = frozenset({"PWD", "OLDPWD", "KEYTIMEOUT"})
+# Kept whatever they look like: the basics every program needs, and az's config directory (a path, not a
+# secret; az cannot find its login cache without it). PWD/OLDPWD are the working directory.
+_KEEP_NAMES = frozenset(
+    {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD", "OLDPWD",
+     "KEYTIMEOUT", "AZURE_CONFIG_DIR", "LS_COLORS"}
+)  # fmt: skip
+# A URL with credentials in it (DATABASE_URL, REDIS_URL, HTTPS_PROXY=http://user:pw@proxy:3128).
+_URL_PASSWORD = re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@")
+# Connection-string fields that carry the credential itself (ADO.NET, storage, Service Bus, ODBC).
+_SECRET_FIELD = re.compile(
+    r"(?i)(?:^|;)\s*(?:password|pwd|accountkey|sharedaccesskey|sharedaccesssignature|accesskey|"
+    r"secret|token)\s*="
+)
+
+_REAPER = Path(__file__).with_name("reaper.py")
+_REAPER_MARKER = "netghost-reaper:"
+USE_REAPER = sys.platform == "linux"
 
 ErrorCode = Literal["timeout", "command_not_found", "exec_error"]
 
@@ -69,15 +95,24 @@ def scrub_env(
         extra: Variables the caller sets on purpose (e.g. the lab's world file); they are kept even if
             their name sounds secret, except the agent's own model credentials, which are always dropped.
 
+    Inherited variables are dropped when their name says credential (``_SECRET_NAME``) or their value is
+    a connection string with a key or password field; a password inside a URL (``DATABASE_URL``,
+    ``HTTPS_PROXY=http://user:pw@proxy``) is removed from the URL and the rest kept.
+
     Returns:
         A new dict; ``base`` is not modified.
     """
     source = os.environ if base is None else base
-    env = {
-        name: value
-        for name, value in source.items()
-        if not _ALWAYS_DROPPED.match(name) and (name in _KEEP_NAMES or not _SECRET_NAME.search(name))
-    }
+    env: dict[str, str] = {}
+    for name, value in source.items():
+        if _ALWAYS_DROPPED.match(name):
+            continue
+        if name in _KEEP_NAMES or name.startswith("LC_"):
+            env[name] = value
+            continue
+        if _SECRET_NAME.search(name) or _SECRET_FIELD.search(value):
+            continue
+        env[name] = _URL_PASSWORD.sub(r"\g<pre>@", value)  # user:pw@host -> user@host
     for name, value in (extra or {}).items():
         if not _ALWAYS_DROPPED.match(name):
             env[name] = value
@@ -114,10 +149,17 @@ def run_argv(
     if not argv:
         raise ValueError("argv must not be empty")
     start = time.perf_counter()
+    reaper = USE_REAPER and _REAPER.is_file()
+    launch = list(argv)
+    if reaper:
+        # Resolve here what the launcher would exec, so "not found" stays a value, as with a direct Popen.
+        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+            return RunResult(127, "", f"{argv[0]}: command not found", "command_not_found", _ms(start))
+        launch = [sys.executable, "-I", "-S", str(_REAPER), "--", *argv]
     try:
         # argv was classified and approved; no shell is involved.
         proc = subprocess.Popen(
-            list(argv),
+            launch,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -127,35 +169,42 @@ def run_argv(
             close_fds=True,
         )
     except FileNotFoundError as exc:
-        return RunResult(127, "", f"{argv[0]}: command not found ({exc.strerror})", "command_not_found", _ms(start))
+        return RunResult(
+            127, "", f"{argv[0]}: command not found ({exc.strerror})", "command_not_found", _ms(start)
+        )
     except (PermissionError, OSError) as exc:
         return RunResult(126, "", f"{argv[0]}: cannot execute ({exc.strerror})", "exec_error", _ms(start))
 
     deadline = time.monotonic() + timeout_s
+    note = ""
     try:
-        out, err, timed_out, overflow = _collect(proc, deadline, max_bytes)
+        out, err, timed_out, overflow = _collect(proc, deadline, max_bytes, reaper=reaper)
         if not timed_out:
             try:
                 proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
             except subprocess.TimeoutExpired:
                 timed_out = True
     finally:
-        _kill_group(proc)  # on timeout, overflow or normal exit: no helper outlives the command
+        # On timeout, overflow or normal exit: no helper outlives the command.
+        note = _kill_tree(proc) if reaper else _kill_group(proc)
         for pipe in (proc.stdout, proc.stderr):
             if pipe is not None:
                 pipe.close()
     error: ErrorCode | None = "timeout" if timed_out else None
     exit_code: int | None = None if timed_out else proc.returncode
+    stderr = _decode(err) + note
     if error is None and exit_code == 127:
         error = "command_not_found"
+    elif error is None and exit_code == 126 and stderr.startswith(_REAPER_MARKER):
+        error = "exec_error"
     stdout = _decode(out)
     if overflow:
         stdout += f"\n... [output exceeded {max_bytes} bytes; the command was stopped] ...\n"
-    return RunResult(exit_code, stdout, _decode(err), error, _ms(start))
+    return RunResult(exit_code, stdout, stderr, error, _ms(start))
 
 
 def _collect(
-    proc: subprocess.Popen[bytes], deadline: float, max_bytes: int
+    proc: subprocess.Popen[bytes], deadline: float, max_bytes: int, *, reaper: bool = False
 ) -> tuple[bytes, bytes, bool, bool]:
     """Read both pipes until EOF, the deadline, or ``max_bytes`` on one of them.
 
@@ -186,12 +235,16 @@ def _collect(
                 buf = bufs[fd]
                 buf += chunk[: max(max_bytes - len(buf), 0)]
                 if len(buf) >= max_bytes:
-                    _kill_group(proc)
+                    if reaper:
+                        _kill_tree(proc)
+                    else:
+                        _kill_group(proc)
                     return bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()]), False, True
     return bytes(bufs[proc.stdout.fileno()]), bytes(bufs[proc.stderr.fileno()]), False, False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> str:
+    """SIGKILL the command's process group (children that called setsid() are out of reach)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is already gone
         os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode is None:
@@ -199,6 +252,28 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=_KILL_GRACE_S)
         except subprocess.TimeoutExpired:
             proc.kill()
+    return ""
+
+
+def _kill_tree(proc: subprocess.Popen[bytes]) -> str:
+    """Ask the reaper launcher to kill its whole tree; fall back to the group and say what may remain.
+
+    Returns:
+        A note for stderr when the launcher could not finish (empty when every descendant is gone).
+    """
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=_KILL_GRACE_S + 1.0)  # the launcher's own kill rounds are bounded by 2 s
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return (
+                f"\n{_REAPER_MARKER} the process-tree launcher did not finish; the process group was killed, "
+                "but descendants that left it (setsid) may still run\n"
+            )
+    _kill_group(proc)  # backstop for anything still in the group
+    return ""
 
 
 def _decode(data: bytes) -> str:

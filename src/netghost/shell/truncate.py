@@ -17,13 +17,22 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["MAX_CHARS", "MAX_LINES", "MAX_TOKENS", "Truncation", "detect_format", "estimate_tokens", "truncate"]
+__all__ = [
+    "MAX_CHARS",
+    "MAX_LINES",
+    "MAX_TOKENS",
+    "Truncation",
+    "detect_format",
+    "estimate_tokens",
+    "truncate",
+]
 
 MAX_LINES = 200
 MAX_TOKENS = 4_000
 CHARS_PER_TOKEN = 4
 MAX_CHARS = MAX_TOKENS * CHARS_PER_TOKEN
 _MAX_LINE_CHARS = 1_000
+_MAX_DEPTH = 200  # JSON nested deeper than this is shown as text: recursion limits are not a format
 
 Format = Literal["json", "table", "text"]
 _RULE_LINE = re.compile(r"^[\s\-=+|:]*-{3,}[\s\-=+|:]*$")
@@ -57,7 +66,7 @@ def _fits(text: str, max_lines: int, max_chars: int) -> bool:
 def detect_format(text: str) -> Format:
     """Classify output as ``json``, ``table`` (az ``-o table``, ss, netstat) or ``text``."""
     stripped = text.strip()
-    if stripped[:1] in ("{", "[", "\"") and _parse_json(stripped) is not None:
+    if stripped[:1] in ("{", "[", '"') and _parse_json(stripped) is not None:
         return "json"
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) >= 3:
@@ -72,11 +81,43 @@ def detect_format(text: str) -> Format:
 
 
 def _parse_json(text: str) -> Any | None:
+    """The parsed document, or None when it is not JSON (or nests deeper than the parser's stack)."""
+    if _too_deep(text):
+        return None
     try:
         value: Any = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value
+
+
+def _too_deep(text: str, limit: int = _MAX_DEPTH) -> bool:
+    """Whether brackets nest deeper than ``limit`` (ignoring brackets inside strings), in one pass.
+
+    json.loads and json.dumps recurse per level; '[' * 5000 would raise RecursionError there, so such a
+    document is treated as text (head and tail) instead.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
 
 
 def truncate(text: str, *, max_lines: int = MAX_LINES, max_tokens: int = MAX_TOKENS) -> Truncation:
@@ -96,7 +137,11 @@ def truncate(text: str, *, max_lines: int = MAX_LINES, max_tokens: int = MAX_TOK
     if _fits(text, max_lines, max_chars):
         return Truncation(text, False, original_lines, original_lines, fmt)
     if fmt == "json":
-        out = _truncate_json(_parse_json(text.strip()), max_lines, max_chars)
+        try:
+            out = _truncate_json(_parse_json(text.strip()), max_lines, max_chars)
+        except RecursionError:  # deeper than Python's stack: keep it as text, which never fails
+            fmt = "text"
+            out = _truncate_lines(text.splitlines(), max_lines, max_chars, keep_header=0)
     elif fmt == "table":
         out = _truncate_lines(text.splitlines(), max_lines, max_chars, keep_header=_header_size(text))
     else:
