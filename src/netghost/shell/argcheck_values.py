@@ -147,9 +147,16 @@ def _looks_like_token_request(path: str, query: str) -> bool:
     and duplicate slashes that a server would undo too."""
     p = path
     for _ in range(3):
+        if "%" not in p:
+            break
         p = unquote(p)
-    p = re.sub(r"/+", "/", p.replace("\\", "/")).lower()
-    return bool(_TOKEN_PATH.search(p) or _TOKEN_QUERY.search(unquote(query)))
+    if "\\" in p:
+        p = p.replace("\\", "/")
+    if "//" in p:
+        p = re.sub(r"/+", "/", p)
+    if "%" in query:
+        query = unquote(query)
+    return bool(_TOKEN_PATH.search(p.lower()) or (query and _TOKEN_QUERY.search(query)))
 
 
 def check_url(url: str, *, imds_allowed: bool = True) -> str | None:

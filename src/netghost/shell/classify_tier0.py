@@ -151,10 +151,12 @@ def with_path_variants(args: Sequence[str]) -> tuple[str, ...]:
     """
     extra: list[str] = []
     for a in args:
-        key, eq, value = a.partition("=") if a.startswith("-") or re.match(r"[a-z]+=", a) else ("", "", a)
-        if not eq:
-            key, value = "", a
-        if "/" not in value or not _NEEDS_NORM.search(value) or value.startswith("-"):
+        if "/" not in a:
+            continue  # the hot path: most arguments are not paths
+        key, eq, value = a.partition("=")
+        if not eq or "/" in key:
+            key, eq, value = "", "", a
+        if not _NEEDS_NORM.search(value) or value.startswith("-"):
             continue
         norm = _normalise_path(value)
         if norm != value:
