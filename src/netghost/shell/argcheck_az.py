@@ -198,6 +198,14 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
         return AzDecision(
             "RISKY", f"argument {at_values[0]!r} makes az read a local file into the request", "az-at-file", relaxable=False
         )
+    # `az resource show --ids .../accessProfiles/clusterAdmin` (or `--resource-type
+    # .../accessProfiles`) is the same GET as `az rest` on that path: the same check applies to
+    # every resource id or type on any az command line.
+    for a in args:
+        if "/" in a and not a.startswith(("http://", "https://")):
+            why = _sensitive_arm_path(a.split("=", 1)[-1] if a.startswith("--") else a)
+            if why is not None:
+                return AzDecision("RISKY", f"az: {why}", "az-arm-secret-path", relaxable=False)
     if "--help" in args or "-h" in args:
         return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
     if group[:1] == ["rest"]:
