@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,8 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_LEAKY = re.compile(r"\(magic [0-9a-fA-F]+\)")
+
+
 def _fail(msg: str) -> int:
-    print(f"{PROG}: error: {msg}", file=sys.stderr)
+    """Print the one-line error (exit 2).
+
+    Why the scrub: the seeds' agent relays stderr into an LLM transcript; a message quoting the first
+    bytes of a non-capture file (a key, a config) would leak its contents, so byte dumps are removed
+    here even if a lower layer adds one back.
+    """
+    print(f"{PROG}: error: {_LEAKY.sub('(unrecognised magic)', msg)}", file=sys.stderr)
     return 2
 
 

@@ -103,7 +103,8 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
             yield from iter_pcapng(fh, head, info, chunk_bytes)
         else:
             raise CaptureFormatError(
-                f"{p}: not a pcap or pcapng capture (magic {magic.hex()}); convert it with editcap -F pcap"
+                f"{p}: not a pcap/pcapng capture (unrecognised magic); one in another format (not a pcap or pcapng) "
+                "converts with editcap -F pcap"
             )
 
 

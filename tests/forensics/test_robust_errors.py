@@ -1,0 +1,70 @@
+"""Robustness of the CLI's error path: a non-capture file is refused without echoing its contents."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from netghost.errors import CaptureFormatError
+from netghost.forensics import analyze_capture
+from netghost.forensics.cli import _fail, main
+from tests.forensics.pcapwriter import SYN, Capture
+
+SECRET = b"SECRET-TOKEN=hunter2-do-not-print\n"
+
+
+def _leaks(text: str) -> list[str]:
+    """Every spelling of the file's first bytes that must never reach stderr."""
+    return [s for s in ("SECR", "53454352", "52434553", "hunter2", "SECRET") if s.lower() in text.lower()]
+
+
+def test_library_error_names_the_problem_not_the_bytes(tmp_path: Path) -> None:
+    bad = tmp_path / "id_rsa.pcap"
+    bad.write_bytes(SECRET)
+    with pytest.raises(CaptureFormatError) as exc:
+        analyze_capture(bad)
+    msg = str(exc.value)
+    assert "not a pcap/pcapng capture (unrecognised magic)" in msg
+    assert _leaks(msg.replace(str(tmp_path), "")) == []
+
+
+def test_cli_refuses_non_capture_with_exit_2_and_no_contents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "notes.cap"
+    bad.write_bytes(SECRET)
+    rc = main([str(bad), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.count("\n") == 1 and "unrecognised magic" in err
+    assert _leaks(err.replace(str(tmp_path), "")) == []
+    assert not list(tmp_path.glob("*_semantic.json"))
+
+
+def test_compare_mode_refusal_does_not_leak_either(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = Capture()
+    good.tcp(0.0, "10.0.0.1", "10.0.0.2", 40000, 80, 1, 0, SYN)
+    a = good.write(tmp_path / "a.pcap")
+    bad = tmp_path / "b.pcap"
+    bad.write_bytes(SECRET)
+    rc = main([str(a), "--compare", str(bad), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert _leaks(err.replace(str(tmp_path), "")) == []
+
+
+def test_cli_scrubs_a_byte_dump_from_any_lower_layer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _fail("x.pcap: not a pcap or pcapng capture (magic 53454352)") == 2
+    err = capsys.readouterr().err
+    assert "53454352" not in err and "(unrecognised magic)" in err
+
+
+def test_real_process_one_line_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "x.pcapng"
+    bad.write_bytes(SECRET)
+    proc = subprocess.run([sys.executable, "-m", "netghost.forensics", str(bad), "--semantic-dir", str(tmp_path),
+                           "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert _leaks(proc.stderr.replace(str(tmp_path), "")) == []
