@@ -34,10 +34,20 @@ MAX_FLOWS = 12
 MAX_ITEMS = 10  # DNS failures / unanswered names / ICMP error groups kept in the document
 
 
+def _schema_file(name: str) -> dict[str, Any]:
+    return dict(json.loads(resources.files("netghost.forensics").joinpath(name).read_text(encoding="utf-8")))
+
+
 def load_schema() -> dict[str, Any]:
-    """The JSON Schema shipped with the package for the semantic document."""
-    text = resources.files("netghost.forensics").joinpath("semantic.schema.json").read_text(encoding="utf-8")
-    return dict(json.loads(text))
+    """The JSON Schema shipped with the package for the semantic document, self-contained.
+
+    ``comparison`` (compare mode) is ``$ref``-ed by its ``$id`` in semantic.schema.json; the
+    compare schema (compare.schema.json) is bundled here under ``$defs`` so a plain validator
+    resolves it without a registry, and a single-capture and a compare-mode document both validate.
+    """
+    schema = _schema_file("semantic.schema.json")
+    schema.setdefault("$defs", {})["comparison"] = _schema_file("compare.schema.json")
+    return schema
 
 
 def _ep(hi: Any, lo: Any, port: Any) -> str:
