@@ -147,17 +147,19 @@ def _walk_kernel(buf: Any, n: int, big: bool, maxrec: int, out: Any) -> tuple[in
     return k, pos, bad
 
 
-def _walk_pcap(buf: np.ndarray, n: int, fmt: str) -> tuple[np.ndarray, int, int]:
+def _walk_pcap(buf: np.ndarray, n: int, fmt: str, out: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
     """Return (record headers, end position, first bad caplen or -1) for ``buf[:n]``.
 
     The record headers are an int64 array of shape (5, records): header offset, seconds, fraction,
     caplen, wire length. This is the only per-record loop of the engine: each record's length
     decides where the next one starts, so the walk cannot be vectorised. numba compiles it when
-    installed; otherwise it is a tight struct loop over a memoryview.
+    installed; otherwise it is a tight struct loop over a memoryview. ``out`` (shape ``(5, >= n//16+1)``)
+    may be passed to reuse one scratch array across windows; the returned view aliases it.
     """
     jit = jit_or_none(_walk_kernel) if n >= JIT_MIN_BYTES else None
     if jit is not None:
-        out = np.empty((5, n // 16 + 1), np.int64)
+        if out is None or out.shape[1] < n // 16 + 1:
+            out = np.empty((5, n // 16 + 1), np.int64)
         k, pos, bad = jit(buf, n, fmt == ">", MAX_RECORD, out)
         return out[:, :k], pos, bad
     offs: array[int] = array("q")
@@ -259,11 +261,16 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
     whole = np.frombuffer(mm, dtype=np.uint8)
     start = 24
     released = 0
+    walk_out = np.empty((5, chunk_bytes // 16 + 1), np.int64)  # reused by every window's record walk
     while start < size:
         end = min(start + chunk_bytes, size)
-        # the view extends PAD bytes past the window when the file has them; gathers are clipped anyway
-        buf = whole[start : min(end + PAD, size)]
-        offs, pos, bad = _walk_pcap(buf, end - start, fmt)
+        if end + PAD <= size:
+            buf = whole[start : end + PAD]  # a view: PAD real bytes past the window keep gathers in bounds
+        else:
+            # the file's tail: copy it with PAD zero bytes, as the stream path does. A bare view would
+            # let the decoder's clipped gathers (at most len - 9) misread a header in the last bytes.
+            buf = np.concatenate([whole[start:size], np.zeros(PAD, np.uint8)])
+        offs, pos, bad = _walk_pcap(buf, end - start, fmt, walk_out)
         info.bytes_read = start + pos
         if offs.shape[1]:
             yield _pcap_batch(buf, offs, ns_factor, linktype)
