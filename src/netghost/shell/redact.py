@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_secret_command
+from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
@@ -120,6 +120,9 @@ def redact_command(command: str, argv: Sequence[str] = ()) -> str:
 
 def _spellings(value: str) -> set[str]:
     """How ``value`` may be written in the original text."""
+    if is_framed(value):  # ":pw@": the frame makes even a 2-character password specific
+        inner = value[1:-1]
+        return {value, f":{quote(inner, safe='')}@", f"%3A{quote(inner, safe='')}%40"}
     escaped = json.dumps(value)[1:-1]
     out = {value, escaped, quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
     for table in (_DOTNET_JSON, _DOTNET_JSON_LOWER):  # System.Text.Json / PowerShell escape + & < > '
@@ -146,7 +149,10 @@ def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
         while start != -1:
             end = start + len(spelling)
             if not any(a < end and start < b for a, b in protected):
-                hits.append((start, end, variants[spelling]))
+                if is_framed(spelling):  # keep the ':' and '@' around the replaced password
+                    hits.append((start + 1, end - 1, variants[spelling]))
+                else:
+                    hits.append((start, end, variants[spelling]))
             start = text.find(spelling, start + 1)
     if not hits:
         return text, 0, set()

@@ -31,7 +31,7 @@ from netghost.shell.redact_rules import (
     Rule,
 )
 
-__all__ = ["MIN_SECRET_LEN", "find_secrets", "is_secret_command"]
+__all__ = ["MIN_SECRET_LEN", "find_secrets", "is_framed", "is_secret_command"]
 
 MIN_SECRET_LEN = 6
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -59,7 +59,32 @@ _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:
 # Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
 _WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
 _SHELL_TAIL = re.compile(r"\s\S*[;|&`$<>(]|[;|&`$<>(]\S*\s")
+_WRAPPED = re.compile(
+    r"(?m)^[ \t]*(?:[A-Za-z0-9+/]{76}|[A-Za-z0-9+/]{64})[ \t]*\r?\n"
+    r"(?:[ \t]*[A-Za-z0-9+/]{64,76}[ \t]*\r?\n){0,200}[ \t]*[A-Za-z0-9+/]{1,76}={0,2}[ \t]*$"
+)
+# DER prefixes of public keys in base64: RSA/EC/Ed25519 SubjectPublicKeyInfo, PKCS#1 RSA public keys,
+# X.509 certificates (MII... then the SEQUENCE of a certificate is too varied; certificates are caught by
+# their PEM header instead), DNSSEC RSA keys (AwEAA = exponent 65537).
+_PUBLIC_PREFIXES = (
+    "MIIBIjANBgkqhkiG9w0BAQEFAAOC", "MIICIjANBgkqhkiG9w0BAQEFAAOC", "MIIBojANBgkqhkiG9w0BAQEFAAOC",
+    "MIGfMA0GCSqGSIb3DQEBAQUAA4GN", "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "MHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE",
+    "MCowBQYDK2VwAyEA", "MIIBCgKCAQEA", "MIICCgKCAgEA", "AwEAA",
+)  # fmt: skip
+_B64_KINDS = frozenset({"azure_storage_key", "azure_key", "base64_blob"})
+# DNS records whose base64 data is a public key or a signature (RFC 4034/5155/6698/4255/7929/...).
+_DNS_PUBLIC_RECORD = re.compile(
+    r"\bIN\s+(?:RRSIG|SIG|DNSKEY|CDNSKEY|KEY|DS|CDS|DLV|NSEC3PARAM|NSEC3|TLSA|SMIMEA|SSHFP|OPENPGPKEY|"
+    r"IPSECKEY|DHCID|CERT|ZONEMD|HIP|TA)\s"
+)
+_DKIM = re.compile(r"(?i)\bv=DKIM1\b|\bk=(?:rsa|ed25519)\s*;")
+_PUBLIC_CLAIM = re.compile(
+    r"[\"'](?:aio|rh|uti|puid|nonce|at_hash|c_hash|s_hash|xms_[a-z_]+)[\"']\s*:\s*[\"']$"
+)
 _LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
+_P_IS_PASSWORD = re.compile(r"(?:^|[\s/'\"])(?:sshpass|mysql\w*|mariadb\w*|smbclient|rdesktop|xfreerdp)\b")
+_P_ATTACHED_TOOLS = re.compile(r"(?:^|[\s/'\"])(?:mysql\w*|mariadb\w*|sshpass)\b")
+_P_ATTACHED = re.compile(r"(?:^|\s)['\"]?-p(?P<v>[^\s'\"-][^\s'\"]*)")
 _COOKIE_ATTRS = frozenset(
     {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
 )
@@ -67,6 +92,11 @@ _SECRET_FILES = re.compile(
     r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
     r"secrets?(?:\.\w+)?|\.git-credentials|accesstokens\.json|msal_token_cache\.\w+)"
 )
+
+
+def is_framed(value: str) -> bool:
+    """A short basic-auth password recorded with its ``:``/``@`` frame, which the replacement keeps."""
+    return len(value) < MIN_SECRET_LEN + 2 and value.startswith(":") and value.endswith("@")
 
 
 def is_secret_command(command: str) -> bool:
@@ -141,6 +171,14 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
                 continue
             for match in rule.pattern.finditer(view):
                 value = match.group("v")
+                if rule.kind == "basic_auth" and len(value) < MIN_SECRET_LEN:
+                    # admin:pw@host: a short password is still the password; replacing "pw" everywhere
+                    # would eat other words, so it is replaced only between its ':' and '@' (a frame).
+                    if not PLACEHOLDER.match(value):
+                        findings.setdefault(f":{value}@", rule.kind)
+                    continue
+                if rule.kind in _B64_KINDS and _public_context(view, match.start("v"), value):
+                    continue
                 if _passes(rule, value, view, match.start("v")):
                     add(value, rule.kind)
         for match in JSON_SECRET_KEY.finditer(view):
@@ -161,6 +199,8 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
                 kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
                 if kind:
                     add(match.group("v"), kind)
+        if has_b64_run and "\n" in view:
+            _find_wrapped(view, add)
         _find_cli(view, add)
         _find_table_cells(view, add, secret_cmd=secret_cmd)
         if bare:
@@ -177,6 +217,68 @@ def _bounded(value: str) -> str:
     if _SHELL_TAIL.search(value):
         return value.split(maxsplit=1)[0]
     return value
+
+
+def _find_wrapped(view: str, add: Callable[[str, str], None]) -> None:
+    """A key or blob wrapped at 64 or 76 columns (``base64``, MIME, PEM bodies): judged as one value.
+
+    Each line alone is too short or unpadded for the shape rules, so the lines are joined, judged like an
+    unwrapped value (88 chars ending ``==``: storage key; padded 40+: key; 200+: blob), and every line of
+    a secret is then replaced. Certificates and public keys (PEM ``CERTIFICATE``/``PUBLIC KEY`` bodies,
+    SPKI ``MII...`` prefixes) are not secrets and are kept.
+    """
+    for match in _WRAPPED.finditer(view):
+        pieces = match.group().split()
+        width = len(pieces[0])
+        if any(len(p) != width for p in pieces[:-1]) or len(pieces[-1]) > width:
+            continue
+        joined = "".join(pieces)
+        before = view[max(0, match.start() - 300) : match.start()]
+        if _public_block(joined, before) or _public_context(view, match.start(), joined):
+            continue
+        if HASH_CONTEXT.search(before[-48:]):
+            continue
+        if len(joined) == 88 and joined.endswith("=="):
+            kind = "azure_storage_key"
+        elif 40 <= len(joined) <= 86 and joined.endswith("="):
+            kind = "azure_key"
+        elif len(joined) >= 200:
+            kind = "base64_blob"
+        else:
+            continue
+        if _classes(joined) < 2 or len(set(joined)) < 16:
+            continue
+        for piece in pieces:
+            add(piece, kind)
+
+
+def _public_block(joined: str, before: str) -> bool:
+    """Whether a base64 value is a certificate, a public key or a DNS record's key/signature."""
+    if joined.startswith(_PUBLIC_PREFIXES):
+        return True
+    begin = before.rfind("-----BEGIN ")
+    return begin != -1 and "PRIVATE" not in before[begin : begin + 40] and "-----END" not in before[begin:]
+
+
+def _public_context(view: str, start: int, value: str) -> bool:
+    """Whether a base64 value at ``start`` is public by context: a DNSSEC key or signature, a DKIM key.
+
+    ``dig +dnssec`` prints RRSIG signatures and DNSKEY keys (88 characters with ``==`` for ECDSA P-256,
+    exactly like a storage key), ``dig TXT`` prints DKIM public keys after ``p=``, and Entra ID tokens
+    carry opaque non-secret claims (``aio``, ``rh``, ``uti``). Removing them makes DNS answers useless.
+    """
+    if _public_block(value, view[max(0, start - 8_000) : start]):  # public-key prefix or PEM cert body
+        return True
+    line_start = view.rfind("\n", 0, start) + 1
+    line = view[line_start:start]
+    if _DNS_PUBLIC_RECORD.search(line) or _DKIM.search(line) or _PUBLIC_CLAIM.search(line[-40:]):
+        return True
+    window = view[max(0, start - 2_000) : start]
+    opened = window.rfind("(")
+    if opened != -1 and ")" not in window[opened:]:  # inside a dig +multiline record
+        record_line = window[window.rfind("\n", 0, opened) + 1 : opened + 1]
+        return _DNS_PUBLIC_RECORD.search(record_line) is not None
+    return False
 
 
 def _is_prose(match: re.Match[str], line: str) -> bool:
@@ -228,8 +330,11 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
             add(value, kind)
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
-    if " login" in view:  # az login / docker login / az acr login: -p is the password
+    if " login" in view or _P_IS_PASSWORD.search(view):  # az/docker login, mysql, sshpass: -p is the password
         for match in _LOGIN_P.finditer(view):
+            add(match.group("v").strip("'\""), "password")
+    if _P_ATTACHED_TOOLS.search(view):  # mysql -pSECRET (attached: a separate word would prompt)
+        for match in _P_ATTACHED.finditer(view):
             add(match.group("v").strip("'\""), "password")
     _find_cookies(view, add)
 
@@ -285,8 +390,14 @@ def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
             add(fields[0].strip("\"'"), "command_secret")
         elif len(fields) > 1:
             for field in fields:
-                if _looks_random(field):
+                if _looks_random(field) or _value_shaped(field):
                     add(field, "command_secret")
+
+
+def _value_shaped(field: str) -> bool:
+    """Under a key-listing command every key-like token is a secret, hex ones included (Cognitive
+    Services and Search print 32 hex characters, upper or lower case, with no label in ``-o tsv``)."""
+    return len(field) >= 16 and _HEX.match(field) is not None and not field.isdigit()
 
 
 def _is_json(text: str) -> bool:
@@ -311,6 +422,8 @@ def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
         if value.startswith("AAAA") or re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before):
             return False
         return _PUBLIC_FIELD.search(before) is None
+    if rule.check == "ado_pat":  # random base32: digits and letters beyond hex, no long words
+        return sum(c.isdigit() for c in value) >= 4 and re.search(r"[g-z]", value) is not None
     if rule.check == "private_pem":
         return b"PRIVATE" in _b64decode_prefix(value)
     raise AssertionError(f"unknown rule check {rule.check!r}")
@@ -370,4 +483,9 @@ def _looks_random(value: str) -> bool:
         return False
     if re.match(r"^\d{4}-\d{2}-\d{2}", value) or _WORDS.match(value):
         return False
-    return not ("." in value and "/" not in value and "+" not in value and "=" not in value)
+    if "." in value and "/" not in value and "+" not in value and "=" not in value:
+        # Dotted names (hosts, namespaces, versions) are not secrets, but a dotted token with a long
+        # random segment is (Direct Line / Bot Framework keys: "NqVwYS81VP7.d7FguoV8FWnF...").
+        longest = max(value.split("."), key=len)
+        return len(longest) >= 24 and _classes(longest) == 3 and len(set(longest)) >= 16
+    return True

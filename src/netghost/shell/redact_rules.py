@@ -154,6 +154,34 @@ SHAPE_RULES: tuple[Rule, ...] = (
         needles=("sg.", "dapi", "hvs.", "hvb.", "hvr.", "sk-", "shp", "pypi-", "dop_v1_"),
     ),
     Rule(
+        "google_oauth_token",
+        _r(r"\b(?P<v>ya29\.[0-9A-Za-z_-]{20,})"),
+        "Google OAuth 2.0 access tokens ('ya29.' prefix; gitleaks gcp-api-key/ detect-secrets)",
+        needles=("ya29.",),
+    ),
+    Rule(
+        "docker_token",
+        _r(r"\b(?P<v>dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,})"),
+        "Docker Hub personal/organisation access tokens (gitleaks docker.go)",
+        needles=("dckr_",),
+    ),
+    Rule(
+        "aws_secret_key",
+        _r(
+            r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\t ,;:|\"']{1,6}"
+            r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        "the 40-character AWS secret key printed right after its access key id (tsv/csv credential dumps)",
+        needles=("a3t", "akia", "asia", "abia", "acca"),
+    ),
+    Rule(
+        "azure_devops_pat",
+        _r(r"(?<![A-Za-z0-9_.-])(?P<v>[a-z2-7]{52})(?![A-Za-z0-9_.-])"),
+        "Azure DevOps personal access tokens: 52 characters of lower-case base32",
+        check="ado_pat",
+        needles=(),
+    ),
+    Rule(
         "acr_password",
         _r(_NB + r"(?P<v>[A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})" + _NA),
         "Azure Container Registry admin passwords carry a '+ACR' marker at a fixed offset",
@@ -270,7 +298,7 @@ STRONG_KEY_NAME = _r(
     r"accountkey|account[_-]?key|master[_-]?key|shared[_-]?key|sharedaccesskey|sharedaccesssignature|"
     r"private[_-]?key|client[_-]?key|signing[_-]?key|encryption[_-]?key|conn(?:ection)?[_-]?str(?:ing)?|"
     r"sas[_-]?(?:token|url|uri)?$|credentials?$|auth[_-]?key|session[_-]?key|cookie|^auth$|^_?auth$|"
-    r"dockerconfigjson$|identitytoken$)"
+    r"dockerconfigjson$|identitytoken$|(?:^|[_.-])pat(?:[_.-]|$))"
 )
 # Key names that hold a secret only when the value also looks random (key1, primaryKey, primary).
 WEAK_KEY_NAME = _r(r"(?i)(?:key\d*|keys|primary|secondary|value|signature|sig|hmac)$")
