@@ -145,6 +145,9 @@ LEAKY_ENV = {
     "PGPASS": "S3cretPassw0rd",
     "PGPASSWORD": "S3cretPassw0rd",
     "APP_SETTING": "Server=db;User Id=sa;Password=Hunter2Hunter2;",
+    "LD_PRELOAD": "/tmp/evil.so",
+    "BASH_ENV": "/tmp/evil.sh",
+    "PYTHONSTARTUP": "/tmp/evil.py",
 }
 
 

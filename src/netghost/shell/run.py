@@ -55,6 +55,11 @@ _KEEP_NAMES = frozenset(
     {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD", "OLDPWD",
      "KEYTIMEOUT", "AZURE_CONFIG_DIR", "LS_COLORS"}
 )  # fmt: skip
+# Variables that make a child run code it was not asked to (preloads, shell/interpreter start-up files).
+_HIJACK_NAMES = frozenset(
+    {"LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV", "PYTHONSTARTUP", "PERL5OPT", "PERL5DB", "NODE_OPTIONS",
+     "RUBYOPT", "PROMPT_COMMAND"}
+)  # fmt: skip
 # A URL with credentials in it (DATABASE_URL, REDIS_URL, HTTPS_PROXY=http://user:pw@proxy:3128).
 _URL_PASSWORD = re.compile(r"(?P<pre>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*):[^@\s/]*@")
 # Connection-string fields that carry the credential itself (ADO.NET, storage, Service Bus, ODBC).
@@ -110,7 +115,7 @@ def scrub_env(
         if name in _KEEP_NAMES or name.startswith("LC_"):
             env[name] = value
             continue
-        if _SECRET_NAME.search(name) or _SECRET_FIELD.search(value):
+        if _SECRET_NAME.search(name) or _SECRET_FIELD.search(value) or name in _HIJACK_NAMES:
             continue
         env[name] = _URL_PASSWORD.sub(r"\g<pre>@", value)  # user:pw@host -> user@host
     for name, value in (extra or {}).items():
