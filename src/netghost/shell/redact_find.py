@@ -16,24 +16,30 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
+from netghost.shell.redact_context import _B64_KINDS, _find_wrapped, _public_context
 from netghost.shell.redact_rules import (
     B64_RUN,
     HASH_CONTEXT,
     JSON_SECRET_KEY,
-    KEY_EXCLUDED_SUFFIX,
     LINE_ASSIGNMENT,
     PLACEHOLDER,
     SECRET_COMMAND_WORDS,
     SHAPE_RULES,
-    STRONG_KEY_NAME,
-    WEAK_KEY_NAME,
     XML_ELEMENT,
     Rule,
+)
+from netghost.shell.redact_values import (
+    _REPEAT,
+    MIN_SECRET_LEN,
+    _classes,
+    _label_kind,
+    _looks_random,
+    _usable,
+    _value_shaped,
 )
 
 __all__ = ["MIN_SECRET_LEN", "find_secrets", "is_framed", "is_secret_command"]
 
-MIN_SECRET_LEN = 6
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
 # A long base64 value under one of these names is a public certificate or key, not a secret.
@@ -48,39 +54,12 @@ _NAME_HINTS = (
 )  # fmt: skip
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
-_GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
-_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
-_REPEAT = re.compile(r"(.)\1{7,}")
 _KV_SECRET_ID = re.compile(r"\.vault\.azure\.(?:net|cn|us)/secrets/", re.IGNORECASE)
 _CLI_FLAG = re.compile(
     r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
 )
 _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
-# Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
-_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
 _SHELL_TAIL = re.compile(r"\s\S*[;|&`$<>(]|[;|&`$<>(]\S*\s")
-_WRAPPED = re.compile(
-    r"(?m)^[ \t]*(?:[A-Za-z0-9+/]{76}|[A-Za-z0-9+/]{64})[ \t]*\r?\n"
-    r"(?:[ \t]*[A-Za-z0-9+/]{64,76}[ \t]*\r?\n){0,200}[ \t]*[A-Za-z0-9+/]{1,76}={0,2}[ \t]*$"
-)
-# DER prefixes of public keys in base64: RSA/EC/Ed25519 SubjectPublicKeyInfo, PKCS#1 RSA public keys,
-# X.509 certificates (MII... then the SEQUENCE of a certificate is too varied; certificates are caught by
-# their PEM header instead), DNSSEC RSA keys (AwEAA = exponent 65537).
-_PUBLIC_PREFIXES = (
-    "MIIBIjANBgkqhkiG9w0BAQEFAAOC", "MIICIjANBgkqhkiG9w0BAQEFAAOC", "MIIBojANBgkqhkiG9w0BAQEFAAOC",
-    "MIGfMA0GCSqGSIb3DQEBAQUAA4GN", "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE", "MHYwEAYHKoZIzj0CAQYFK4EEACIDYgAE",
-    "MCowBQYDK2VwAyEA", "MIIBCgKCAQEA", "MIICCgKCAgEA", "AwEAA",
-)  # fmt: skip
-_B64_KINDS = frozenset({"azure_storage_key", "azure_key", "base64_blob"})
-# DNS records whose base64 data is a public key or a signature (RFC 4034/5155/6698/4255/7929/...).
-_DNS_PUBLIC_RECORD = re.compile(
-    r"\bIN\s+(?:RRSIG|SIG|DNSKEY|CDNSKEY|KEY|DS|CDS|DLV|NSEC3PARAM|NSEC3|TLSA|SMIMEA|SSHFP|OPENPGPKEY|"
-    r"IPSECKEY|DHCID|CERT|ZONEMD|HIP|TA)\s"
-)
-_DKIM = re.compile(r"(?i)\bv=DKIM1\b|\bk=(?:rsa|ed25519)\s*;")
-_PUBLIC_CLAIM = re.compile(
-    r"[\"'](?:aio|rh|uti|puid|nonce|at_hash|c_hash|s_hash|xms_[a-z_]+)[\"']\s*:\s*[\"']$"
-)
 _LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
 _P_IS_PASSWORD = re.compile(r"(?:^|[\s/'\"])(?:sshpass|mysql\w*|mariadb\w*|smbclient|rdesktop|xfreerdp)\b")
 _P_ATTACHED_TOOLS = re.compile(r"(?:^|[\s/'\"])(?:mysql\w*|mariadb\w*|sshpass)\b")
@@ -219,68 +198,6 @@ def _bounded(value: str) -> str:
     return value
 
 
-def _find_wrapped(view: str, add: Callable[[str, str], None]) -> None:
-    """A key or blob wrapped at 64 or 76 columns (``base64``, MIME, PEM bodies): judged as one value.
-
-    Each line alone is too short or unpadded for the shape rules, so the lines are joined, judged like an
-    unwrapped value (88 chars ending ``==``: storage key; padded 40+: key; 200+: blob), and every line of
-    a secret is then replaced. Certificates and public keys (PEM ``CERTIFICATE``/``PUBLIC KEY`` bodies,
-    SPKI ``MII...`` prefixes) are not secrets and are kept.
-    """
-    for match in _WRAPPED.finditer(view):
-        pieces = match.group().split()
-        width = len(pieces[0])
-        if any(len(p) != width for p in pieces[:-1]) or len(pieces[-1]) > width:
-            continue
-        joined = "".join(pieces)
-        before = view[max(0, match.start() - 300) : match.start()]
-        if _public_block(joined, before) or _public_context(view, match.start(), joined):
-            continue
-        if HASH_CONTEXT.search(before[-48:]):
-            continue
-        if len(joined) == 88 and joined.endswith("=="):
-            kind = "azure_storage_key"
-        elif 40 <= len(joined) <= 86 and joined.endswith("="):
-            kind = "azure_key"
-        elif len(joined) >= 200:
-            kind = "base64_blob"
-        else:
-            continue
-        if _classes(joined) < 2 or len(set(joined)) < 16:
-            continue
-        for piece in pieces:
-            add(piece, kind)
-
-
-def _public_block(joined: str, before: str) -> bool:
-    """Whether a base64 value is a certificate, a public key or a DNS record's key/signature."""
-    if joined.startswith(_PUBLIC_PREFIXES):
-        return True
-    begin = before.rfind("-----BEGIN ")
-    return begin != -1 and "PRIVATE" not in before[begin : begin + 40] and "-----END" not in before[begin:]
-
-
-def _public_context(view: str, start: int, value: str) -> bool:
-    """Whether a base64 value at ``start`` is public by context: a DNSSEC key or signature, a DKIM key.
-
-    ``dig +dnssec`` prints RRSIG signatures and DNSKEY keys (88 characters with ``==`` for ECDSA P-256,
-    exactly like a storage key), ``dig TXT`` prints DKIM public keys after ``p=``, and Entra ID tokens
-    carry opaque non-secret claims (``aio``, ``rh``, ``uti``). Removing them makes DNS answers useless.
-    """
-    if _public_block(value, view[max(0, start - 8_000) : start]):  # public-key prefix or PEM cert body
-        return True
-    line_start = view.rfind("\n", 0, start) + 1
-    line = view[line_start:start]
-    if _DNS_PUBLIC_RECORD.search(line) or _DKIM.search(line) or _PUBLIC_CLAIM.search(line[-40:]):
-        return True
-    window = view[max(0, start - 2_000) : start]
-    opened = window.rfind("(")
-    if opened != -1 and ")" not in window[opened:]:  # inside a dig +multiline record
-        record_line = window[window.rfind("\n", 0, opened) + 1 : opened + 1]
-        return _DNS_PUBLIC_RECORD.search(record_line) is not None
-    return False
-
-
 def _is_prose(match: re.Match[str], line: str) -> bool:
     """``credentials: Prints a bearer token`` is a sentence, not a ``name: value`` pair."""
     if match.group("op") != ":" or match.group("q") or not match.group("v").isalpha():
@@ -394,12 +311,6 @@ def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
                     add(field, "command_secret")
 
 
-def _value_shaped(field: str) -> bool:
-    """Under a key-listing command every key-like token is a secret, hex ones included (Cognitive
-    Services and Search print 32 hex characters, upper or lower case, with no label in ``-o tsv``)."""
-    return len(field) >= 16 and _HEX.match(field) is not None and not field.isdigit()
-
-
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
@@ -436,56 +347,3 @@ def _b64decode_prefix(value: str) -> bytes:
         return base64.b64decode(data)
     except (binascii.Error, ValueError):
         return b""
-
-
-def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
-    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
-    value = value.strip()
-    if not _usable(value) or _REPEAT.search(value):
-        return None
-    lowered = name.lower().strip("_-.")
-    if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
-        return None
-    if secret_cmd and _looks_random(value):
-        return "secret"
-    if STRONG_KEY_NAME.search(lowered):
-        if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
-            return "connection_string"
-        return "password" if re.search(r"pass|pwd", lowered) else "secret"
-    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
-        return "secret"
-    return None
-
-
-def _hex_key(name: str, value: str) -> bool:
-    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field."""
-    return bool(re.search(r"keys?\d*$", name)) and len(value) >= 32 and _HEX.match(value) is not None
-
-
-def _usable(value: str) -> bool:
-    """A value worth replacing: long enough, not a placeholder, not all digits."""
-    if len(value) < MIN_SECRET_LEN or PLACEHOLDER.match(value) or "REDACTED" in value:
-        return False
-    return not value.isdigit()
-
-
-def _classes(value: str) -> int:
-    return sum(
-        (any(c.isupper() for c in value), any(c.islower() for c in value), any(c.isdigit() for c in value))
-    )
-
-
-def _looks_random(value: str) -> bool:
-    """A machine-made secret: long, one token, several character classes, not an id, hash or path."""
-    if len(value) < 16 or re.search(r"\s", value) or len(set(value)) < 10 or _classes(value) < 2:
-        return False
-    if _GUID.match(value) or _HEX.match(value) or "://" in value or value.startswith(("/", "W/")):
-        return False
-    if re.match(r"^\d{4}-\d{2}-\d{2}", value) or _WORDS.match(value):
-        return False
-    if "." in value and "/" not in value and "+" not in value and "=" not in value:
-        # Dotted names (hosts, namespaces, versions) are not secrets, but a dotted token with a long
-        # random segment is (Direct Line / Bot Framework keys: "NqVwYS81VP7.d7FguoV8FWnF...").
-        longest = max(value.split("."), key=len)
-        return len(longest) >= 24 and _classes(longest) == 3 and len(set(longest)) >= 16
-    return True

@@ -1,0 +1,89 @@
+"""Value tests for the redactor: is this string worth replacing, does it look machine-made, does its label
+make it a secret. Shared by :mod:`netghost.shell.redact_find` and :mod:`netghost.shell.redact_context`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from netghost.shell.redact_rules import KEY_EXCLUDED_SUFFIX, PLACEHOLDER, STRONG_KEY_NAME, WEAK_KEY_NAME
+
+__all__ = [
+    "MIN_SECRET_LEN",
+    "_HEX",
+    "_REPEAT",
+    "_classes",
+    "_label_kind",
+    "_looks_random",
+    "_usable",
+    "_value_shaped",
+]
+
+MIN_SECRET_LEN = 6
+_GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+
+_HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
+
+_REPEAT = re.compile(r"(.)\1{7,}")
+
+# Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
+_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
+
+
+def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
+    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
+    value = value.strip()
+    if not _usable(value) or _REPEAT.search(value):
+        return None
+    lowered = name.lower().strip("_-.")
+    if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
+        return None
+    if secret_cmd and _looks_random(value):
+        return "secret"
+    if STRONG_KEY_NAME.search(lowered):
+        if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
+            return "connection_string"
+        return "password" if re.search(r"pass|pwd", lowered) else "secret"
+    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
+        return "secret"
+    return None
+
+
+def _hex_key(name: str, value: str) -> bool:
+    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field."""
+    return bool(re.search(r"keys?\d*$", name)) and len(value) >= 32 and _HEX.match(value) is not None
+
+
+def _usable(value: str) -> bool:
+    """A value worth replacing: long enough, not a placeholder, not all digits."""
+    if len(value) < MIN_SECRET_LEN or PLACEHOLDER.match(value) or "REDACTED" in value:
+        return False
+    return not value.isdigit()
+
+
+def _classes(value: str) -> int:
+    return sum(
+        (any(c.isupper() for c in value), any(c.islower() for c in value), any(c.isdigit() for c in value))
+    )
+
+
+def _looks_random(value: str) -> bool:
+    """A machine-made secret: long, one token, several character classes, not an id, hash or path."""
+    if len(value) < 16 or re.search(r"\s", value) or len(set(value)) < 10 or _classes(value) < 2:
+        return False
+    if _GUID.match(value) or _HEX.match(value) or "://" in value or value.startswith(("/", "W/")):
+        return False
+    if re.match(r"^\d{4}-\d{2}-\d{2}", value) or _WORDS.match(value):
+        return False
+    if "." in value and "/" not in value and "+" not in value and "=" not in value:
+        # Dotted names (hosts, namespaces, versions) are not secrets, but a dotted token with a long
+        # random segment is (Direct Line / Bot Framework keys: "NqVwYS81VP7.d7FguoV8FWnF...").
+        longest = max(value.split("."), key=len)
+        return len(longest) >= 24 and _classes(longest) == 3 and len(set(longest)) >= 16
+    return True
+
+
+def _value_shaped(field: str) -> bool:
+    """Under a key-listing command every key-like token is a secret, hex ones included (Cognitive
+    Services and Search print 32 hex characters, upper or lower case, with no label in ``-o tsv``)."""
+    return len(field) >= 16 and _HEX.match(field) is not None and not field.isdigit()
