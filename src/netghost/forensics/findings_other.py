@@ -1,0 +1,118 @@
+"""DNS, ICMP and capture-quality detectors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, finding
+
+__all__ = ["capture_quality", "dns", "icmp"]
+
+_DNS_MEANING = {
+    "NXDomain": ("medium", "name not in the zone (typo, missing record, or private DNS zone not linked to the VNet)"),
+    "ServFail": ("high", "the resolver failed to get an answer upstream (DNSSEC, unreachable forwarder)"),
+    "Refused": ("high", "the server refused to answer (ACL, recursion disabled)"),
+}
+
+
+def dns(x: Ctx) -> list[Finding]:
+    """DNS error rcodes per question, and questions never answered."""
+    d = x.a.dns
+    out = []
+    for f in d["failures"]:
+        sev, meaning = _DNS_MEANING.get(f["rcode"], ("low", "the server returned an error"))
+        times = f" {f['count']}×" if f["count"] > 1 else ""
+        out.append(finding(
+            "dns_" + f["rcode"].lower(), sev, 0.9,
+            f"DNS {f['rcode'].upper()} for {f['qname'] or '(no name)'} ({f['qtype']}){times} → {meaning.split(' (')[0]}",
+            f"{f['count']} response(s) with rcode {f['rcode']}: {meaning}.", f["frames"], [], None,
+            qname=f["qname"], count=f["count"],
+        ))
+    for u in d["unanswered_names"][:5]:
+        out.append(finding(
+            "dns_unanswered", "medium", 0.7,
+            f"DNS query for {u['qname'] or '(no name)'} never answered ({u['queries']} query key(s)) → resolver "
+            "unreachable or UDP/TCP 53 blocked",
+            "No response was captured for these queries; check the VNet DNS servers setting, NSG rules for port "
+            "53, and the resolver's health.", u["frames"], [], None, qname=u["qname"],
+        ))
+    return out
+
+
+_UNREACH = {
+    "3/0": ("medium", "no route to the network"), "3/1": ("medium", "host unreachable (no ARP/ND answer or no route)"),
+    "3/3": ("medium", "nothing listening on that UDP port"), "3/2": ("low", "protocol not supported"),
+    "3/9": ("high", "blocked by an administrative filter"), "3/10": ("high", "blocked by an administrative filter"),
+    "3/13": ("high", "blocked by a firewall/ACL (communication administratively prohibited)"),
+    "1/1": ("high", "blocked by a firewall/ACL (administratively prohibited)"), "1/0": ("medium", "no route"),
+    "1/3": ("medium", "address unreachable"), "1/4": ("medium", "nothing listening on that port"),
+    "11/0": ("low", "TTL expired in transit (traceroute, or a routing loop)"),
+    "3/0v6": ("low", "hop limit exceeded (traceroute, or a routing loop)"),
+}
+
+
+def icmp(x: Ctx) -> list[Finding]:
+    """ICMP errors other than fragmentation-needed (findings_pmtu handles those), per quoted flow."""
+    out = []
+    for e in x.a.icmp["errors"]:
+        key = e["type_code"] + ("v6" if e["family"] == "icmpv6" and e["type_code"] == "3/0" else "")
+        if key in ("3/4",) or (e["family"] == "icmpv6" and key.startswith("2/")):
+            continue
+        if e["family"] == "icmp" and key.startswith("1/"):
+            continue
+        sev, meaning = _UNREACH.get(key, ("low", e["name"]))
+        times = f" ({e['count']}×)" if e["count"] > 1 else ""
+        out.append(finding(
+            "icmp_" + e["family"] + "_" + e["type_code"].replace("/", "_"), sev, 0.85,
+            f"ICMP {e['name']} from {', '.join(e['reporters'][:2])} for {e['inner_flow'] or 'a quoted packet'}{times} "
+            f"→ {meaning}",
+            f"{e['count']} {e['family'].upper()} {e['type_code']} message(s) quote {e['inner_flow']}.",
+            e["frames"], [], e["first_ts"], count=e["count"], type_code=e["type_code"],
+        ))
+    return out
+
+
+def _duplicates(x: Ctx) -> list[Finding]:
+    """Why: a duplicated capture makes tshark (and us, faithfully) flag every copy as a
+    retransmission; the reader must be told the loss picture is an artefact."""
+    a, c = x.a, x.a.cols
+    n_dup = int(x.dup.sum())
+    back = np.flatnonzero(np.diff(c.ts) < -1.0)
+    out: list[Finding] = []
+    if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
+        rows = a.tcp_rows[x.dup]
+        out.append(finding(
+            "capture_duplicates", "medium", 0.85,
+            f"{n_dup} TCP segments ({100 * n_dup / x.dup.shape[0]:.0f}%) are exact copies made by the capture (same "
+            "IP ID, seq, ack and payload) → duplicated or merged capture; tshark counts them as retransmissions",
+            "Real retransmissions are sent later (and usually with a new IP ID); identical copies within a "
+            "millisecond, or earlier in time, come from the capture itself (SPAN of both directions, two capture "
+            "points merged, a file concatenated with itself). Retransmission findings below exclude them.",
+            [int(f) for f in c.frame[rows[:MAX_FRAMES]]], [], float(c.ts[rows[0]]), duplicates=n_dup,
+            time_jumps_back=int(back.size),
+        ))
+    elif back.size:
+        out.append(finding(
+            "capture_time_backwards", "low", 0.8,
+            f"Capture time goes backwards {back.size}× (largest jump {float(-np.diff(c.ts).min()):.1f} s) → merged "
+            "or clock-stepped capture",
+            "Out-of-order timestamps distort RTT, out-of-order and retransmission timing.",
+            [int(c.frame[k + 1]) for k in back[:MAX_FRAMES]], [], None, jumps=int(back.size),
+        ))
+    return out
+
+
+def capture_quality(x: Ctx) -> list[Finding]:
+    """Truncation, capture-made duplicates, clock jumps and undecodable packets."""
+    a = x.a
+    out = []
+    if a.info.truncated:
+        out.append(finding("capture_truncated", "low", 1.0, "Capture file is truncated or corrupt; analysed up to the cut",
+                           "; ".join(a.info.warnings)[:400], [], [], None))
+    out += _duplicates(x)
+    if a.decode_issues:
+        total = sum(a.decode_issues.values())
+        frames = [f for v in a.decode_issue_frames.values() for f in v]
+        out.append(finding("decode_issues", "info", 1.0, f"{total} packet(s) could not be fully decoded",
+                           ", ".join(f"{k}: {v}" for k, v in a.decode_issues.items()), frames, [], None))
+    return out

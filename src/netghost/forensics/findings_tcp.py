@@ -1,0 +1,246 @@
+"""TCP detectors: handshake failures, port scans, resets, retransmission rates, zero windows.
+
+Each names the flow (or the server and how many connections), the count and the conclusion, and
+cites the frames that show it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from netghost.forensics.decode import format_addr
+from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, ep, finding, flow_id, server_groups
+from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.tcp import FLAG_BITS
+
+__all__ = ["SCAN_MIN_PORTS", "resets", "retransmissions", "syn_failures", "zero_window"]
+
+SCAN_MIN_PORTS = 20
+SYN, FIN, RST = 0x02, 0x01, 0x04
+
+
+def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
+    """One client SYN-ing >= SCAN_MIN_PORTS ports of one host is a scan, not an outage.
+
+    Appends one finding per (scanner, target) and returns a per-stream mask of the scan's streams,
+    which the SYN-failure detectors then leave alone (a filtered port in a scan is not a "drop").
+    """
+    st = x.a.streams
+    mask = np.zeros(len(st), bool)
+    cand = np.flatnonzero(st.syn > 0)
+    if cand.size < SCAN_MIN_PORTS:
+        return mask
+    pairs = np.stack([st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand]], axis=1)
+    _, inv, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    for g in np.flatnonzero(counts >= SCAN_MIN_PORTS).tolist():
+        ss = cand[inv == g]
+        ports = np.unique(st.s_port[ss])
+        if ports.shape[0] < SCAN_MIN_PORTS:
+            continue
+        mask[ss] = True
+        answered = ss[st.synack[ss] > 0]
+        refused = ss[(st.synack[ss] == 0) & (st.rst_s[ss] > 0)]
+        silent = ss.shape[0] - answered.shape[0] - refused.shape[0]
+        open_ports = sorted({int(p) for p in st.s_port[answered]})[:10]
+        scanner = format_addr(st.c_hi[ss[0]], st.c_lo[ss[0]])
+        target = format_addr(st.s_hi[ss[0]], st.s_lo[ss[0]])
+        out.append(finding(
+            "port_scan", "medium", 0.85,
+            f"{scanner} probed {ports.shape[0]} ports of {target} (SYN scan): {answered.shape[0]} open"
+            + (f" ({', '.join(map(str, open_ports))})" if open_ports else "")
+            + f", {refused.shape[0]} closed (RST), {silent} filtered (no answer)",
+            "Many ports of one host from one client in a short time is a port scan (or a service-discovery "
+            "sweep); its unanswered SYNs show what a filter drops, not an outage.",
+            [int(f) for f in x.frame[np.isin(x.sid, ss[:MAX_FRAMES])][:MAX_FRAMES]],
+            [flow_id(int(s)) for s in ss[:MAX_FRAMES]], float(st.first_ts[ss].min()),
+            ports=int(ports.shape[0]), open=int(answered.shape[0]), closed=int(refused.shape[0]), filtered=int(silent),
+        ))
+    return mask
+
+
+def syn_failures(x: Ctx) -> list[Finding]:
+    """Unanswered SYNs (silent drop) and SYNs answered by RST (nothing listening), grouped per server.
+
+    Marks the streams as explained: their SYN retransmissions are this finding, not "path loss".
+    """
+    a, st = x.a, x.a.streams
+    out: list[Finding] = []
+    syn = (x.fl & 0x12) == SYN
+    rst = (x.fl & RST) != 0
+    scanned = _port_scans(x, out)
+    x.explained |= (st.syn > 0) & (st.synack == 0)
+    s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0) & ~scanned)
+    for server, ss in server_groups(a, s0).items():
+        arr = np.asarray(ss)
+        attempts = int(st.syn[arr].sum())
+        per = attempts / len(ss)
+        clients = sorted({format_addr(st.c_hi[s], st.c_lo[s]) for s in ss})
+        retried = f"retried {per:.0f}×" if per >= 2 else "sent once"
+        conns = f" on {len(ss)} connections" if len(ss) > 1 else ""
+        out.append(finding(
+            "syn_no_answer", "high", 0.9 if per >= 2 else 0.6,
+            f"SYN to {server} {retried}{conns} with no answer → silently dropped (NSG/firewall or host down)",
+            f"{attempts} SYN(s) from {', '.join(clients[:3])} to {server} got neither SYN-ACK nor RST. A drop "
+            "without reply is what an NSG deny rule, a firewall or a missing route does; a closed port would "
+            "answer with RST.",
+            x.frames_of(arr, syn), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            connections=len(ss), syn_attempts=attempts, server=server,
+        ))
+    rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0) & ~scanned)
+    for server, ss in server_groups(a, rej).items():
+        arr = np.asarray(ss)
+        conns = f"{len(ss)} connection attempts" if len(ss) > 1 else "the connection attempt"
+        out.append(finding(
+            "syn_rejected_rst", "high", 0.9,
+            f"SYN to {server} answered by RST from the server port ({conns}) → nothing listening (or a reject rule)",
+            f"{len(ss)} connection attempt(s) to {server} were refused with RST instead of SYN-ACK: no process "
+            "listens on that port on the target (or a host firewall rejects with reset).",
+            x.frames_of(arr, syn | rst), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            connections=len(ss), server=server,
+        ))
+    return out
+
+
+def _usual_ttl(x: Ctx, s: int, k: int) -> tuple[int, np.ndarray] | None:
+    """The most common TTL of the RST's claimed sender on stream ``s`` (None without other packets)."""
+    r = x.rows_of(s)
+    same = r[(x.from_client[r] == x.from_client[k]) & ((x.fl[r] & RST) == 0)]
+    if not same.size:
+        return None
+    return int(np.argmax(np.bincount(x.ttl[same].astype(np.int64) & 0xFF, minlength=256))), same
+
+
+def resets(x: Ctx) -> list[Finding]:
+    """Injected resets (TTL unlike the claimed sender's), grouped per server; plain mid-stream aborts."""
+    st = x.a.streams
+    out: list[Finding] = []
+    is_rst = (x.fl & RST) != 0
+    rst_rows = np.flatnonzero(is_rst)
+    established = (st.synack > 0) | (st.data_pkts > 0)
+    first_rst = np.unique(x.sid[rst_rows], return_index=True)[1]
+    plain: list[int] = []
+    injected: dict[tuple[str, bool, int, int], list[tuple[int, int, int]]] = {}
+    for k in rst_rows[first_rst].tolist():
+        s = int(x.sid[k])
+        if not established[s] or (st.syn[s] > 0 and st.synack[s] == 0):
+            continue
+        usual = _usual_ttl(x, s, k)
+        if usual is not None and abs(int(x.ttl[k]) - usual[0]) >= 2:
+            server = ep(st.s_hi[s], st.s_lo[s], st.s_port[s])
+            key = (server, bool(x.from_client[k]), int(x.ttl[k]), usual[0])
+            injected.setdefault(key, []).append((s, k, int(usual[1][0])))
+            continue
+        if st.data_pkts[s] > 0:
+            plain.append(k)
+    for (server, by_client, ttl, usual_ttl), hits in injected.items():
+        who = "client" if by_client else "server"
+        s, k, normal = hits[0]
+        if len(hits) == 1:
+            sender = ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+            peer = ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if by_client else ep(st.c_hi[s], st.c_lo[s], st.c_port[s])
+            title = (f"RST mid-stream on {flow_id(s)} ({sender} → {peer}) with TTL {ttl} where the {who} always uses "
+                     f"{usual_ttl} → injected by a middlebox")
+        else:
+            title = (f"RST mid-stream on {len(hits)} connections to {server} with TTL {ttl} where the {who} always "
+                     f"uses {usual_ttl} → injected by a middlebox")
+        out.append(finding(
+            "rst_injected", "high", 0.85 if len(hits) > 1 else 0.8, title,
+            f"The reset(s) claim to come from the {who} but their IP TTL ({ttl}) differs from every other packet "
+            f"of that sender ({usual_ttl}): a firewall/IPS, NVA or load balancer on the path forged them. "
+            f"First RST frames: {', '.join(str(int(x.frame[h[1]])) for h in hits[:5])}.",
+            [int(x.frame[h[1]]) for h in hits[:MAX_FRAMES - 1]] + [int(x.frame[normal])],
+            [flow_id(h[0]) for h in hits], float(x.ts[k]),
+            rst_ttl=ttl, usual_ttl=usual_ttl, connections=len(hits), server=server, by=who,
+        ))
+    if 0 < len(plain) <= 3:
+        for k in plain:
+            s = int(x.sid[k])
+            who = "client" if x.from_client[k] else "server"
+            out.append(finding(
+                "rst_midstream", "medium", 0.7,
+                f"{who.capitalize()} {ep(x.src_hi[k], x.src_lo[k], x.sport[k])} reset {flow_id(s)} mid-stream after "
+                f"{int(st.data_pkts[s])} data segments",
+                f"Connection {flow_id(s)} was aborted with RST by the {who} instead of a FIN close "
+                f"(Zeek state {CONN_STATES[st.conn_state[s]]}): an application abort, an idle timeout on a "
+                "middlebox, or a crash.",
+                [int(x.frame[k])], [flow_id(s)], float(x.ts[k]), by=who,
+            ))
+    elif plain:
+        by_c = int(np.count_nonzero(x.from_client[plain]))
+        out.append(finding(
+            "rst_midstream", "medium", 0.6,
+            f"{len(plain)} established connections aborted with RST mid-stream ({by_c} by the client, "
+            f"{len(plain) - by_c} by the server)",
+            "Many aborts rather than FIN closes: application resets, idle timeouts on a middlebox (NVA, load "
+            "balancer) or connection-pool churn.",
+            [int(x.frame[k]) for k in plain[:MAX_FRAMES]], [flow_id(int(x.sid[k])) for k in plain[:MAX_FRAMES]],
+            float(x.ts[plain[0]]), connections=len(plain), by_client=by_c,
+        ))
+    return out[:20]
+
+
+def retransmissions(x: Ctx) -> list[Finding]:
+    """Retransmission rates over segments that carry payload or FIN, per flow and overall.
+
+    Why: SYN retries are the handshake's story (``syn_no_answer``), and counting them as "data"
+    once turned 53 silently dropped connections into "72.6% of all TCP data segments are
+    retransmissions". Streams another detector explained (``Ctx.explained``) and capture-made
+    copies are left out of both the numerator and the denominator.
+    """
+    st = x.a.streams
+    out: list[Finding] = []
+    carries = ((x.fl & SYN) == 0) & ((x.pay > 0) | ((x.fl & FIN) != 0)) & ~x.dup & ~x.explained[x.sid]
+    retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & carries
+    data = np.bincount(x.sid[carries], minlength=len(st))
+    dretr = np.bincount(x.sid[retr], minlength=len(st))
+    rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
+    cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
+    for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():
+        pct = 100 * rate[s]
+        sev = "high" if pct >= 10 else "medium" if pct >= 3 else "low"
+        out.append(finding(
+            "retransmissions", sev, 0.8,
+            f"{pct:.1f}% retransmissions on {flow_id(s)} ({ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} ↔ "
+            f"{ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}), {int(dretr[s])} of {int(data[s])} data segments → "
+            "loss on the path",
+            f"{int(dretr[s])} of {int(data[s])} segments carrying data (or FIN) were retransmissions; sustained "
+            "loss means congestion, a faulty link or a policer between the endpoints.",
+            x.frames_of(np.asarray([s]), retr), [flow_id(s)], float(st.first_ts[s]),
+            retransmissions=int(dretr[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
+        ))
+    tot_data = int(data.sum())
+    tot_retr = int(dretr.sum())
+    if tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
+        pct = 100 * tot_retr / tot_data
+        flows = np.flatnonzero(dretr > 0)
+        out.append(finding(
+            "retransmissions_overall", "medium" if pct >= 3 else "low", 0.6,
+            f"{pct:.1f}% of all TCP data segments are retransmissions ({tot_retr} of {tot_data}, on "
+            f"{flows.shape[0]} flow(s)) → loss on the shared path",
+            "Counted over segments carrying payload or FIN (SYN retries are reported with the handshake). "
+            "Retransmissions spread over many flows point at the shared path (link, gateway, NVA) rather "
+            "than one server.",
+            [int(f) for f in x.frame[retr][:MAX_FRAMES]], [flow_id(int(s)) for s in flows[:MAX_FRAMES]], None,
+            retransmissions=tot_retr, data_segments=tot_data, flow_count=int(flows.shape[0]),
+        ))
+    return out
+
+
+def zero_window(x: Ctx) -> list[Finding]:
+    """Receivers that advertised a zero window (a receiver-side stall, not a network fault)."""
+    st = x.a.streams
+    zw = (x.a.tcp_flags & FLAG_BITS["zero_window"]) != 0
+    out = []
+    for s in np.flatnonzero(st.zero_window > 0)[:5].tolist():
+        m = zw & (x.sid == s)
+        k = np.flatnonzero(m)[0]
+        who = ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+        out.append(finding(
+            "zero_window", "medium", 0.8,
+            f"{who} advertised a zero receive window {int(st.zero_window[s])}× on {flow_id(s)} → receiver not reading",
+            "The receiving application (or host) did not drain its socket buffer, so the sender had to stop: "
+            "a receiver-side bottleneck, not a network fault.",
+            [int(f) for f in x.frame[m][:MAX_FRAMES]], [flow_id(s)], float(x.ts[k]), count=int(st.zero_window[s]),
+        ))
+    return out
