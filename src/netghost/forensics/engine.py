@@ -155,11 +155,9 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
     conv, dirn, order = group_conversations(cols, tcp_rows, 6)
     aflags, sub, irtt, ack_rtt = analyze_tcp_sequences(
-        conv, dirn, seq=cols.seq[tcp_rows], ack=cols.ack[tcp_rows],
-        flags=cols.tcp_flags[tcp_rows].astype(np.int64), win=cols.win[tcp_rows].astype(np.int64),
-        seglen=cols.paylen[tcp_rows].astype(np.int64), ts=cols.ts[tcp_rows],
-        wscale=cols.wscale[tcp_rows].astype(np.int64), use_jit=use_jit and tcp_rows.shape[0] >= JIT_MIN_SEGMENTS,
-        order=order,
+        conv, dirn, seq=cols.seq, ack=cols.ack, flags=cols.tcp_flags, win=cols.win, seglen=cols.paylen,
+        ts=cols.ts, wscale=cols.wscale, use_jit=use_jit and tcp_rows.shape[0] >= JIT_MIN_SEGMENTS,
+        order=order, rows=tcp_rows,
     )
     sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
                                  order=order)

@@ -54,11 +54,16 @@ UNACKED_MAX = 1000  # TCP_MAX_UNACKED_SEGMENTS
 
 
 def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
-    conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any, ts: Any,
-    wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any, out_rtt: Any,
+    order: Any, rows: Any, conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any,
+    ts: Any, wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any, out_rtt: Any,
 ) -> None:
-    """Run the rules over packets sorted by (conversation, frame). Writes the three ``out_*`` arrays."""
-    n = len(conv)
+    """Run the rules over segments ``order[0], order[1], ...`` (each conversation contiguous, capture order).
+
+    Segment ``i``'s conversation, direction and outputs are at index ``i``; its header fields at
+    ``rows[i]`` (so the compiled kernel reads the decoded columns in place, with no gathered copies).
+    Writes the four ``out_*`` arrays.
+    """
+    n = len(order)
     prev = -1
     sub = 0
     nextseq = [0, 0]
@@ -80,15 +85,18 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
     seg_nxt = np.zeros((2, UNACKED_MAX), np.int64)
     seg_ts = np.zeros((2, UNACKED_MAX), np.float64)
     seg_n = [0, 0]
-    for i in range(n):
-        d = dirn[i]
+    for step in range(n):
+        i = order[step]
+        c = rows[i]
+        d = int(dirn[i])
         r = 1 - d
-        fl = flags[i]
-        s = seq[i]
-        a = ack[i]
-        w = win[i]
-        ln = seglen[i]
-        t = ts[i]
+        fl = int(flags[c])
+        s = int(seq[c])
+        a = int(ack[c])
+        w = int(win[c])
+        ln = int(seglen[c])
+        t = float(ts[c])
+        wsv = int(wscale[c])
         af = 0
         new = conv[i] != prev
         if not new and (fl & SYN) and base_set[d] and s != base[d]:
@@ -129,13 +137,13 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
         ctl = fl & (SYN | FIN | RST)
         if fl & SYN:
             if fl & ACK:
-                if wscale[i] < 0:
+                if wsv < 0:
                     wsc[d] = -2
                     wsc[r] = -2
                 else:
-                    wsc[d] = wscale[i]
+                    wsc[d] = wsv
             else:
-                wsc[d] = wscale[i] if wscale[i] >= 0 else -2
+                wsc[d] = wsv if wsv >= 0 else -2
         nx = nextseq[d]
         skip = False
         # 1 zero window probe
@@ -235,17 +243,20 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
 
 def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
-                          wscale: np.ndarray, use_jit: bool = True,
-                          order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                          wscale: np.ndarray, use_jit: bool = True, order: np.ndarray | None = None,
+                          rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would.
 
     Args:
         conv: conversation (4-tuple) index per segment, in capture order.
         dirn: 0/1 direction within the conversation.
-        seq, ack, flags, win, seglen, ts, wscale: per-segment header fields (wscale -1 = no option).
+        seq, ack, flags, win, seglen, ts, wscale: header fields (wscale -1 = no option): one entry
+            per segment, or — when ``rows`` is given — whole decoded columns, segment ``i`` at ``rows[i]``.
         use_jit: use numba when it is installed.
         order: a permutation making each conversation contiguous in capture order (from
             :func:`~netghost.forensics.flows.group_conversations`); computed when omitted.
+        rows: where each segment's header fields sit in the field arrays (e.g. ``tcp_rows``); lets the
+            compiled kernel read the columns in place instead of gathering copies.
 
     Returns:
         (analysis flag bitmask per segment, sub-stream index within the conversation — port reuse
@@ -256,29 +267,33 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
     n = conv.shape[0]
     if order is None:
         order = np.argsort(conv, kind="stable")
-    cols = [conv[order], dirn[order], seq[order], ack[order], flags[order], win[order], seglen[order],
-            ts[order], wscale[order]]
+    if rows is None:
+        rows = np.arange(n, dtype=np.int64)
     jit = jit_or_none(_kernel) if use_jit else None
     if jit is not None:
         of = np.zeros(n, np.int64)
         osub = np.zeros(n, np.int64)
         oirtt = np.full(n, np.nan)
         ortt = np.full(n, np.nan)
-        jit(*[np.ascontiguousarray(c, dtype=np.float64 if k == 7 else np.int64) for k, c in enumerate(cols)],
+        fields = [np.ascontiguousarray(c) for c in (seq, ack, flags, win, seglen, ts, wscale)]
+        jit(np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(rows, dtype=np.int64),
+            np.ascontiguousarray(conv, dtype=np.int64), np.ascontiguousarray(dirn, dtype=np.int64), *fields,
             of, osub, oirtt, ortt)
-    else:
-        lists = [c.tolist() for c in cols]
-        lof = [0] * n
-        lsub = [0] * n
-        lirtt = [float("nan")] * n
-        lrtt = [float("nan")] * n
-        _kernel(lists[0], lists[1], lists[2], lists[3], lists[4], lists[5], lists[6], lists[7], lists[8],
-                lof, lsub, lirtt, lrtt)
-        of, osub = np.asarray(lof, np.int64), np.asarray(lsub, np.int64)
-        oirtt, ortt = np.asarray(lirtt), np.asarray(lrtt)
+        return of, osub, oirtt, ortt
+    # pure Python: gather each field in walk order once (list indexing beats numpy scalars ~4x)
+    at = rows[order]
+    lists = [conv[order].tolist(), dirn[order].tolist(),
+             *(np.asarray(c)[at].tolist() for c in (seq, ack, flags, win, seglen, ts, wscale))]
+    lof = [0] * n
+    lsub = [0] * n
+    lirtt = [float("nan")] * n
+    lrtt = [float("nan")] * n
+    ident = range(n)
+    _kernel(ident, ident, *lists, lof, lsub, lirtt, lrtt)
     out_f = np.empty(n, np.int64)
     out_s = np.empty(n, np.int64)
     out_r = np.empty(n)
     out_a = np.empty(n)
-    out_f[order], out_s[order], out_r[order], out_a[order] = of, osub, oirtt, ortt
+    out_f[order], out_s[order] = np.asarray(lof, np.int64), np.asarray(lsub, np.int64)
+    out_r[order], out_a[order] = np.asarray(lirtt), np.asarray(lrtt)
     return out_f, out_s, out_r, out_a
