@@ -9,7 +9,18 @@ from typing import Any
 import jsonschema
 
 from netghost.forensics import analyze_capture, build_findings, build_semantic, load_schema
-from tests.forensics.pcapwriter import ACK, FIN, PSH, RST, SYN, Capture, ether, icmp_message, ipv4_packet, tcp_segment
+from tests.forensics.pcapwriter import (
+    ACK,
+    FIN,
+    PSH,
+    RST,
+    SYN,
+    Capture,
+    ether,
+    icmp_message,
+    ipv4_packet,
+    tcp_segment,
+)
 
 C, S = "10.0.1.5", "10.0.2.4"
 MSS1460 = struct.pack("!BBH", 2, 4, 1460)
@@ -35,7 +46,7 @@ def _open(cap: Capture, t: float, sport: int, dport: int = 443, isn_c: int = 100
     cap.tcp(t + 0.02, C, S, sport, dport, isn_c + 1, isn_s + 1, ACK)
 
 
-def _exchange(cap: Capture, t: float, sport: int, n: int, dport: int = 443) -> None:  # noqa: PLR0917  test helper
+def _exchange(cap: Capture, t: float, sport: int, n: int, dport: int = 443) -> None:
     """A healthy connection: handshake, ``n`` acknowledged 100-byte requests, FIN close."""
     _open(cap, t, sport, dport)
     seq = 1001
