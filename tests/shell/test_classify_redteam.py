@@ -172,3 +172,24 @@ def test_tier0_paths_match_in_any_spelling(command: str) -> None:
 @pytest.mark.parametrize("command", ["rm -rf ./build/", "rm -f /tmp/captures/a.cap", "rm -rf /tmp/x/"])
 def test_tier0_normalisation_does_not_overreach(command: str) -> None:
     assert classify(command).verdict == "RISKY"
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("nice " * 300 + "ls", "RISKY"),  # O(n^depth) unwrapping made this take hours
+        ("timeout " + "5 " * 2000 + "ls", "RISKY"),
+        ("timeout -s KILL 5 rm -rf /", "FORBIDDEN"),
+        ("env A=1 B=2 nice -n 5 ionice -c 3 rm -rf /", "FORBIDDEN"),
+        ("nice nice nice nice rm -rf /", "FORBIDDEN"),
+    ],
+)
+def test_wrapper_unwrapping_is_bounded_and_still_finds_forbidden(command: str, verdict: str) -> None:
+    """Sibling of the size cap: work per command is bounded by structure, not only by length."""
+    assert classify(command).verdict == verdict
+
+
+def test_wrapper_with_unchecked_candidates_is_not_relaxable(tmp_path: Path) -> None:
+    pol = _policy(tmp_path, '["timeout", "5"]', "timeout 5 mytool")
+    many = "timeout 5 " + "x " * 10 + "mytool"
+    assert classify(many, pol).verdict == "RISKY"  # type: ignore[arg-type]
