@@ -38,7 +38,9 @@ class DnsMessages:
     is_response: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     msg_id: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     rcode: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    raw_question: list[bytes] = field(default_factory=list)
+    # first question sections, back to back: message k's is q_blob[q_off[k] : q_off[k + 1]] (b"" if absent)
+    q_blob: bytearray = field(default_factory=bytearray)
+    q_off: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
 
     def __len__(self) -> int:
         return int(self.row.shape[0])
@@ -49,11 +51,16 @@ class DnsMessages:
         self.is_response = np.concatenate([self.is_response, other.is_response])
         self.msg_id = np.concatenate([self.msg_id, other.msg_id])
         self.rcode = np.concatenate([self.rcode, other.rcode])
-        self.raw_question.extend(other.raw_question)
+        self.q_off = np.concatenate([self.q_off, other.q_off[1:] + len(self.q_blob)])
+        self.q_blob += other.q_blob
+
+    def raw_question(self, k: int) -> bytes:
+        """Message ``k``'s first question section as captured (at most 300 bytes; b"" when absent)."""
+        return bytes(self.q_blob[int(self.q_off[k]) : int(self.q_off[k + 1])])
 
     def question(self, k: int) -> tuple[str, str]:
         """(query name, query type name) of message ``k``; ("", "") when absent or malformed."""
-        data = self.raw_question[k]
+        data = self.raw_question(k)
         if not data:
             return "", ""
         name, p = _qname(data, 0)
@@ -100,13 +107,14 @@ def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.nda
     idx, a, ln = idx[ok], a[ok], ln[ok]
     flags = g.u16(a + 2)
     qd = g.u16(a + 4)
-    mv = buf.data
-    qa = (a + 12).tolist()
-    qz = (a + np.minimum(ln, 12 + 300)).tolist()
-    has_q = ((qd > 0) & (ln > 12)).tolist()
-    raw = [bytes(mv[x:z]) if h else b"" for x, z, h in zip(qa, qz, has_q, strict=True)]
+    # one ragged gather copies every question section (no Python object per message)
+    qa = a + 12
+    qlen = np.where((qd > 0) & (ln > 12), np.minimum(ln, 12 + 300) - 12, 0)
+    q_off = np.zeros(qlen.shape[0] + 1, np.int64)
+    np.cumsum(qlen, out=q_off[1:])
+    pos = np.repeat(qa - q_off[:-1], qlen) + np.arange(int(q_off[-1]), dtype=np.int64)
     return DnsMessages(row=idx.astype(np.int64), is_response=(flags & 0x8000) != 0, msg_id=g.u16(a),
-                       rcode=flags & 0x0F, raw_question=raw)
+                       rcode=flags & 0x0F, q_blob=bytearray(buf[pos].tobytes()), q_off=q_off)
 
 
 def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[str, Any]:
@@ -149,7 +157,7 @@ def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[s
     # group failures by the raw question bytes; only the reported groups get their name parsed
     groups: dict[tuple[bytes, int], list[int]] = {}
     for m in resp_idx[msgs.rcode[resp_idx] != 0].tolist():
-        groups.setdefault((msgs.raw_question[m], int(msgs.rcode[m])), []).append(m)
+        groups.setdefault((msgs.raw_question(m), int(msgs.rcode[m])), []).append(m)
     failures: list[dict[str, Any]] = []
     for (_, code), ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))[:max_items]:
         qname, qtype = msgs.question(ms[0])
