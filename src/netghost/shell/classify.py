@@ -70,8 +70,11 @@ class ArgvOutcome:
     """The built-in verdict for one argv, before any organisation policy.
 
     ``rule`` names the table entry that decided; ``relaxable`` is False when the RISKY verdict
-    comes from a hazard in the arguments (a file read via @, an unquoted glob) that an
-    organisation's SAFE rule must not wave through.
+    comes from a hazard in the arguments (a denied option or value of an allowlisted binary, a
+    file read via @, a secret in argv, an unquoted glob, a hazard inside a wrapper or behind a
+    path) that an organisation's SAFE prefix rule must not wave through: a prefix names a
+    command, not whatever is appended after it. Only "unknown program / verb" and named-risky
+    verdicts (tier 3 binaries, az verbs) stay relaxable.
     """
 
     verdict: Verdict
