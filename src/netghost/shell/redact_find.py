@@ -265,7 +265,15 @@ def _find_cookies(view: str, add: Callable[[str, str], None]) -> None:
         if sep and line[: len(_)].strip().lower().endswith("cookie"):
             for pair in rest.split(";"):
                 name, eq, value = pair.strip().partition("=")
-                if eq and name.lower() not in _COOKIE_ATTRS and len(value) >= 8:
+                # A cookie name never starts with '-' and a value has no spaces: "x=y; --post-file=/etc/x"
+                # in a command line is a flag hidden in a header, which the human must see.
+                if (
+                    eq
+                    and name.lower() not in _COOKIE_ATTRS
+                    and len(value) >= 8
+                    and not name.startswith("-")
+                    and " " not in value.strip()
+                ):
                     add(value.strip("\"'"), "cookie")
 
 
