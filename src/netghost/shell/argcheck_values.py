@@ -315,6 +315,21 @@ def _target_host(text: str, what: str) -> str | None:
     return blocked_address(text)  # also catches inet_aton spellings (2852039166, 0xa9fea9fe)
 
 
+_COOKIE_SECRET_NAME = re.compile(r"sess|sid|token|auth|jwt|key|secret|pass|login|csrf|xsrf|ident|saml|oidc|aspxauth", re.I)
+
+
+def _cookie(value: str) -> str | None:
+    """curl -b NAME=VALUE[; ...]: a value without ``=`` is a cookie FILE to read, and a cookie whose
+    name looks like a session or auth cookie is a credential on the command line."""
+    if "=" not in value or value.startswith("@"):
+        return "-b without NAME=VALUE reads a cookie file"
+    for part in value.split(";"):
+        name = part.split("=", 1)[0].strip()
+        if _COOKIE_SECRET_NAME.search(name):
+            return f"cookie {name!r} looks like a session/auth credential"
+    return None
+
+
 def _resolve_entry(value: str) -> str | None:
     """curl --resolve ``[+]HOST:PORT:ADDR[,ADDR]...`` or ``-HOST:PORT``.
 
@@ -412,6 +427,7 @@ _SIMPLE: dict[str, ValueCheck] = {
     "header": _header,
     "resolve": _resolve_entry,
     "connect_to": _connect_to,
+    "cookie": _cookie,
     "url": _url,
     "workpath": _workpath,
     "outdir": _outdir,
