@@ -110,3 +110,14 @@ def test_a_flag_hidden_in_a_cookie_header_stays_visible() -> None:
     )[0]
     assert shown[1] == "--header=Cookie: x=y; --post-file=/etc/shadow"
     assert "[REDACTED:cookie]" in redact("Cookie: a=b; session=0123456789abcdef").text
+
+
+def test_urlsafe_function_keys_and_aws_ids_with_digits() -> None:
+    out = redact(
+        '{"functionKeys": {"default": "QF78V_y34Zp-IqtbW1ndjx6WKttnGc7YDYaF2uwREjuwWcB2EfyjFY=="}}'
+    ).text
+    assert "QF78V" not in out
+    out = redact("ASIA2KXDXW2P8TF2WMKI\n4fURw+9bDh4uAZ7pOHrvQqxND276NvNAKtaRp2Ww").text
+    assert "4fURw" not in out and "ASIA2KXD" not in out
+    csp = "content-security-policy: script-src 'sha256-YGapv33lPPJvgncYnWdOAjWMC8cKqL0UYXJhCbuS1g4='"
+    assert redact(csp).text == csp

@@ -327,6 +327,9 @@ def _is_json(text: str) -> bool:
     return True
 
 
+_NOT_HASH = Rule("azure_key", re.compile(""), "shared check", check="not_hash")
+
+
 def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
     if rule.check is None:
         return True
@@ -341,6 +344,10 @@ def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
         if value.startswith("AAAA") or re.search(r"(?:ssh-|ecdsa-|sk-)[\w@.-]+\s+$", before):
             return False
         return _PUBLIC_FIELD.search(before) is None
+    if rule.check == "urlsafe_key":
+        if re.match(r"(?i)(?:sha(?:1|224|256|384|512)|md5|nonce)-", value):  # CSP/SRI digests
+            return False
+        return 40 <= len(value) <= 88 and _passes(_NOT_HASH, value, view, start)
     if rule.check == "ado_pat":  # random base32: digits and letters beyond hex, no long words
         return sum(c.isdigit() for c in value) >= 4 and re.search(r"[g-z]", value) is not None
     if rule.check == "private_pem":

@@ -106,7 +106,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "aws_access_key",
-        _r(r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b"),
+        _r(r"\b(?P<v>(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b"),
         "AWS access key ids (gitleaks aws.go)",
         needles=("a3t", "akia", "asia", "abia", "acca"),
     ),
@@ -168,7 +168,7 @@ SHAPE_RULES: tuple[Rule, ...] = (
     Rule(
         "aws_secret_key",
         _r(
-            r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\t ,;:|\"']{1,6}"
+            r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}[\t\r\n ,;:|\"']{1,6}"
             r"(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
         "the 40-character AWS secret key printed right after its access key id (tsv/csv credential dumps)",
@@ -229,6 +229,13 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "keys); skipped when a hash or digest label precedes them",
         check="not_hash",
         needles=(B64_RUN,),
+    ),
+    Rule(
+        "azure_key",
+        _r(_NB + r"(?P<v>[A-Za-z0-9_-]*[_-][A-Za-z0-9_-]*={1,2})" + _NA),
+        "padded URL-safe base64 keys (Azure Functions function/host keys, 56 characters ending '==')",
+        check="urlsafe_key",
+        needles=("=",),
     ),
     Rule(
         "base64_blob",
