@@ -228,22 +228,34 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
 # lists (appsettings, connection strings, publishing credentials). Matched per path segment,
 # case-insensitively, after percent-decoding (ARM decodes it too).
 _ARM_SECRET_SEGMENT = re.compile(
+    r"(?:^|[/\\?&=])("
     r"accessprofiles?|list[a-z]*(keys?|credentials?|secrets?|sas|callbackurls?|connectionstrings?|tokens?|passwords?)|"
     r"regenerate[a-z]*|generate[a-z]*(sas|token|key)[a-z]*|get[a-z]*(keys?|secrets?|credentials?|tokens?)|"
     r"appsettings|connectionstrings|publishingcredentials|publishxml|authsettings(v2)?|secrets?|"
-    r"(admin|user|monitoring)?credentials?|keys|sharedkeys?|authorizationrules?/[^/]*/listkeys",
+    r"(admin|user|monitoring)?credentials?|keys|sharedkeys?"
+    r")(?=$|[/\\?&=])",
     re.I,
 )
 
 
+# Every alternative of _ARM_SECRET_SEGMENT contains one of these substrings.
+_ARM_SECRET_HINTS = ("access", "list", "generat", "get", "settings", "connectionstr", "publish", "secret", "credential", "key")
+
+
 def _sensitive_arm_path(path: str) -> str | None:
-    """Why an ARM path's GET would return credential material, or None."""
+    """Why an ARM path's GET would return credential material, or None (one regex pass over the
+    path, whole segments only)."""
     p = path
     for _ in range(3):
+        if "%" not in p:
+            break
         p = unquote(p)
-    for seg in re.split(r"[/\\]+", p):
-        if _ARM_SECRET_SEGMENT.fullmatch(seg):
-            return f"the ARM path segment {seg!r} returns credentials (keys, kubeconfigs, secrets, SAS)"
+    low = p.lower()
+    if not any(h in low for h in _ARM_SECRET_HINTS):
+        return None  # the hot path: a plain resource id (substring tests are far cheaper than the regex)
+    m = _ARM_SECRET_SEGMENT.search(p)
+    if m is not None:
+        return f"the ARM path segment {m.group(1)!r} returns credentials (keys, kubeconfigs, secrets, SAS)"
     return None
 
 
