@@ -177,3 +177,13 @@ def test_unexpected_errors_become_one_line(tmp_path: Path, monkeypatch: pytest.M
     assert main([str(PCAPS / "zeek_smtp.pcap"), "--report-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"pcap-forensics: error: internal error analysing {PCAPS / 'zeek_smtp.pcap'}: RuntimeError: simulated bug"
+
+
+def test_report_separates_syn_retries_from_the_data_retransmission_rate(tmp_path: Path) -> None:
+    cap = Capture()
+    for dt in (0.0, 1.0, 3.0):
+        cap.tcp(dt, "10.0.1.5", "10.0.2.4", 40000, 6379, 1, 0, SYN)
+    sem = build_semantic(analyze_capture(cap.write(tmp_path / "s.pcap")))
+    row = next(line for line in fx.render_report(sem).splitlines() if line.startswith("| tcp/0 "))
+    assert "| 2 (0.0%) |" in row
+    assert sem["findings"][0]["kind"] == "syn_no_answer"

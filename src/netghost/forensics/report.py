@@ -109,14 +109,17 @@ def render_report(sem: dict[str, Any]) -> str:
         out.append("")
     out += ["## Worst flows", ""]
     if sem["flows"]:
-        out += ["| flow | client | server | state (history) | pkts c→s/s→c | bytes c→s/s→c | retr | iRTT ms | flags | frames |",
+        # retr = every segment tshark flags (SYN retries included); the % is over payload-carrying segments only
+        out += ["retr counts every retransmitted segment (SYN retries included); the % is the data retransmission "
+                "rate (payload segments only).", ""]
+        out += ["| flow | client | server | state (history) | pkts c→s/s→c | bytes c→s/s→c | retr (data %) | iRTT ms | flags | frames |",
                 "|---|---|---|---|---|---|---|---|---|---|"]
         for fl in sem["flows"][:15]:
             flags = ", ".join(f"{k} {v}" for k, v in fl["analysis"].items()) or "-"
             rtt = "-" if fl["handshake_rtt_ms"] is None else f"{fl['handshake_rtt_ms']:.1f}"
             out.append(
                 f"| {fl['id']} | {fl['client']} | {fl['server']} | {fl['conn_state']} ({fl['history'] or '-'}) | {fl['packets']['c2s']}/{fl['packets']['s2c']} "
-                f"| {fl['bytes']['c2s']}/{fl['bytes']['s2c']} | {fl['retransmissions']} | {rtt} | {flags} | {_frames(fl['evidence_frames'], 4)} |")
+                f"| {fl['bytes']['c2s']}/{fl['bytes']['s2c']} | {fl['retransmissions']} ({100 * fl.get('retransmission_rate', 0.0):.1f}%) | {rtt} | {flags} | {_frames(fl['evidence_frames'], 4)} |")
     else:
         out.append("No TCP flows.")
     out += ["", "## TCP analysis (tshark flag semantics)", "",
