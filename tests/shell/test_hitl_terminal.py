@@ -53,6 +53,9 @@ def _spawn(bindir: Path) -> pexpect.spawn:
     child.expect("SAFETY SHELL ALERT")
     child.expect("CLASSIFICATION: RISKY")
     child.expect(r"az network route-table route update -g prod-rg")
+    child.expect("ARGV:")  # every argv element on its own line
+    child.expect(r"\[ 0\] 'az'")
+    child.expect(r"\[10\] 'None'")
     child.expect(r"\[A\]pprove\s+\[D\]eny\s+\[M\]odify command")
     child.expect("Your choice: ")
     return child
