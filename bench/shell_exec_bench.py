@@ -3,7 +3,7 @@
 Prints medians/p90/p99 for: the bare subprocess.run; execute() on a SAFE command (``true`` relaxed to SAFE
 by an organisation policy, the documented way to allow a named command); execute() on a RISKY command
 approved by a callback; and the in-process pieces (redact + truncate of typical output, the WAL
-append with and without fsync). Run: ``.venv/bin/python bench/shell_exec_bench.py [--n 300]``.
+append with and without fsync), and the runner with and without the Linux subreaper launcher. Run: ``.venv/bin/python bench/shell_exec_bench.py [--n 300]``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from netghost.governance.wal import WalWriter
 from netghost.shell import HitlDecision, SafeExecShell, classify, load_org_policy
+from netghost.shell import run as run_mod
 from netghost.shell.redact import redact
 from netghost.shell.truncate import truncate
 
@@ -98,6 +99,21 @@ def main() -> int:
         rows.extend(_row(name, ms) for name, ms in _interleaved(cases, n))
         for shell in (safe, risky, blocked):
             shell.close()
+
+        # The subreaper launcher (Linux) is the price of killing setsid() daemons: one small Python start.
+        env = run_mod.scrub_env()
+        with_reaper = run_mod.USE_REAPER
+
+        def run_true(reaper: bool) -> object:
+            run_mod.USE_REAPER = reaper
+            return run_mod.run_argv(["true"], timeout_s=10, env=env)
+
+        reaper_cases: list[tuple[str, Callable[[], object]]] = [
+            ("run_argv(['true']) without the reaper launcher", lambda: run_true(False)),
+            ("run_argv(['true']) with the reaper launcher", lambda: run_true(with_reaper)),
+        ]
+        rows.extend(_row(name, ms) for name, ms in _interleaved(reaper_cases, max(10, n // 5)))
+        run_mod.USE_REAPER = with_reaper
 
         sample = json.dumps([{"name": f"rule-{i}", "access": "Allow", "priority": 100 + i,
                               "etag": 'W/"77074d1f-d0cc-461c-b6f5-a3dd5f2ef9e2"'} for i in range(40)], indent=2)
