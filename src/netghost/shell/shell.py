@@ -12,39 +12,30 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from netghost.contracts.audit import ShellAuditRecord
-from netghost.contracts.shell import ShellErrorCode
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance.plan_token import compute_plan_token, verify_plan_token
 from netghost.governance.wal import WalWriter
 from netghost.shell.classify import Classification, classify
 from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
-from netghost.shell.redact import redact, redact_argv, redact_command
-from netghost.shell.run import RunResult, run_argv, scrub_env
-from netghost.shell.truncate import truncate
+from netghost.shell.redact import redact, redact_command
+from netghost.shell.run import run_argv, scrub_env
+from netghost.shell.shell_record import BAD_REQUEST, Outcome, clean, read_request
 
 if TYPE_CHECKING:
     from netghost.shell.org_policy import OrgPolicy
 
 __all__ = ["SafeExecShell"]
 
-_PRECUT_CHARS = 1_000_000
-_ANSI_SEQ = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MAX_BAD_FIELD = 2_000
 Classifier = Callable[[str, "OrgPolicy | None"], Classification]
-# The wire contract's error code for a malformed request; "exec_error" until the contract lists it.
-BAD_REQUEST = "bad_request" if "bad_request" in get_args(ShellErrorCode) else "exec_error"
 
 
 class _SharedWriters:
@@ -179,12 +170,12 @@ class SafeExecShell:
         """
         if self._closed:
             raise ShellError("this SafeExecShell is closed")
-        command, reasoning, problem = _read_request(request)
+        command, reasoning, problem = read_request(request)
         with self._lock:
             self._recover_inflight()
             start = time.perf_counter()
             seq = self._writer.next_seq
-            record = _Outcome(self, command, reasoning, seq)
+            record = Outcome(self.session_id, command, reasoning, seq)
             raised: BaseException | None = None
             try:
                 if problem is not None:
@@ -192,7 +183,7 @@ class SafeExecShell:
                 else:
                     self._decide_and_run(record)
             except Exception as exc:  # an internal failure is still one audited, failed command
-                record.fail("exec_error", f"internal error: {type(exc).__name__}: {_clean(str(exc))}")
+                record.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
             except BaseException as exc:  # Ctrl-C, SystemExit ...: audit it, then let it through
                 record.fail(
                     "exec_error",
@@ -209,9 +200,9 @@ class SafeExecShell:
             raise ShellError(f"audit seq {stored['seq']} != expected {seq}: the audit file is shared")
         return record.response()
 
-    def _write_inflight(self, out: _Outcome) -> None:
+    def _write_inflight(self, out: Outcome) -> None:
         """Durably note, before a process starts, that this call ran and its outcome is not known yet."""
-        provisional = _Outcome.copy_fields(out)
+        provisional = Outcome.copy_fields(out)
         provisional.update(
             status="error",
             error="exec_error",
@@ -243,7 +234,7 @@ class SafeExecShell:
 
     # -- steps -----------------------------------------------------------------------------------------
 
-    def _decide_and_run(self, out: _Outcome) -> None:
+    def _decide_and_run(self, out: Outcome) -> None:
         cls = self._classify(out.command, self.policy)
         out.classified(cls)
         if cls.verdict == "FORBIDDEN":
@@ -283,10 +274,10 @@ class SafeExecShell:
             out.fields["action"] = "user_approved"
             self._run(out, plan, response.plan_token)
             return
-        new_command = _clean(str((response.modified_plan or {}).get("command", "")))
+        new_command = clean(str((response.modified_plan or {}).get("command", "")))
         out.fields["modified_command"] = redact(new_command).text
         # The human's reason for the change travels in denial_reason (the one free-text field the AI reads).
-        out.fields["denial_reason"] = redact(_clean(response.reason)).text if response.reason else None
+        out.fields["denial_reason"] = redact(clean(response.reason)).text if response.reason else None
         new_cls = self._classify(new_command, self.policy)
         out.classified(new_cls, modified=True)
         out.fields["modified_command"] = redact_command(new_command, new_cls.argv)
@@ -299,7 +290,7 @@ class SafeExecShell:
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
 
-    def _run(self, out: _Outcome, plan: dict[str, Any], token: str, command: str | None = None) -> None:
+    def _run(self, out: Outcome, plan: dict[str, Any], token: str, command: str | None = None) -> None:
         out.fields["plan_token"] = token
         argv = list(plan["argv"])
         # Re-hash exactly what is about to run; any drift from the approved plan refuses to execute.
@@ -318,177 +309,5 @@ class SafeExecShell:
         out.ran(result, command or out.command)
 
 
-def _clean(text: str) -> str:
-    """``text`` without lone surrogates (U+FFFD instead): they cannot be encoded into the audit file.
-
-    Done before classification, so the classifier judges exactly what is recorded and run (U+FFFD is
-    non-ASCII, which the parser rejects in a command).
-    """
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def _read_request(request: object) -> tuple[str, str, str | None]:
-    """(command, reasoning, problem) from a request; ``problem`` is None when it is well formed."""
-    if not isinstance(request, Mapping):
-        return "", "", f"execute() takes a mapping, got {type(request).__name__}"
-    command: object = request.get("command")
-    reasoning: object = request.get("reasoning")
-    if reasoning is None:
-        reasoning = ""
-    problem = None
-    if not isinstance(command, str):
-        problem = f"command must be a string, got {type(command).__name__}"
-    elif not isinstance(reasoning, str):
-        problem = f"reasoning must be a string, got {type(reasoning).__name__}"
-    shown_command = command if isinstance(command, str) else ("" if command is None else repr(command))
-    shown_reasoning = reasoning if isinstance(reasoning, str) else repr(reasoning)
-    if problem is not None:
-        shown_command, shown_reasoning = shown_command[:_MAX_BAD_FIELD], shown_reasoning[:_MAX_BAD_FIELD]
-    return _clean(shown_command), _clean(shown_reasoning), problem
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _strip_controls(text: str) -> str:
-    """Drop colour codes and other terminal control characters (after redaction, which reads through them).
-
-    The output goes to a model and may be echoed to the user's terminal; escape sequences there could
-    rewrite what the user sees.
-    """
-    text = _ANSI_SEQ.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
-    return _C0.sub("", text)
-
-
-def _precut(text: str) -> str:
-    """Cut huge output to its first and last ~512 KB (at line ends) before redaction.
-
-    Nobody sees the removed middle (truncation would drop it anyway), and redacting megabytes of text
-    would cost seconds. JSON larger than this is then truncated as text (head and tail).
-    """
-    if len(text) <= _PRECUT_CHARS:
-        return text
-    half = _PRECUT_CHARS // 2
-    head = text[:half].rsplit("\n", 1)[0]
-    tail = text[-half:].split("\n", 1)[-1]
-    cut = text.count("\n") - head.count("\n") - tail.count("\n")
-    return f"{head}\n... [{cut} lines not captured: output too large] ...\n{tail}"
-
-
-class _Outcome:
-    """The record under construction; the response is derived from it so the two cannot disagree."""
-
-    def __init__(self, shell: SafeExecShell, command: str, reasoning: str, seq: int) -> None:
-        self.command = command
-        self.reasoning = reasoning
-        self.seq = seq
-        self.audit_id = f"{shell.session_id}_{seq:03d}"
-        self.shown_argv: list[str] = []
-        self.fields: dict[str, Any] = {
-            "v": 1,
-            "kind": "shell_command",
-            "audit_id": self.audit_id,
-            "session_id": shell.session_id,
-            "command": redact(command).text,
-            "reasoning": redact(reasoning).text,
-            "classification": "FORBIDDEN",
-            "tier": 0,
-            "risk_reason": "",
-            "environment": "local",
-            "action": "blocked",
-            "status": "error",
-            "exit_code": None,
-            "error": None,
-            "output": "",
-            "stderr": "",
-            "output_metadata": {
-                "truncation_applied": False,
-                "original_lines": 0,
-                "shown_lines": 0,
-                "format": "text",
-                "redactions": 0,
-            },
-            "denial_reason": None,
-            "modified_command": None,
-            "plan_token": None,
-            "policy_hash": None,
-            "policy_rule": None,
-            "duration_ms": 0.0,
-        }
-
-    def classified(self, cls: Classification, *, modified: bool = False) -> None:
-        reason = _clean(cls.reason if not modified else f"modified by the human: {cls.reason}")
-        if not modified and cls.argv:
-            # What the human approves and the audit keeps: every argv element, only secret values masked.
-            self.shown_argv = [_clean(a) for a in redact_argv(cls.argv)[0]]
-            self.fields["command"] = shlex.join(self.shown_argv)
-        self.fields.update(
-            classification=cls.verdict,
-            tier=cls.tier,
-            risk_reason=redact(reason).text,
-            environment=cls.environment,
-            policy_hash=cls.policy_hash,
-            policy_rule=cls.policy_rule,
-        )
-
-    def block(self, error: str) -> None:
-        self.fields.update(status="denied", action="blocked", error=error, plan_token=None)
-
-    def deny(self, action: str, reason: str | None, note: str = "") -> None:
-        self.fields.update(status="denied", action=action, denial_reason=reason, stderr=note)
-        if reason is not None:
-            self.fields["denial_reason"] = redact(reason).text
-
-    def fail(self, error: str, message: str) -> None:
-        self.fields.update(status="error", error=error, stderr=redact(_clean(message)).text)
-
-    def ran(self, result: RunResult, command: str) -> None:
-        out = redact(_precut(result.stdout), command=command)
-        err = redact(_precut(result.stderr), command=command)
-        shown = truncate(_strip_controls(out.text))
-        # stderr gets a quarter of the budget: it explains a failure, the answer is in stdout.
-        shown_err = truncate(_strip_controls(err.text), max_lines=50, max_tokens=1_000)
-        self.fields.update(
-            status="completed" if result.error is None else "error",
-            exit_code=result.exit_code,
-            error=result.error,
-            output=shown.text,
-            stderr=shown_err.text,
-            output_metadata={
-                "truncation_applied": shown.truncation_applied or shown_err.truncation_applied,
-                "original_lines": len(result.stdout.splitlines()),
-                "shown_lines": shown.shown_lines,
-                "format": shown.format,
-                "redactions": out.count + err.count,
-            },
-        )
-
-    @staticmethod
-    def copy_fields(out: _Outcome) -> dict[str, Any]:
-        return json.loads(json.dumps(out.fields))  # type: ignore[no-any-return]
-
-    def payload(self) -> dict[str, Any]:
-        """The validated record; if validation fails, a minimal error record that always validates."""
-        try:
-            return ShellAuditRecord.model_validate(self.fields).model_dump(mode="json")
-        except ValueError as exc:
-            self.fields.update(
-                status="error",
-                error="exec_error",
-                stderr=_clean(f"internal error: the audit record did not validate: {exc}")[:_MAX_BAD_FIELD],
-                classification="FORBIDDEN"
-                if self.fields.get("classification") not in ("SAFE", "RISKY")
-                else self.fields["classification"],
-            )
-            fallback = {**self.fields}
-            for key in ("command", "reasoning", "risk_reason", "output", "stderr"):
-                fallback[key] = _clean(str(fallback.get(key) or ""))
-            return ShellAuditRecord.model_validate(fallback).model_dump(mode="json")
-
-    def response(self) -> dict[str, Any]:
-        keys = (
-            "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
-            "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason",
-        )  # fmt: skip
-        return {k: self.fields[k] for k in keys}
