@@ -139,7 +139,12 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
         if m:
             out[s] = m
     lost_flag = (x.a.tcp_flags & FLAG_BITS["lost_segment"]) != 0
-    cand = np.flatnonzero((np.bincount(x.sid[lost_flag], minlength=n) > 0) & ~skip)
+    # vectorised pre-filter: a direction qualifies only if it lost something and never carried a big segment
+    key = x.sid * 2 + x.from_client
+    has_big = np.bincount(key[x.pay >= thr], minlength=2 * n) > 0
+    has_lost = np.bincount(key[lost_flag], minlength=2 * n) > 0
+    ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
+    cand = np.flatnonzero(ok & ~skip)
     for s in cand[:MAX_STREAMS].tolist():
         if s not in out and (m := _receiver_side(x, s, lost_flag, thr)):
             out[s] = m
