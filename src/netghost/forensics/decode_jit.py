@@ -351,6 +351,6 @@ def compiled_kernel() -> Any:
             return None
         g = globals()
         for name in ("_c", "_u8", "_u16", "_u32", "_u64"):
-            g[name] = numba.njit(cache=True, inline="always")(g[name])
+            g[name] = numba.njit(cache=True)(g[name])
         _KERNEL = numba.njit(cache=True, nogil=True)(decode_kernel)
     return _KERNEL

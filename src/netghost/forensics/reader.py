@@ -270,6 +270,7 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
             # the file's tail: copy it with PAD zero bytes, as the stream path does. A bare view would
             # let the decoder's clipped gathers (at most len - 9) misread a header in the last bytes.
             buf = np.concatenate([whole[start:size], np.zeros(PAD, np.uint8)])
+            buf.flags.writeable = False  # same numba type as the mmap views: one compiled signature
         offs, pos, bad = _walk_pcap(buf, end - start, fmt, walk_out)
         info.bytes_read = start + pos
         if offs.shape[1]:
