@@ -11,9 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
-from netghost.forensics import analyze_capture, build_semantic
+from netghost.forensics import analyze_capture, build_semantic, load_schema
+from netghost.forensics.compare_report import build_compare_semantic
 from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import SEVERITIES
@@ -132,3 +134,25 @@ def test_silent_drop_stands_alone(cap_dir: Path) -> None:
     _, sem = _analyse(cap_dir, world, client)
     assert [f["kind"] for f in sem["findings"] if f["severity"] != "info"] == ["syn_no_answer"]
     assert sem["findings"][0]["metrics"]["syn_attempts"] >= 2 * sem["findings"][0]["metrics"]["connections"]
+
+
+def test_pmtu_evidence_agrees_with_the_two_point_comparison(cap_dir: Path) -> None:
+    """Compare mode (server capture = A, client = B): the large segments the single-point finding cites
+    are exactly packets that left A and never reached B; its small acknowledged segment is not."""
+    world = load_world("pmtu-blackhole")
+    client, server, *_ = _faulted_flow(world, "pmtu-blackhole")
+    assert server is not None
+    a, _ = _analyse(cap_dir, world, server)
+    b, _ = _analyse(cap_dir, world, client)
+    doc, _ = build_compare_semantic(a, b)
+    jsonschema.validate(doc, load_schema())
+    f = next(f for f in doc["findings"] if f["kind"] == "pmtu_suspect")
+    assert f["metrics"]["point"] == "A"
+    lost = doc["comparison"]["lost"]["a_to_b"]
+    big = [fr for fr in f["evidence"]["frames"] if a.cols.paylen[fr - 1] >= 1400]
+    small = [fr for fr in f["evidence"]["frames"] if 0 < a.cols.paylen[fr - 1] < 1400]
+    assert len(big) >= 4 and small
+    # the lost list is bounded (first frames in order); the evidence lies within the listed window
+    assert max(big + small) <= max(lost["frames"]) or not lost["frames_truncated"]
+    assert set(big) <= set(lost["frames"])
+    assert not set(small) & set(lost["frames"])
