@@ -9,6 +9,8 @@ import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netghost.shell.redact import redact, redact_argv
 
@@ -121,3 +123,30 @@ def test_urlsafe_function_keys_and_aws_ids_with_digits() -> None:
     assert "4fURw" not in out and "ASIA2KXD" not in out
     csp = "content-security-policy: script-src 'sha256-YGapv33lPPJvgncYnWdOAjWMC8cKqL0UYXJhCbuS1g4='"
     assert redact(csp).text == csp
+
+
+_PLAIN = st.from_regex(r"[a-z][a-z0-9./:_-]{0,20}", fullmatch=True).filter(lambda t: not t.startswith("-"))
+_LABELLED = st.sampled_from(
+    ["Authorization: Bearer {s}", "PASSWORD={s}", "--password={s}", "sig={s}", "Cookie: session={s}"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    before=st.lists(_PLAIN, max_size=4),
+    after=st.lists(_PLAIN, min_size=1, max_size=4),
+    template=_LABELLED,
+    secret=st.from_regex(r"[A-Z][a-z][0-9][A-Za-z0-9]{9,21}", fullmatch=True).filter(
+        lambda s: len(set(s)) > 6
+    ),
+)
+def test_a_redaction_never_changes_another_argv_element(
+    before: list[str], after: list[str], template: str, secret: str
+) -> None:
+    argv = ["curl", *before, template.format(s=secret), *after]
+    shown, _, _ = redact_argv(argv)
+    assert len(shown) == len(argv)
+    assert secret not in " ".join(shown)
+    i = 1 + len(before)
+    assert shown[:i] == argv[:i] and shown[i + 1 :] == argv[i + 1 :]
+    assert shown[i].startswith(template.split("{s}", maxsplit=1)[0])

@@ -167,7 +167,7 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
                 add(value, kind)
                 add(match.group("v"), kind)
         for match, line in _assignments(view):
-            if _is_prose(match, line):
+            if _is_prose(match, line) or _is_cookie_pair(match):
                 continue
             value = _bounded(match.group("v")) if match.group("q") else match.group("v")
             kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
@@ -185,6 +185,12 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
         if bare:
             _find_bare(view, add)
     return findings
+
+
+def _is_cookie_pair(match: re.Match[str]) -> bool:
+    """``Cookie: session=abc``: the value is ``name=value`` pairs, which the cookie finder splits so that
+    only the values (never the cookie names) are replaced."""
+    return match.group("name").lower().endswith("cookie") and "=" in match.group("v")
 
 
 def _bounded(value: str) -> str:
