@@ -101,3 +101,13 @@ def test_reaper_keeps_exit_codes_signals_and_not_found(tmp_path: Path) -> None:
     script.chmod(0o644)
     denied = run_argv([str(script)], timeout_s=10, env=env)
     assert denied.exit_code in (126, 127) and denied.error in ("exec_error", "command_not_found")
+
+
+def test_relative_program_is_resolved_against_cwd(tmp_path: Path) -> None:
+    script = tmp_path / "hello.sh"
+    script.write_text("#!/bin/sh\necho hello from cwd\n")
+    script.chmod(0o755)
+    res = run_argv(["./hello.sh"], timeout_s=10, env=scrub_env(), cwd=tmp_path)
+    assert (res.exit_code, res.stdout) == (0, "hello from cwd\n")
+    missing = run_argv(["./nope.sh"], timeout_s=10, env=scrub_env(), cwd=tmp_path)
+    assert (missing.exit_code, missing.error) == (127, "command_not_found")

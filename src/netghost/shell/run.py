@@ -158,7 +158,8 @@ def run_argv(
     launch = list(argv)
     if reaper:
         # Resolve here what the launcher would exec, so "not found" stays a value, as with a direct Popen.
-        if shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
+        # A name with a slash is resolved against ``cwd`` by the launcher itself (exit 127 if missing).
+        if "/" not in argv[0] and shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
             return RunResult(127, "", f"{argv[0]}: command not found", "command_not_found", _ms(start))
         launch = [sys.executable, "-I", "-S", str(_REAPER), "--", *argv]
     try:
