@@ -145,9 +145,11 @@ class Outcome:
         self.fields.update(status="denied", action="blocked", error=error, plan_token=None)
 
     def deny(self, action: str, reason: str | None, note: str = "") -> None:
-        self.fields.update(status="denied", action=action, denial_reason=reason, stderr=note)
+        self.fields.update(
+            status="denied", action=action, denial_reason=None, stderr=redact(clean(note)).text
+        )
         if reason is not None:
-            self.fields["denial_reason"] = redact(reason).text
+            self.fields["denial_reason"] = redact(clean(reason)).text
 
     def fail(self, error: str, message: str) -> None:
         self.fields.update(status="error", error=error, stderr=redact(clean(message)).text)
