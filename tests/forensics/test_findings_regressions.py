@@ -220,3 +220,23 @@ def test_semantic_document_with_new_findings_validates(tmp_path: Path) -> None:
     sem = build_semantic(analyze_capture(cap.write(tmp_path / "p.pcap")))
     jsonschema.validate(sem, load_schema())
     assert sem["findings"][0]["kind"] == "pmtu_suspect"
+
+
+def test_icmp_black_hole_is_one_finding_per_server_and_mtu(tmp_path: Path) -> None:
+    """A capture on the appliance sees the ICMP for every flow: one finding names them all, not one each."""
+    cap = Capture()
+    icmps, retrans = [], []
+    for k in range(5):
+        sport = 40000 + k
+        _open(cap, k * 2.0, sport, 6379)
+        pkt = ipv4_packet(S, C, 6, tcp_segment(6379, sport, 5001, 1001, ACK, data=b"z" * 1448))
+        cap.add(k * 2.0 + 0.03, ether(pkt))
+        icmps.append(cap.add(k * 2.0 + 0.031, ether(ipv4_packet("10.0.0.1", S, 1, icmp_message(3, 4, 1400, pkt[:28])))))
+        retrans.append(cap.add(k * 2.0 + 0.3, ether(pkt)))
+    found = _findings(cap, tmp_path)
+    f = _one(found, "pmtu_blackhole")
+    assert f["title"] == ("ICMP fragmentation-needed (next-hop MTU 1400) for 5 flows to 10.0.2.4:6379 and 5 large "
+                          "segment(s) retransmitted → PMTU black hole")
+    assert f["metrics"]["mtu"] == 1400 and f["metrics"]["connections"] == 5 and f["metrics"]["icmp_messages"] == 5
+    assert set(icmps) <= set(f["evidence"]["frames"]) and retrans[0] in f["evidence"]["frames"]
+    assert f["flows"] == [f"tcp/{k}" for k in range(5)]

@@ -182,6 +182,28 @@ def _suspect_finding(x: Ctx, server: str, ms: list[dict[str, Any]], mtu: int | N
                    connections=len(ms), server=server, **metrics, **({"mtu": mtu} if mtu else {}))
 
 
+def _icmp_blackhole(x: Ctx, server: str, mtu: int, big_retr: np.ndarray,
+                    flows: list[tuple[int, list[int]]]) -> Finding:
+    """One ``pmtu_blackhole`` finding per (server, next-hop MTU) over the flows the ICMP quotes."""
+    st, c = x.a.streams, x.a.cols
+    rs = [r for _, group in flows for r in group]
+    reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
+    m = big_retr & np.isin(x.sid, [s for s, _ in flows])
+    s0 = flows[0][0]
+    where = (f"{flow_id(s0)} ({ep(st.c_hi[s0], st.c_lo[s0], st.c_port[s0])} → {server})" if len(flows) == 1
+             else f"{len(flows)} flows to {server}")
+    return finding(
+        "pmtu_blackhole", "high", 0.85,
+        f"ICMP fragmentation-needed (next-hop MTU {mtu}) for {where} and {int(m.sum())} large segment(s) "
+        "retransmitted → PMTU black hole",
+        f"{', '.join(reporters)} reported a next-hop MTU of {mtu} ({len(rs)} message(s)) for these flows, whose "
+        "segments of >=1000 bytes keep being retransmitted: packets larger than the path MTU are dropped. " + _FIX,
+        [int(c.frame[r]) for r in rs[:5]] + [int(f) for f in x.frame[m][:5]], [flow_id(s) for s, _ in flows],
+        float(c.ts[min(rs)]), mtu=mtu, large_retransmissions=int(m.sum()), icmp_messages=len(rs),
+        connections=len(flows), server=server,
+    )
+
+
 def pmtu(x: Ctx) -> list[Finding]:
     """ICMP "fragmentation needed"/"packet too big" tied to the TCP flow it quotes, and silent black holes.
 
@@ -208,24 +230,15 @@ def pmtu(x: Ctx) -> list[Finding]:
             s = index.get((src, dst), -1)
         groups.setdefault((s, int(c.icmp_mtu[r])), []).append(r)
     loose: list[tuple[int, list[int]]] = []
+    tied: dict[tuple[str, int], list[tuple[int, list[int]]]] = {}
     for (s, mtu), rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
-        reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
-        icmp_frames = [int(c.frame[r]) for r in rs[:5]]
         if s < 0:
             loose.append((mtu, rs))
             continue
         x.explained[s] = True
-        m = big_retr & (x.sid == s)
-        out.append(finding(
-            "pmtu_blackhole", "high", 0.85,
-            f"ICMP fragmentation-needed (next-hop MTU {mtu}) for {flow_id(s)} "
-            f"({ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} → {ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}) and "
-            f"{int(m.sum())} large segment(s) retransmitted → PMTU black hole",
-            f"{', '.join(reporters)} reported a next-hop MTU of {mtu} for this flow ({len(rs)} message(s)), whose "
-            "segments of >=1000 bytes keep being retransmitted: packets larger than the path MTU are dropped. " + _FIX,
-            icmp_frames + [int(f) for f in x.frame[m][:5]], [flow_id(s)], float(c.ts[rs[0]]),
-            mtu=mtu, large_retransmissions=int(m.sum()), icmp_messages=len(rs),
-        ))
+        tied.setdefault((ep(st.s_hi[s], st.s_lo[s], st.s_port[s]), mtu), []).append((s, rs))
+    for (server, mtu), flows in tied.items():
+        out.append(_icmp_blackhole(x, server, mtu, big_retr, flows))
     suspects = _suspects(x, x.explained.copy())
     mtu_cited = loose[0][0] if loose and suspects else None
     if suspects:
