@@ -65,8 +65,13 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _row(name: str, ms: list[float]) -> dict[str, float | str]:
-    return {"name": name, "p50_ms": round(statistics.median(ms), 3), "p90_ms": round(_pct(ms, 0.9), 3),
-            "p99_ms": round(_pct(ms, 0.99), 3), "mean_ms": round(statistics.fmean(ms), 3)}
+    return {
+        "name": name,
+        "p50_ms": round(statistics.median(ms), 3),
+        "p90_ms": round(_pct(ms, 0.9), 3),
+        "p99_ms": round(_pct(ms, 0.99), 3),
+        "mean_ms": round(statistics.fmean(ms), 3),
+    }
 
 
 def main() -> int:
@@ -75,7 +80,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     n = args.n
-    rows = []
+    rows: list[dict[str, float | str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         policy_path = Path(tmp) / "policy.toml"
         policy_path.write_text(POLICY)
@@ -87,14 +92,22 @@ def main() -> int:
         blocked = SafeExecShell("bench_forbidden", lambda r: HitlDecision.deny(), audit_dir=tmp)
         cases: list[tuple[str, Callable[[], object]]] = [
             ("bare subprocess.run(['true'])", lambda: subprocess.run(["true"], check=False)),
-            ("  same, capture_output + new session",
-             lambda: subprocess.run(["true"], check=False, capture_output=True, start_new_session=True)),
-            ("execute('true bench') SAFE via org policy",
-             lambda: safe.execute({"command": "true bench", "reasoning": "bench"})),
-            ("execute('true') RISKY, callback approves",
-             lambda: risky.execute({"command": "true", "reasoning": "bench"})),
-            ("execute('sudo true') FORBIDDEN (no process)",
-             lambda: blocked.execute({"command": "sudo true", "reasoning": "bench"})),
+            (
+                "  same, capture_output + new session",
+                lambda: subprocess.run(["true"], check=False, capture_output=True, start_new_session=True),
+            ),
+            (
+                "execute('true bench') SAFE via org policy",
+                lambda: safe.execute({"command": "true bench", "reasoning": "bench"}),
+            ),
+            (
+                "execute('true') RISKY, callback approves",
+                lambda: risky.execute({"command": "true", "reasoning": "bench"}),
+            ),
+            (
+                "execute('sudo true') FORBIDDEN (no process)",
+                lambda: blocked.execute({"command": "sudo true", "reasoning": "bench"}),
+            ),
         ]
         rows.extend(_row(name, ms) for name, ms in _interleaved(cases, n))
         for shell in (safe, risky, blocked):
@@ -115,13 +128,32 @@ def main() -> int:
         rows.extend(_row(name, ms) for name, ms in _interleaved(reaper_cases, max(10, n // 5)))
         run_mod.USE_REAPER = with_reaper
 
-        sample = json.dumps([{"name": f"rule-{i}", "access": "Allow", "priority": 100 + i,
-                              "etag": 'W/"77074d1f-d0cc-461c-b6f5-a3dd5f2ef9e2"'} for i in range(40)], indent=2)
-        rows.append(_row(f"redact+truncate {len(sample)} B nsg-rule JSON",
-                         _time(lambda: truncate(redact(sample).text), n)))
+        sample = json.dumps(
+            [
+                {
+                    "name": f"rule-{i}",
+                    "access": "Allow",
+                    "priority": 100 + i,
+                    "etag": 'W/"77074d1f-d0cc-461c-b6f5-a3dd5f2ef9e2"',
+                }
+                for i in range(40)
+            ],
+            indent=2,
+        )
+        rows.append(
+            _row(
+                f"redact+truncate {len(sample)} B nsg-rule JSON",
+                _time(lambda: truncate(redact(sample).text), n),
+            )
+        )
         corpus = Path(__file__).resolve().parent.parent / "tests" / "data" / "shell" / "secrets_dev.jsonl"
         dense = "\n".join(json.loads(line)["text"] for line in corpus.read_text().splitlines())
-        rows.append(_row(f"redact {len(dense)} B secrets corpus (127 hits)", _time(lambda: redact(dense), max(5, n // 20))))
+        rows.append(
+            _row(
+                f"redact {len(dense)} B secrets corpus (127 hits)",
+                _time(lambda: redact(dense), max(5, n // 20)),
+            )
+        )
         rec = {"kind": "bench", "output": "x" * 200}
         with WalWriter(Path(tmp) / "fsync.jsonl") as w:
             rows.append(_row("WalWriter.append (fsync)", _time(lambda: w.append(rec), n)))
@@ -139,7 +171,9 @@ def main() -> int:
         is_exec = str(row["name"]).startswith("execute('true")
         over = f"+{float(row['p50_ms']) - bare:.2f}" if is_exec else ""
         over_piped = f"+{float(row['p50_ms']) - piped:.2f}" if is_exec else ""
-        print(f"{row['name']:50} {row['p50_ms']:>8} {row['p90_ms']:>8} {row['p99_ms']:>8} {over:>9} {over_piped:>9}")
+        print(
+            f"{row['name']:50} {row['p50_ms']:>8} {row['p90_ms']:>8} {row['p99_ms']:>8} {over:>9} {over_piped:>9}"
+        )
     return 0
 
 

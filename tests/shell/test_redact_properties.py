@@ -67,7 +67,7 @@ def test_planted_shaped_secret_is_always_removed(before: str, after: str) -> Non
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), max_size=80))
+@given(st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=80))
 def test_redact_is_idempotent_with_command_context(text: str) -> None:
     cmd = "az keyvault secret show --vault-name kv -n db --query value -o tsv"
     once = redact(text, command=cmd)
@@ -81,18 +81,25 @@ _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#
 @given(
     st.text(alphabet=_VALUE_CHARS, min_size=8, max_size=40).filter(
         # documented placeholders (YOUR_API_KEY, ********, ${VAR}) are deliberately kept
-        lambda v: not v.isdigit() and len(set(v)) >= 4 and not v.startswith(("$", "-", ".")) and not PLACEHOLDER.match(v)
+        lambda v: (
+            not v.isdigit()
+            and len(set(v)) >= 4
+            and not v.startswith(("$", "-", "."))
+            and not PLACEHOLDER.match(v)
+        )
     ),
-    st.sampled_from([
-        "Password={v};Encrypt=True;",
-        '{{"password": "{v}"}}',
-        '{{\n  "clientSecret": "{v}",\n  "name": "x"\n}}',
-        'export API_TOKEN="{v}"',
-        "DB_PASSWORD={v}\nHOME=/root",
-        '{{"message": "env\\nDB_PASSWORD={v}\\nHOME=/root"}}',
-        "aws_secret_access_key = {v}",
-        "az login --service-principal -u app --password {v} --tenant t",
-    ]),
+    st.sampled_from(
+        [
+            "Password={v};Encrypt=True;",
+            '{{"password": "{v}"}}',
+            '{{\n  "clientSecret": "{v}",\n  "name": "x"\n}}',
+            'export API_TOKEN="{v}"',
+            "DB_PASSWORD={v}\nHOME=/root",
+            '{{"message": "env\\nDB_PASSWORD={v}\\nHOME=/root"}}',
+            "aws_secret_access_key = {v}",
+            "az login --service-principal -u app --password {v} --tenant t",
+        ]
+    ),
 )
 def test_labelled_secret_never_survives(value: str, template: str) -> None:
     text = template.format(v=value)
