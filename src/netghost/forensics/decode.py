@@ -399,13 +399,14 @@ def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packet
     out_u = np.empty((9, n), np.uint64)
     out_b = np.empty((3, n), bool)
     kernel(b.buf, b.off, b.caplen, b.wirelen, b.linktype, out_i, out_u, out_b)
+    # rows of the C-ordered 2-D outputs are contiguous 1-D views: only the narrower dtypes need a cast
     kw: dict[str, np.ndarray] = {}
     for k, name in enumerate(INT_ROWS):
-        kw[name] = out_i[k].astype(_DTYPES[name]) if _DTYPES[name] != np.int64 else out_i[k].copy()
+        kw[name] = out_i[k].astype(_DTYPES[name]) if _DTYPES[name] != np.int64 else out_i[k]
     for k, name in enumerate(U64_ROWS):
-        kw[name] = out_u[k].copy()
+        kw[name] = out_u[k]
     for k, name in enumerate(BOOL_ROWS):
-        kw[name] = out_b[k].copy()
+        kw[name] = out_b[k]
     cols = Packets(frame=np.arange(first_frame, first_frame + n, dtype=np.int64), ts=b.ts, caplen=b.caplen,
                    wirelen=b.wirelen, linktype=b.linktype, **kw)
     return cols, out_i[25], out_i[26]
