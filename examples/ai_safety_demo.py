@@ -37,7 +37,9 @@ def _proposals(scratch: Path) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--audit-dir", default="./audit/")
     parser.add_argument("--session-id", default=datetime.now(UTC).strftime("ghost_demo_%Y%m%d_%H%M%S"))
     args = parser.parse_args(argv)
@@ -47,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ghost-demo-") as tmp:
         scratch = Path(tmp) / "scratch_notes.txt"
         scratch.write_text("next hop for 10.0.2.0/24 is 10.0.1.5 (decommissioned NVA?)\n")
-        with SafeExecShell(args.session_id, terminal_hitl_callback, audit_dir=args.audit_dir, timeout_s=15) as shell:
+        with SafeExecShell(
+            args.session_id, terminal_hitl_callback, audit_dir=args.audit_dir, timeout_s=15
+        ) as shell:
             for command, reasoning in _proposals(scratch):
                 console.print(f"\n[bold cyan][Ghost Agent][/bold cyan] {reasoning}")
                 res = shell.execute({"command": command, "reasoning": reasoning})
@@ -77,8 +81,11 @@ def _report(console: Console, command: str, res: dict[str, object]) -> None:
         preview = "\n".join(f"        | {line}" for line in lines[:6])
         more = f"\n        | ... ({len(lines) - 6} more lines)" if len(lines) > 6 else ""
         console.print(preview + more, markup=False)
-    console.print(f"        -> status={status} exit_code={res['exit_code']} audit_id={res['audit_id']}",
-                  markup=False, style="dim")
+    console.print(
+        f"        -> status={status} exit_code={res['exit_code']} audit_id={res['audit_id']}",
+        markup=False,
+        style="dim",
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,14 @@ NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 
 def _request(argv: list[str] | None = None, seq: int = 1) -> ApprovalRequest:
     plan = shell_plan(argv or ["rm", "notes.txt"], cwd="/work", session_id="s1", seq=seq)
-    return build_shell_request(plan, command="rm notes.txt", reasoning="clean up", risk="deletes a file",
-                               requested_at=NOW, context={"tier": 3})
+    return build_shell_request(
+        plan,
+        command="rm notes.txt",
+        reasoning="clean up",
+        risk="deletes a file",
+        requested_at=NOW,
+        context={"tier": 3},
+    )
 
 
 def test_plan_token_covers_argv_cwd_session_and_seq() -> None:

@@ -96,14 +96,26 @@ PEM = (
     ("text", "secret", "kind"),
     [
         (json.dumps({"key": PEM}), "MIIEvQIBADANBgkqhkiG9w0", "private_key"),
-        ("client-key-data: " + base64.b64encode(PEM.encode()).decode(), "LS0tLS1CRUdJTiBQUklW", "private_key"),
+        (
+            "client-key-data: " + base64.b64encode(PEM.encode()).decode(),
+            "LS0tLS1CRUdJTiBQUklW",
+            "private_key",
+        ),
         ('\x1b[1;34m"password"\x1b[0m: \x1b[0;32m"Tr0ub4dor&3xyz"\x1b[0m', "Tr0ub4dor&3xyz", "password"),
         ('{"url": "https://admin:p%40ss%2Fw0rd!@db.example.com/x"}', "p%40ss%2Fw0rd!", "basic_auth"),
-        ("az vm create -n x --admin-password 'Hunter2!xyzzy' --generate-ssh-keys", "Hunter2!xyzzy", "password"),
+        (
+            "az vm create -n x --admin-password 'Hunter2!xyzzy' --generate-ssh-keys",
+            "Hunter2!xyzzy",
+            "password",
+        ),
         ("curl -u admin:S3cr3tPassw0rd https://10.0.0.1/", "S3cr3tPassw0rd", "password"),
         ('{"message": "ok\\nexport DB_PASSWORD=\\"p4ss_w0rd_1\\"\\n"}', "p4ss_w0rd_1", "password"),
         ("GEMINI_API_KEY=AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72", "google_api_key"),
-        ("Authorization: SharedAccessSignature sr=x&sig=abcd1234efgh5678&se=1", "abcd1234efgh5678", "authorization"),
+        (
+            "Authorization: SharedAccessSignature sr=x&sig=abcd1234efgh5678&se=1",
+            "abcd1234efgh5678",
+            "authorization",
+        ),
         ("x-ms-encryption-key: fRCvoOJevPVxkjQnR2ZCON7ID4E1+pwEOEIVVFC1Ov4=", "fRCvoOJevPVx", "azure_key"),
         ("token=ghs_16C7e42F292c6912E7710c838347Ae178B4a and more", "ghs_16C7e42F292c", "github_token"),
         ("<password>Zx9!vQ2#mL7pK4</password>\nPassword: Zx9!vQ2#mL7pK4", "Zx9!vQ2#mL7pK4", "password"),
@@ -112,17 +124,36 @@ PEM = (
         ('{"key1": "0123456789abcdef0123456789abcdef"}', "0123456789abcdef0123", "secret"),
         ("Driver={ODBC Driver 18};Server=x;Pwd={ab;cd efg12};", "efg12", "password"),
         ('{"auths": {"acr.io": {"auth": "dXNlcjpwYXNzd29yZDEyMw=="}}}', "dXNlcjpwYXNzd29yZDEyMw", "secret"),
-        ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "sk-proj-abcdef", "api_token"),
-        ("https://x.blob.core.windows.net/c?sv=2022-11-02&sig=AbC%2Bd%2Fe%3D12345678", "AbC%2Bd", "sas_signature"),
+        (
+            "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+            "sk-proj-abcdef",
+            "api_token",
+        ),
+        (
+            "https://x.blob.core.windows.net/c?sv=2022-11-02&sig=AbC%2Bd%2Fe%3D12345678",
+            "AbC%2Bd",
+            "sas_signature",
+        ),
         ('password := "Hunter2xyzq"', "Hunter2xyzq", "password"),
         ("<publishData><userPWD>Zx9vQ2mL7pK4wq</userPWD></publishData>", "Zx9vQ2mL7pK4wq", "password"),
         ('$password => "s3cr3tValue!"', "s3cr3tValue!", "password"),
-        ('az login --service-principal -u 7fc6f80b -p "k8Q~abc.def_ghi-jkl" --tenant t', "k8Q~abc", "password"),
-        ("Cookie: a=1; ARRAffinity=0123456789abcdef0123; .AspNetCore.Session=CfDJ8LongValue12345", "CfDJ8Long", "cookie"),
+        (
+            'az login --service-principal -u 7fc6f80b -p "k8Q~abc.def_ghi-jkl" --tenant t',
+            "k8Q~abc",
+            "password",
+        ),
+        (
+            "Cookie: a=1; ARRAffinity=0123456789abcdef0123; .AspNetCore.Session=CfDJ8LongValue12345",
+            "CfDJ8Long",
+            "cookie",
+        ),
         ("SLACK_APP=xapp-1-A0123456789-1234567890123-abcdef0123456789abcdef", "xapp-1-A01", "slack_token"),
         ("key: Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZ+ASbxyz=", "Zm9vYmFyYmF6cXV4", "azure_key"),
-        ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIBl3ZWtleQ\nPrivate-MAC: 0a1b2c",
-         "AAAAIBl3ZWtleQ", "private_key"),
+        (
+            "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\nAAAAIBl3ZWtleQ\nPrivate-MAC: 0a1b2c",
+            "AAAAIBl3ZWtleQ",
+            "private_key",
+        ),
     ],
 )
 def test_hard_shapes(text: str, secret: str, kind: str) -> None:
@@ -135,7 +166,9 @@ def test_hard_shapes(text: str, secret: str, kind: str) -> None:
     "text",
     [
         "certificate-authority-data: "
-        + base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIC5zCCAc+gAwIBAgIBADANBgkqhkiG9w0BAQsFADAV\n-----END CERTIFICATE-----\n").decode(),
+        + base64.b64encode(
+            b"-----BEGIN CERTIFICATE-----\nMIIC5zCCAc+gAwIBAgIBADANBgkqhkiG9w0BAQsFADAV\n-----END CERTIFICATE-----\n"
+        ).decode(),
         "x-ms-encryption-key-sha256: TbrRczAdGgMLlswQjXtJ6t6dpH2YyAZlNNnyrSBFwJk=",
         '"tokenType": "Bearer"',
         "client_secret=bP88Q~xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
@@ -196,7 +229,9 @@ def test_every_spelling_of_a_found_secret_goes(text: str) -> None:
 
 
 def test_secret_command_makes_random_values_secret_whatever_their_name() -> None:
-    text = '{"default": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZ_-xyzAB", "code": "ProvisioningState/succeeded"}'
+    text = (
+        '{"default": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZ_-xyzAB", "code": "ProvisioningState/succeeded"}'
+    )
     assert redact(text).text == text
     out = redact(text, command="az functionapp function keys list -g rg -n fn --function-name f").text
     assert "Zm9vYmFy" not in out

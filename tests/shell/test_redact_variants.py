@@ -59,5 +59,9 @@ def test_recall_survives_re_encoding(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_benign_samples_stay_untouched_when_re_encoded(name: str) -> None:
     wrap = VARIANTS[name]
-    touched = [s["kind"] for s in _samples() if not s["secrets"] and redact(wrap(s["text"]), command=s.get("command")).count]
+    touched = [
+        s["kind"]
+        for s in _samples()
+        if not s["secrets"] and redact(wrap(s["text"]), command=s.get("command")).count
+    ]
     assert touched == []
