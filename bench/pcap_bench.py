@@ -12,7 +12,7 @@ faults using bench/gen_big_pcap.py, then runs the real CLI (``python -m netghost
 * peak RSS of the child and its ratio to the file size,
 * the ratio vs ``tshark -n -q -z expert`` on the same file when tshark is installed (else says so).
 
-Usage: python bench/pcap_bench.py [--packets N] [--runs R] [--no-tshark] [--no-numpy-only]
+Usage: python bench/pcap_bench.py [--packets N] [--runs R] [--no-tshark] [--no-numpy-only] [--stages]
 Never run from the unit tests (it takes tens of seconds and ~1.5 GB of disk).
 """
 
@@ -60,6 +60,65 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, flo
             "rss_mb": ru.ru_maxrss / 1024, "stdout": len(out)}
 
 
+STAGES_CHILD = r"""
+import resource, sys, time
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+rows = []
+last = [cpu()]
+def mark(label):
+    now = cpu(); rows.append((label, now - last[0])); last[0] = now
+import numpy as np
+mark("import numpy")
+import netghost.forensics.cli  # noqa: F401  everything the CLI imports
+import netghost.forensics.engine as E
+from netghost.forensics import accel, reader, report, semantic
+mark("import netghost.forensics")
+jit = accel.jit_or_none(reader._walk_kernel)
+if jit is not None:
+    dummy = np.zeros(64, np.uint8)
+    dummy.flags.writeable = False  # the mmap windows' (read-only) signature
+    jit(dummy, 64, False, 16, np.empty((5, 8), np.int64))
+mark("numba import + first dispatch" if jit is not None else "numba: not used")
+inner = {}
+def wrap(name):
+    fn = getattr(E, name)
+    def timed(*a, **k):
+        t = cpu(); out = fn(*a, **k); inner[name] = inner.get(name, 0.0) + cpu() - t; return out
+    setattr(E, name, timed)
+for name in ("decode_batch", "parse_dns", "group_conversations", "analyze_tcp_sequences", "build_streams",
+             "analyze_dns", "analyze_icmp"):
+    wrap(name)
+append = E._ColumnTable.append
+def timed_append(self, *a):
+    t = cpu(); append(self, *a); inner["column table append"] = inner.get("column table append", 0.0) + cpu() - t
+E._ColumnTable.append = timed_append
+path = sys.argv[1]
+a = E.analyze_capture(path)
+t = cpu() - last[0]
+mark("analyze_capture")
+for k, v in inner.items():
+    rows.append(("  " + k, v))
+rows.append(("  reader (record walk, mmap) + rest", t - sum(inner.values())))
+sem = semantic.build_semantic(a, __import__("os").path.getsize(path))
+mark("build_semantic (incl. findings)")
+report.render_report(sem); report.render_executive_summary(sem)
+import json; json.dumps(sem)
+mark("reports rendered + JSON dumped")
+for label, v in rows:
+    print(f"  {label:<42} {v:6.2f} s CPU")
+"""
+
+
+def stage_breakdown(cap: Path, env: dict[str, str]) -> None:
+    """One in-process run with per-phase CPU seconds (getrusage), to show where time goes."""
+    print("stage breakdown (one run, CPU seconds, numba warm):")
+    res = subprocess.run([sys.executable, "-c", STAGES_CHILD, str(cap)], env=dict(env, NUMPY_MADVISE_HUGEPAGE="0"),
+                         capture_output=True, text=True, check=False)
+    print(res.stdout.rstrip() or f"  failed: {res.stderr.strip()[-500:]}")
+
+
 def _line(label: str, packets: int, size_mb: float, r: dict[str, float]) -> str:
     return (f"{label:<34} wall {r['wall']:6.2f} s = {packets / r['wall']:>10,.0f} pkt/s | CPU {r['cpu']:6.2f} s "
             f"(user {r['user']:.2f}, sys {r['sys']:.2f}) = {packets / r['cpu']:>10,.0f} pkt/s/core | "
@@ -72,6 +131,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed warm runs (median reported) after one warm-up")
     ap.add_argument("--no-tshark", action="store_true")
     ap.add_argument("--no-numpy-only", action="store_true", help="skip the (slow) NETGHOST_NO_NUMBA=1 run")
+    ap.add_argument("--stages", action="store_true", help="also print a per-phase CPU breakdown")
     args = ap.parse_args()
 
     cap = build_capture(args.packets)
@@ -122,6 +182,8 @@ def main() -> int:
         print(_line("tshark -n -q -z expert", n, size_mb, t))
         print(f"pcap-forensics vs tshark: {t['wall'] / best['wall']:.1f}x by wall, {t['cpu'] / best['cpu']:.1f}x "
               "by CPU (goal >= 10x)")
+    if args.stages:
+        stage_breakdown(cap, env)
     print("truth (by construction): " + (cap.with_suffix(".pcap.truth.json")).read_text()[:300].replace("\n", " "))
     print("ours: " + json.dumps(sem["summary"]["tcp_analysis"]))
     return 0
