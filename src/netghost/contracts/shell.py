@@ -42,6 +42,7 @@ ShellErrorCode = Literal[
     "command_not_found",
     "plan_token_mismatch",
     "exec_error",
+    "bad_request",
 ]
 OutputFormat = Literal["json", "table", "text"]
 

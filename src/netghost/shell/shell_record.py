@@ -11,10 +11,9 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any
 
 from netghost.contracts.audit import ShellAuditRecord
-from netghost.contracts.shell import ShellErrorCode
 from netghost.shell.classify import Classification
 from netghost.shell.redact import redact, redact_argv
 from netghost.shell.run import RunResult
@@ -27,8 +26,8 @@ _ANSI_SEQ = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1
 _C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_BAD_FIELD = 2_000
-# The wire contract's error code for a malformed request; "exec_error" until the contract lists it.
-BAD_REQUEST = "bad_request" if "bad_request" in get_args(ShellErrorCode) else "exec_error"
+BAD_REQUEST = "bad_request"
+"""The wire contract's error code for a malformed request (audited and answered, never raised)."""
 
 
 def clean(text: str) -> str:
