@@ -26,9 +26,11 @@ lint: install
 schemas: install
 	$(BIN)/python -m netghost.contracts.export schemas
 
+# Each benchmark prints its figures (and ratios against peers measured in the same run).
+# pcap_bench.py first builds a 2,000,000-packet capture (~1.5 GB) under bench/_work/.
 bench: install
-	$(BIN)/python bench/wal_bench.py
-	@for b in bench/shell_bench.py bench/pcap_bench.py; do [ -f $$b ] && $(BIN)/python $$b || true; done
+	@set -e; for b in wal_bench shell_bench shell_exec_bench lab_synth_bench pcap_bench; do \
+	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py; done
 
 demo: install
 	$(BIN)/ghost-agent demo
