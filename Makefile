@@ -7,7 +7,7 @@ else
   BIN := .venv/bin
 endif
 
-.PHONY: venv install test lint typecheck schemas bench demo clean
+.PHONY: install test lint schemas bench demo clean
 
 $(BIN)/python:
 	$(PY) -m venv .venv
