@@ -212,6 +212,13 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
         out: np.ndarray = np.bincount(sid[m], minlength=ns)
         return out
 
+    # (stream, direction) in one code: one bincount gives both directions' counts
+    code = sid * 2 + (~from_c)
+
+    def pair(m: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        both = np.bincount(code if m is None else code[m], minlength=2 * ns).reshape(ns, 2)
+        return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
+
     crow = rows[first]
     c_is_src = from_c[first]
     c_hi = np.where(c_is_src, cols.src_hi[crow], cols.dst_hi[crow])
@@ -236,20 +243,25 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
     rst = (fl & 0x04) != 0
     fin = (fl & 0x01) != 0
     retr = (aflags & FLAG_BITS["retransmission"]) != 0
+    pkts_c2s, pkts_s2c = pair()
+    fin_c, fin_s = pair(fin)
+    rst_c, rst_s = pair(rst)
+    syn_c, syn_s = pair(is_syn)
+    synack_c, synack_s = pair(is_synack)
+    byts = np.bincount(code, weights=pay, minlength=2 * ns).reshape(ns, 2).astype(np.int64)
     t = TcpStreams(
         first_frame=cols.frame[crow], last_frame=last_frame, first_ts=cols.ts[crow], last_ts=last_ts,
         c_hi=c_hi, c_lo=c_lo, c_port=c_port, s_hi=s_hi, s_lo=s_lo, s_port=s_port,
-        pkts_c2s=cnt(from_c), pkts_s2c=cnt(~from_c),
-        bytes_c2s=np.bincount(sid[from_c], weights=pay[from_c], minlength=ns).astype(np.int64),
-        bytes_s2c=np.bincount(sid[~from_c], weights=pay[~from_c], minlength=ns).astype(np.int64),
-        syn=cnt(is_syn), synack=cnt(is_synack), fin_c=cnt(fin & from_c), fin_s=cnt(fin & ~from_c),
-        rst_c=cnt(rst & from_c), rst_s=cnt(rst & ~from_c), data_pkts=cnt(pay > 0), retrans=cnt(retr), retrans_data=cnt(retr & (pay > 0)),
+        pkts_c2s=pkts_c2s, pkts_s2c=pkts_s2c,
+        bytes_c2s=np.ascontiguousarray(byts[:, 0]), bytes_s2c=np.ascontiguousarray(byts[:, 1]),
+        syn=syn_c + syn_s, synack=synack_c + synack_s, fin_c=fin_c, fin_s=fin_s,
+        rst_c=rst_c, rst_s=rst_s, data_pkts=cnt(pay > 0), retrans=cnt(retr), retrans_data=cnt(retr & (pay > 0)),
         flagged=cnt(aflags != 0), zero_window=cnt((aflags & FLAG_BITS["zero_window"]) != 0),
         lost=cnt((aflags & (FLAG_BITS["lost_segment"] | FLAG_BITS["ack_lost_segment"])) != 0),
         irtt=irtt, mss_c=mss_c, mss_s=mss_s, ws_c=ws_c, ws_s=ws_s,
         conn_state=np.zeros(ns, np.int8),
     )
-    t.conn_state = _conn_state(t, cnt(is_syn & from_c), cnt(is_synack & ~from_c))
+    t.conn_state = _conn_state(t, syn_c, synack_s)
     return sid, t
 
 
