@@ -217,22 +217,27 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
         lastflags[d] = af
         first_ack[d] = bool(fl & SYN)
         out_flags[i] = af
-        # ACK processing over the peer's list, newest first: an exact match yields tcp.analysis.ack_rtt
-        # (the last match visited, i.e. the oldest copy, wins); fully ACKed segments leave the list
-        k = seg_n[r] - 1
-        while k >= 0:
+        # ACK processing over the peer's list (tshark walks it newest first): an exact match yields
+        # tcp.analysis.ack_rtt, the oldest matching copy winning; fully ACKed segments leave the list.
+        # Each segment's fate depends only on this ACK, so one oldest-first pass decides and compacts
+        # (the first qualifying match is the oldest) instead of shifting the list once per removal.
+        kept = 0
+        rtt_set = False
+        for k in range(seg_n[r]):
             nq = seg_nxt[r, k]
             if a == nq or not (0 < ((nq - a) & M32) < HALF):
-                if a == nq and t != seg_ts[r, k]:  # tshark shows ack_rtt only when non-zero
+                if a == nq and not rtt_set and t != seg_ts[r, k]:  # tshark shows ack_rtt only when non-zero
                     out_rtt[i] = t - seg_ts[r, k]
-                for j in range(k, seg_n[r] - 1):
-                    seg_seq[r, j] = seg_seq[r, j + 1]
-                    seg_nxt[r, j] = seg_nxt[r, j + 1]
-                    seg_ts[r, j] = seg_ts[r, j + 1]
-                seg_n[r] -= 1
-            elif 0 < ((a - seg_seq[r, k]) & M32) < HALF:
-                seg_seq[r, k] = a  # partial ACK trims the segment
-            k -= 1
+                    rtt_set = True
+                continue
+            if 0 < ((a - seg_seq[r, k]) & M32) < HALF:
+                seg_seq[r, kept] = a  # partial ACK trims the segment
+            else:
+                seg_seq[r, kept] = seg_seq[r, k]
+            seg_nxt[r, kept] = nq
+            seg_ts[r, kept] = seg_ts[r, k]
+            kept += 1
+        seg_n[r] = kept
         # iRTT: most recent pure SYN → first pure ACK (set after the analysis, as dissect_tcp does)
         if (fl & (SYN | ACK)) == SYN:
             mru_syn = t
