@@ -232,10 +232,11 @@ def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
                 continue
             if 0 < ((a - seg_seq[r, k]) & M32) < HALF:
                 seg_seq[r, kept] = a  # partial ACK trims the segment
-            else:
+            elif kept != k:
                 seg_seq[r, kept] = seg_seq[r, k]
-            seg_nxt[r, kept] = nq
-            seg_ts[r, kept] = seg_ts[r, k]
+            if kept != k:  # nothing removed yet: the segment stays where it is
+                seg_nxt[r, kept] = nq
+                seg_ts[r, kept] = seg_ts[r, k]
             kept += 1
         seg_n[r] = kept
         # iRTT: most recent pure SYN → first pure ACK (set after the analysis, as dissect_tcp does)
