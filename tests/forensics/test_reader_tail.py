@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from netghost.forensics import decode, reader
+from netghost.forensics.decode_jit import compiled_kernel
 from netghost.forensics.engine import analyze_capture
 from tests.forensics.pcapwriter import ACK, SYN, Capture
 
@@ -35,7 +36,7 @@ def _capture(tail_flags: int) -> Capture:
 @pytest.mark.parametrize("tail_flags", [SYN, ACK])
 def test_last_tcp_header_in_file_tail(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, jit: bool,
                                       tail_flags: int) -> None:
-    if jit and decode.compiled_kernel() is None:
+    if jit and compiled_kernel() is None:
         pytest.skip("numba not installed: the compiled decoder is not used")
     monkeypatch.setattr(decode, "JIT_MIN_PACKETS", 0 if jit else 10**12)
     p = _capture(tail_flags).write(tmp_path / "tail.pcap")

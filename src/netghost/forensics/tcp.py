@@ -295,7 +295,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
     lirtt = [float("nan")] * n
     lrtt = [float("nan")] * n
     ident = range(n)
-    _kernel(ident, ident, *lists, lof, lsub, lirtt, lrtt)
+    _kernel(ident, ident, lists[0], lists[1], lists[2], lists[3], lists[4], lists[5], lists[6], lists[7], lists[8],
+            lof, lsub, lirtt, lrtt)
     out_f = np.empty(n, np.int64)
     out_s = np.empty(n, np.int64)
     out_r = np.empty(n)
