@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,17 +23,6 @@ __all__ = [
     "check_network",
 ]
 
-NETWORK_FAULT_TYPES = (
-    "nsg-deny",
-    "udr-dead-appliance",
-    "service-down",
-    "dns-nxdomain",
-    "dns-private-zone-not-linked",
-    "pmtu-blackhole",
-    "path-packet-loss",
-    "middlebox-rst",
-    "peering-disconnected",
-)
 NetworkFaultType = Literal[
     "nsg-deny",
     "udr-dead-appliance",
@@ -45,19 +34,9 @@ NetworkFaultType = Literal[
     "middlebox-rst",
     "peering-disconnected",
 ]
+# The tuple (argparse choices, membership checks) is derived so the two lists cannot drift apart.
+NETWORK_FAULT_TYPES: tuple[str, ...] = get_args(NetworkFaultType)
 
-CLOUD_FAULT_KINDS = (
-    "extension-missing",
-    "no-network-watcher",
-    "container-missing",
-    "storage-auth-failure",
-    "capture-error",
-    "poll-transient",
-    "blob-late",
-    "download-failure",
-    "capture-name-conflict",
-    "capture-quota",
-)
 CloudFaultKind = Literal[
     "extension-missing",
     "no-network-watcher",
@@ -70,6 +49,7 @@ CloudFaultKind = Literal[
     "capture-name-conflict",
     "capture-quota",
 ]
+CLOUD_FAULT_KINDS: tuple[str, ...] = get_args(CloudFaultKind)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
 
