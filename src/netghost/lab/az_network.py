@@ -53,14 +53,16 @@ def _get(ctx: AzContext, kind: str, rg: str, name: str) -> Any:
     return found
 
 
-def _in_rg(items: list[Any], rg: str | None) -> list[Any]:
+def _listed(ctx: AzContext, args: ParsedArgs, items: list[Any]) -> list[Any]:
+    """The ``list`` commands' scope: all items, or those of ``--resource-group`` (which must exist)."""
+    rg = args["resource_group"]
+    if rg:
+        require_rg(ctx, rg)
     return [i for i in items if rg is None or i.resource_group.lower() == rg.lower()]
 
 
 def _nsg_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    if args["resource_group"]:
-        require_rg(ctx, args["resource_group"])
-    return [nsg_doc(ctx.world, n) for n in _in_rg(ctx.world.spec.nsgs, args["resource_group"])]
+    return [nsg_doc(ctx.world, n) for n in _listed(ctx, args, ctx.world.spec.nsgs)]
 
 
 def _nsg_show(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -182,9 +184,7 @@ def _nic_show(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _rt_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    if args["resource_group"]:
-        require_rg(ctx, args["resource_group"])
-    return [route_table_doc(ctx.world, r) for r in _in_rg(ctx.world.spec.route_tables, args["resource_group"])]
+    return [route_table_doc(ctx.world, r) for r in _listed(ctx, args, ctx.world.spec.route_tables)]
 
 
 def _rt_show(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -198,9 +198,7 @@ def _route_list(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _vnet_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    if args["resource_group"]:
-        require_rg(ctx, args["resource_group"])
-    return [vnet_doc(ctx.world, v) for v in _in_rg(ctx.world.spec.vnets, args["resource_group"])]
+    return [vnet_doc(ctx.world, v) for v in _listed(ctx, args, ctx.world.spec.vnets)]
 
 
 def _vnet_show(ctx: AzContext, args: ParsedArgs) -> Any:
