@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from netghost.lab.probes_net import Vantage, is_ip, need_lab, probe
+from netghost.lab.probes_net import Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 
@@ -101,10 +101,7 @@ def _write_out(opts: dict[str, str], code: str, connect: float, total: float, ip
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like curl and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":

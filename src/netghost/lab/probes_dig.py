@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, is_ip, need_lab
+from netghost.lab.probes_net import Vantage, console_main, is_ip
 from netghost.lab.world import DnsAnswer
 
 __all__ = ["VERSION", "answer_records", "main", "run"]
@@ -88,10 +88,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like dig and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":

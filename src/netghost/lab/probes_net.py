@@ -15,6 +15,8 @@ import hashlib
 import ipaddress
 import os
 import random
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -24,7 +26,7 @@ from netghost.lab.state import LabState, default_state_dir
 from netghost.lab.world import DnsAnswer, World
 from netghost.lab.world_model import Nic, Vm
 
-__all__ = ["Probe", "Vantage", "is_ip", "load_vantage", "probe"]
+__all__ = ["Probe", "Vantage", "console_main", "is_ip", "load_vantage", "probe"]
 
 NAT_PUBLIC_IP = "198.51.100.23"  # the laptop's address as the Internet sees it (TEST-NET-2)
 HOME_GATEWAY = "192.168.1.1"
@@ -164,3 +166,16 @@ def need_lab() -> Vantage:
         return load_vantage()
     except LabError as exc:
         raise SystemExit(f"netghost lab probe: {exc}") from exc
+
+
+def console_main(run: Callable[[Sequence[str], Vantage], tuple[int, str, str]], argv: Sequence[str] | None) -> int:
+    """The body of every shim's ``main``: one place decides how a probe reaches the terminal.
+
+    Args:
+        run: The probe's ``run(argv, vantage) -> (exit code, stdout, stderr)``.
+        argv: Arguments after the program name; ``None`` means ``sys.argv[1:]``.
+    """
+    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code

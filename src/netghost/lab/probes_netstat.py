@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, need_lab
+from netghost.lab.probes_net import Vantage, console_main
 from netghost.lab.probes_ss import local_sockets
 
 __all__ = ["main", "run"]
@@ -45,10 +45,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like netstat and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, is_ip, need_lab, probe
+from netghost.lab.probes_net import Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 
@@ -93,10 +93,7 @@ def _usage() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like ping and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from netghost.lab.probes_net import Vantage, need_lab
+from netghost.lab.probes_net import Vantage, console_main
 
 __all__ = ["SOCKETS", "Sock", "local_sockets", "main", "run"]
 
@@ -79,10 +79,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like ss and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import HOME_GATEWAY, Vantage, is_ip, need_lab, probe
+from netghost.lab.probes_net import HOME_GATEWAY, Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 
@@ -73,10 +73,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry: print like traceroute and return its exit code."""
-    code, out, err = run(list(sys.argv[1:] if argv is None else argv), need_lab())
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
+    return console_main(run, argv)
 
 
 if __name__ == "__main__":
