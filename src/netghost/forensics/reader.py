@@ -201,15 +201,24 @@ def _fill(fh: BinaryIO, mv: memoryview, info: CaptureInfo) -> int:
     return got
 
 
-def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
-    if len(head) < 24:
-        raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
+def _pcap_header(head: bytes, info: CaptureInfo) -> tuple[str, int, int]:
+    """Read the 24-byte pcap global header into ``info``, for both the stream and the mmap paths.
+
+    Returns the struct byte-order prefix, the timestamp fraction's ns factor and the link type.
+    """
     fmt, ns_factor = PCAP_MAGICS[head[:4]]
     info.file_type = "pcap" if ns_factor == 1_000 else "pcap-ns"
     _maj, _min, _zone, _sig, snaplen, network = struct.unpack(fmt + "HHiIII", head[4:24])
     linktype = network & 0x0FFFFFFF
     info.snaplen = snaplen
     info.link_types = [linktype]
+    return fmt, ns_factor, linktype
+
+
+def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
+    if len(head) < 24:
+        raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
+    fmt, ns_factor, linktype = _pcap_header(head, info)
     carry = np.zeros(0, np.uint8)
     consumed = 24
     while True:
@@ -249,12 +258,7 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
     After each window the processed pages are released with ``MADV_DONTNEED`` so the resident set
     stays about one window plus the decoded columns, whatever the file size.
     """
-    fmt, ns_factor = PCAP_MAGICS[head[:4]]
-    info.file_type = "pcap" if ns_factor == 1_000 else "pcap-ns"
-    _maj, _min, _zone, _sig, snaplen, network = struct.unpack(fmt + "HHiIII", head[4:24])
-    linktype = network & 0x0FFFFFFF
-    info.snaplen = snaplen
-    info.link_types = [linktype]
+    fmt, ns_factor, linktype = _pcap_header(head, info)
     chunk_bytes = max(chunk_bytes, MAX_RECORD + 16)  # a window always holds at least one whole record
     mm = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
     size = len(mm)
