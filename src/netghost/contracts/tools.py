@@ -7,7 +7,7 @@ a malformed call into one clear error for the Brain instead of a ``KeyError`` de
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -45,14 +45,7 @@ ToolName = Literal[
     "cleanup_task",
     "complete_investigation",
 ]
-TOOL_NAMES: tuple[str, ...] = (
-    "run_shell_cmd",
-    "capture_traffic",
-    "check_task",
-    "cancel_task",
-    "cleanup_task",
-    "complete_investigation",
-)
+TOOL_NAMES: tuple[str, ...] = get_args(ToolName)  # derived: the two lists cannot drift apart
 
 
 class RunShellCmdArgs(WireModel):
