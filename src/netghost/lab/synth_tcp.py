@@ -306,21 +306,28 @@ class TcpConv:
                                  via=self.path.via))
         self.reset = True
 
+    def _fin(self, t: float, frm: Endpoint) -> tuple[Endpoint, float | None]:
+        """``frm`` sends a FIN (it takes one sequence number); the peer counts it only if it arrives.
+
+        Returns the peer and the FIN's arrival time (``None`` when the path dropped it).
+        """
+        to = self.s if frm is self.c else self.c
+        fin = self.emit(t, frm, FIN, seq=frm.snd_nxt)
+        frm.snd_nxt += 1
+        if fin.arrive is not None:
+            to.rcv_nxt += 1
+        return to, fin.arrive
+
     def close(self, t: float, first: Endpoint) -> float:
         """FIN from ``first`` (carrying any pending ACK), FIN from the peer, last ACK."""
-        second = self.s if first is self.c else self.c
-        fin = self.emit(t, first, FIN, seq=first.snd_nxt)
-        first.snd_nxt += 1
-        if fin.arrive is None:
+        second, arrive = self._fin(t, first)
+        if arrive is None:
             return t
-        second.rcv_nxt += 1
-        t2 = fin.arrive + 60e-6
-        fin2 = self.emit(t2, second, FIN, seq=second.snd_nxt)
-        second.snd_nxt += 1
-        if fin2.arrive is None:
+        t2 = arrive + 60e-6
+        _, arrive2 = self._fin(t2, second)
+        if arrive2 is None:
             return t2
-        first.rcv_nxt += 1
-        last = self.emit(fin2.arrive + 10e-6, first, 0, seq=first.snd_nxt)
+        last = self.emit(arrive2 + 10e-6, first, 0, seq=first.snd_nxt)
         return last.t
 
     def resend(self, t: float, frm: Endpoint, seq: int, data: bytes) -> None:
@@ -334,13 +341,10 @@ class TcpConv:
     def abandon(self, t: float, first: Endpoint) -> float:
         """The application gives up on a stalled transfer: its FIN is ACKed, the peer's data stays
         unacknowledged (so no FIN comes back)."""
-        second = self.s if first is self.c else self.c
-        fin = self.emit(t, first, FIN, seq=first.snd_nxt)
-        first.snd_nxt += 1
-        if fin.arrive is None:
+        second, arrive = self._fin(t, first)
+        if arrive is None:
             return t
-        second.rcv_nxt += 1
-        return self.emit(fin.arrive + 30e-6, second, 0, seq=second.snd_nxt).t
+        return self.emit(arrive + 30e-6, second, 0, seq=second.snd_nxt).t
 
 
 def _sack_blocks(segs: list[_Seg]) -> tuple[tuple[int, int], ...]:
