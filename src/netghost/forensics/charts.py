@@ -49,6 +49,16 @@ def _png(canvas: Any) -> bytes:
     return buf.getvalue()
 
 
+def _decorate(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+    """Labels, title and grid; a legend only when something was plotted (an empty one warns)."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 def _stream_rows(an: Analysis, stream: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions into tcp_rows, from-client mask, retransmission mask) of one stream, in frame order."""
     pos = np.flatnonzero(an.tcp_stream == stream)
@@ -168,12 +178,7 @@ def timeline_png(an: Analysis, stream: int | None = None, bins: int = 60) -> byt
             if ts.size:
                 ax2.plot(ts - t0, rtt * 1000, ".", markersize=4, color=color,
                          label=f"tcp/{stream}: {name} data → ACK")
-    ax2.set_xlabel("seconds since the first packet")
-    ax2.set_ylabel("RTT (ms)")
-    ax2.set_title("RTT over time")
-    if ax2.get_legend_handles_labels()[0]:
-        ax2.legend(loc="upper right", fontsize=8)
-    ax2.grid(alpha=0.3)
+    _decorate(ax2, "seconds since the first packet", "RTT (ms)", "RTT over time")
     del fig
     return _png(canvas)
 
@@ -189,11 +194,7 @@ def delay_png(t: np.ndarray, delay_ms: np.ndarray, a_to_b: np.ndarray) -> bytes:
     for m, name, color in ((a_to_b, "A → B", "tab:blue"), (~a_to_b, "B → A", "tab:orange")):
         if m.any():
             ax.plot(t[m] - t0, delay_ms[m], ".", markersize=3, color=color, label=name)
-    ax.set_xlabel("seconds since the first matched packet (A's clock)")
-    ax.set_ylabel("one-way delay (ms)")
-    ax.set_title("One-way delay between the capture points (clock offset removed)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right", fontsize=8)
-    ax.grid(alpha=0.3)
+    _decorate(ax, "seconds since the first matched packet (A's clock)", "one-way delay (ms)",
+              "One-way delay between the capture points (clock offset removed)")
     del fig
     return _png(canvas)
