@@ -24,6 +24,7 @@ from typing import Literal
 from netghost.errors import LabError
 from netghost.lab.state import LabState, default_state_dir
 from netghost.lab.world import DnsAnswer, World
+from netghost.lab.world_faults import is_ip
 from netghost.lab.world_model import Nic, Vm
 
 __all__ = ["Probe", "Vantage", "console_main", "is_ip", "load_vantage", "probe"]
@@ -32,14 +33,6 @@ NAT_PUBLIC_IP = "198.51.100.23"  # the laptop's address as the Internet sees it 
 HOME_GATEWAY = "192.168.1.1"
 ISP_HOP = "100.64.0.1"
 Verdict = Literal["ok", "refused", "drop"]
-
-
-def is_ip(text: str) -> bool:
-    try:
-        ipaddress.IPv4Address(text)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass

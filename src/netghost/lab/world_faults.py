@@ -21,6 +21,7 @@ __all__ = [
     "check_ip",
     "check_name",
     "check_network",
+    "is_ip",
 ]
 
 NetworkFaultType = Literal[
@@ -72,6 +73,15 @@ def check_network(value: str) -> str:
     except ValueError as exc:
         raise ValueError(f"{value!r} is not a CIDR prefix: {exc}") from exc
     return value
+
+
+def is_ip(value: str) -> bool:
+    """The yes/no form of :func:`check_ip`, for code that branches on "IP or name?" instead of rejecting."""
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
 
 
 def check_ip(value: str) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
+from netghost.lab.world_faults import is_ip
+
 if TYPE_CHECKING:
     from netghost.lab.world_model import WorldSpec
 
@@ -79,7 +81,7 @@ def reference_problems(w: WorldSpec) -> list[str]:
     vm_names = {v.name for v in w.vms}
     for flow in w.traffic:
         for end in (flow.client, flow.server):
-            if end not in vm_names and not _is_ip(end):
+            if end not in vm_names and not is_ip(end):
                 p.append(f"traffic {flow.name}: endpoint {end!r} is neither a declared VM nor an IPv4 address")
     if w.fault is not None and w.fault.flow not in {t.name for t in w.traffic}:
         p.append(f"fault {w.fault.type}: flow {w.fault.flow!r} is not a declared traffic flow")
@@ -89,11 +91,3 @@ def reference_problems(w: WorldSpec) -> list[str]:
     if w.local_machine.inside_vnet is not None and w.local_machine.inside_vnet not in vnets:
         p.append(f"local_machine.inside_vnet {w.local_machine.inside_vnet!r} is not a declared VNet")
     return p
-
-
-def _is_ip(value: str) -> bool:
-    try:
-        ipaddress.IPv4Address(value)
-    except ValueError:
-        return False
-    return True
