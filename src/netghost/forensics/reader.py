@@ -215,6 +215,20 @@ def _pcap_header(head: bytes, info: CaptureInfo) -> tuple[str, int, int]:
     return fmt, ns_factor, linktype
 
 
+def _stop_corrupt(info: CaptureInfo, at: int, caplen: int) -> None:
+    """Both pcap paths stop at an impossible record length with the same warning."""
+    info.truncated = True
+    info.warnings.append(f"corrupt record at byte {at}: caplen {caplen} exceeds {MAX_RECORD}; analysed up to there")
+
+
+def _stop_cut(info: CaptureInfo, at: int, tail_bytes: int) -> None:
+    """Both pcap paths report a last record cut short by the end of the file with the same warning."""
+    info.truncated = True
+    info.warnings.append(
+        f"capture cut short: last record at byte {at} is incomplete ({tail_bytes} bytes); analysed up to the cut"
+    )
+
+
 def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
     if len(head) < 24:
         raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
@@ -234,21 +248,13 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
         if offs.shape[1]:
             yield _pcap_batch(buf, offs, ns_factor, linktype)
         if bad >= 0:
-            info.truncated = True
-            info.warnings.append(
-                f"corrupt record at byte {consumed + pos}: caplen {bad} exceeds {MAX_RECORD}; "
-                "analysed up to there"
-            )
+            _stop_corrupt(info, consumed + pos, bad)
             return
         consumed += pos
         carry = buf[pos:n].copy()
         if got == 0 or (got < chunk_bytes and info.truncated):
             if carry.shape[0]:
-                info.truncated = True
-                info.warnings.append(
-                    f"capture cut short: last record at byte {consumed} is incomplete "
-                    f"({carry.shape[0]} bytes); analysed up to the cut"
-                )
+                _stop_cut(info, consumed, carry.shape[0])
             return
 
 
@@ -280,17 +286,10 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
         if offs.shape[1]:
             yield _pcap_batch(buf, offs, ns_factor, linktype)
         if bad >= 0:
-            info.truncated = True
-            info.warnings.append(
-                f"corrupt record at byte {start + pos}: caplen {bad} exceeds {MAX_RECORD}; analysed up to there"
-            )
+            _stop_corrupt(info, start + pos, bad)
             return
         if pos == 0 and end == size:
-            info.truncated = True
-            info.warnings.append(
-                f"capture cut short: last record at byte {start} is incomplete ({size - start} bytes); "
-                "analysed up to the cut"
-            )
+            _stop_cut(info, start, size - start)
             return
         start += pos
         cut = (start // mmap.PAGESIZE) * mmap.PAGESIZE
