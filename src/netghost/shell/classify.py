@@ -206,6 +206,10 @@ def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
         seen = 0
         for i in range(1, len(argv)):
             word = argv[i]
+            if word in (".", ".."):
+                # Directory operands (`find . -name x`): `.` as a program is the shell builtin
+                # `source`, which no wrapper can exec without a shell, so it cannot be what runs.
+                continue
             if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
                 inner = _classify_argv(argv[i:], depth + 1)
                 if inner.verdict == "FORBIDDEN":
