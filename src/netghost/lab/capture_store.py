@@ -15,15 +15,13 @@ bytes come from the synthesis seam::
 
     netghost.lab.synth.synthesize_capture(world, vm_name, start, end) -> bytes
 
-(``start``/``end`` are lab POSIX seconds of the capture window) if that module exists, else
-:data:`EMPTY_PCAP` — a valid libpcap file with only the 24-byte global header. The session's
+(``start``/``end`` are lab POSIX seconds of the capture window). The session's
 ``--filters``, ``--capture-size`` and ``--capture-limit`` are then applied by
 :func:`~netghost.lab.capture_filter.apply_session_limits`, as the real agent applies them.
 """
 
 from __future__ import annotations
 
-import importlib
 import struct
 from typing import Any
 
@@ -64,15 +62,10 @@ def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
 
 
 def synthesize(world: World, vm_name: str, start: float, end: float) -> bytes:
-    """The synthesis seam: ``netghost.lab.synth.synthesize_capture`` if present, else an empty pcap."""
-    try:
-        module = importlib.import_module("netghost.lab.synth")
-    except ModuleNotFoundError as exc:
-        if exc.name != "netghost.lab.synth":
-            raise
-        return EMPTY_PCAP
-    body: bytes = module.synthesize_capture(world, vm_name, start, end)
-    return body
+    """The synthesis seam; imported on first use so plain ``az`` reads never pay for the synthesizer."""
+    from netghost.lab.synth import synthesize_capture  # noqa: PLC0415  deferred import, see docstring
+
+    return synthesize_capture(world, vm_name, start, end)
 
 
 def _late_delay(faults: list[CloudFaultSpec], account: str) -> float:
