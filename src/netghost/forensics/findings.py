@@ -45,7 +45,7 @@ def _cap_per_kind(found: list[Finding]) -> list[Finding]:
     return out
 
 
-def build_findings(a: Analysis, limit: int = 24) -> list[Finding]:
+def build_findings(a: Analysis, limit: int = 24, ctx: Ctx | None = None) -> list[Finding]:
     """Run every detector and rank: severity, then confidence, then evidence size.
 
     Detectors that explain a stream (SYN failures, PMTU) run before the retransmission-rate one,
@@ -54,10 +54,11 @@ def build_findings(a: Analysis, limit: int = 24) -> list[Finding]:
     Args:
         a: the capture analysis.
         limit: maximum number of findings kept (the semantic JSON stays compact).
+        ctx: a :class:`Ctx` of ``a`` to reuse (its lazily built columns), e.g. from build_semantic.
     """
     if a.packets == 0:
         return []
-    x = Ctx(a)
+    x = ctx if ctx is not None else Ctx(a)
     found = [*syn_failures(x), *resets(x), *pmtu(x), *retransmissions(x), *zero_window(x), *dns(x),
              *icmp(x), *capture_quality(x)]
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))

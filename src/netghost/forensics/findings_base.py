@@ -6,6 +6,8 @@ everything here is internal to :mod:`netghost.forensics` (the public entry is ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -14,8 +16,8 @@ from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.flows import mix_hash
 
-__all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "capture_duplicates", "ep", "finding", "flow_id",
-           "server_groups"]
+__all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_duplicates", "ep", "finding", "flow_id",
+           "group_rows", "server_groups"]
 
 SEVERITIES = ("info", "low", "medium", "high", "critical")
 MAX_FRAMES = 10
@@ -29,8 +31,8 @@ def flow_id(stream: int) -> str:
 
 def ep(hi: Any, lo: Any, port: Any) -> str:
     """``ip:port`` (``[v6]:port``) of one endpoint."""
-    addr = format_addr(hi, lo)
-    return f"[{addr}]:{int(port)}" if ":" in addr else f"{addr}:{int(port)}"
+    a = addr(hi, lo)
+    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"
 
 
 def finding(kind: str, severity: str, confidence: float, title: str, detail: str,  # noqa: PLR0917  compact call sites
@@ -44,95 +46,209 @@ def finding(kind: str, severity: str, confidence: float, title: str, detail: str
     }
 
 
+_SEG_COLS = {"frame": "frame", "ts": "ts", "fl": "tcp_flags", "pay": "paylen", "seq": "seq", "ack": "ack",
+             "ttl": "ttl", "src_hi": "src_hi", "src_lo": "src_lo", "sport": "sport"}
+_WIDE = ("fl", "pay", "seq", "ack")  # widened to int64 (sequence arithmetic, flag tests)
+
+
 class Ctx:
     """Per-segment views shared by the detectors (one entry per analysed TCP segment).
 
     ``explained`` is a per-stream mask: a detector that explains a stream's symptoms (a silent SYN
     drop, a PMTU black hole) sets it so the generic retransmission findings do not report the same
     packets a second time under a vaguer name.
+
+    Why lazy: on a 2M-packet capture each full per-segment column costs a ~2M-element gather, and
+    most detectors only look at a few thousand rows (flagged segments, RSTs, a few streams). Full
+    columns (``x.seq``, ``x.from_client`` ...) are built on first use; :meth:`seg` and
+    :meth:`client_side` read the same values for a subset of segments without building them.
     """
 
     def __init__(self, a: Analysis) -> None:
         self.a = a
-        c = a.cols
-        r = a.tcp_rows
-        self.frame = c.frame[r]
-        self.ts = c.ts[r]
-        self.fl = c.tcp_flags[r].astype(np.int64)
-        self.pay = c.paylen[r].astype(np.int64)
-        self.seq = c.seq[r].astype(np.int64)
-        self.ack = c.ack[r].astype(np.int64)
-        self.ttl = c.ttl[r]
         self.sid = a.tcp_stream
-        self.src_hi, self.src_lo, self.sport = c.src_hi[r], c.src_lo[r], c.sport[r]
-        st = a.streams
-        self.from_client = (self.src_hi == st.c_hi[self.sid]) & (self.src_lo == st.c_lo[self.sid]) & (
-            self.sport == st.c_port[self.sid])
-        self.explained = np.zeros(len(st), bool)
+        self.explained = np.zeros(len(a.streams), bool)
 
-        self.dup = capture_duplicates(a)
+    def __getattr__(self, name: str) -> np.ndarray:
+        # full per-segment columns, gathered on first use (frame, ts, fl, pay, seq, ack, ttl, src_hi ...)
+        if name not in _SEG_COLS:
+            raise AttributeError(name)
+        v: np.ndarray = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows]
+        if name in _WIDE and name != "fl":
+            v = v.astype(np.int64)
+        self.__dict__[name] = v
+        return v
+
+    def seg(self, name: str, idx: Any) -> Any:
+        """Column ``name`` (as in ``x.<name>``) for segment indices ``idx`` (array or one index) only."""
+        full = self.__dict__.get(name)
+        if full is not None:
+            return full[idx]
+        v = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows[idx]]
+        return v.astype(np.int64) if name in _WIDE and name != "fl" else v
+
+    def client_side(self, idx: np.ndarray) -> np.ndarray:
+        """True where segment ``idx`` was sent by its stream's client (``x.from_client[idx]``)."""
+        full = self.__dict__.get("from_client")
+        if full is not None:
+            out: np.ndarray = full[idx]
+            return out
+        st, c, s = self.a.streams, self.a.cols, self.sid[idx]
+        r = self.a.tcp_rows[idx]
+        res: np.ndarray = (c.src_hi[r] == st.c_hi[s]) & (c.src_lo[r] == st.c_lo[s]) & (c.sport[r] == st.c_port[s])
+        return res
+
+    @cached_property
+    def from_client(self) -> np.ndarray:
+        """Per segment: sent by the stream's client."""
+        return self.client_side(np.arange(self.sid.shape[0]))
+
+    @cached_property
+    def flagged(self) -> np.ndarray:
+        """Indices of the segments carrying any tshark analysis flag (ascending)."""
+        return np.flatnonzero(self.a.tcp_flags)
+
+    def with_flag(self, bit: int) -> np.ndarray:
+        """Indices of the segments whose analysis flags include ``bit`` (ascending)."""
+        f = self.flagged
+        out: np.ndarray = f[(self.a.tcp_flags[f] & bit) != 0]
+        return out
+
+    @cached_property
+    def dup(self) -> np.ndarray:
+        """Per segment: a copy made by the capture (:func:`capture_duplicates`)."""
+        return capture_duplicates(self.a, self)
+
+    @cached_property
+    def _blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # each stream is one contiguous block of this permutation (the engine's, or a stable sort)
-        self.order = a.tcp_order if a.tcp_order is not None else np.argsort(self.sid, kind="stable")
-        ss = self.sid[self.order]
+        a = self.a
+        order = a.tcp_order if a.tcp_order is not None else np.argsort(self.sid, kind="stable")
+        ss = self.sid[order]
         n = ss.shape[0]
-        chg = np.flatnonzero(np.r_[True, ss[1:] != ss[:-1]]) if n else np.zeros(0, np.int64)
-        self.start = np.zeros(len(st), np.int64)
-        self.end = np.zeros(len(st), np.int64)
-        self.start[ss[chg]] = chg
-        self.end[ss[chg]] = np.r_[chg[1:], n]
+        chg = np.flatnonzero(ss[1:] != ss[:-1]) + 1 if n else np.zeros(0, np.int64)
+        chg = np.r_[0, chg] if n else chg
+        start = np.zeros(len(a.streams), np.int64)
+        end = np.zeros(len(a.streams), np.int64)
+        start[ss[chg]] = chg
+        end[ss[chg]] = np.r_[chg[1:], n]
+        return order, start, end
+
+    @property
+    def order(self) -> np.ndarray:
+        """Permutation of the segments that makes each stream contiguous (capture order inside)."""
+        return self._blocks[0]
 
     def rows_of(self, s: int) -> np.ndarray:
         """Segment indices of one stream, in capture order (a slice of a grouped index)."""
-        out: np.ndarray = self.order[self.start[s] : self.end[s]]
+        order, start, end = self._blocks
+        out: np.ndarray = order[start[s] : end[s]]
         return out
 
-    def frames_of(self, streams: np.ndarray, mask: np.ndarray) -> list[int]:
-        """First evidence frames among ``streams`` where ``mask`` holds (bounded work per group)."""
-        picked: list[np.ndarray] = []
-        for s in np.sort(streams)[:50].tolist():
-            r = self.rows_of(s)
-            picked.append(r[mask[r]][:MAX_FRAMES])
-        rows = np.sort(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
-        return [int(x) for x in self.frame[rows[:MAX_FRAMES]]]
+    def rows_of_many(self, streams: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(segment indices of several streams, position in ``streams`` of each one's stream).
+
+        Streams follow the order of ``streams``, each in capture order.
+        """
+        order, start, end = self._blocks
+        streams = np.asarray(streams, np.int64)
+        lo, ln = start[streams], end[streams] - start[streams]
+        total = int(ln.sum())
+        first = np.cumsum(ln) - ln
+        pos = np.repeat(lo - first, ln) + np.arange(total, dtype=np.int64)
+        return order[pos], np.repeat(np.arange(streams.shape[0]), ln)
+
+    def frames_of(self, streams: np.ndarray, pick: Callable[[np.ndarray], np.ndarray]) -> list[int]:
+        """First evidence frames among ``streams`` (the first 50 by id) where ``pick(segments)`` holds.
+
+        Args:
+            streams: stream ids.
+            pick: maps segment indices to a bool mask (evaluated on those streams' segments only).
+        """
+        rows, _ = self.rows_of_many(np.sort(streams)[:50])
+        rows = np.sort(rows[pick(rows)])[:MAX_FRAMES]
+        return [int(x) for x in self.seg("frame", rows)]
+
+    def has_flag(self, bit: int) -> Callable[[np.ndarray], np.ndarray]:
+        """A ``frames_of`` picker: tcp header flags (``x.fl``) include any of ``bit``."""
+        return lambda r: (self.seg("fl", r) & bit) != 0
+
+
+@lru_cache(maxsize=65536)
+def _addr(hi: int, lo: int) -> str:
+    return format_addr(hi, lo)
+
+
+def addr(hi: Any, lo: Any) -> str:
+    """:func:`format_addr` with a cache (reports name the same few hosts many times)."""
+    return _addr(int(hi), int(lo))
+
+
+def group_rows(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices grouped by equal key tuples: group ``i`` is ``o[b[i]:b[i + 1]]`` for the returned ``(o, b)``.
+
+    Groups come in lexicographic key order, members ascending: the grouping (and group order) of
+    ``np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)``, several times faster (a
+    lexsort instead of a sort of structured rows).
+    """
+    n = keys[0].shape[0] if keys else 0
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(1, np.int64)
+    o = np.lexsort(keys[::-1])
+    new = np.zeros(n, bool)
+    new[0] = True
+    for k in keys:
+        ks = k[o]
+        new[1:] |= ks[1:] != ks[:-1]
+    return o, np.r_[np.flatnonzero(new), n]
 
 
 def server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
-    """Group streams by server host; one port keeps ``host:port``, several (a scan) list the ports."""
+    """Group streams by server host; one port keeps ``host:port``, several (a scan) list the ports.
+
+    Groups come in order of first appearance in ``streams``, members in ``streams`` order.
+    """
     st = a.streams
     groups: dict[str, list[int]] = {}
     if not streams.size:
         return groups
-    hosts = np.stack([st.s_hi[streams], st.s_lo[streams]], axis=1)
-    _, first, inv = np.unique(hosts, axis=0, return_index=True, return_inverse=True)
-    inv = inv.ravel()
-    for g in np.argsort(first, kind="stable").tolist():
-        ss = streams[inv == g]
+    o, b = group_rows(st.s_hi[streams], st.s_lo[streams])
+    for i in np.argsort(o[b[:-1]], kind="stable").tolist():  # by first appearance
+        ss = streams[o[b[i] : b[i + 1]]]
         ports = np.unique(st.s_port[ss])
         s0 = int(ss[0])
         if ports.shape[0] == 1:
             groups[ep(st.s_hi[s0], st.s_lo[s0], ports[0])] = ss.tolist()
         else:
             shown = ", ".join(str(int(p)) for p in ports[:6]) + (f" (+{ports.shape[0] - 6} more)" if ports.shape[0] > 6 else "")
-            groups[f"{format_addr(st.s_hi[s0], st.s_lo[s0])} ports {shown}"] = ss.tolist()
+            groups[f"{addr(st.s_hi[s0], st.s_lo[s0])} ports {shown}"] = ss.tolist()
     return groups
 
 
-def capture_duplicates(a: Analysis) -> np.ndarray:
+def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
     """Per analysed TCP segment: True when it is a copy made by the capture, not by the sender.
 
     A copy has the same addresses, ports, IP ID, seq, ack and payload as an earlier segment and
     appears < 1 ms after it (a SPAN/bridge seeing the packet twice) or *before* it in time (files
     merged). IP ID 0 (DF packets of some stacks) is ignored, and so are copies seen later than
     1 ms: some stacks resend a segment with its old IP ID after an RTO, which is a real retransmission.
+
+    Args:
+        a: the capture analysis.
+        x: unused (kept for call sites that share a :class:`Ctx`).
     """
     c = a.cols
     dup = np.zeros(a.tcp_rows.shape[0], bool)
     # a copy is always flagged by tshark (retransmission / dup-ACK ...), so only streams with flags matter
-    flagged_stream = a.streams.flagged[a.tcp_stream] > 0 if len(a.streams) else np.zeros(0, bool)
-    sel = np.flatnonzero((c.l3[a.tcp_rows] == 4) & (c.ip_id[a.tcp_rows] != 0) & flagged_stream)
+    fs = a.streams.flagged > 0 if len(a.streams) else np.zeros(0, bool)
+    if not fs.any():
+        return dup
+    sel = np.flatnonzero(fs[a.tcp_stream])
+    r = a.tcp_rows[sel]
+    keep = (c.l3[r] == 4) & (c.ip_id[r] != 0)
+    sel, r = sel[keep], r[keep]
     if sel.size < 2:
         return dup
-    r = a.tcp_rows[sel]
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
     for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
         h = mix_hash(h, col.astype(np.uint64))

@@ -17,6 +17,7 @@ never fires, while the pattern above is unambiguous.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,15 +37,19 @@ _FIX = ("Clamp the TCP MSS on the NVA/VPN (or lower the interface MTU), or let I
         "(ICMPv6 type 2) reach the sender so path-MTU discovery works.")
 
 
-def _thresholds(x: Ctx) -> np.ndarray:
-    """Per segment: the payload size that counts as full-size for its direction."""
+Thr = Callable[[np.ndarray], np.ndarray]
+
+
+def _thresholds(x: Ctx, idx: np.ndarray) -> np.ndarray:
+    """Per segment ``idx``: the payload size that counts as full-size for its direction."""
     st = x.a.streams
-    mss_rx = np.where(x.from_client, st.mss_s[x.sid], st.mss_c[x.sid])
+    sid = x.sid[idx]
+    mss_rx = np.where(x.client_side(idx), st.mss_s[sid], st.mss_c[sid])
     out: np.ndarray = np.where(mss_rx > 0, np.minimum(BIG_PAYLOAD, (mss_rx * 9) // 10), BIG_PAYLOAD)
     return out
 
 
-def _small_acked(x: Ctx, r: np.ndarray, thr: np.ndarray) -> int | None:
+def _small_acked(x: Ctx, r: np.ndarray, thr: Thr) -> int | None:
     """A segment of stream rows ``r`` with a small payload that the other side acknowledged (its row)."""
     for fc in (True, False):
         snd = r[x.from_client[r] == fc]
@@ -56,7 +61,7 @@ def _small_acked(x: Ctx, r: np.ndarray, thr: np.ndarray) -> int | None:
         rel_ack = rel_ack[rel_ack < HALF]
         if not rel_ack.size:
             continue
-        small = snd[(x.pay[snd] > 0) & (x.pay[snd] < thr[snd])]
+        small = snd[(x.pay[snd] > 0) & (x.pay[snd] < thr(snd))]
         ends = (x.seq[small] - base + x.pay[small]) & M32
         ok = small[ends <= rel_ack.max()]
         if ok.size:
@@ -64,7 +69,7 @@ def _small_acked(x: Ctx, r: np.ndarray, thr: np.ndarray) -> int | None:
     return None
 
 
-def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: np.ndarray) -> dict[str, Any] | None:
+def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: Thr) -> dict[str, Any] | None:
     r = x.rows_of(s)
     counts: dict[tuple[bool, int, int], int] = {}
     for k in r[big_retr[r]].tolist():
@@ -92,12 +97,12 @@ def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: np.ndarray) -> dict[
             "frames": [int(f) for f in x.frame[copies[:6]]] + [int(x.frame[small])], "ts": float(x.ts[k])}
 
 
-def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: np.ndarray) -> dict[str, Any] | None:
+def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: Thr) -> dict[str, Any] | None:
     r = x.rows_of(s)
     st, c = x.a.streams, x.a.cols
     for fc in (False, True):
         snd = r[x.from_client[r] == fc]
-        if not snd.size or np.any(x.pay[snd] >= thr[snd]):
+        if not snd.size or np.any(x.pay[snd] >= thr(snd)):
             continue  # full-size segments do arrive in this direction
         lost = np.flatnonzero(lost_flag[snd])
         if not lost.size:
@@ -108,7 +113,7 @@ def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: np.ndarray) -> di
         pos = int(lost[0])
         hole_start = int(ends[:pos].max()) if pos else 0
         hole = int((x.seq[snd[pos]] - base) & M32) - hole_start
-        if hole < int(thr[snd[0]]) or hole >= HALF:
+        if hole < int(thr(snd[:1])[0]) or hole >= HALF:
             continue
         peer = r[(x.from_client[r] != fc) & ((x.fl[r] & ACK) != 0)]
         rel_ack = (x.ack[peer] - base) & M32
@@ -128,21 +133,30 @@ def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: np.ndarray) -> di
 
 def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     """Streams matching either black-hole rule, keyed by stream."""
-    thr = _thresholds(x)
-    retr = (x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0
-    big_retr = retr & (x.pay >= thr) & ~x.dup
+    def thr(idx: np.ndarray) -> np.ndarray:
+        return _thresholds(x, idx)
+
+    nseg = x.sid.shape[0]
+    retr = x.with_flag(FLAG_BITS["retransmission"])
+    retr = retr[(x.seg("pay", retr) >= thr(retr)) & ~x.dup[retr]]
+    big_retr = np.zeros(nseg, bool)
+    big_retr[retr] = True
     n = len(x.a.streams)
     out: dict[int, dict[str, Any]] = {}
-    cand = np.flatnonzero((np.bincount(x.sid[big_retr], minlength=n) >= MIN_RETRIES) & ~skip)
+    cand = np.flatnonzero((np.bincount(x.sid[retr], minlength=n) >= MIN_RETRIES) & ~skip)
     for s in cand[:MAX_STREAMS].tolist():
         m = _sender_side(x, s, big_retr, thr)
         if m:
             out[s] = m
-    lost_flag = (x.a.tcp_flags & FLAG_BITS["lost_segment"]) != 0
-    # vectorised pre-filter: a direction qualifies only if it lost something and never carried a big segment
-    key = x.sid * 2 + x.from_client
-    has_big = np.bincount(key[x.pay >= thr], minlength=2 * n) > 0
-    has_lost = np.bincount(key[lost_flag], minlength=2 * n) > 0
+    lost = x.with_flag(FLAG_BITS["lost_segment"])
+    lost_flag = np.zeros(nseg, bool)
+    lost_flag[lost] = True
+    # vectorised pre-filter: a direction qualifies only if it lost something and never carried a big
+    # segment (big segments looked for only in the streams that lost something)
+    has_lost = np.bincount(x.sid[lost] * 2 + x.client_side(lost), minlength=2 * n) > 0
+    rows, _ = x.rows_of_many(np.unique(x.sid[lost]))
+    rows = rows[x.seg("pay", rows) >= thr(rows)]
+    has_big = np.bincount(x.sid[rows] * 2 + x.client_side(rows), minlength=2 * n) > 0
     ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
     cand = np.flatnonzero(ok & ~skip)
     for s in cand[:MAX_STREAMS].tolist():
@@ -188,18 +202,18 @@ def _icmp_blackhole(x: Ctx, server: str, mtu: int, big_retr: np.ndarray,
     st, c = x.a.streams, x.a.cols
     rs = [r for _, group in flows for r in group]
     reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
-    m = big_retr & np.isin(x.sid, [s for s, _ in flows])
+    m = big_retr[np.isin(x.sid[big_retr], [s for s, _ in flows])]  # big_retr: segment indices
     s0 = flows[0][0]
     where = (f"{flow_id(s0)} ({ep(st.c_hi[s0], st.c_lo[s0], st.c_port[s0])} → {server})" if len(flows) == 1
              else f"{len(flows)} flows to {server}")
     return finding(
         "pmtu_blackhole", "high", 0.85,
-        f"ICMP fragmentation-needed (next-hop MTU {mtu}) for {where} and {int(m.sum())} large segment(s) "
+        f"ICMP fragmentation-needed (next-hop MTU {mtu}) for {where} and {m.shape[0]} large segment(s) "
         "retransmitted → PMTU black hole",
         f"{', '.join(reporters)} reported a next-hop MTU of {mtu} ({len(rs)} message(s)) for these flows, whose "
         "segments of >=1000 bytes keep being retransmitted: packets larger than the path MTU are dropped. " + _FIX,
-        [int(c.frame[r]) for r in rs[:5]] + [int(f) for f in x.frame[m][:5]], [flow_id(s) for s, _ in flows],
-        float(c.ts[min(rs)]), mtu=mtu, large_retransmissions=int(m.sum()), icmp_messages=len(rs),
+        [int(c.frame[r]) for r in rs[:5]] + [int(f) for f in x.seg("frame", m[:5])], [flow_id(s) for s, _ in flows],
+        float(c.ts[min(rs)]), mtu=mtu, large_retransmissions=int(m.shape[0]), icmp_messages=len(rs),
         connections=len(flows), server=server,
     )
 
@@ -213,14 +227,16 @@ def pmtu(x: Ctx) -> list[Finding]:
     """
     a, st, c = x.a, x.a.streams, x.a.cols
     out: list[Finding] = []
-    big_retr = ((a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & (x.pay >= 1000)
+    big_retr = x.with_flag(FLAG_BITS["retransmission"])
+    big_retr = big_retr[x.seg("pay", big_retr) >= 1000]
     index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
     for s in np.unique(x.sid[big_retr]).tolist():
         ce = (int(st.c_hi[s]), int(st.c_lo[s]), int(st.c_port[s]))
         se = (int(st.s_hi[s]), int(st.s_lo[s]), int(st.s_port[s]))
         index[(ce, se)] = index[(se, ce)] = s
-    rows = np.flatnonzero(((c.proto == 1) & (c.icmp_type == 3) & (c.icmp_code == 4))
-                          | ((c.proto == 58) & (c.icmp_type == 2)))
+    rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
+    it, pr = c.icmp_type[rows], c.proto[rows]
+    rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))]
     groups: dict[tuple[int, int], list[int]] = {}
     for r in rows[:5000].tolist():
         s = -1

@@ -8,8 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from netghost.forensics.decode import format_addr
-from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, ep, finding, flow_id, server_groups
+from netghost.forensics.findings_base import (
+    MAX_FRAMES,
+    Ctx,
+    Finding,
+    addr,
+    ep,
+    finding,
+    flow_id,
+    group_rows,
+    server_groups,
+)
 from netghost.forensics.flows import CONN_STATES
 from netghost.forensics.tcp import FLAG_BITS
 
@@ -30,11 +39,9 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
     cand = np.flatnonzero(st.syn > 0)
     if cand.size < SCAN_MIN_PORTS:
         return mask
-    pairs = np.stack([st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand]], axis=1)
-    _, inv, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
-    inv = inv.ravel()
-    for g in np.flatnonzero(counts >= SCAN_MIN_PORTS).tolist():
-        ss = cand[inv == g]
+    o, b = group_rows(st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand])
+    for i in np.flatnonzero(np.diff(b) >= SCAN_MIN_PORTS).tolist():
+        ss = cand[o[b[i] : b[i + 1]]]
         ports = np.unique(st.s_port[ss])
         if ports.shape[0] < SCAN_MIN_PORTS:
             continue
@@ -43,8 +50,8 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
         refused = ss[(st.synack[ss] == 0) & (st.rst_s[ss] > 0)]
         silent = ss.shape[0] - answered.shape[0] - refused.shape[0]
         open_ports = sorted({int(p) for p in st.s_port[answered]})[:10]
-        scanner = format_addr(st.c_hi[ss[0]], st.c_lo[ss[0]])
-        target = format_addr(st.s_hi[ss[0]], st.s_lo[ss[0]])
+        scanner = addr(st.c_hi[ss[0]], st.c_lo[ss[0]])
+        target = addr(st.s_hi[ss[0]], st.s_lo[ss[0]])
         out.append(finding(
             "port_scan", "medium", 0.85,
             f"{scanner} probed {ports.shape[0]} ports of {target} (SYN scan): {answered.shape[0]} open"
@@ -52,7 +59,7 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
             + f", {refused.shape[0]} closed (RST), {silent} filtered (no answer)",
             "Many ports of one host from one client in a short time is a port scan (or a service-discovery "
             "sweep); its unanswered SYNs show what a filter drops, not an outage.",
-            [int(f) for f in x.frame[np.isin(x.sid, ss[:MAX_FRAMES])][:MAX_FRAMES]],
+            [int(f) for f in x.seg("frame", np.sort(x.rows_of_many(ss[:MAX_FRAMES])[0])[:MAX_FRAMES])],
             [flow_id(int(s)) for s in ss[:MAX_FRAMES]], float(st.first_ts[ss].min()),
             ports=int(ports.shape[0]), open=int(answered.shape[0]), closed=int(refused.shape[0]), filtered=int(silent),
         ))
@@ -66,8 +73,15 @@ def syn_failures(x: Ctx) -> list[Finding]:
     """
     a, st = x.a, x.a.streams
     out: list[Finding] = []
-    syn = (x.fl & 0x12) == SYN
-    rst = (x.fl & RST) != 0
+    def syn(r: np.ndarray) -> np.ndarray:
+        out: np.ndarray = (x.seg("fl", r) & 0x12) == SYN
+        return out
+
+    def syn_or_rst(r: np.ndarray) -> np.ndarray:
+        fl = x.seg("fl", r)
+        out: np.ndarray = ((fl & 0x12) == SYN) | ((fl & RST) != 0)
+        return out
+
     scanned = _port_scans(x, out)
     x.explained |= (st.syn > 0) & (st.synack == 0)
     s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0) & ~scanned)
@@ -75,7 +89,7 @@ def syn_failures(x: Ctx) -> list[Finding]:
         arr = np.asarray(ss)
         attempts = int(st.syn[arr].sum())
         per = attempts / len(ss)
-        clients = sorted({format_addr(st.c_hi[s], st.c_lo[s]) for s in ss})
+        clients = sorted({addr(h, lo) for h, lo in set(zip(st.c_hi[arr].tolist(), st.c_lo[arr].tolist(), strict=True))})
         retried = f"retried {per:.0f}×" if per >= 2 else "sent once"
         conns = f" on {len(ss)} connections" if len(ss) > 1 else ""
         out.append(finding(
@@ -96,40 +110,58 @@ def syn_failures(x: Ctx) -> list[Finding]:
             f"SYN to {server} answered by RST from the server port ({conns}) → nothing listening (or a reject rule)",
             f"{len(ss)} connection attempt(s) to {server} were refused with RST instead of SYN-ACK: no process "
             "listens on that port on the target (or a host firewall rejects with reset).",
-            x.frames_of(arr, syn | rst), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            x.frames_of(arr, syn_or_rst), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
             connections=len(ss), server=server,
         ))
     return out
 
 
-def _usual_ttl(x: Ctx, s: int, k: int) -> tuple[int, np.ndarray] | None:
-    """The most common TTL of the RST's claimed sender on stream ``s`` (None without other packets)."""
-    r = x.rows_of(s)
-    same = r[(x.from_client[r] == x.from_client[k]) & ((x.fl[r] & RST) == 0)]
-    if not same.size:
-        return None
-    return int(np.argmax(np.bincount(x.ttl[same].astype(np.int64) & 0xFF, minlength=256))), same
+def _usual_ttls(x: Ctx, ss: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per (stream ``ss[i]``, RST segment ``ks[i]``): the most common TTL of the RST's claimed sender
+    over its other (non-RST) segments of that stream (smallest on ties), and the first such segment.
+
+    Both are -1 where the sender has no other segment. One pass over the candidate streams' segments
+    (no Python loop per stream): TTL histograms by ``bincount`` over (candidate, TTL) in chunks.
+    """
+    usual = np.full(ss.shape[0], -1, np.int64)
+    first = np.full(ss.shape[0], -1, np.int64)
+    rows, owner = x.rows_of_many(ss)
+    same = (x.client_side(rows) == x.client_side(ks)[owner]) & ((x.seg("fl", rows) & RST) == 0)
+    rows, owner = rows[same], owner[same]
+    if not rows.size:
+        return usual, first
+    ttl = x.seg("ttl", rows).astype(np.int64) & 0xFF
+    u, fi = np.unique(owner, return_index=True)  # owner is non-decreasing: fi = each one's first row
+    first[u] = rows[fi]
+    chunk = 4096
+    for c0 in range(0, ss.shape[0], chunk):
+        lo, hi = np.searchsorted(owner, [c0, c0 + chunk])
+        m = min(chunk, ss.shape[0] - c0)
+        hist = np.bincount((owner[lo:hi] - c0) * 256 + ttl[lo:hi], minlength=m * 256).reshape(m, 256)
+        usual[c0 : c0 + m] = hist.argmax(axis=1)
+    usual[first < 0] = -1
+    return usual, first
 
 
 def resets(x: Ctx) -> list[Finding]:
     """Injected resets (TTL unlike the claimed sender's), grouped per server; plain mid-stream aborts."""
     st = x.a.streams
     out: list[Finding] = []
-    is_rst = (x.fl & RST) != 0
-    rst_rows = np.flatnonzero(is_rst)
+    rst_rows = np.flatnonzero((x.fl & RST) != 0)
     established = (st.synack > 0) | (st.data_pkts > 0)
-    first_rst = np.unique(x.sid[rst_rows], return_index=True)[1]
+    ks = rst_rows[np.unique(x.sid[rst_rows], return_index=True)[1]]  # each stream's first RST, by stream id
+    ss = x.sid[ks]
+    keep = established[ss] & ~((st.syn[ss] > 0) & (st.synack[ss] == 0))
+    ks, ss = ks[keep], ss[keep]
+    usual, first = _usual_ttls(x, ss, ks)
+    ttl_k, fc_k = x.seg("ttl", ks).tolist(), x.client_side(ks).tolist()
     plain: list[int] = []
     injected: dict[tuple[str, bool, int, int], list[tuple[int, int, int]]] = {}
-    for k in rst_rows[first_rst].tolist():
-        s = int(x.sid[k])
-        if not established[s] or (st.syn[s] > 0 and st.synack[s] == 0):
-            continue
-        usual = _usual_ttl(x, s, k)
-        if usual is not None and abs(int(x.ttl[k]) - usual[0]) >= 2:
+    for i, (k, s) in enumerate(zip(ks.tolist(), ss.tolist(), strict=True)):
+        u = int(usual[i])
+        if u >= 0 and abs(int(ttl_k[i]) - u) >= 2:
             server = ep(st.s_hi[s], st.s_lo[s], st.s_port[s])
-            key = (server, bool(x.from_client[k]), int(x.ttl[k]), usual[0])
-            injected.setdefault(key, []).append((s, k, int(usual[1][0])))
+            injected.setdefault((server, bool(fc_k[i]), int(ttl_k[i]), u), []).append((s, k, int(first[i])))
             continue
         if st.data_pkts[s] > 0:
             plain.append(k)
@@ -137,7 +169,7 @@ def resets(x: Ctx) -> list[Finding]:
         who = "client" if by_client else "server"
         s, k, normal = hits[0]
         if len(hits) == 1:
-            sender = ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+            sender = ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k))
             peer = ep(st.s_hi[s], st.s_lo[s], st.s_port[s]) if by_client else ep(st.c_hi[s], st.c_lo[s], st.c_port[s])
             title = (f"RST mid-stream on {flow_id(s)} ({sender} → {peer}) with TTL {ttl} where the {who} always uses "
                      f"{usual_ttl} → injected by a middlebox")
@@ -148,36 +180,48 @@ def resets(x: Ctx) -> list[Finding]:
             "rst_injected", "high", 0.85 if len(hits) > 1 else 0.8, title,
             f"The reset(s) claim to come from the {who} but their IP TTL ({ttl}) differs from every other packet "
             f"of that sender ({usual_ttl}): a firewall/IPS, NVA or load balancer on the path forged them. "
-            f"First RST frames: {', '.join(str(int(x.frame[h[1]])) for h in hits[:5])}.",
-            [int(x.frame[h[1]]) for h in hits[:MAX_FRAMES - 1]] + [int(x.frame[normal])],
-            [flow_id(h[0]) for h in hits], float(x.ts[k]),
+            f"First RST frames: {', '.join(str(int(x.seg('frame', h[1]))) for h in hits[:5])}.",
+            [int(x.seg("frame", h[1])) for h in hits[:MAX_FRAMES - 1]] + [int(x.seg("frame", normal))],
+            [flow_id(h[0]) for h in hits], float(x.seg("ts", k)),
             rst_ttl=ttl, usual_ttl=usual_ttl, connections=len(hits), server=server, by=who,
         ))
     if 0 < len(plain) <= 3:
         for k in plain:
             s = int(x.sid[k])
-            who = "client" if x.from_client[k] else "server"
+            who = "client" if x.client_side(np.asarray([k]))[0] else "server"
             out.append(finding(
                 "rst_midstream", "medium", 0.7,
-                f"{who.capitalize()} {ep(x.src_hi[k], x.src_lo[k], x.sport[k])} reset {flow_id(s)} mid-stream after "
+                f"{who.capitalize()} {ep(x.seg('src_hi', k), x.seg('src_lo', k), x.seg('sport', k))} reset {flow_id(s)} mid-stream after "
                 f"{int(st.data_pkts[s])} data segments",
                 f"Connection {flow_id(s)} was aborted with RST by the {who} instead of a FIN close "
                 f"(Zeek state {CONN_STATES[st.conn_state[s]]}): an application abort, an idle timeout on a "
                 "middlebox, or a crash.",
-                [int(x.frame[k])], [flow_id(s)], float(x.ts[k]), by=who,
+                [int(x.seg("frame", k))], [flow_id(s)], float(x.seg("ts", k)), by=who,
             ))
     elif plain:
-        by_c = int(np.count_nonzero(x.from_client[plain]))
+        pl = np.asarray(plain, np.int64)
+        by_c = int(np.count_nonzero(x.client_side(pl)))
         out.append(finding(
             "rst_midstream", "medium", 0.6,
             f"{len(plain)} established connections aborted with RST mid-stream ({by_c} by the client, "
             f"{len(plain) - by_c} by the server)",
             "Many aborts rather than FIN closes: application resets, idle timeouts on a middlebox (NVA, load "
             "balancer) or connection-pool churn.",
-            [int(x.frame[k]) for k in plain[:MAX_FRAMES]], [flow_id(int(x.sid[k])) for k in plain[:MAX_FRAMES]],
-            float(x.ts[plain[0]]), connections=len(plain), by_client=by_c,
+            [int(f) for f in x.seg("frame", pl[:MAX_FRAMES])], [flow_id(int(x.sid[k])) for k in plain[:MAX_FRAMES]],
+            float(x.seg("ts", pl[0])), connections=len(plain), by_client=by_c,
         ))
     return out[:20]
+
+
+def _data_segments(x: Ctx) -> int:
+    """Segments carrying payload or FIN (not SYN), capture copies and explained streams left out."""
+    fl = x.fl
+    base = ((fl & SYN) == 0) & ((x.pay > 0) | ((fl & FIN) != 0))
+    total = int(np.count_nonzero(base))
+    # take back the excluded ones: few segments (capture copies, streams explained by another detector)
+    ex_rows, _ = x.rows_of_many(np.flatnonzero(x.explained))
+    excluded = np.union1d(ex_rows, np.flatnonzero(x.dup))
+    return total - int(np.count_nonzero(base[excluded]))
 
 
 def retransmissions(x: Ctx) -> list[Finding]:
@@ -190,12 +234,25 @@ def retransmissions(x: Ctx) -> list[Finding]:
     """
     st = x.a.streams
     out: list[Finding] = []
-    carries = ((x.fl & SYN) == 0) & ((x.pay > 0) | ((x.fl & FIN) != 0)) & ~x.dup & ~x.explained[x.sid]
-    retr = ((x.a.tcp_flags & FLAG_BITS["retransmission"]) != 0) & carries
-    data = np.bincount(x.sid[carries], minlength=len(st))
-    dretr = np.bincount(x.sid[retr], minlength=len(st))
+    n = len(st)
+
+    def carries(r: np.ndarray) -> np.ndarray:
+        fl = x.seg("fl", r)
+        out: np.ndarray = ((fl & SYN) == 0) & ((x.seg("pay", r) > 0) | ((fl & FIN) != 0)) & ~x.dup[r] & ~x.explained[x.sid[r]]
+        return out
+
+    retr = x.with_flag(FLAG_BITS["retransmission"])
+    retr = retr[carries(retr)]
+    dretr = np.bincount(x.sid[retr], minlength=n)
+    # data segments per stream, counted only where the rate can qualify (>= 3 retransmitted ones)
+    data = np.zeros(n, np.int64)
+    few = np.flatnonzero(dretr >= 3)
+    rows, owner = x.rows_of_many(few)
+    data[few] = np.bincount(owner[carries(rows)], minlength=few.shape[0])
     rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
     cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
+    is_retr = np.zeros(x.sid.shape[0], bool)
+    is_retr[retr] = True
     for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():
         pct = 100 * rate[s]
         sev = "high" if pct >= 10 else "medium" if pct >= 3 else "low"
@@ -206,11 +263,11 @@ def retransmissions(x: Ctx) -> list[Finding]:
             "loss on the path",
             f"{int(dretr[s])} of {int(data[s])} segments carrying data (or FIN) were retransmissions; sustained "
             "loss means congestion, a faulty link or a policer between the endpoints.",
-            x.frames_of(np.asarray([s]), retr), [flow_id(s)], float(st.first_ts[s]),
+            x.frames_of(np.asarray([s]), lambda r: is_retr[r]), [flow_id(s)], float(st.first_ts[s]),
             retransmissions=int(dretr[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
         ))
-    tot_data = int(data.sum())
-    tot_retr = int(dretr.sum())
+    tot_data = _data_segments(x)
+    tot_retr = int(retr.shape[0])
     if tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
         pct = 100 * tot_retr / tot_data
         flows = np.flatnonzero(dretr > 0)
@@ -221,7 +278,7 @@ def retransmissions(x: Ctx) -> list[Finding]:
             "Counted over segments carrying payload or FIN (SYN retries are reported with the handshake). "
             "Retransmissions spread over many flows point at the shared path (link, gateway, NVA) rather "
             "than one server.",
-            [int(f) for f in x.frame[retr][:MAX_FRAMES]], [flow_id(int(s)) for s in flows[:MAX_FRAMES]], None,
+            [int(f) for f in x.seg("frame", retr[:MAX_FRAMES])], [flow_id(int(s)) for s in flows[:MAX_FRAMES]], None,
             retransmissions=tot_retr, data_segments=tot_data, flow_count=int(flows.shape[0]),
         ))
     return out
@@ -230,17 +287,19 @@ def retransmissions(x: Ctx) -> list[Finding]:
 def zero_window(x: Ctx) -> list[Finding]:
     """Receivers that advertised a zero window (a receiver-side stall, not a network fault)."""
     st = x.a.streams
-    zw = (x.a.tcp_flags & FLAG_BITS["zero_window"]) != 0
+    zw = FLAG_BITS["zero_window"]
     out = []
     for s in np.flatnonzero(st.zero_window > 0)[:5].tolist():
-        m = zw & (x.sid == s)
-        k = np.flatnonzero(m)[0]
-        who = ep(x.src_hi[k], x.src_lo[k], x.sport[k])
+        r = np.sort(x.rows_of(s))
+        r = r[(x.a.tcp_flags[r] & zw) != 0]
+        k = r[0]
+        who = ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k))
         out.append(finding(
             "zero_window", "medium", 0.8,
             f"{who} advertised a zero receive window {int(st.zero_window[s])}× on {flow_id(s)} → receiver not reading",
             "The receiving application (or host) did not drain its socket buffer, so the sender had to stop: "
             "a receiver-side bottleneck, not a network fault.",
-            [int(f) for f in x.frame[m][:MAX_FRAMES]], [flow_id(s)], float(x.ts[k]), count=int(st.zero_window[s]),
+            [int(f) for f in x.seg("frame", r[:MAX_FRAMES])], [flow_id(s)], float(x.seg("ts", k)),
+            count=int(st.zero_window[s]),
         ))
     return out
