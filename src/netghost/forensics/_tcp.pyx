@@ -17,9 +17,9 @@ The per-stream aggregates of :func:`netghost.forensics.flows.build_streams` are 
 same walk (stream ids are assigned by first appearance, as tshark numbers ``tcp.stream``).
 """
 
+from libc.math cimport NAN
 from libc.stdint cimport int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.math cimport NAN
 from libc.string cimport memset
 
 import numpy as np
@@ -50,11 +50,24 @@ cdef uint64_t HC = 0x9E3779B97F4A7C15ULL
 
 
 # ---------------------------------------------------------------------------------------------
-# conversation grouping
+# conversation grouping: exact keys in an open-addressing table (one cache line per slot)
 
 cdef struct Key:
     uint64_t ahi, alo, bhi, blo
     int64_t ap, bp
+
+
+cdef struct Slot:
+    uint64_t h
+    int32_t c  # conversation id, -1 = empty
+    int32_t first_lt  # the canonical orientation of the conversation's first packet
+    Key k
+
+
+cdef struct Table:
+    Slot* slots
+    uint64_t mask
+    int64_t n
 
 
 cdef inline uint64_t _mix(uint64_t h, uint64_t v) noexcept nogil:
@@ -62,109 +75,77 @@ cdef inline uint64_t _mix(uint64_t h, uint64_t v) noexcept nogil:
     return h ^ (h >> 29)
 
 
-cdef int64_t _group(const int64_t[::1] rows, const uint64_t[::1] src_hi, const uint64_t[::1] src_lo,
-                    const int32_t[::1] sport, const uint64_t[::1] dst_hi, const uint64_t[::1] dst_lo,
-                    const int32_t[::1] dport, int64_t[::1] conv, int64_t[::1] dirn) except -1:
-    """Exact conversation ids (first appearance) and directions; returns the number of conversations."""
-    cdef Py_ssize_t n = rows.shape[0], i
-    cdef int64_t r, c, nconv = 0, kcap = 1024, bits = 12
-    cdef uint64_t mask, h, sh, sl, dh, dl, slot
-    cdef int64_t sp, dp
-    cdef bint a_lt
+cdef int _table_init(Table* t) noexcept nogil:
+    t.mask = (1 << 12) - 1
+    t.n = 0
+    t.slots = <Slot*>malloc((t.mask + 1) * sizeof(Slot))
+    if t.slots == NULL:
+        return -1
+    memset(t.slots, 0xFF, (t.mask + 1) * sizeof(Slot))
+    return 0
+
+
+cdef int _table_grow(Table* t) noexcept nogil:
+    """Twice the slots (keeps the load factor <= 1/2)."""
+    cdef uint64_t old_size = t.mask + 1, j, slot
+    cdef Slot* old = t.slots
+    t.mask = 2 * old_size - 1
+    t.slots = <Slot*>malloc((t.mask + 1) * sizeof(Slot))
+    if t.slots == NULL:
+        t.slots = old
+        t.mask = old_size - 1
+        return -1
+    memset(t.slots, 0xFF, (t.mask + 1) * sizeof(Slot))
+    for j in range(old_size):
+        if old[j].c >= 0:
+            slot = old[j].h & t.mask
+            while t.slots[slot].c >= 0:
+                slot = (slot + 1) & t.mask
+            t.slots[slot] = old[j]
+    free(old)
+    return 0
+
+
+cdef inline int64_t _lookup(Table* t, uint64_t sh, uint64_t sl, int64_t sp, uint64_t dh, uint64_t dl, int64_t dp,
+                            int64_t* dirn) noexcept nogil:
+    """Conversation id of this packet (new ids by first appearance) and its direction; -1 = out of memory."""
+    cdef bint a_lt = sh < dh or (sh == dh and (sl < dl or (sl == dl and sp <= dp)))
     cdef Key k
-    cdef Key* keys = <Key*>malloc(kcap * sizeof(Key))
-    cdef char* first_lt = <char*>malloc(kcap)
-    cdef uint64_t* hashes = <uint64_t*>malloc(kcap * sizeof(uint64_t))
-    cdef int64_t* table = <int64_t*>malloc((1 << bits) * sizeof(int64_t))
-    cdef void* tmp
-    if keys == NULL or first_lt == NULL or hashes == NULL or table == NULL:
-        free(keys); free(first_lt); free(hashes); free(table)
-        raise MemoryError()
-    mask = (1 << bits) - 1
-    memset(table, 0xFF, (1 << bits) * sizeof(int64_t))
-    try:
-        with nogil:
-            for i in range(n):
-                r = rows[i]
-                sh = src_hi[r]
-                sl = src_lo[r]
-                sp = sport[r]
-                dh = dst_hi[r]
-                dl = dst_lo[r]
-                dp = dport[r]
-                a_lt = sh < dh or (sh == dh and (sl < dl or (sl == dl and sp <= dp)))
-                if a_lt:
-                    k.ahi = sh; k.alo = sl; k.ap = sp; k.bhi = dh; k.blo = dl; k.bp = dp
-                else:
-                    k.ahi = dh; k.alo = dl; k.ap = dp; k.bhi = sh; k.blo = sl; k.bp = sp
-                h = _mix(_mix(_mix(_mix(_mix(_mix(7, k.ahi), k.alo), <uint64_t>k.ap), k.bhi), k.blo),
-                         <uint64_t>k.bp)
-                slot = h & mask
-                while True:
-                    c = table[slot]
-                    if c < 0:
-                        break
-                    if (hashes[c] == h and keys[c].alo == k.alo and keys[c].blo == k.blo and keys[c].ap == k.ap
-                            and keys[c].bp == k.bp and keys[c].ahi == k.ahi and keys[c].bhi == k.bhi):
-                        break
-                    slot = (slot + 1) & mask
-                if c < 0:
-                    c = nconv
-                    nconv += 1
-                    if nconv > kcap:
-                        kcap *= 2
-                        tmp = realloc(keys, kcap * sizeof(Key))
-                        if tmp == NULL:
-                            with gil:
-                                raise MemoryError()
-                        keys = <Key*>tmp
-                        tmp = realloc(first_lt, kcap)
-                        if tmp == NULL:
-                            with gil:
-                                raise MemoryError()
-                        first_lt = <char*>tmp
-                        tmp = realloc(hashes, kcap * sizeof(uint64_t))
-                        if tmp == NULL:
-                            with gil:
-                                raise MemoryError()
-                        hashes = <uint64_t*>tmp
-                    keys[c] = k
-                    hashes[c] = h
-                    first_lt[c] = a_lt
-                    table[slot] = c
-                    if nconv * 2 > (1 << bits):  # keep the load factor <= 1/2: rehash into twice the slots
-                        bits += 1
-                        free(table)
-                        table = <int64_t*>malloc((1 << bits) * sizeof(int64_t))
-                        if table == NULL:
-                            with gil:
-                                raise MemoryError()
-                        mask = (1 << bits) - 1
-                        memset(table, 0xFF, (1 << bits) * sizeof(int64_t))
-                        for c in range(nconv):
-                            slot = hashes[c] & mask
-                            while table[slot] >= 0:
-                                slot = (slot + 1) & mask
-                            table[slot] = c
-                        c = nconv - 1
-                conv[i] = c
-                dirn[i] = a_lt != first_lt[c]
-    finally:
-        free(keys)
-        free(first_lt)
-        free(hashes)
-        free(table)
-    return nconv
+    cdef uint64_t h, slot
+    cdef Slot* e
+    if a_lt:
+        k.ahi = sh; k.alo = sl; k.ap = sp; k.bhi = dh; k.blo = dl; k.bp = dp
+    else:
+        k.ahi = dh; k.alo = dl; k.ap = dp; k.bhi = sh; k.blo = sl; k.bp = sp
+    h = _mix(_mix(_mix(_mix(_mix(_mix(7, k.ahi), k.alo), <uint64_t>k.ap), k.bhi), k.blo), <uint64_t>k.bp)
+    slot = h & t.mask
+    while True:
+        e = &t.slots[slot]
+        if e.c < 0:
+            break
+        if (e.h == h and e.k.alo == k.alo and e.k.blo == k.blo and e.k.ap == k.ap and e.k.bp == k.bp
+                and e.k.ahi == k.ahi and e.k.bhi == k.bhi):
+            dirn[0] = a_lt != e.first_lt
+            return e.c
+        slot = (slot + 1) & t.mask
+    e.h = h
+    e.c = <int32_t>t.n
+    e.first_lt = a_lt
+    e.k = k
+    t.n += 1
+    dirn[0] = 0
+    if 2 * t.n > <int64_t>(t.mask + 1) and _table_grow(t) < 0:
+        return -1
+    return t.n - 1
 
 
-cdef void _bucket_order(const int64_t[::1] key, int64_t nkeys, int64_t[::1] order) noexcept nogil:
-    """Counting sort: ``order`` lists indices grouped by ``key`` (ascending), index order inside."""
-    cdef Py_ssize_t n = key.shape[0], i
-    cdef int64_t* pos = <int64_t*>malloc((nkeys + 1) * sizeof(int64_t))
+cdef void _bucket_order(const int64_t* key, Py_ssize_t n, int64_t* pos, int64_t nkeys, int64_t* order) noexcept nogil:
+    """Counting sort: ``order`` lists indices grouped by ``key`` (ascending), index order inside.
+
+    ``pos`` holds each key's count on entry (scratch, overwritten).
+    """
+    cdef Py_ssize_t i
     cdef int64_t acc = 0, c
-    memset(pos, 0, (nkeys + 1) * sizeof(int64_t))
-    for i in range(n):
-        pos[key[i]] += 1
     for i in range(nkeys):
         c = pos[i]
         pos[i] = acc
@@ -173,22 +154,46 @@ cdef void _bucket_order(const int64_t[::1] key, int64_t nkeys, int64_t[::1] orde
         c = key[i]
         order[pos[c]] = i
         pos[c] += 1
-    free(pos)
 
 
 def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, const uint64_t[::1] src_lo,
                         const int32_t[::1] sport, const uint64_t[::1] dst_hi, const uint64_t[::1] dst_lo,
                         const int32_t[::1] dport):
     """(conv, dirn, order): see :func:`netghost.forensics.flows.group_conversations`."""
-    n = rows.shape[0]
+    cdef Py_ssize_t n = rows.shape[0], i
     conv = np.empty(n, np.int64)
     dirn = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
-    cdef int64_t nconv = _group(rows, src_hi, src_lo, sport, dst_hi, dst_lo, dport, conv, dirn)
-    cdef int64_t[::1] cv = conv
-    cdef int64_t[::1] ov = order
-    with nogil:
-        _bucket_order(cv, nconv, ov)
+    if n == 0:
+        return conv, dirn, order
+    cdef int64_t[::1] cv = conv, dv = dirn, ov = order
+    cdef Table t
+    cdef int64_t c, r, d, ok = 0
+    cdef int64_t* counts = NULL
+    if _table_init(&t) < 0:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                r = rows[i]
+                c = _lookup(&t, src_hi[r], src_lo[r], sport[r], dst_hi[r], dst_lo[r], dport[r], &d)
+                if c < 0:
+                    break
+                cv[i] = c
+                dv[i] = d
+            else:
+                ok = 1
+                counts = <int64_t*>malloc((t.n + 1) * sizeof(int64_t))
+                if counts != NULL:
+                    memset(counts, 0, (t.n + 1) * sizeof(int64_t))
+                    for i in range(n):
+                        counts[cv[i]] += 1
+                    _bucket_order(&cv[0], n, counts, t.n, &ov[0])
+    finally:
+        free(t.slots)
+        free(counts)
+    if not ok or counts == NULL:
+        raise MemoryError()
     return conv, dirn, order
 
 
@@ -203,32 +208,34 @@ cdef struct Seg:
 cdef struct Dir:
     int64_t nextseq, lastack, window, maxtba, base
     double nextseqtime, lastacktime
-    int64_t wsc, dupacks, lastflags
-    bint first_ack, base_set
-    int64_t seg_n, seg_cap
+    int32_t wsc, dupacks, lastflags, first_ack, base_set, seg_n, seg_cap
     Seg* segs
+
+
+cdef struct Agg:
+    # the current stream's aggregates (copied to the stream array when the stream ends)
+    int64_t first_frame, last_frame
+    double first_ts, last_ts, irtt
+    uint64_t src_hi, src_lo, dst_hi, dst_lo  # the first packet's endpoints
+    int32_t sport, dport, first_dir, syn_dir, sa_dir, has_irtt
+    int64_t byts[2]
+    int32_t pkts[2]
+    int32_t fin[2]
+    int32_t rst[2]
+    int32_t syn[2]
+    int32_t synack[2]
+    int32_t has_syn[2]
+    int32_t mss[2]
+    int32_t ws[2]
+    int32_t data_pkts, retrans, retrans_data, flagged, zero_window, lost
 
 
 cdef struct Conv:
     double mru_syn, irtt
     int64_t sub, sid
-    bint seen
-
-
-cdef struct Stream:
-    int64_t first_i, last_i, first_dir, syn_dir, sa_dir
-    int64_t pkts[2]
-    int64_t byts[2]
-    int64_t fin[2]
-    int64_t rst[2]
-    int64_t syn[2]
-    int64_t synack[2]
-    int64_t mss[2]
-    int64_t ws[2]
-    bint has_syn[2]
-    int64_t data_pkts, retrans, retrans_data, flagged, zero_window, lost
-    double irtt
-    bint has_irtt
+    int64_t seen
+    Dir d[2]
+    Agg agg
 
 
 cdef inline void _reset_dir(Dir* s) noexcept nogil:
@@ -252,264 +259,346 @@ cdef inline bint _gt(int64_t x) noexcept nogil:
     return 0 < x < HALF
 
 
-cdef int64_t _run(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1] dirn, int64_t nconv,
-                  const int64_t[::1] seq, const int64_t[::1] ack, const int16_t[::1] flags, const int32_t[::1] win,
-                  const int32_t[::1] seglen, const double[::1] ts, const int16_t[::1] wscale,
-                  const int32_t[::1] mss, bint streams,
-                  int64_t[::1] out_flags, int64_t[::1] out_sub, double[::1] out_irtt, double[::1] out_rtt,
-                  int64_t[::1] out_sid, Stream** stream_out) except -1:
-    """Walk segments in index (capture) order; returns the number of streams (0 unless ``streams``)."""
-    cdef Py_ssize_t n = rows.shape[0], i
-    cdef Dir* ds = <Dir*>malloc(2 * (nconv if nconv > 0 else 1) * sizeof(Dir))
-    cdef Conv* cs = <Conv*>malloc((nconv if nconv > 0 else 1) * sizeof(Conv))
-    cdef int64_t scap = (nconv if nconv > 16 else 16), ns = 0
-    cdef Stream* st = <Stream*>malloc(scap * sizeof(Stream)) if streams else NULL
-    cdef Stream* sp
+cdef struct Cols:
+    # where the kernel reads and writes (raw pointers; optional outputs are NULL)
+    const int64_t* rows
+    const int64_t* conv  # NULL: find conversations with the hash table
+    const int64_t* dirn
+    const uint64_t* src_hi
+    const uint64_t* src_lo
+    const int32_t* sport
+    const uint64_t* dst_hi
+    const uint64_t* dst_lo
+    const int32_t* dport
+    const int64_t* seq
+    const int64_t* ack
+    const int16_t* flags
+    const int32_t* win
+    const int32_t* seglen
+    const double* ts
+    const int16_t* wscale
+    const int32_t* mss
+    const int64_t* frame
+    int64_t* out_flags
+    int64_t* out_sub
+    double* out_irtt
+    double* out_rtt
+    int64_t* out_sid
+
+
+cdef struct Result:
+    Agg* streams  # one per stream when streams are collected (caller frees)
+    int64_t ns
+    int64_t nconv
+
+
+cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) noexcept nogil:
+    """Walk segments in index (capture) order. Returns 0, or -1 when out of memory."""
+    cdef Py_ssize_t i
+    cdef int64_t ccap = nconv if nconv > 64 else 64
+    cdef Conv* cs = <Conv*>malloc(ccap * sizeof(Conv))
+    cdef int64_t scap = 1024, ns = 0, seen = 0
+    cdef Agg* st = <Agg*>malloc(scap * sizeof(Agg)) if streams else NULL
+    cdef Table tab
+    cdef Agg* sp
     cdef Dir* fw
     cdef Dir* rv
     cdef Conv* cv
     cdef Seg* sg
-    cdef Seg* tmp
     cdef void* vtmp
-    cdef int64_t c, r, d, fl, s, a, w, ln, wsv, af, ctl, nx, sh, nxt, end, kept, k, nq, wl, x
+    cdef int64_t c, r, d, fl, s, a, w, ln, wsv, af, ctl, nx, sh, nxt, end, kept, j, nq, wl, x
     cdef double t, thr
     cdef bint new, skip, same, nad, rtt_set
-    if ds == NULL or cs == NULL or (streams and st == NULL):
-        free(ds); free(cs); free(st)
-        raise MemoryError()
-    for c in range(nconv):
-        cs[c].seen = False
-        ds[2 * c].segs = NULL
-        ds[2 * c].seg_cap = 0
-        ds[2 * c + 1].segs = NULL
-        ds[2 * c + 1].seg_cap = 0
-    try:
-        with nogil:
-            for i in range(n):
-                c = conv[i]
-                r = rows[i]
-                d = dirn[i]
-                cv = &cs[c]
-                fw = &ds[2 * c + d]
-                rv = &ds[2 * c + 1 - d]
-                fl = flags[r]
-                s = seq[r]
-                a = ack[r]
-                w = win[r]
-                ln = seglen[r]
-                t = ts[r]
-                wsv = wscale[r]
-                af = 0
-                new = not cv.seen
-                if not new and (fl & SYN) and fw.base_set and s != fw.base:
-                    # a SYN with a new ISN on a known 4-tuple is a new conversation; a SYN-ACK with a
-                    # new ISN stays in its conversation (flagged, base_seq follows it)
-                    af = REUSED
-                    if fl & ACK:
-                        fw.base = s
-                    else:
-                        new = True
-                        cv.sub += 1
-                if new:
-                    if not cv.seen:
-                        cv.seen = True
-                        cv.sub = 0
-                    _reset_dir(fw)
-                    _reset_dir(rv)
-                    cv.mru_syn = -1.0
-                    cv.irtt = -1.0
-                    if streams:
-                        if ns == scap:
-                            scap *= 2
-                            vtmp = realloc(st, scap * sizeof(Stream))
-                            if vtmp == NULL:
-                                with gil:
-                                    raise MemoryError()
-                            st = <Stream*>vtmp
-                        sp = &st[ns]
-                        memset(sp, 0, sizeof(Stream))
-                        sp.first_i = i
-                        sp.first_dir = d
-                        sp.syn_dir = -1
-                        sp.sa_dir = -1
-                        sp.mss[0] = -1
-                        sp.mss[1] = -1
-                        sp.ws[0] = -1
-                        sp.ws[1] = -1
-                        cv.sid = ns
-                        ns += 1
-                out_sub[i] = cv.sub
-                if not fw.base_set:
-                    fw.base_set = True
-                    fw.base = s if fl & SYN else (s - 1) & M32
-                if not rv.base_set and (fl & ACK):
-                    rv.base_set = True
-                    rv.base = (a - 1) & M32
-                ctl = fl & (SYN | FIN | RST)
+    cdef int rc = -1
+    tab.slots = NULL
+    if cs == NULL or (streams and st == NULL) or (k.conv == NULL and _table_init(&tab) < 0):
+        free(cs); free(st); free(tab.slots)
+        return -1
+    for i in range(n):
+        r = k.rows[i]
+        if k.conv != NULL:
+            c = k.conv[i]
+            d = k.dirn[i]
+        else:
+            c = _lookup(&tab, k.src_hi[r], k.src_lo[r], k.sport[r], k.dst_hi[r], k.dst_lo[r], k.dport[r], &d)
+            if c < 0:
+                break
+        if c >= seen:  # conversation ids appear in increasing order; set up the new state blocks
+            while c >= ccap:
+                ccap *= 2
+                vtmp = realloc(cs, ccap * sizeof(Conv))
+                if vtmp == NULL:
+                    break
+                cs = <Conv*>vtmp
+            if c >= ccap:
+                break
+            for j in range(seen, c + 1):
+                cs[j].seen = False
+                cs[j].d[0].segs = NULL
+                cs[j].d[0].seg_cap = 0
+                cs[j].d[1].segs = NULL
+                cs[j].d[1].seg_cap = 0
+            seen = c + 1
+        cv = &cs[c]
+        fw = &cv.d[d]
+        rv = &cv.d[1 - d]
+        fl = k.flags[r]
+        s = k.seq[r]
+        a = k.ack[r]
+        w = k.win[r]
+        ln = k.seglen[r]
+        t = k.ts[r]
+        wsv = k.wscale[r]
+        af = 0
+        new = not cv.seen
+        if not new and (fl & SYN) and fw.base_set and s != fw.base:
+            # a SYN with a new ISN on a known 4-tuple is a new conversation; a SYN-ACK with a
+            # new ISN stays in its conversation (flagged, base_seq follows it)
+            af = REUSED
+            if fl & ACK:
+                fw.base = s
+            else:
+                new = True
+                cv.sub += 1
+        if new:
+            if not cv.seen:
+                cv.seen = True
+                cv.sub = 0
+            elif streams:
+                st[cv.sid] = cv.agg
+            _reset_dir(fw)
+            _reset_dir(rv)
+            cv.mru_syn = -1.0
+            cv.irtt = -1.0
+            if streams:
+                if ns == scap:
+                    scap *= 2
+                    vtmp = realloc(st, scap * sizeof(Agg))
+                    if vtmp == NULL:
+                        break
+                    st = <Agg*>vtmp
+                sp = &cv.agg
+                memset(sp, 0, sizeof(Agg))
+                sp.first_frame = k.frame[r]
+                sp.first_ts = t
+                sp.src_hi = k.src_hi[r]
+                sp.src_lo = k.src_lo[r]
+                sp.sport = k.sport[r]
+                sp.dst_hi = k.dst_hi[r]
+                sp.dst_lo = k.dst_lo[r]
+                sp.dport = k.dport[r]
+                sp.first_dir = d
+                sp.syn_dir = -1
+                sp.sa_dir = -1
+                sp.mss[0] = -1
+                sp.mss[1] = -1
+                sp.ws[0] = -1
+                sp.ws[1] = -1
+                cv.sid = ns
+                ns += 1
+        if k.out_sub != NULL:
+            k.out_sub[i] = cv.sub
+        if not fw.base_set:
+            fw.base_set = True
+            fw.base = s if fl & SYN else (s - 1) & M32
+        if not rv.base_set and (fl & ACK):
+            rv.base_set = True
+            rv.base = (a - 1) & M32
+        ctl = fl & (SYN | FIN | RST)
+        if fl & SYN:
+            if fl & ACK:
+                if wsv < 0:
+                    fw.wsc = -2
+                    rv.wsc = -2
+                else:
+                    fw.wsc = wsv
+            else:
+                fw.wsc = wsv if wsv >= 0 else -2
+        nx = fw.nextseq
+        skip = False
+        # 1 zero window probe
+        if ln == 1 and s == nx and rv.window == 0:
+            af |= ZWP
+            skip = True
+        if not skip:
+            if w == 0 and ctl == 0:
+                af |= ZW
+            if nx != 0 and _gt(s - nx) and not (fl & RST):
+                af |= LOST
+            if ln <= 1 and s == ((nx - 1) & M32) and ctl == 0:
+                af |= KA
+            same = ln == 0 and s == nx and a == fw.lastack and ctl == 0
+            if same and w != 0 and w != fw.window:
+                af |= WUPD
+            if ln > 0 and rv.wsc != -1 and ctl == 0 and rv.window >= 0:
+                sh = 0 if (rv.first_ack or rv.wsc == -2) else rv.wsc
+                wl = (rv.window << sh) & M32 if sh < 32 else 0
+                if ((s + ln) & M32) == ((rv.lastack + wl) & M32):
+                    af |= WFULL
+            if same and w != 0 and w == fw.window and (rv.lastflags & KA):
+                af |= KAACK
+            elif same and w == 0 and w == fw.window and (rv.lastflags & ZWP):
+                af |= ZWPACK
+            elif same and w != 0 and w == fw.window:
+                fw.dupacks = 1 if fw.dupacks == -1 else fw.dupacks + 1
+                af |= DUPACK
+        if a != fw.lastack:
+            fw.dupacks = 0
+        if rv.maxtba != 0 and _gt(a - rv.maxtba) and (fl & ACK):
+            # ACKed unseen segment, one flag per hole (see tcp._kernel)
+            if rv.maxtba != rv.nextseq:
+                rv.maxtba = rv.nextseq
+                af |= ACKLOST
+            else:
+                if rv.dupacks == 0:
+                    af |= ACKLOST
+                rv.dupacks = -1
+        if (ln > 0 or (fl & (SYN | FIN))) and not (af & KA):
+            nad = nx != 0 and _gt(nx - s)
+            if ln > 1 and s == ((nx - 1) & M32):
+                nad = False
+            end = (s + ln + (1 if fl & (SYN | FIN) else 0)) & M32
+            thr = cv.irtt if cv.irtt > 0 else 0.003
+            if ln > 0 and rv.lastack != 0 and ((rv.lastack - ((s + ln) & M32)) & M32) < HALF:
+                af |= SPUR | RETR
+            elif nad and rv.dupacks >= 2 and rv.lastack == s and 0 <= (t - rv.lastacktime) < 0.02:
+                af |= FAST | RETR
+            elif nad and 0 <= (t - fw.nextseqtime) < thr and nx != end:
+                af |= OOO
+            elif nad:
+                af |= RETR
+        nxt = (s + ln) & M32
+        if (ln > 0 or (fl & (SYN | FIN))) and fw.seg_n < UNACKED_MAX:
+            if fl & (SYN | FIN):
+                nxt = (nxt + 1) & M32  # SYN/FIN count one byte (only when the segment is listed)
+            if fw.seg_n == fw.seg_cap:
+                j = 8 if fw.seg_cap == 0 else 2 * fw.seg_cap
+                if j > UNACKED_MAX:
+                    j = UNACKED_MAX
+                vtmp = realloc(fw.segs, j * sizeof(Seg))
+                if vtmp == NULL:
+                    break
+                fw.segs = <Seg*>vtmp
+                fw.seg_cap = <int32_t>j
+            sg = &fw.segs[fw.seg_n]
+            sg.seq = s
+            sg.nxt = nxt
+            sg.ts = t
+            fw.seg_n += 1
+        if (nx == 0 or _gt(nxt - nx)) and not (af & ZWP):
+            fw.nextseq = nxt
+            fw.nextseqtime = t
+        if (s == fw.maxtba or fw.maxtba == 0) and not (af & ZWP):
+            fw.maxtba = fw.nextseq
+        fw.window = w
+        fw.lastack = a
+        fw.lastacktime = t
+        fw.lastflags = <int32_t>af
+        fw.first_ack = (fl & SYN) != 0
+        k.out_flags[i] = af
+        # ACK processing over the peer's un-ACKed list, oldest first (see tcp._kernel)
+        kept = 0
+        rtt_set = False
+        sg = rv.segs
+        k.out_rtt[i] = NAN
+        for j in range(rv.seg_n):
+            nq = sg[j].nxt
+            if a == nq or not _gt(nq - a):
+                if a == nq and not rtt_set and t != sg[j].ts:
+                    k.out_rtt[i] = t - sg[j].ts
+                    rtt_set = True
+                continue
+            if _gt(a - sg[j].seq):
+                sg[kept].seq = a  # partial ACK trims the segment
+            elif kept != j:
+                sg[kept].seq = sg[j].seq
+            if kept != j:
+                sg[kept].nxt = nq
+                sg[kept].ts = sg[j].ts
+            kept += 1
+        rv.seg_n = <int32_t>kept
+        # iRTT: most recent pure SYN -> first pure ACK (set after the analysis)
+        x = fl & (SYN | ACK)
+        if k.out_irtt != NULL:
+            k.out_irtt[i] = NAN
+        if x == SYN:
+            cv.mru_syn = t
+        elif x == ACK and cv.irtt < 0 and cv.mru_syn >= 0:
+            cv.irtt = t - cv.mru_syn
+            if k.out_irtt != NULL:
+                k.out_irtt[i] = cv.irtt
+            if streams:  # may be set again while negative (timestamps out of order): last wins
+                cv.agg.irtt = cv.irtt
+                cv.agg.has_irtt = True
+        if streams:
+            sp = &cv.agg
+            k.out_sid[i] = cv.sid
+            sp.last_frame = k.frame[r]
+            sp.last_ts = t
+            sp.pkts[d] += 1
+            sp.byts[d] += ln
+            if fl & (FIN | RST | SYN):
+                if fl & FIN:
+                    sp.fin[d] += 1
+                if fl & RST:
+                    sp.rst[d] += 1
                 if fl & SYN:
                     if fl & ACK:
-                        if wsv < 0:
-                            fw.wsc = -2
-                            rv.wsc = -2
-                        else:
-                            fw.wsc = wsv
+                        sp.synack[d] += 1
+                        if sp.sa_dir < 0:
+                            sp.sa_dir = <int32_t>d
                     else:
-                        fw.wsc = wsv if wsv >= 0 else -2
-                nx = fw.nextseq
-                skip = False
-                # 1 zero window probe
-                if ln == 1 and s == nx and rv.window == 0:
-                    af |= ZWP
-                    skip = True
-                if not skip:
-                    if w == 0 and ctl == 0:
-                        af |= ZW
-                    if nx != 0 and _gt(s - nx) and not (fl & RST):
-                        af |= LOST
-                    if ln <= 1 and s == ((nx - 1) & M32) and ctl == 0:
-                        af |= KA
-                    same = ln == 0 and s == nx and a == fw.lastack and ctl == 0
-                    if same and w != 0 and w != fw.window:
-                        af |= WUPD
-                    if ln > 0 and rv.wsc != -1 and ctl == 0 and rv.window >= 0:
-                        sh = 0 if (rv.first_ack or rv.wsc == -2) else rv.wsc
-                        wl = (rv.window << sh) & M32 if sh < 32 else 0
-                        if ((s + ln) & M32) == ((rv.lastack + wl) & M32):
-                            af |= WFULL
-                    if same and w != 0 and w == fw.window and (rv.lastflags & KA):
-                        af |= KAACK
-                    elif same and w == 0 and w == fw.window and (rv.lastflags & ZWP):
-                        af |= ZWPACK
-                    elif same and w != 0 and w == fw.window:
-                        fw.dupacks = 1 if fw.dupacks == -1 else fw.dupacks + 1
-                        af |= DUPACK
-                if a != fw.lastack:
-                    fw.dupacks = 0
-                if rv.maxtba != 0 and _gt(a - rv.maxtba) and (fl & ACK):
-                    # ACKed unseen segment, one flag per hole (see tcp._kernel)
-                    if rv.maxtba != rv.nextseq:
-                        rv.maxtba = rv.nextseq
-                        af |= ACKLOST
-                    else:
-                        if rv.dupacks == 0:
-                            af |= ACKLOST
-                        rv.dupacks = -1
-                if (ln > 0 or (fl & (SYN | FIN))) and not (af & KA):
-                    nad = nx != 0 and _gt(nx - s)
-                    if ln > 1 and s == ((nx - 1) & M32):
-                        nad = False
-                    end = (s + ln + (1 if fl & (SYN | FIN) else 0)) & M32
-                    thr = cv.irtt if cv.irtt > 0 else 0.003
-                    if ln > 0 and rv.lastack != 0 and ((rv.lastack - ((s + ln) & M32)) & M32) < HALF:
-                        af |= SPUR | RETR
-                    elif nad and rv.dupacks >= 2 and rv.lastack == s and 0 <= (t - rv.lastacktime) < 0.02:
-                        af |= FAST | RETR
-                    elif nad and 0 <= (t - fw.nextseqtime) < thr and nx != end:
-                        af |= OOO
-                    elif nad:
-                        af |= RETR
-                nxt = (s + ln) & M32
-                if (ln > 0 or (fl & (SYN | FIN))) and fw.seg_n < UNACKED_MAX:
-                    if fl & (SYN | FIN):
-                        nxt = (nxt + 1) & M32  # SYN/FIN count one byte (only when the segment is listed)
-                    if fw.seg_n == fw.seg_cap:
-                        k = 8 if fw.seg_cap == 0 else 2 * fw.seg_cap
-                        if k > UNACKED_MAX:
-                            k = UNACKED_MAX
-                        vtmp = realloc(fw.segs, k * sizeof(Seg))
-                        if vtmp == NULL:
-                            with gil:
-                                raise MemoryError()
-                        fw.segs = <Seg*>vtmp
-                        fw.seg_cap = k
-                    sg = &fw.segs[fw.seg_n]
-                    sg.seq = s
-                    sg.nxt = nxt
-                    sg.ts = t
-                    fw.seg_n += 1
-                if (nx == 0 or _gt(nxt - nx)) and not (af & ZWP):
-                    fw.nextseq = nxt
-                    fw.nextseqtime = t
-                if (s == fw.maxtba or fw.maxtba == 0) and not (af & ZWP):
-                    fw.maxtba = fw.nextseq
-                fw.window = w
-                fw.lastack = a
-                fw.lastacktime = t
-                fw.lastflags = af
-                fw.first_ack = (fl & SYN) != 0
-                out_flags[i] = af
-                # ACK processing over the peer's un-ACKed list, oldest first (see tcp._kernel)
-                kept = 0
-                rtt_set = False
-                sg = rv.segs
-                for k in range(rv.seg_n):
-                    nq = sg[k].nxt
-                    if a == nq or not _gt(nq - a):
-                        if a == nq and not rtt_set and t != sg[k].ts:
-                            out_rtt[i] = t - sg[k].ts
-                            rtt_set = True
-                        continue
-                    if _gt(a - sg[k].seq):
-                        sg[kept].seq = a  # partial ACK trims the segment
-                    elif kept != k:
-                        sg[kept].seq = sg[k].seq
-                    if kept != k:
-                        sg[kept].nxt = nq
-                        sg[kept].ts = sg[k].ts
-                    kept += 1
-                rv.seg_n = kept
-                # iRTT: most recent pure SYN -> first pure ACK (set after the analysis)
-                x = fl & (SYN | ACK)
-                if x == SYN:
-                    cv.mru_syn = t
-                elif x == ACK and cv.irtt < 0 and cv.mru_syn >= 0:
-                    cv.irtt = t - cv.mru_syn
-                    out_irtt[i] = cv.irtt
-                    if streams:  # may be set again while negative (timestamps out of order): last wins
-                        st[cv.sid].irtt = cv.irtt
-                        st[cv.sid].has_irtt = True
-                if streams:
-                    sp = &st[cv.sid]
-                    out_sid[i] = cv.sid
-                    sp.last_i = i
-                    sp.pkts[d] += 1
-                    sp.byts[d] += ln
-                    if fl & FIN:
-                        sp.fin[d] += 1
-                    if fl & RST:
-                        sp.rst[d] += 1
-                    if fl & SYN:
-                        if fl & ACK:
-                            sp.synack[d] += 1
-                            if sp.sa_dir < 0:
-                                sp.sa_dir = d
-                        else:
-                            sp.syn[d] += 1
-                            if sp.syn_dir < 0:
-                                sp.syn_dir = d
-                        if not sp.has_syn[d]:
-                            sp.has_syn[d] = True
-                            sp.mss[d] = mss[r]
-                            sp.ws[d] = wsv
+                        sp.syn[d] += 1
+                        if sp.syn_dir < 0:
+                            sp.syn_dir = <int32_t>d
+                    if not sp.has_syn[d]:
+                        sp.has_syn[d] = True
+                        sp.mss[d] = k.mss[r]
+                        sp.ws[d] = <int32_t>wsv
+            if ln > 0:
+                sp.data_pkts += 1
+            if af != 0:
+                sp.flagged += 1
+                if af & RETR:
+                    sp.retrans += 1
                     if ln > 0:
-                        sp.data_pkts += 1
-                    if af & RETR:
-                        sp.retrans += 1
-                        if ln > 0:
-                            sp.retrans_data += 1
-                    if af != 0:
-                        sp.flagged += 1
-                    if af & ZW:
-                        sp.zero_window += 1
-                    if af & (LOST | ACKLOST):
-                        sp.lost += 1
-    finally:
-        for c in range(2 * nconv):
-            free(ds[c].segs)
-        free(ds)
-        free(cs)
-    stream_out[0] = st
-    return ns
+                        sp.retrans_data += 1
+                if af & ZW:
+                    sp.zero_window += 1
+                if af & (LOST | ACKLOST):
+                    sp.lost += 1
+    else:
+        rc = 0
+    if streams and rc == 0:
+        for j in range(seen):
+            if cs[j].seen:
+                st[cs[j].sid] = cs[j].agg
+    for j in range(seen):
+        free(cs[j].d[0].segs)
+        free(cs[j].d[1].segs)
+    free(cs)
+    free(tab.slots)
+    if rc < 0:
+        free(st)
+        st = NULL
+    res.streams = st
+    res.ns = ns
+    res.nconv = seen
+    return rc
+
+
+cdef void _inputs(Cols* k, const int64_t[::1] rows, const int64_t[::1] seq, const int64_t[::1] ack,
+                  const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen, const double[::1] ts,
+                  const int16_t[::1] wscale):
+    memset(k, 0, sizeof(Cols))
+    k.rows = &rows[0]
+    k.seq = &seq[0]
+    k.ack = &ack[0]
+    k.flags = &flags[0]
+    k.win = &win[0]
+    k.seglen = &seglen[0]
+    k.ts = &ts[0]
+    k.wscale = &wscale[0]
 
 
 def analyze(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1] dirn, int64_t nconv,
@@ -520,16 +609,29 @@ def analyze(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1]
     Segment ``i`` is conversation ``conv[i]`` (``0 <= conv[i] < nconv``), direction ``dirn[i]``, fields
     at ``rows[i]``; segments are analysed in index order, which must be capture order.
     """
-    n = rows.shape[0]
-    of = np.zeros(n, np.int64)
-    osub = np.zeros(n, np.int64)
-    oirtt = np.full(n, np.nan)
-    ortt = np.full(n, np.nan)
-    cdef Stream* st = NULL
-    cdef int32_t[::1] no_mss = np.zeros(1, np.int32)
-    cdef int64_t[::1] no_sid = np.zeros(1, np.int64)
-    _run(rows, conv, dirn, nconv, seq, ack, flags, win, seglen, ts, wscale, no_mss, False,
-         of, osub, oirtt, ortt, no_sid, &st)
+    cdef Py_ssize_t n = rows.shape[0]
+    of = np.empty(n, np.int64)
+    osub = np.empty(n, np.int64)
+    oirtt = np.empty(n, np.float64)
+    ortt = np.empty(n, np.float64)
+    if n == 0:
+        return of, osub, oirtt, ortt
+    cdef int64_t[::1] ofv = of, osv = osub
+    cdef double[::1] oiv = oirtt, orv = ortt
+    cdef Cols k
+    cdef Result res
+    cdef int rc
+    _inputs(&k, rows, seq, ack, flags, win, seglen, ts, wscale)
+    k.conv = &conv[0]
+    k.dirn = &dirn[0]
+    k.out_flags = &ofv[0]
+    k.out_sub = &osv[0]
+    k.out_irtt = &oiv[0]
+    k.out_rtt = &orv[0]
+    with nogil:
+        rc = _run(&k, n, nconv, False, &res)
+    if rc < 0:
+        raise MemoryError()
     return of, osub, oirtt, ortt
 
 
@@ -539,41 +641,60 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
                     const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen,
                     const double[::1] ts, const int16_t[::1] wscale, const int32_t[::1] mss,
                     const int64_t[::1] frame):
-    """Grouping + rules + stream table in one call (see :func:`netghost.forensics.flows.analyze_tcp`).
+    """Grouping + rules + stream table in one pass (see :func:`netghost.forensics.flows.analyze_tcp`).
 
     Returns:
-        (aflags, sub, irtt, ack_rtt, sid, order, conv, dirn, table) where ``table`` is a dict of the
-        :class:`~netghost.forensics.flows.TcpStreams` columns except ``conn_state``, plus
-        ``syn_c``/``synack_s`` (the pure SYNs from the client and SYN-ACKs from the server).
+        (aflags, ack_rtt, sid, order, table) where ``order`` lists segments stream by stream (capture
+        order inside) and ``table`` is a dict of the :class:`~netghost.forensics.flows.TcpStreams`
+        columns except ``conn_state``, plus ``syn_c``/``synack_s`` (pure SYNs from the client, SYN-ACKs
+        from the server) for it.
     """
     cdef Py_ssize_t n = rows.shape[0]
-    conv = np.empty(n, np.int64)
-    dirn = np.empty(n, np.int64)
-    cdef int64_t nconv = _group(rows, src_hi, src_lo, sport, dst_hi, dst_lo, dport, conv, dirn)
-    of = np.zeros(n, np.int64)
-    osub = np.zeros(n, np.int64)
-    oirtt = np.full(n, np.nan)
-    ortt = np.full(n, np.nan)
+    of = np.empty(n, np.int64)
+    ortt = np.empty(n, np.float64)
     sid = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
-    cdef Stream* st = NULL
-    cdef int64_t ns = _run(rows, conv, dirn, nconv, seq, ack, flags, win, seglen, ts, wscale, mss, True,
-                           of, osub, oirtt, ortt, sid, &st)
-    cdef int64_t[::1] sidv = sid
-    cdef int64_t[::1] ov = order
+    if n == 0:
+        return of, ortt, sid, order, _table(NULL, 0)
+    cdef int64_t[::1] ofv = of, sidv = sid, ov = order
+    cdef double[::1] orv = ortt
+    cdef Cols k
+    cdef Result res
+    cdef int rc
+    cdef int64_t* counts = NULL
+    cdef int64_t j
+    _inputs(&k, rows, seq, ack, flags, win, seglen, ts, wscale)
+    k.src_hi = &src_hi[0]
+    k.src_lo = &src_lo[0]
+    k.sport = &sport[0]
+    k.dst_hi = &dst_hi[0]
+    k.dst_lo = &dst_lo[0]
+    k.dport = &dport[0]
+    k.mss = &mss[0]
+    k.frame = &frame[0]
+    k.out_flags = &ofv[0]
+    k.out_rtt = &orv[0]
+    k.out_sid = &sidv[0]
+    with nogil:
+        rc = _run(&k, n, 0, True, &res)
+        if rc == 0:
+            counts = <int64_t*>malloc((res.ns + 1) * sizeof(int64_t))
+            if counts != NULL:
+                for j in range(res.ns):
+                    counts[j] = res.streams[j].pkts[0] + res.streams[j].pkts[1]
+                _bucket_order(&sidv[0], n, counts, res.ns, &ov[0])
+    free(counts)
+    if rc < 0 or counts == NULL:
+        free(res.streams)
+        raise MemoryError()
     try:
-        with nogil:
-            _bucket_order(sidv, ns, ov)
-        table = _table(st, ns, rows, src_hi, src_lo, sport, dst_hi, dst_lo, dport, ts, frame)
+        table = _table(res.streams, res.ns)
     finally:
-        free(st)
-    return of, osub, oirtt, ortt, sid, order, conv, dirn, table
+        free(res.streams)
+    return of, ortt, sid, order, table
 
 
-cdef dict _table(Stream* st, int64_t ns, const int64_t[::1] rows, const uint64_t[::1] src_hi,
-                 const uint64_t[::1] src_lo, const int32_t[::1] sport, const uint64_t[::1] dst_hi,
-                 const uint64_t[::1] dst_lo, const int32_t[::1] dport, const double[::1] ts,
-                 const int64_t[::1] frame):
+cdef dict _table(Agg* st, int64_t ns):
     """The stream columns with client/server resolved (client = first pure SYN's sender, else the
     receiver of the first SYN-ACK, else the first packet's sender)."""
     names_i64 = ("first_frame", "last_frame", "pkts_c2s", "pkts_s2c", "bytes_c2s", "bytes_s2c", "syn", "synack",
@@ -586,6 +707,8 @@ cdef dict _table(Stream* st, int64_t ns, const int64_t[::1] rows, const uint64_t
         out[name] = np.empty(ns, np.uint64)
     for name in ("c_port", "s_port"):
         out[name] = np.empty(ns, np.int32)
+    if ns == 0:
+        return out
     cdef int64_t[::1] first_frame = out["first_frame"], last_frame = out["last_frame"]
     cdef int64_t[::1] pkts_c2s = out["pkts_c2s"], pkts_s2c = out["pkts_s2c"]
     cdef int64_t[::1] bytes_c2s = out["bytes_c2s"], bytes_s2c = out["bytes_s2c"]
@@ -598,8 +721,8 @@ cdef dict _table(Stream* st, int64_t ns, const int64_t[::1] rows, const uint64_t
     cdef double[::1] first_ts = out["first_ts"], last_ts = out["last_ts"], irtt = out["irtt"]
     cdef uint64_t[::1] c_hi = out["c_hi"], c_lo = out["c_lo"], s_hi = out["s_hi"], s_lo = out["s_lo"]
     cdef int32_t[::1] c_port = out["c_port"], s_port = out["s_port"]
-    cdef int64_t j, o, q, fr, lr
-    cdef Stream* sp
+    cdef int64_t j, o, q
+    cdef Agg* sp
     with nogil:
         for j in range(ns):
             sp = &st[j]
@@ -610,18 +733,16 @@ cdef dict _table(Stream* st, int64_t ns, const int64_t[::1] rows, const uint64_t
             else:
                 o = sp.first_dir
             q = 1 - o
-            fr = rows[sp.first_i]
-            lr = rows[sp.last_i]
-            first_frame[j] = frame[fr]
-            last_frame[j] = frame[lr]
-            first_ts[j] = ts[fr]
-            last_ts[j] = ts[lr]
+            first_frame[j] = sp.first_frame
+            last_frame[j] = sp.last_frame
+            first_ts[j] = sp.first_ts
+            last_ts[j] = sp.last_ts
             if sp.first_dir == o:
-                c_hi[j] = src_hi[fr]; c_lo[j] = src_lo[fr]; c_port[j] = sport[fr]
-                s_hi[j] = dst_hi[fr]; s_lo[j] = dst_lo[fr]; s_port[j] = dport[fr]
+                c_hi[j] = sp.src_hi; c_lo[j] = sp.src_lo; c_port[j] = sp.sport
+                s_hi[j] = sp.dst_hi; s_lo[j] = sp.dst_lo; s_port[j] = sp.dport
             else:
-                c_hi[j] = dst_hi[fr]; c_lo[j] = dst_lo[fr]; c_port[j] = dport[fr]
-                s_hi[j] = src_hi[fr]; s_lo[j] = src_lo[fr]; s_port[j] = sport[fr]
+                c_hi[j] = sp.dst_hi; c_lo[j] = sp.dst_lo; c_port[j] = sp.dport
+                s_hi[j] = sp.src_hi; s_lo[j] = sp.src_lo; s_port[j] = sp.sport
             pkts_c2s[j] = sp.pkts[o]
             pkts_s2c[j] = sp.pkts[q]
             bytes_c2s[j] = sp.byts[o]

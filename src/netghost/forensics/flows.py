@@ -1,19 +1,23 @@
 """Flow keys and the per-stream TCP table (Zeek-style conn_state, bytes/packets per direction, RTT).
 
-Everything here is vectorised: a conversation key is a 64-bit hash of the canonical (lower, upper)
-endpoint pair, grouped with ``np.unique``; per-stream sums are ``np.bincount`` reductions.
+Pure path: everything is vectorised: a conversation key is a 64-bit hash of the canonical (lower,
+upper) endpoint pair, grouped by a sort; per-stream sums are ``np.bincount`` reductions. Compiled path
+(``_tcp.pyx``): an exact hash table numbers conversations in one pass, and :func:`analyze_tcp` does
+grouping, the TCP rules and the stream table in a single walk over the segments.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 
 from netghost.forensics.decode import Packets
-from netghost.forensics.tcp import FLAG_BITS
+from netghost.forensics.tcp import FLAG_BITS, analyze_tcp_sequences, compiled_fields, compiled_tcp
 
-__all__ = ["CONN_STATES", "TcpStreams", "build_streams", "conversation_keys", "group_conversations", "mix_hash"]
+__all__ = ["CONN_STATES", "TcpAnalysis", "TcpStreams", "analyze_tcp", "build_streams", "conversation_keys",
+           "group_conversations", "mix_hash"]
 
 CONN_STATES = ("OTH", "S0", "S1", "SF", "REJ", "S2", "S3", "RSTO", "RSTR", "RSTOS0", "RSTRH", "SH", "SHR")
 _C = np.uint64(0x9E3779B97F4A7C15)
@@ -39,6 +43,11 @@ def group_conversations(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np
         the direction of the conversation's first packet; a permutation of the rows that makes each
         conversation contiguous and keeps capture order inside it — the TCP kernel's walk order).
     """
+    mod = compiled_tcp()
+    if mod is not None:
+        out: tuple[np.ndarray, np.ndarray, np.ndarray] = mod.group_conversations(
+            np.ascontiguousarray(rows, dtype=np.int64), *_endpoints(cols))
+        return out
     sh, sl, sp = cols.src_hi[rows], cols.src_lo[rows], cols.sport[rows].astype(np.uint64)
     dh, dl, dp = cols.dst_hi[rows], cols.dst_lo[rows], cols.dport[rows].astype(np.uint64)
     a_lt = (sh < dh) | ((sh == dh) & ((sl < dl) | ((sl == dl) & (sp <= dp))))
@@ -68,6 +77,13 @@ def group_conversations(cols: Packets, rows: np.ndarray, proto: int) -> tuple[np
     dirn = np.empty(n, np.int64)
     dirn[perm] = side_s != side_s[start][gid_s]
     return conv, dirn, perm
+
+
+def _endpoints(cols: Packets) -> list[np.ndarray]:
+    """src_hi, src_lo, sport, dst_hi, dst_lo, dport in the compiled kernel's dtypes (no copy when they match)."""
+    return [np.ascontiguousarray(getattr(cols, name), dtype=dt) for name, dt in (
+        ("src_hi", np.uint64), ("src_lo", np.uint64), ("sport", np.int32),
+        ("dst_hi", np.uint64), ("dst_lo", np.uint64), ("dport", np.int32))]
 
 
 def _stable_group_sort(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -280,3 +296,44 @@ def _conn_state(t: TcpStreams, orig_syn: np.ndarray, resp_synack: np.ndarray) ->
     choices = [s["RSTO"], s["RSTR"], s["SF"], s["S2"], s["S3"], s["S1"], s["REJ"], s["RSTOS0"], s["SH"], s["S0"],
                s["RSTRH"], s["SHR"]]
     return np.select(conds, choices, default=s["OTH"]).astype(np.int8)
+
+
+class TcpAnalysis(NamedTuple):
+    """Everything the engine keeps from the TCP stage (per ``rows`` entry unless noted)."""
+
+    flags: np.ndarray  # tshark analysis-flag bitmask (tcp.FLAG_BITS), int64
+    stream: np.ndarray  # tcp.stream id, int64
+    streams: TcpStreams  # one row per stream
+    ack_rtt: np.ndarray  # tcp.analysis.ack_rtt seconds, NaN where tshark shows none
+    order: np.ndarray  # permutation: each stream contiguous, capture order inside
+
+
+def analyze_tcp(cols: Packets, rows: np.ndarray) -> TcpAnalysis:
+    """Conversations, tshark TCP analysis and the stream table in one call.
+
+    Why one call: the compiled kernel does all three in a single walk over the segments in capture
+    order (no sort, no gathered copies, no per-segment intermediates such as conversation ids); the
+    pure path chains :func:`group_conversations`, :func:`~netghost.forensics.tcp.analyze_tcp_sequences`
+    and :func:`build_streams` with the same results.
+
+    Args:
+        cols: decoded packets.
+        rows: ascending row indices of the TCP segments to analyse (e.g. ``tcp_flags >= 0`` rows).
+    """
+    mod = compiled_tcp()
+    if mod is None:
+        conv, dirn, order = group_conversations(cols, rows, 6)
+        aflags, sub, irtt, ack_rtt = analyze_tcp_sequences(
+            conv, dirn, seq=cols.seq, ack=cols.ack, flags=cols.tcp_flags, win=cols.win, seglen=cols.paylen,
+            ts=cols.ts, wscale=cols.wscale, order=order, rows=rows)
+        sid, streams = build_streams(cols, rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
+                                     order=order)
+        return TcpAnalysis(aflags, sid, streams, ack_rtt, order)
+    aflags, ack_rtt, sid, order, table = mod.analyze_streams(
+        np.ascontiguousarray(rows, dtype=np.int64), *_endpoints(cols),
+        *compiled_fields((cols.seq, cols.ack, cols.tcp_flags, cols.win, cols.paylen, cols.ts, cols.wscale)),
+        np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64))
+    syn_c, synack_s = table.pop("syn_c"), table.pop("synack_s")
+    t = TcpStreams(**table, conn_state=np.zeros(len(table["first_frame"]), np.int8))
+    t.conn_state = _conn_state(t, syn_c, synack_s)
+    return TcpAnalysis(aflags, sid, t, ack_rtt, order)

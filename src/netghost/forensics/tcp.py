@@ -14,10 +14,19 @@ Rule notes (see PCAP-NOTES.md §2; deviations we know of are documented in FAITH
   ``tcp.analysis.retransmission`` matches them.
 * A pure SYN with a different ISN on a conversation whose base sequence is known starts a new
   stream and is flagged ``reused_ports``.
+
+Compiled path: ``_tcp.pyx`` is a C port of :func:`_kernel` (built at install; tests compare the two on
+the corpus and on generated segment sequences). It walks segments in capture order with one state
+block per conversation instead of sorting them, which is equivalent because conversations are
+independent. ``NETGHOST_NO_COMPILED=1`` (or a missing extension) selects the pure path.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -51,6 +60,16 @@ FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 M32 = 0xFFFFFFFF
 HALF = 0x80000000
 UNACKED_MAX = 1000  # TCP_MAX_UNACKED_SEGMENTS
+
+
+def compiled_tcp() -> ModuleType | None:
+    """The compiled ``netghost.forensics._tcp`` module, or ``None`` (not built, or ``NETGHOST_NO_COMPILED``)."""
+    if os.environ.get("NETGHOST_NO_COMPILED", "") not in {"", "0"}:
+        return None
+    try:
+        return importlib.import_module("netghost.forensics._tcp")
+    except ImportError:
+        return None
 
 
 def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
@@ -258,7 +277,8 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         dirn: 0/1 direction within the conversation.
         seq, ack, flags, win, seglen, ts, wscale: header fields (wscale -1 = no option): one entry
             per segment, or — when ``rows`` is given — whole decoded columns, segment ``i`` at ``rows[i]``.
-        use_jit: use numba when it is installed.
+        use_jit: use numba when it is installed (pure path only; the compiled kernel is always used
+            when it is built and not disabled).
         order: a permutation making each conversation contiguous in capture order (from
             :func:`~netghost.forensics.flows.group_conversations`); computed when omitted.
         rows: where each segment's header fields sit in the field arrays (e.g. ``tcp_rows``); lets the
@@ -271,6 +291,13 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         all in the input order.
     """
     n = conv.shape[0]
+    mod = compiled_tcp()
+    if mod is not None and n:
+        # capture order with per-conversation state: ``order`` is not needed (see the module docstring)
+        r = np.arange(n, dtype=np.int64) if rows is None else rows
+        out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = mod.analyze(
+            *_i64(r, conv, dirn), int(conv.max()) + 1, *compiled_fields((seq, ack, flags, win, seglen, ts, wscale)))
+        return out
     if order is None:
         order = np.argsort(conv, kind="stable")
     if rows is None:
@@ -304,3 +331,14 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
     out_f[order], out_s[order] = np.asarray(lof, np.int64), np.asarray(lsub, np.int64)
     out_r[order], out_a[order] = np.asarray(lirtt), np.asarray(lrtt)
     return out_f, out_s, out_r, out_a
+
+
+def _i64(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
+
+
+def compiled_fields(arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """(seq, ack, flags, win, seglen, ts, wscale) in the dtypes the compiled kernel reads (no copy when
+    they already match)."""
+    dtypes = (np.int64, np.int64, np.int16, np.int32, np.int32, np.float64, np.int16)
+    return [np.ascontiguousarray(a, dtype=dt) for a, dt in zip(arrays, dtypes, strict=True)]
