@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from netghost.forensics import decode, reader
-from netghost.forensics.decode_jit import compiled_kernel
+from netghost.forensics import reader
+from netghost.forensics.decode_jit import kernel
 from netghost.forensics.engine import analyze_capture
 from tests.forensics.pcapwriter import ACK, SYN, Capture
 
@@ -32,13 +32,14 @@ def _capture(tail_flags: int) -> Capture:
     return cap
 
 
-@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("tail_flags", [SYN, ACK])
-def test_last_tcp_header_in_file_tail(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, jit: bool,
+def test_last_tcp_header_in_file_tail(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, compiled: bool,
                                       tail_flags: int) -> None:
-    if jit and compiled_kernel() is None:
-        pytest.skip("numba not installed: the compiled decoder is not used")
-    monkeypatch.setattr(decode, "JIT_MIN_PACKETS", 0 if jit else 10**12)
+    if compiled and kernel() is None:
+        pytest.skip("compiled extension not built (or NETGHOST_NO_COMPILED=1): the fused decoder is not used")
+    if not compiled:
+        monkeypatch.setenv("NETGHOST_NO_COMPILED", "1")
     p = _capture(tail_flags).write(tmp_path / "tail.pcap")
     monkeypatch.setattr(reader, "MMAP_MIN", 10**12)
     streamed = analyze_capture(p, chunk_bytes=1_000)

@@ -1,44 +1,67 @@
-"""Optional numba acceleration with a pure-Python fallback (numba is never a hard dependency).
+"""Which engine path runs: the compiled (Cython) kernels or the pure numpy/Python fallback.
 
-Two loops in the engine are inherently sequential: the pcap record walk (each record's length says
-where the next starts) and the TCP rule machine (per-direction state). Both are written as plain
-functions over integer sequences; when numba is importable they are JIT-compiled over numpy arrays
-(~100x faster), otherwise callers run the Python version (over lists, or struct over a memoryview).
-Set ``NETGHOST_NO_NUMBA=1`` to force the fallback (used by tests to check both paths agree).
+The hot loops (record walk + decode, TCP analysis) are Cython extension modules built at install time
+by ``setup.py`` (optional extensions: without a C compiler the install still succeeds). A compiled
+module is used when it is importable and ``NETGHOST_NO_COMPILED=1`` is not set; otherwise callers run
+the pure path, which gives the same output (tests compare both paths).
+
+Why no JIT: numba's import and first cached dispatch cost ~0.5 CPU s per process, more than the whole
+decode budget; an extension module costs one ``dlopen``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-__all__ = ["jit_or_none", "numba_module"]
+__all__ = ["compiled", "compiled_enabled", "jit_or_none"]
 
-_CACHE: dict[str, Any] = {}
+DISABLE_ENV = "NETGHOST_NO_COMPILED"
+
+
+def compiled_enabled() -> bool:
+    """False when ``NETGHOST_NO_COMPILED`` is set to a non-empty value other than ``0``."""
+    return os.environ.get(DISABLE_ENV, "") in {"", "0"}
+
+
+def compiled(name: str) -> ModuleType | None:
+    """The extension module ``netghost.forensics.<name>``, or ``None`` (not built, or disabled).
+
+    Args:
+        name: module name inside the package, e.g. ``"_walkdecode"``.
+    """
+    if not compiled_enabled():
+        return None
+    try:
+        return importlib.import_module(f"netghost.forensics.{name}")
+    except ImportError:
+        return None
+
+
+_JIT_CACHE: dict[str, Any] = {}
 
 
 def jit_or_none(fn: Callable[..., Any]) -> Any:
-    """The numba-compiled ``fn`` (compiled once per process, cached on disk), or ``None``."""
+    """Transitional: the numba-compiled ``fn`` for modules not yet ported to Cython, or ``None``.
+
+    Only ``tcp.py`` still calls this (until its Cython kernel lands); numba is imported lazily and
+    only when installed, so the decode path never pays for it. ``NETGHOST_NO_NUMBA`` or
+    ``NETGHOST_NO_COMPILED`` disable it.
+    """
     key = f"{fn.__module__}.{fn.__qualname__}"
-    if key not in _CACHE:
-        numba = numba_module()
-        if numba is None:
-            return None
-        _CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
-    return _CACHE[key]
-
-
-def numba_module() -> Any:
-    """The numba module, or ``None`` when it is not installed or ``NETGHOST_NO_NUMBA`` is set."""
-    if os.environ.get("NETGHOST_NO_NUMBA"):
+    if key in _JIT_CACHE:
+        return _JIT_CACHE[key]
+    if os.environ.get("NETGHOST_NO_NUMBA") or not compiled_enabled():
         return None
     if not os.access(Path(__file__).parent, os.W_OK):
-        # read-only install: numba's on-disk cache would have no writable place next to the source
         os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "netghost-numba"))
     try:
-        import numba  # noqa: PLC0415  optional accelerator
+        numba = importlib.import_module("numba")
     except ImportError:
         return None
-    return numba
+    _JIT_CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
+    return _JIT_CACHE[key]

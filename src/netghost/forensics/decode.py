@@ -15,25 +15,34 @@ families never collide in a flow key.
 from __future__ import annotations
 
 import ipaddress
+import os
 from dataclasses import dataclass, fields
-from typing import Any
+
+# The engine is a program (pcap-forensics); this is the first module its package imports, so the
+# setting lands before numpy loads: one OpenBLAS thread halves numpy's import cost and stops idle
+# BLAS threads from spinning on the CPU budget (the engine never calls BLAS). setdefault: a user's
+# own choice wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-from netghost.forensics.decode_jit import compiled_kernel
+from netghost.forensics.decode_jit import decode_batch_compiled, kernel
 from netghost.forensics.decode_l4 import icmp_columns, tcp_options
 from netghost.forensics.gather import Gather
 from netghost.forensics.reader import RawBatch
 
-__all__ = ["ISSUES", "V4_MARK", "Packets", "decode_batch", "format_addr"]
+__all__ = ["COLUMN_DTYPES", "ISSUES", "V4_MARK", "Packets", "decode_batch", "format_addr"]
 
-JIT_MIN_PACKETS = 20_000  # smaller batches: numpy is fast enough and numba's import is skipped
-_DTYPES: dict[str, Any] = {
-    "ethertype": np.int32, "l3": np.int8, "ttl": np.int16, "ip_id": np.int32, "dscp": np.int16, "proto": np.int16,
-    "sport": np.int32, "dport": np.int32, "seq": np.int64, "ack": np.int64, "tcp_flags": np.int16, "win": np.int32,
-    "tcp_hlen": np.int16, "paylen": np.int32, "icmp_type": np.int16, "icmp_code": np.int16, "icmp_mtu": np.int32,
-    "in_proto": np.int16, "in_sport": np.int32, "in_dport": np.int32, "mss": np.int32, "wscale": np.int16,
-    "issue": np.int8, "tsval": np.int64, "tsecr": np.int64,
+# Every Packets column and its dtype, in field order (the compiled kernel's COLUMNS must equal this).
+COLUMN_DTYPES: dict[str, str] = {
+    "frame": "int64", "ts": "float64", "caplen": "int64", "wirelen": "int64", "linktype": "int32",
+    "ethertype": "int32", "vlan": "bool", "l3": "int8", "src_hi": "uint64", "src_lo": "uint64", "dst_hi": "uint64",
+    "dst_lo": "uint64", "ttl": "int16", "ip_id": "int32", "dscp": "int16", "ip_frag": "bool", "proto": "int16",
+    "sport": "int32", "dport": "int32", "seq": "int64", "ack": "int64", "tcp_flags": "int16", "win": "int32",
+    "tcp_hlen": "int16", "paylen": "int32", "pay_hash": "uint64", "icmp_type": "int16", "icmp_code": "int16",
+    "icmp_mtu": "int32", "in_proto": "int16", "in_src_hi": "uint64", "in_src_lo": "uint64", "in_dst_hi": "uint64",
+    "in_dst_lo": "uint64", "in_sport": "int32", "in_dport": "int32", "mss": "int32", "wscale": "int16",
+    "sack_perm": "bool", "tsval": "int64", "tsecr": "int64", "issue": "int8",
 }
 
 V4_MARK = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
@@ -224,21 +233,24 @@ def _nflog(g: Gather, b: RawBatch, idx: np.ndarray, et: np.ndarray, p: np.ndarra
             issue[i] = _ISSUE["malformed_nflog"]
 
 
-def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np.ndarray]:
+def decode_batch(b: RawBatch, first_frame: int, compiled: bool | None = None) -> tuple[Packets, np.ndarray, np.ndarray]:
     """Decode every record of a batch into columns.
+
+    This numpy version is the reference; the compiled kernel (``_walkdecode.pyx``) gives identical
+    columns and is used when it is built and not disabled.
 
     Args:
         b: the raw batch from the reader.
         first_frame: 1-based frame number of the batch's first record.
+        compiled: ``False`` forces the numpy decoder; ``None``/``True`` use the compiled one when available.
 
     Returns:
         The columns, the batch-relative L4 payload offset and captured end of each packet (for DNS).
     """
     n = len(b)
-    if n >= JIT_MIN_PACKETS and not (b.linktype == 239).any():
-        kernel = compiled_kernel()
-        if kernel is not None:
-            return _decode_compiled(kernel, b, first_frame)
+    mod = kernel() if compiled is not False else None
+    if mod is not None:
+        return decode_batch_compiled(mod, b, first_frame)
     g = Gather(b.buf)
     off = b.off
     end = off + b.caplen
@@ -383,30 +395,3 @@ def decode_batch(b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np
         sack_perm=sack, tsval=opt["tsval"], tsecr=opt["tsecr"], issue=issue,
     )
     return cols, payoff, end
-
-
-INT_ROWS = ("ethertype", "l3", "ttl", "ip_id", "dscp", "proto", "sport", "dport", "seq", "ack", "tcp_flags", "win",
-            "tcp_hlen", "paylen", "icmp_type", "icmp_code", "icmp_mtu", "in_proto", "in_sport", "in_dport", "mss",
-            "wscale", "issue", "tsval", "tsecr")
-U64_ROWS = ("src_hi", "src_lo", "dst_hi", "dst_lo", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "pay_hash")
-BOOL_ROWS = ("vlan", "ip_frag", "sack_perm")
-
-
-def _decode_compiled(kernel: Any, b: RawBatch, first_frame: int) -> tuple[Packets, np.ndarray, np.ndarray]:
-    """Run the compiled decoder and cast its rows to the column dtypes of the numpy path."""
-    n = len(b)
-    out_i = np.empty((27, n), np.int64)
-    out_u = np.empty((9, n), np.uint64)
-    out_b = np.empty((3, n), bool)
-    kernel(b.buf, b.off, b.caplen, b.wirelen, b.linktype, out_i, out_u, out_b)
-    # rows of the C-ordered 2-D outputs are contiguous 1-D views: only the narrower dtypes need a cast
-    kw: dict[str, np.ndarray] = {}
-    for k, name in enumerate(INT_ROWS):
-        kw[name] = out_i[k].astype(_DTYPES[name]) if _DTYPES[name] != np.int64 else out_i[k]
-    for k, name in enumerate(U64_ROWS):
-        kw[name] = out_u[k]
-    for k, name in enumerate(BOOL_ROWS):
-        kw[name] = out_b[k]
-    cols = Packets(frame=np.arange(first_frame, first_frame + n, dtype=np.int64), ts=b.ts, caplen=b.caplen,
-                   wirelen=b.wirelen, linktype=b.linktype, **kw)
-    return cols, out_i[25], out_i[26]

@@ -9,17 +9,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from netghost.forensics.capture import MAX_RECORD, RawBatch
 from netghost.forensics.decode import ISSUES, Packets, decode_batch
+from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec
 from netghost.forensics.dns import DnsMessages, analyze_dns, parse_dns
 from netghost.forensics.flows import TcpStreams, build_streams, group_conversations
 from netghost.forensics.icmp import analyze_icmp
-from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, iter_batches
+from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, PcapWindow, iter_batches, iter_windows
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, analyze_tcp_sequences
 
 __all__ = ["Analysis", "analyze_capture"]
@@ -88,44 +90,6 @@ class Analysis:
         return np.flatnonzero((self.streams.syn > 0) & (self.streams.synack == 0))
 
 
-class _ColumnTable:
-    """Growable column store: batches are copied into preallocated arrays (no final concatenate).
-
-    The capacity is estimated from the first batch's bytes-per-packet and the file size; ``np.empty``
-    does not touch memory, so an over-estimate costs address space only, and an under-estimate
-    (e.g. gzip) just grows the arrays.
-    """
-
-    def __init__(self) -> None:
-        self.rows = 0
-        self.cap = 0
-        self.cols: dict[str, np.ndarray] = {}
-
-    def append(self, part: Packets, bytes_read: int, total: int) -> None:
-        n = len(part)
-        if self.rows + n > self.cap:
-            est = 0
-            if total > bytes_read > 0:
-                # records are at least 16 bytes, so the estimate never exceeds total / 16
-                est = min(int(total / bytes_read * (self.rows + n) * 1.05) + 1024, total // 16 + 1)
-            new_cap = max(self.rows + n, est, 2 * self.cap)
-            for f in fields(Packets):
-                src = getattr(part, f.name)
-                grown = np.empty(new_cap, src.dtype)
-                if self.rows:
-                    grown[: self.rows] = self.cols[f.name][: self.rows]
-                self.cols[f.name] = grown
-            self.cap = new_cap
-        for f in fields(Packets):
-            self.cols[f.name][self.rows : self.rows + n] = getattr(part, f.name)
-        self.rows += n
-
-    def finish(self) -> Packets:
-        if not self.cols:
-            return Packets.empty()
-        return Packets(**{name: arr[: self.rows] for name, arr in self.cols.items()})
-
-
 def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_jit: bool = True,
                     chunk_bytes: int | None = None) -> Analysis:
     """Analyse one capture file end to end.
@@ -163,20 +127,85 @@ def small_pages() -> Iterator[None]:
         setter(previous)
 
 
-def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk_bytes: int | None) -> Analysis:
-    info = CaptureInfo(path=str(path))
+class _Scratch:
+    """Per-window payload offsets / captured ends (for the DNS parse), reused across windows."""
+
+    def __init__(self) -> None:
+        self.payoff = np.empty(0, np.int64)
+        self.capend = np.empty(0, np.int64)
+
+    def ensure(self, n: int) -> None:
+        if self.payoff.shape[0] < n:
+            self.payoff = np.empty(n, np.int64)
+            self.capend = np.empty(n, np.int64)
+
+
+def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch) -> tuple[int, int]:
+    """Compiled fused pass over one pcap window: walk + decode into the store's next rows.
+
+    Sets ``w.pos``/``w.bad`` for the reader and returns (first row, rows added).
+    """
+    scr.ensure(w.n // 16 + 1)
+    row0 = store.rows
+    pos = done = 0
+    scale = w.ns_factor * 1e-9
+    while True:
+        store.reserve(store.rows + 1, w.base + pos)
+        k, pos, bad, full = mod.walk_decode_pcap(
+            w.buf, w.n, pos, w.big, scale, w.linktype, MAX_RECORD, store.raw, store.rows, store.cap - store.rows,
+            store.rows + 1, scr.payoff, scr.capend, done)
+        store.rows += k
+        done += k
+        if not full:
+            break
+    w.pos, w.bad = pos, bad
+    return row0, done
+
+
+def decode_into(mod: Any, b: RawBatch, store: ColumnStore, scr: _Scratch, consumed: int) -> tuple[int, int]:
+    """Compiled decode of a walked batch (pcapng) into the store's next rows; (first row, rows added)."""
+    n = len(b)
+    scr.ensure(n)
+    store.reserve(store.rows + n, consumed)
+    row0 = store.rows
+    mod.decode_into(b.buf, b.off, b.caplen, b.wirelen, b.ts, b.linktype, store.raw, row0, row0 + 1,
+                    scr.payoff, scr.capend)
+    store.rows += n
+    return row0, n
+
+
+def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: dict[str, int]) -> tuple[Packets, DnsMessages]:
+    """Read + walk + decode every record into one column store; DNS messages parsed per window."""
     total = Path(path).stat().st_size if Path(path).exists() else 0
-    table = _ColumnTable()
+    store = ColumnStore(total, packets_spec())
     msgs = DnsMessages()
-    kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
-    for batch in iter_batches(path, info, **kw):
-        cols, payoff, capend = decode_batch(batch, table.rows + 1)
-        msgs.extend(parse_dns(batch.buf, cols, payoff, capend), table.rows)
-        table.append(cols, info.bytes_read, total)
+    mod = kernel()
+    if mod is None:  # pure path: reader batches, numpy decode, copy into the store
+        for batch in iter_batches(path, info, **kw):
+            row0 = store.rows
+            cols, payoff, capend = decode_batch(batch, row0 + 1, compiled=False)
+            msgs.extend(parse_dns(batch.buf, cols, payoff, capend), row0)
+            store.append(cols, info.bytes_read)
+            if progress is not None:
+                progress(info.bytes_read, total)
+        return store.finish(), msgs
+    scr = _Scratch()
+    for item in iter_windows(path, info, **kw):
+        if isinstance(item, PcapWindow):
+            row0, k = walk_decode(mod, item, store, scr)
+        else:
+            row0, k = decode_into(mod, item, store, scr, info.bytes_read)
+        if k:
+            msgs.extend(parse_dns(item.buf, store.view(row0, k), scr.payoff[:k], scr.capend[:k]), row0)
         if progress is not None:
             progress(info.bytes_read, total)
-    cols = table.finish()
-    del table
+    return store.finish(), msgs
+
+
+def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk_bytes: int | None) -> Analysis:
+    info = CaptureInfo(path=str(path))
+    kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
+    cols, msgs = _read(path, info, progress, kw)
 
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
     conv, dirn, order = group_conversations(cols, tcp_rows, 6)

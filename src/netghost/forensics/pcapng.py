@@ -105,11 +105,12 @@ def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) 
                 elif btype == 3:  # SPB: no timestamp, interface 0
                     wire = struct.unpack_from(fmt + "I", body, 0)[0]
                     cap = min(wire, len(body) - 4)
+                    lt0 = ifaces[0].linktype  # first: a missing IDB must not leave the columns uneven
                     offs.append(pos + 8 + 4)
                     caps.append(cap)
                     wires.append(wire)
                     tss.append(tss[-1] if tss else 0.0)
-                    lts.append(ifaces[0].linktype)
+                    lts.append(lt0)
             except (struct.error, IndexError, ValueError) as exc:
                 info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {consumed + pos}: {exc}")
             pos += blen

@@ -19,21 +19,21 @@ import mmap
 import struct
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
 from netghost.errors import CaptureFormatError
-from netghost.forensics.accel import jit_or_none
+from netghost.forensics.accel import compiled
 from netghost.forensics.capture import MAX_RECORD, PAD, CaptureInfo, RawBatch, read_bytes
 from netghost.forensics.pcapng import iter_pcapng
 
-__all__ = ["LINKTYPE_NAMES", "CaptureInfo", "RawBatch", "iter_batches"]
+__all__ = ["LINKTYPE_NAMES", "CaptureInfo", "PcapWindow", "RawBatch", "iter_batches", "iter_windows"]
 
 CHUNK_BYTES = 32 * 1024 * 1024
 MMAP_MIN = 64 * 1024 * 1024  # smaller files are simply read
-JIT_MIN_BYTES = 8 * 1024 * 1024  # below this, importing numba costs more than it saves
 
 LINKTYPE_NAMES: dict[int, str] = {
     0: "null",
@@ -74,13 +74,34 @@ def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
     return raw, raw
 
 
-def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[RawBatch]:
-    """Yield the capture's records in batches of at most ``chunk_bytes`` raw bytes.
+@dataclass
+class PcapWindow:
+    """A run of pcap record bytes to walk: ``buf[:n]`` starts at a record header (file offset ``base``).
+
+    The consumer walks the records (compiled: walk + decode in one pass; pure: :func:`walk_records`)
+    and sets ``pos`` (end of the last whole record) and ``bad`` (an impossible caplen met there, or
+    -1) before asking for the next window; the reader continues from ``pos``. ``buf`` extends at least
+    ``PAD`` bytes past ``n`` (zeros, or the file's next bytes) so clipped reads stay in bounds.
+    """
+
+    buf: np.ndarray
+    n: int
+    big: bool
+    ns_factor: int
+    linktype: int
+    base: int
+    pos: int = 0
+    bad: int = -1
+
+
+def iter_windows(path: str | Path, info: CaptureInfo | None = None,
+                 chunk_bytes: int = CHUNK_BYTES) -> Iterator[PcapWindow | RawBatch]:
+    """Yield the capture as pcap windows (records not yet walked) or, for pcapng, walked batches.
 
     Args:
         path: capture file (pcap, pcapng, optionally gzip-compressed).
         info: filled with file type, link types, warnings (truncation, corruption) as reading proceeds.
-        chunk_bytes: raw bytes per batch; bounds memory for huge files.
+        chunk_bytes: raw bytes per window/batch; bounds memory for huge files.
 
     Raises:
         CaptureFormatError: the file is missing, unreadable, empty of any header, or not a capture.
@@ -108,63 +129,53 @@ def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes:
             )
 
 
+def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[RawBatch]:
+    """Yield the capture's records in batches of at most ``chunk_bytes`` raw bytes.
+
+    Args:
+        path: capture file (pcap, pcapng, optionally gzip-compressed).
+        info: filled with file type, link types, warnings (truncation, corruption) as reading proceeds.
+        chunk_bytes: raw bytes per batch; bounds memory for huge files.
+
+    Raises:
+        CaptureFormatError: the file is missing, unreadable, empty of any header, or not a capture.
+    """
+    walk_out: np.ndarray | None = None
+    for item in iter_windows(path, info, chunk_bytes):
+        if isinstance(item, RawBatch):
+            yield item
+            continue
+        if walk_out is None or walk_out.shape[1] < item.n // 16 + 1:
+            walk_out = np.empty((5, item.n // 16 + 1), np.int64)
+        rec, item.pos, item.bad = walk_records(item.buf, item.n, item.big, walk_out)
+        if rec.shape[1]:
+            yield _pcap_batch(item.buf, rec, item.ns_factor, item.linktype)
+
+
 def _u32(buf: np.ndarray, pos: np.ndarray, big: bool) -> np.ndarray:
     b = [buf[pos + k].astype(np.uint32) for k in range(4)]
     out: np.ndarray = (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3] if big else (b[3] << 24) | (b[2] << 16) | (b[1] << 8) | b[0]
     return out
 
 
-def _walk_kernel(buf: Any, n: int, big: bool, maxrec: int, out: Any) -> tuple[int, int, int]:
-    """Numba kernel: per record, ``out[0..4]`` = header offset, seconds, fraction, caplen, wire length.
-
-    Returns (count, end position, bad caplen or -1).
-    """
-    pos = 0
-    k = 0
-    bad = -1
-    while pos + 16 <= n:
-        if big:
-            incl = (int(buf[pos + 8]) << 24) | (int(buf[pos + 9]) << 16) | (int(buf[pos + 10]) << 8) | int(buf[pos + 11])
-        else:
-            incl = int(buf[pos + 8]) | (int(buf[pos + 9]) << 8) | (int(buf[pos + 10]) << 16) | (int(buf[pos + 11]) << 24)
-        if incl > maxrec:
-            bad = incl
-            break
-        end = pos + 16 + incl
-        if end > n:
-            break
-        out[0, k] = pos
-        out[3, k] = incl
-        for f in (0, 1, 3):
-            b = pos + 4 * f
-            if big:
-                v = (int(buf[b]) << 24) | (int(buf[b + 1]) << 16) | (int(buf[b + 2]) << 8) | int(buf[b + 3])
-            else:
-                v = int(buf[b]) | (int(buf[b + 1]) << 8) | (int(buf[b + 2]) << 16) | (int(buf[b + 3]) << 24)
-            out[1 + f if f < 3 else 4, k] = v
-        k += 1
-        pos = end
-    return k, pos, bad
-
-
-def _walk_pcap(buf: np.ndarray, n: int, fmt: str, out: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
+def walk_records(buf: np.ndarray, n: int, big: bool, out: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
     """Return (record headers, end position, first bad caplen or -1) for ``buf[:n]``.
 
     The record headers are an int64 array of shape (5, records): header offset, seconds, fraction,
-    caplen, wire length. This is the only per-record loop of the engine: each record's length
-    decides where the next one starts, so the walk cannot be vectorised. numba compiles it when
-    installed; otherwise it is a tight struct loop over a memoryview. ``out`` (shape ``(5, >= n//16+1)``)
-    may be passed to reuse one scratch array across windows; the returned view aliases it.
+    caplen, wire length. Each record's length decides where the next one starts, so the walk cannot
+    be vectorised: the compiled kernel runs it when built, otherwise a tight struct loop over a
+    memoryview (the one per-record Python loop the pure path keeps). ``out`` (shape
+    ``(5, >= n//16+1)``) may be passed to reuse one scratch array across windows; the result aliases it.
     """
-    jit = jit_or_none(_walk_kernel) if n >= JIT_MIN_BYTES else None
-    if jit is not None:
+    mod = compiled("_walkdecode")
+    if mod is not None:
         if out is None or out.shape[1] < n // 16 + 1:
             out = np.empty((5, n // 16 + 1), np.int64)
-        k, pos, bad = jit(buf, n, fmt == ">", MAX_RECORD, out)
+        k, pos, bad = mod.walk_pcap(buf, n, big, MAX_RECORD, out)
         return out[:, :k], pos, bad
     offs: array[int] = array("q")
     app = offs.append
-    unpack = struct.Struct(fmt + "I").unpack_from
+    unpack = struct.Struct((">" if big else "<") + "I").unpack_from
     mv = buf.data
     pos = 0
     bad = -1
@@ -179,7 +190,6 @@ def _walk_pcap(buf: np.ndarray, n: int, fmt: str, out: np.ndarray | None = None)
         app(pos)
         pos = end
     hdr = np.frombuffer(offs, dtype=np.int64) if offs else np.zeros(0, np.int64)
-    big = fmt == ">"
     rec = np.stack([hdr, *(_u32(buf, hdr + 4 * f, big).astype(np.int64) for f in range(4))]) if hdr.size else np.zeros((5, 0), np.int64)
     return rec, pos, bad
 
@@ -229,7 +239,7 @@ def _stop_cut(info: CaptureInfo, at: int, tail_bytes: int) -> None:
     )
 
 
-def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
+def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[PcapWindow]:
     if len(head) < 24:
         raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
     fmt, ns_factor, linktype = _pcap_header(head, info)
@@ -244,9 +254,9 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
         buf[n : n + PAD] = 0
         if n == 0:
             return
-        offs, pos, bad = _walk_pcap(buf, n, fmt)
-        if offs.shape[1]:
-            yield _pcap_batch(buf, offs, ns_factor, linktype)
+        win = PcapWindow(buf, n, fmt == ">", ns_factor, linktype, consumed)
+        yield win
+        pos, bad = win.pos, win.bad
         if bad >= 0:
             _stop_corrupt(info, consumed + pos, bad)
             return
@@ -258,8 +268,8 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
             return
 
 
-def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
-    """Large uncompressed pcap: walk windows of a read-only mmap (no copy out of the page cache).
+def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[PcapWindow]:
+    """Large uncompressed pcap: windows of a read-only mmap (no copy out of the page cache).
 
     After each window the processed pages are released with ``MADV_DONTNEED`` so the resident set
     stays about one window plus the decoded columns, whatever the file size.
@@ -271,7 +281,6 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
     whole = np.frombuffer(mm, dtype=np.uint8)
     start = 24
     released = 0
-    walk_out = np.empty((5, chunk_bytes // 16 + 1), np.int64)  # reused by every window's record walk
     while start < size:
         end = min(start + chunk_bytes, size)
         if end + PAD <= size:
@@ -280,11 +289,12 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
             # the file's tail: copy it with PAD zero bytes, as the stream path does. A bare view would
             # let the decoder's clipped gathers (at most len - 9) misread a header in the last bytes.
             buf = np.concatenate([whole[start:size], np.zeros(PAD, np.uint8)])
-            buf.flags.writeable = False  # same numba type as the mmap views: one compiled signature
-        offs, pos, bad = _walk_pcap(buf, end - start, fmt, walk_out)
+            buf.flags.writeable = False
+        info.bytes_read = end
+        win = PcapWindow(buf, end - start, fmt == ">", ns_factor, linktype, start)
+        yield win
+        pos, bad = win.pos, win.bad
         info.bytes_read = start + pos
-        if offs.shape[1]:
-            yield _pcap_batch(buf, offs, ns_factor, linktype)
         if bad >= 0:
             _stop_corrupt(info, start + pos, bad)
             return

@@ -1,0 +1,578 @@
+# cython: language_level=3
+"""Compiled record walk + packet decode, written straight into the engine's final columns.
+
+Why one fused pass: the pure path walks the pcap records (a Python loop), builds a batch of offsets,
+decodes it with ~100 vectorised numpy passes into fresh per-batch columns and then copies those into
+the growing column store. Here each record is walked and decoded once, while its bytes are hot in
+cache, into the preallocated final columns (no per-batch object, no copy).
+
+The decode is :func:`netghost.forensics.decode.decode_batch` field for field: same issue codes, same
+bounds-clipped reads of garbage (every read is clipped to ``[0, len(buf) - 9]`` exactly like
+``gather.Gather``), same integer wrap-around when a value is stored in a narrower column. Parity
+with the numpy reference is tested on the corpus and on mutated captures.
+
+Column pointers travel in a C struct built from a tuple of numpy arrays in :data:`COLUMNS` order
+(the Python side owns the arrays and checks their dtypes; see ``decode_fast.py``).
+"""
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+
+# (name, numpy dtype) in the order of the pointers in ``Cols`` below; bool columns are uint8 views.
+COLUMNS = (
+    ("frame", "int64"), ("ts", "float64"), ("caplen", "int64"), ("wirelen", "int64"), ("linktype", "int32"),
+    ("ethertype", "int32"), ("vlan", "bool"), ("l3", "int8"),
+    ("src_hi", "uint64"), ("src_lo", "uint64"), ("dst_hi", "uint64"), ("dst_lo", "uint64"),
+    ("ttl", "int16"), ("ip_id", "int32"), ("dscp", "int16"), ("ip_frag", "bool"), ("proto", "int16"),
+    ("sport", "int32"), ("dport", "int32"), ("seq", "int64"), ("ack", "int64"), ("tcp_flags", "int16"),
+    ("win", "int32"), ("tcp_hlen", "int16"), ("paylen", "int32"), ("pay_hash", "uint64"),
+    ("icmp_type", "int16"), ("icmp_code", "int16"), ("icmp_mtu", "int32"), ("in_proto", "int16"),
+    ("in_src_hi", "uint64"), ("in_src_lo", "uint64"), ("in_dst_hi", "uint64"), ("in_dst_lo", "uint64"),
+    ("in_sport", "int32"), ("in_dport", "int32"), ("mss", "int32"), ("wscale", "int16"), ("sack_perm", "bool"),
+    ("tsval", "int64"), ("tsecr", "int64"), ("issue", "int8"),
+)
+
+
+cdef struct Cols:
+    int64_t* frame
+    double* ts
+    int64_t* caplen
+    int64_t* wirelen
+    int32_t* linktype
+    int32_t* ethertype
+    uint8_t* vlan
+    int8_t* l3
+    uint64_t* src_hi
+    uint64_t* src_lo
+    uint64_t* dst_hi
+    uint64_t* dst_lo
+    int16_t* ttl
+    int32_t* ip_id
+    int16_t* dscp
+    uint8_t* ip_frag
+    int16_t* proto
+    int32_t* sport
+    int32_t* dport
+    int64_t* seq
+    int64_t* ack
+    int16_t* tcp_flags
+    int32_t* win
+    int16_t* tcp_hlen
+    int32_t* paylen
+    uint64_t* pay_hash
+    int16_t* icmp_type
+    int16_t* icmp_code
+    int32_t* icmp_mtu
+    int16_t* in_proto
+    uint64_t* in_src_hi
+    uint64_t* in_src_lo
+    uint64_t* in_dst_hi
+    uint64_t* in_dst_lo
+    int32_t* in_sport
+    int32_t* in_dport
+    int32_t* mss
+    int16_t* wscale
+    uint8_t* sack_perm
+    int64_t* tsval
+    int64_t* tsecr
+    int8_t* issue
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) noexcept nogil
+
+# Software prefetch distance: the walk is a chain of dependent loads (each record's length says where
+# the next starts), so without it every record header is a cache miss paid in full. The walk streams
+# prefetches over every cache line up to this many bytes ahead of the current record.
+cdef int64_t PREFETCH = 4096
+
+
+def _set_prefetch(int64_t v):
+    global PREFETCH
+    PREFETCH = v
+
+cdef uint64_t V4 = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t GOLD = 0x9E3779B97F4A7C15ULL
+
+
+cdef inline uintptr_t _addr(object arr, Py_ssize_t row) except 0:
+    """Address of ``arr[row]`` (the Python side guarantees dtype, contiguity and capacity)."""
+    cdef uintptr_t base = <uintptr_t>arr.__array_interface__["data"][0]
+    return base + <uintptr_t>(row * arr.itemsize) if base else <uintptr_t>1
+
+
+cdef int _fill_cols(Cols* c, tuple cols, Py_ssize_t row) except -1:
+    if len(cols) != len(COLUMNS):
+        raise ValueError("column tuple does not match COLUMNS")
+    c.frame = <int64_t*>_addr(cols[0], row)
+    c.ts = <double*>_addr(cols[1], row)
+    c.caplen = <int64_t*>_addr(cols[2], row)
+    c.wirelen = <int64_t*>_addr(cols[3], row)
+    c.linktype = <int32_t*>_addr(cols[4], row)
+    c.ethertype = <int32_t*>_addr(cols[5], row)
+    c.vlan = <uint8_t*>_addr(cols[6], row)
+    c.l3 = <int8_t*>_addr(cols[7], row)
+    c.src_hi = <uint64_t*>_addr(cols[8], row)
+    c.src_lo = <uint64_t*>_addr(cols[9], row)
+    c.dst_hi = <uint64_t*>_addr(cols[10], row)
+    c.dst_lo = <uint64_t*>_addr(cols[11], row)
+    c.ttl = <int16_t*>_addr(cols[12], row)
+    c.ip_id = <int32_t*>_addr(cols[13], row)
+    c.dscp = <int16_t*>_addr(cols[14], row)
+    c.ip_frag = <uint8_t*>_addr(cols[15], row)
+    c.proto = <int16_t*>_addr(cols[16], row)
+    c.sport = <int32_t*>_addr(cols[17], row)
+    c.dport = <int32_t*>_addr(cols[18], row)
+    c.seq = <int64_t*>_addr(cols[19], row)
+    c.ack = <int64_t*>_addr(cols[20], row)
+    c.tcp_flags = <int16_t*>_addr(cols[21], row)
+    c.win = <int32_t*>_addr(cols[22], row)
+    c.tcp_hlen = <int16_t*>_addr(cols[23], row)
+    c.paylen = <int32_t*>_addr(cols[24], row)
+    c.pay_hash = <uint64_t*>_addr(cols[25], row)
+    c.icmp_type = <int16_t*>_addr(cols[26], row)
+    c.icmp_code = <int16_t*>_addr(cols[27], row)
+    c.icmp_mtu = <int32_t*>_addr(cols[28], row)
+    c.in_proto = <int16_t*>_addr(cols[29], row)
+    c.in_src_hi = <uint64_t*>_addr(cols[30], row)
+    c.in_src_lo = <uint64_t*>_addr(cols[31], row)
+    c.in_dst_hi = <uint64_t*>_addr(cols[32], row)
+    c.in_dst_lo = <uint64_t*>_addr(cols[33], row)
+    c.in_sport = <int32_t*>_addr(cols[34], row)
+    c.in_dport = <int32_t*>_addr(cols[35], row)
+    c.mss = <int32_t*>_addr(cols[36], row)
+    c.wscale = <int16_t*>_addr(cols[37], row)
+    c.sack_perm = <uint8_t*>_addr(cols[38], row)
+    c.tsval = <int64_t*>_addr(cols[39], row)
+    c.tsecr = <int64_t*>_addr(cols[40], row)
+    c.issue = <int8_t*>_addr(cols[41], row)
+    return 0
+
+
+# ---- bounds-clipped big-endian reads (Gather semantics) ------------------------------------------
+
+cdef inline int64_t _c(int64_t p, int64_t hi) noexcept nogil:
+    return 0 if p < 0 else (hi if p > hi else p)
+
+
+cdef inline int64_t _u8(const uint8_t* b, int64_t p, int64_t hi) noexcept nogil:
+    return b[_c(p, hi)]
+
+
+cdef inline int64_t _u16(const uint8_t* b, int64_t p, int64_t hi) noexcept nogil:
+    p = _c(p, hi)
+    return (<int64_t>b[p] << 8) | b[p + 1]
+
+
+cdef inline int64_t _u32(const uint8_t* b, int64_t p, int64_t hi) noexcept nogil:
+    p = _c(p, hi)
+    return (<int64_t>b[p] << 24) | (<int64_t>b[p + 1] << 16) | (<int64_t>b[p + 2] << 8) | b[p + 3]
+
+
+cdef inline uint64_t _u64(const uint8_t* b, int64_t p, int64_t hi) noexcept nogil:
+    return (<uint64_t>_u32(b, p, hi) << 32) | <uint64_t>_u32(b, p + 4, hi)
+
+
+cdef inline int64_t _rd32(const uint8_t* b, int64_t p, bint big) noexcept nogil:
+    """Unclipped 32-bit read of a record-header field in the file's byte order."""
+    if big:
+        return (<int64_t>b[p] << 24) | (<int64_t>b[p + 1] << 16) | (<int64_t>b[p + 2] << 8) | b[p + 3]
+    return (<int64_t>b[p + 3] << 24) | (<int64_t>b[p + 2] << 16) | (<int64_t>b[p + 1] << 8) | b[p]
+
+
+# ---- the per-packet decode -------------------------------------------------------------------------
+
+cdef void _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen, int64_t wirelen, int32_t lk,
+                      Cols* c, Py_ssize_t r, int64_t* payoff_out, int64_t* capend_out) noexcept nogil:
+    cdef int64_t end = o + caplen
+    cdef int64_t lim = o + wirelen
+    cdef int64_t iss = 0, et = -1, p = -1, ppp, ver, le, fam, q, tlen, ttype
+    cdef bint vlan = False, known = True, found
+    cdef int k
+    if caplen == 0:
+        iss = 1
+    if lk == 1:
+        et = _u16(buf, o + 12, hi)
+        p = o + 14
+        for k in range(3):
+            if et == 0x8100 or et == 0x88A8 or et == 0x9100:
+                vlan = True
+                et = _u16(buf, p + 2, hi)
+                p += 4
+            else:
+                break
+        if et == 0x8864:
+            ppp = _u16(buf, p + 6, hi)
+            lim = min(lim, p + 6 + _u16(buf, p + 4, hi))
+            et = 0x0800 if ppp == 0x21 else (0x86DD if ppp == 0x57 else 0x10000 + ppp)
+            p += 8
+    elif lk == 113:
+        et = _u16(buf, o + 14, hi)
+        p = o + 16
+    elif lk == 276:
+        et = _u16(buf, o, hi)
+        p = o + 20
+    elif lk == 12 or lk == 14 or lk == 101 or lk == 228 or lk == 229:
+        ver = _u8(buf, o, hi) >> 4
+        et = 0x0800 if ver == 4 else (0x86DD if ver == 6 else -1)
+        p = o
+    elif lk == 0 or lk == 108:
+        le = _u8(buf, o, hi) | (_u8(buf, o + 1, hi) << 8) | (_u8(buf, o + 2, hi) << 16) | (_u8(buf, o + 3, hi) << 24)
+        fam = le if (lk == 0 and le < 256) else _u32(buf, o, hi)
+        if fam == 2:
+            et = 0x0800
+        elif fam == 10 or fam == 23 or fam == 24 or fam == 28 or fam == 30:
+            et = 0x86DD
+        else:
+            et = -1
+        p = o + 4
+    elif lk == 239:  # NFLOG: 4-byte header, little-endian TLVs; NFULA_PAYLOAD (type 9) holds the packet
+        fam = buf[o] if o < end else -1
+        q = o + 4
+        found = False
+        while q + 4 <= end:
+            tlen = buf[q] | (<int64_t>buf[q + 1] << 8)
+            ttype = buf[q + 2] | (<int64_t>buf[q + 3] << 8)
+            if tlen < 4:
+                break
+            if (ttype & 0x7FFF) == 9:
+                p = q + 4
+                et = 0x0800 if fam == 2 else (0x86DD if fam == 10 else -1)
+                found = True
+                break
+            q += (tlen + 3) & ~3
+        if not found:
+            iss = 11
+    else:
+        known = False
+        if iss == 0:
+            iss = 3
+    if known and iss == 0 and p > end:
+        iss = 2
+    if iss != 0:
+        et = -1
+
+    cdef int64_t l3 = 0, ttl = -1, ipid = -1, dscp = -1, proto = -1, l4 = -1, l4len = -1
+    cdef int64_t vihl, ihl, tot, ff, nh, plen, hl
+    cdef uint64_t sh = 0, sl = 0, dh = 0, dl = 0
+    cdef bint frag = False
+    if et == 0x0800:
+        q = p
+        vihl = _u8(buf, q, hi)
+        ihl = (vihl & 15) * 4
+        if q + 20 > end:
+            iss = 4
+        elif (vihl >> 4) != 4:
+            iss = 5
+        elif ihl < 20 or q + ihl > end:
+            iss = 6
+        else:
+            l3 = 4
+            tot = _u16(buf, q + 2, hi)
+            ff = _u16(buf, q + 6, hi)
+            dscp = _u8(buf, q + 1, hi) >> 2
+            ipid = _u16(buf, q + 4, hi)
+            ttl = _u8(buf, q + 8, hi)
+            proto = _u8(buf, q + 9, hi)
+            sh = V4
+            dh = V4
+            sl = <uint64_t>_u32(buf, q + 12, hi)
+            dl = <uint64_t>_u32(buf, q + 16, hi)
+            frag = (ff & 0x3FFF) != 0
+            l4 = q + ihl
+            l4len = (end - q if tot == 0 else min(tot, lim - q)) - ihl
+    elif et == 0x86DD:
+        q = p
+        if q + 40 > end:
+            iss = 4
+        elif (_u8(buf, q, hi) >> 4) != 6:
+            iss = 5
+        else:
+            l3 = 6
+            dscp = (_u16(buf, q, hi) >> 6) & 0x3F
+            ttl = _u8(buf, q + 7, hi)
+            sh = _u64(buf, q + 8, hi)
+            sl = _u64(buf, q + 16, hi)
+            dh = _u64(buf, q + 24, hi)
+            dl = _u64(buf, q + 32, hi)
+            nh = _u8(buf, q + 6, hi)
+            plen = _u16(buf, q + 4, hi)
+            q += 40
+            for k in range(6):
+                if not (nh == 0 or nh == 43 or nh == 44 or nh == 51 or nh == 60):
+                    break
+                if nh == 44:
+                    hl = 8
+                    if (_u16(buf, q + 2, hi) & 0xFFF9) != 0:
+                        frag = True
+                elif nh == 51:
+                    hl = (_u8(buf, q + 1, hi) + 2) * 4
+                else:
+                    hl = (_u8(buf, q + 1, hi) + 1) * 8
+                nh = _u8(buf, q, hi)
+                plen -= hl
+                q += hl
+            proto = nh
+            l4 = q
+            l4len = min(plen, lim - q)
+
+    cdef int64_t sport = -1, dport = -1, seq = -1, ack = -1, tfl = -1, win = -1, thl = -1
+    cdef int64_t paylen = -1, payoff = -1, ity = -1, ico = -1, mtu = -1, inp = -1, isp = -1, idp = -1
+    cdef int64_t mss = -1, wsc = -1, iq, pq
+    cdef uint64_t ish = 0, isl = 0, idh = 0, idl = 0
+    cdef bint sack = False, err
+    if l3 > 0 and not frag:
+        q = l4
+        if proto == 6:
+            hl = (_u8(buf, q + 12, hi) >> 4) * 4
+            if q + 20 > end:
+                iss = 7
+            elif hl < 20:
+                iss = 8
+            else:
+                sport = _u16(buf, q, hi)
+                dport = _u16(buf, q + 2, hi)
+                seq = _u32(buf, q + 4, hi)
+                ack = _u32(buf, q + 8, hi)
+                tfl = _u16(buf, q + 12, hi) & 0x0FFF
+                win = _u16(buf, q + 14, hi)
+                thl = hl
+                paylen = max(l4len - hl, 0)
+                payoff = q + hl
+        elif proto == 17:
+            if q + 8 > end:
+                iss = 9
+            else:
+                sport = _u16(buf, q, hi)
+                dport = _u16(buf, q + 2, hi)
+                paylen = max(min(_u16(buf, q + 4, hi), l4len) - 8, 0)
+                payoff = q + 8
+        elif proto == 1 or proto == 58:
+            if q + 4 > end:
+                iss = 10
+            else:
+                ity = _u8(buf, q, hi)
+                ico = _u8(buf, q + 1, hi)
+                if proto == 1:
+                    if ity == 3 and ico == 4:
+                        mtu = _u16(buf, q + 6, hi)
+                    err = ity == 3 or ity == 4 or ity == 5 or ity == 11 or ity == 12
+                else:
+                    if ity == 2:
+                        mtu = _u32(buf, q + 4, hi)
+                    err = ity == 1 or ity == 2 or ity == 3 or ity == 4
+                if err:
+                    iq = q + 8
+                    pq = -1
+                    if proto == 1:
+                        if iq + 20 <= end and (_u8(buf, iq, hi) >> 4) == 4:
+                            inp = _u8(buf, iq + 9, hi)
+                            ish = V4
+                            idh = V4
+                            isl = <uint64_t>_u32(buf, iq + 12, hi)
+                            idl = <uint64_t>_u32(buf, iq + 16, hi)
+                            pq = iq + (_u8(buf, iq, hi) & 15) * 4
+                    elif iq + 40 <= end and (_u8(buf, iq, hi) >> 4) == 6:
+                        inp = _u8(buf, iq + 6, hi)
+                        ish = _u64(buf, iq + 8, hi)
+                        isl = _u64(buf, iq + 16, hi)
+                        idh = _u64(buf, iq + 24, hi)
+                        idl = _u64(buf, iq + 32, hi)
+                        pq = iq + 40
+                    if pq >= 0 and (inp == 6 or inp == 17) and pq + 4 <= end:
+                        isp = _u16(buf, pq, hi)
+                        idp = _u16(buf, pq + 2, hi)
+
+    # 64-bit fingerprint of the first 8 payload bytes + length (cross-capture matching)
+    cdef int64_t avail = min(paylen, end - payoff)
+    avail = 0 if avail < 0 else (8 if avail > 8 else avail)
+    cdef uint64_t ph = 0
+    for k in range(8):
+        ph = (ph << 8) | <uint64_t>(_u8(buf, payoff + k, hi) if avail > k else 0)
+    ph ^= <uint64_t>paylen * GOLD
+
+    cdef int64_t tsv = -1, tse = -1, pp, z, kind, ln
+    cdef bint is_syn
+    if tfl >= 0 and thl > 20:
+        is_syn = (tfl & 2) != 0
+        pp = payoff - thl + 20
+        z = min(payoff, end)
+        for k in range(40):
+            if pp >= z:
+                break
+            kind = _u8(buf, pp, hi)
+            ln = _u8(buf, pp + 1, hi)
+            if kind == 0:
+                break
+            if kind == 1:
+                pp += 1
+                continue
+            if ln < 2 or pp + ln > z:
+                break
+            if is_syn and kind == 2 and ln == 4:
+                mss = _u16(buf, pp + 2, hi)
+            elif is_syn and kind == 3 and ln == 3:
+                wsc = _u8(buf, pp + 2, hi)
+            elif is_syn and kind == 4:
+                sack = True
+            elif kind == 8 and ln == 10:
+                tsv = _u32(buf, pp + 2, hi)
+                tse = _u32(buf, pp + 6, hi)
+            pp += ln
+
+    c.ethertype[r] = <int32_t>et
+    c.vlan[r] = vlan
+    c.l3[r] = <int8_t>l3
+    c.src_hi[r] = sh
+    c.src_lo[r] = sl
+    c.dst_hi[r] = dh
+    c.dst_lo[r] = dl
+    c.ttl[r] = <int16_t>ttl
+    c.ip_id[r] = <int32_t>ipid
+    c.dscp[r] = <int16_t>dscp
+    c.ip_frag[r] = frag
+    c.proto[r] = <int16_t>proto
+    c.sport[r] = <int32_t>sport
+    c.dport[r] = <int32_t>dport
+    c.seq[r] = seq
+    c.ack[r] = ack
+    c.tcp_flags[r] = <int16_t>tfl
+    c.win[r] = <int32_t>win
+    c.tcp_hlen[r] = <int16_t>thl
+    c.paylen[r] = <int32_t>paylen
+    c.pay_hash[r] = ph
+    c.icmp_type[r] = <int16_t>ity
+    c.icmp_code[r] = <int16_t>ico
+    c.icmp_mtu[r] = <int32_t>mtu
+    c.in_proto[r] = <int16_t>inp
+    c.in_src_hi[r] = ish
+    c.in_src_lo[r] = isl
+    c.in_dst_hi[r] = idh
+    c.in_dst_lo[r] = idl
+    c.in_sport[r] = <int32_t>isp
+    c.in_dport[r] = <int32_t>idp
+    c.mss[r] = <int32_t>mss
+    c.wscale[r] = <int16_t>wsc
+    c.sack_perm[r] = sack
+    c.tsval[r] = tsv
+    c.tsecr[r] = tse
+    c.issue[r] = <int8_t>iss
+    payoff_out[0] = payoff
+    capend_out[0] = end
+
+
+# ---- entry points ----------------------------------------------------------------------------------
+
+def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bint big, double scale,
+                     int32_t linktype, int64_t maxrec, tuple cols, Py_ssize_t row0, Py_ssize_t room,
+                     int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend, Py_ssize_t aux0):
+    """Walk pcap records of ``buf[start:n]`` and decode each into row ``row0 + j`` of ``cols``.
+
+    Args:
+        buf: the window (padded or followed by real bytes; reads are clipped to ``len(buf) - 9``).
+        n: bytes of the window that belong to it; start: offset of the first record header.
+        big: big-endian record headers; scale: seconds per timestamp fraction unit.
+        linktype: the file's link type; maxrec: largest acceptable caplen.
+        cols: arrays in ``COLUMNS`` order; row0: first row to write; room: rows available from row0.
+        first_frame: frame number of row ``row0``.
+        payoff, capend: window-relative payload offset / captured end per record, written at ``aux0 + j``.
+
+    Returns:
+        ``(records, end position, bad caplen or -1, full)``; ``full`` means ``room`` ran out before
+        the window did (call again from the returned position with more room).
+    """
+    cdef Cols c
+    _fill_cols(&c, cols, row0)
+    cdef const uint8_t* b = &buf[0]
+    cdef int64_t hi = max(<int64_t>buf.shape[0] - 9, 0)
+    cdef int64_t pos = start, incl, end, sec, frac
+    cdef Py_ssize_t k = 0
+    cdef int64_t bad = -1
+    cdef bint full = False
+    cdef int64_t* po = &payoff[aux0] if payoff.shape[0] > aux0 else NULL
+    cdef int64_t* ce = &capend[aux0] if capend.shape[0] > aux0 else NULL
+    if payoff.shape[0] - aux0 < room:
+        room = payoff.shape[0] - aux0
+    if capend.shape[0] - aux0 < room:
+        room = capend.shape[0] - aux0
+    cdef int64_t pf = pos, pf_end = buf.shape[0]
+    with nogil:
+        while pos + 16 <= n:
+            while pf < pos + PREFETCH and pf < pf_end:
+                __builtin_prefetch(b + pf)
+                pf += 64
+            incl = _rd32(b, pos + 8, big)
+            if incl > maxrec:
+                bad = incl
+                break
+            end = pos + 16 + incl
+            if end > n:
+                break
+            if k >= room:
+                full = True
+                break
+            sec = _rd32(b, pos, big)
+            frac = _rd32(b, pos + 4, big)
+            c.frame[k] = first_frame + k
+            c.ts[k] = <double>sec + <double>frac * scale
+            c.caplen[k] = incl
+            c.wirelen[k] = _rd32(b, pos + 12, big)
+            c.linktype[k] = linktype
+            _decode_one(b, hi, pos + 16, incl, c.wirelen[k], linktype, &c, k, po + k, ce + k)
+            k += 1
+            pos = end
+    return k, pos, bad, full
+
+
+def decode_into(const uint8_t[::1] buf, const int64_t[::1] off, const int64_t[::1] caplen,
+                const int64_t[::1] wirelen, const double[::1] ts, const int32_t[::1] lt, tuple cols,
+                Py_ssize_t row0, int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend):
+    """Decode the records of a reader batch into rows ``row0 ..`` of ``cols`` (capacity checked by the caller).
+
+    ``payoff``/``capend`` (length >= records) receive each record's payload offset and captured end.
+    """
+    cdef Py_ssize_t n = off.shape[0], i
+    if caplen.shape[0] != n or wirelen.shape[0] != n or ts.shape[0] != n or lt.shape[0] != n:
+        raise ValueError("batch columns differ in length")
+    if payoff.shape[0] < n or capend.shape[0] < n:
+        raise ValueError("payoff/capend too short")
+    if n == 0:
+        return 0
+    cdef Cols c
+    _fill_cols(&c, cols, row0)
+    cdef const uint8_t* b = &buf[0]
+    cdef int64_t hi = max(<int64_t>buf.shape[0] - 9, 0)
+    with nogil:
+        for i in range(n):
+            c.frame[i] = first_frame + i
+            c.ts[i] = ts[i]
+            c.caplen[i] = caplen[i]
+            c.wirelen[i] = wirelen[i]
+            c.linktype[i] = lt[i]
+            _decode_one(b, hi, off[i], caplen[i], wirelen[i], lt[i], &c, i, &payoff[i], &capend[i])
+    return n
+
+
+def walk_pcap(const uint8_t[::1] buf, Py_ssize_t n, bint big, int64_t maxrec, int64_t[:, ::1] out):
+    """Record walk only (the pure decode path's reader on big files): ``out[0..4, k]`` = header offset,
+    seconds, fraction, caplen, wire length. Returns ``(records, end position, bad caplen or -1)``."""
+    cdef const uint8_t* b = &buf[0]
+    cdef int64_t pos = 0, incl, end
+    cdef Py_ssize_t k = 0, cap = out.shape[1]
+    cdef int64_t bad = -1
+    with nogil:
+        while pos + 16 <= n and k < cap:
+            incl = _rd32(b, pos + 8, big)
+            if incl > maxrec:
+                bad = incl
+                break
+            end = pos + 16 + incl
+            if end > n:
+                break
+            out[0, k] = pos
+            out[1, k] = _rd32(b, pos, big)
+            out[2, k] = _rd32(b, pos + 4, big)
+            out[3, k] = incl
+            out[4, k] = _rd32(b, pos + 12, big)
+            k += 1
+            pos = end
+    return k, pos, bad
