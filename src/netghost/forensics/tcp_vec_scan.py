@@ -1,0 +1,134 @@
+"""Segmented scans and "first position at or after i whose value reaches t" queries, all in numpy.
+
+These are the building blocks of :mod:`netghost.forensics.tcp_vec`: tshark's per-direction TCP
+state is a handful of "value of the last event so far" (forward fill), "largest so far" (running
+max) and "when does the peer first ACK past x" questions over segments of a walk order; each one is
+answered here for every packet at once, with no Python loop per packet.
+
+Segments are contiguous runs of the walk order; ``seg`` is the non-decreasing segment id per
+position and ``segstart`` the first position of each position's segment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NONE", "FirstAtLeast", "ffill_index", "seg_running_max"]
+
+NONE = np.int64(-(1 << 62))  # "no value" for value arrays (below every real value)
+_B = 32  # fan-out of the block-maximum tree
+
+
+def ffill_index(mask: np.ndarray, segstart: np.ndarray, *, inclusive: bool = True) -> np.ndarray:
+    """Per position, the last position ``<= k`` (``< k`` when not inclusive) in its segment where
+    ``mask`` is set, else -1."""
+    n = mask.shape[0]
+    idx = np.where(mask, np.arange(n, dtype=np.int64), np.int64(-1))
+    np.maximum.accumulate(idx, out=idx)
+    if not inclusive:
+        idx = np.concatenate((np.array([-1], np.int64), idx[:-1]))
+    idx[idx < segstart] = -1
+    return idx
+
+
+def seg_running_max(val: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Inclusive running maximum of ``val`` inside each segment (``val`` in ``[0, 2**34)``, or
+    :data:`NONE` for "no value"); positions with nothing so far in their segment get :data:`NONE`.
+
+    Why the offset: ``seg * 2**35 + value`` is increasing across segments, so one global
+    ``maximum.accumulate`` never lets a value leak into the next segment.
+    """
+    has = val != NONE
+    key = seg.astype(np.int64) << np.int64(35)
+    key += np.where(has, val + 1, 0)
+    np.maximum.accumulate(key, out=key)
+    key -= seg.astype(np.int64) << np.int64(35)
+    out = key - 1
+    out[key == 0] = NONE
+    return out
+
+
+class FirstAtLeast:
+    """Answers "first position ``k >= start`` in the same segment with ``val[k] >= thr``" in bulk.
+
+    Most queries are resolved by binary search on the segment's running maximum (valid when nothing
+    before ``start`` in the segment already reached ``thr``); the rest walk a 32-ary tree of block
+    maxima (a bounded number of vectorised steps per level, whatever the distance). Values must lie
+    in ``[0, 2**34)`` or be :data:`NONE`.
+    """
+
+    def __init__(self, val: np.ndarray, seg: np.ndarray, segstart: np.ndarray, segend: np.ndarray) -> None:
+        self.val = val
+        self.seg = seg
+        self.segstart = segstart
+        self.segend = segend  # one past the last position of each position's segment
+        self.rmax = seg_running_max(val, seg)
+        key = seg.astype(np.int64) << np.int64(35)
+        key += np.where(self.rmax == NONE, 0, self.rmax + 1)
+        self.key = key
+        self._levels: list[np.ndarray] | None = None
+
+    def query(self, start: np.ndarray, thr: np.ndarray) -> np.ndarray:
+        """Positions (``n`` = none in the segment) for each (start, thr) pair; ``start`` must be a
+        valid position or ``n`` (then the answer is ``n``)."""
+        n = self.val.shape[0]
+        out = np.full(start.shape[0], n, np.int64)
+        ok = start < n
+        st = np.minimum(start, n - 1) if n else start
+        seg = self.seg[st]
+        prev = st - 1
+        before = np.where((prev >= 0) & (prev >= self.segstart[st]), self.rmax[np.maximum(prev, 0)], NONE)
+        easy = ok & (before < thr)
+        qk = (seg[easy] << np.int64(35)) + thr[easy] + 1
+        pos = np.searchsorted(self.key, qk, "left")
+        out[easy] = pos
+        hard = np.flatnonzero(ok & ~easy)
+        if hard.size:
+            out[hard] = self._tree(st[hard], thr[hard])
+        end = self.segend[st]
+        out[out >= end] = n
+        return out
+
+    def _build(self) -> list[np.ndarray]:
+        levels = []
+        cur = self.val
+        while True:
+            pad = (-cur.shape[0]) % _B
+            lev = np.concatenate((cur, np.full(pad, NONE, np.int64))) if pad else cur
+            levels.append(lev)
+            if lev.shape[0] <= _B:
+                break
+            cur = lev.reshape(-1, _B).max(axis=1)
+        return levels
+
+    def _tree(self, start: np.ndarray, thr: np.ndarray) -> np.ndarray:
+        if self._levels is None:
+            self._levels = self._build()
+        levels = self._levels
+        n = self.val.shape[0]
+        res = np.full(start.shape[0], n, np.int64)
+        active = np.arange(start.shape[0])
+        idx = start.copy()
+        offs = np.arange(_B)
+        found_node: list[tuple[int, np.ndarray, np.ndarray]] = []  # (level, query ids, node index)
+        for lv, lev in enumerate(levels):
+            if not active.size:
+                break
+            inside = idx < lev.shape[0]
+            active, idx = active[inside], idx[inside]
+            blk = idx // _B
+            cand = lev.reshape(-1, _B)[blk]
+            mask = (offs[None, :] >= (idx % _B)[:, None]) & (cand >= thr[active][:, None])
+            has = mask.any(axis=1)
+            first = mask.argmax(axis=1)
+            if has.any():
+                found_node.append((lv, active[has], blk[has] * _B + first[has]))
+            active, idx = active[~has], blk[~has] + 1
+        for lv, q, top in found_node:
+            t = thr[q]
+            node = top
+            for down in range(lv - 1, -1, -1):
+                cand = levels[down].reshape(-1, _B)[node]
+                node = node * _B + (cand >= t[:, None]).argmax(axis=1)
+            res[q] = node
+        return res
