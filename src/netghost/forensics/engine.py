@@ -19,15 +19,14 @@ from netghost.forensics.capture import MAX_RECORD, RawBatch
 from netghost.forensics.decode import ISSUES, Packets, decode_batch
 from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec
 from netghost.forensics.dns import DnsMessages, analyze_dns, parse_dns
-from netghost.forensics.flows import TcpStreams, build_streams, group_conversations
+from netghost.forensics.flows import TcpStreams, analyze_tcp
 from netghost.forensics.icmp import analyze_icmp
 from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, PcapWindow, iter_batches, iter_windows
-from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, analyze_tcp_sequences
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
 
 __all__ = ["Analysis", "analyze_capture"]
 
 ProgressFn = Callable[[int, int], None]
-JIT_MIN_SEGMENTS = 100_000  # numba import + cache load (~1 s) only pays off on big captures
 
 
 @dataclass
@@ -97,7 +96,7 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     Args:
         path: pcap/pcapng file, optionally gzip-compressed.
         progress: called with (bytes read, total file bytes) after each chunk.
-        use_jit: allow the numba-compiled TCP kernel when numba is installed.
+        use_jit: kept for callers of the old API; the compiled path is chosen by ``accel`` (unused).
         chunk_bytes: raw bytes per chunk (memory bound); default from the reader.
 
     Raises:
@@ -208,14 +207,7 @@ def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk
     cols, msgs = _read(path, info, progress, kw)
 
     tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
-    conv, dirn, order = group_conversations(cols, tcp_rows, 6)
-    aflags, sub, irtt, ack_rtt = analyze_tcp_sequences(
-        conv, dirn, seq=cols.seq, ack=cols.ack, flags=cols.tcp_flags, win=cols.win, seglen=cols.paylen,
-        ts=cols.ts, wscale=cols.wscale, use_jit=use_jit and tcp_rows.shape[0] >= JIT_MIN_SEGMENTS,
-        order=order, rows=tcp_rows,
-    )
-    sid, streams = build_streams(cols, tcp_rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
-                                 order=order)
+    ta = analyze_tcp(cols, tcp_rows)
 
     issues: Counter[str] = Counter()
     issue_frames: dict[str, list[int]] = {}
@@ -227,7 +219,7 @@ def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk
             issues[name] = k
             issue_frames[name] = [int(x) for x in cols.frame[bad[cols.issue[bad] == c][:10]]]
     return Analysis(
-        info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=aflags, tcp_stream=sid, streams=streams,
+        info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=ta.flags, tcp_stream=ta.stream, streams=ta.streams,
         dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
-        decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=order, tcp_ack_rtt=ack_rtt,
+        decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=ta.order, tcp_ack_rtt=ta.ack_rtt,
     )
