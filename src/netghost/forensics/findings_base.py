@@ -106,7 +106,7 @@ class Ctx:
     @cached_property
     def flagged(self) -> np.ndarray:
         """Indices of the segments carrying any tshark analysis flag (ascending)."""
-        return np.flatnonzero(self.a.tcp_flags)
+        return np.flatnonzero(self.a.tcp_flags != 0)  # (a bool mask: ~3x faster than nonzero of int64)
 
     def with_flag(self, bit: int) -> np.ndarray:
         """Indices of the segments whose analysis flags include ``bit`` (ascending)."""
@@ -124,7 +124,10 @@ class Ctx:
         # each stream is one contiguous block of this permutation (the engine's, or a stable sort)
         a = self.a
         order = a.tcp_order if a.tcp_order is not None else np.argsort(self.sid, kind="stable")
-        ss = self.sid[order]
+        # narrow copy first: the gather through the permutation is random access, and fewer bytes per
+        # entry make it several times faster (uint16 when the stream ids fit)
+        narrow = np.uint16 if len(a.streams) <= 1 << 16 else np.int32 if len(a.streams) < 1 << 31 else np.int64
+        ss = self.sid.astype(narrow)[order]
         n = ss.shape[0]
         chg = np.flatnonzero(ss[1:] != ss[:-1]) + 1 if n else np.zeros(0, np.int64)
         chg = np.r_[0, chg] if n else chg
@@ -249,6 +252,14 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
     sel, r = sel[keep], r[keep]
     if sel.size < 2:
         return dup
+    # a copy repeats (seq, IP ID) exactly: hash only the rows whose 48-bit (seq, IP ID) pair repeats
+    k1 = (c.seq[r].astype(np.uint64) << np.uint64(16)) | (c.ip_id[r].astype(np.uint64) & np.uint64(0xFFFF))
+    ks = np.sort(k1)
+    again = ks[1:][ks[1:] == ks[:-1]]
+    if not again.size:
+        return dup
+    rep = np.flatnonzero(np.isin(k1, again))
+    sel, r = sel[rep], r[rep]
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
     for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
         h = mix_hash(h, col.astype(np.uint64))

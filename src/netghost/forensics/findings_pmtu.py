@@ -154,7 +154,7 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     # vectorised pre-filter: a direction qualifies only if it lost something and never carried a big
     # segment (big segments looked for only in the streams that lost something)
     has_lost = np.bincount(x.sid[lost] * 2 + x.client_side(lost), minlength=2 * n) > 0
-    rows, _ = x.rows_of_many(np.unique(x.sid[lost]))
+    rows = np.sort(x.rows_of_many(np.unique(x.sid[lost]))[0])  # sorted: the gathers below run ~3x faster
     rows = rows[x.seg("pay", rows) >= thr(rows)]
     has_big = np.bincount(x.sid[rows] * 2 + x.client_side(rows), minlength=2 * n) > 0
     ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
@@ -230,9 +230,10 @@ def pmtu(x: Ctx) -> list[Finding]:
     big_retr = x.with_flag(FLAG_BITS["retransmission"])
     big_retr = big_retr[x.seg("pay", big_retr) >= 1000]
     index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
-    for s in np.unique(x.sid[big_retr]).tolist():
-        ce = (int(st.c_hi[s]), int(st.c_lo[s]), int(st.c_port[s]))
-        se = (int(st.s_hi[s]), int(st.s_lo[s]), int(st.s_port[s]))
+    ss = np.unique(x.sid[big_retr])
+    ends = [col[ss].tolist() for col in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port)]
+    for s, ch, cl, cp, sh, sl, sp in zip(ss.tolist(), *ends, strict=True):
+        ce, se = (ch, cl, cp), (sh, sl, sp)
         index[(ce, se)] = index[(se, ce)] = s
     rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
     it, pr = c.icmp_type[rows], c.proto[rows]

@@ -22,6 +22,7 @@ import numpy as np
 from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import build_findings, flow_id
+from netghost.forensics.findings_base import Ctx
 from netghost.forensics.flows import CONN_STATES
 from netghost.forensics.history import flow_details
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
@@ -62,7 +63,7 @@ def _flow_scores(a: Analysis) -> np.ndarray:
     return out
 
 
-def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
+def _flows(a: Analysis, x: Ctx, referenced: set[int]) -> list[dict[str, Any]]:
     st = a.streams
     if not len(st):
         return []
@@ -71,25 +72,28 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
     chosen = [int(s) for s in order[:MAX_FLOWS]]
     chosen += [s for s in sorted(referenced) if s not in chosen][:6]
     per_stream_flags: dict[int, dict[str, int]] = {}
-    sel = np.isin(a.tcp_stream, chosen)
+    # flagged segments of the chosen streams only (ascending = capture order)
+    fsel = x.flagged[np.isin(x.sid[x.flagged], chosen)]
+    f_sid, f_fl = x.sid[fsel], a.tcp_flags[fsel]
     for name in FLAG_NAMES:
-        m = sel & ((a.tcp_flags & FLAG_BITS[name]) != 0)
+        m = (f_fl & FLAG_BITS[name]) != 0
         if m.any():
-            u, c = np.unique(a.tcp_stream[m], return_counts=True)
+            u, c = np.unique(f_sid[m], return_counts=True)
             for s, k in zip(u.tolist(), c.tolist(), strict=True):
                 per_stream_flags.setdefault(s, {})[name] = k
     flagged_frames: dict[int, list[int]] = {}
-    fm = sel & (a.tcp_flags != 0)
-    for s, f in zip(a.tcp_stream[fm].tolist(), a.cols.frame[a.tcp_rows[fm]].tolist(), strict=True):
+    for s, f in zip(f_sid.tolist(), x.seg("frame", fsel).tolist(), strict=True):
         lst = flagged_frames.setdefault(s, [])
         if len(lst) < 10:
             lst.append(f)
     details = flow_details(a, chosen)
     rtt_med: dict[int, float] = {}
     if a.tcp_ack_rtt is not None:
-        has = sel & ~np.isnan(a.tcp_ack_rtt)
-        for s in np.unique(a.tcp_stream[has]).tolist():
-            rtt_med[s] = round(float(np.median(a.tcp_ack_rtt[has & (a.tcp_stream == s)])) * 1000, 3)
+        rows = np.sort(x.rows_of_many(np.asarray(chosen))[0])
+        rows = rows[~np.isnan(a.tcp_ack_rtt[rows])]
+        r_sid = x.sid[rows]
+        for s in np.unique(r_sid).tolist():
+            rtt_med[s] = round(float(np.median(a.tcp_ack_rtt[rows[r_sid == s]])) * 1000, 3)
     out = []
     for s in chosen:
         data = int(st.data_pkts[s])
@@ -118,12 +122,23 @@ def _flows(a: Analysis, referenced: set[int]) -> list[dict[str, Any]]:
 
 def _rtt_summary(a: Analysis) -> dict[str, Any]:
     """tshark's ``tcp.analysis.ack_rtt`` samples (non-zero data/SYN/FIN → exact ACK times), in ms."""
-    r = a.tcp_ack_rtt[~np.isnan(a.tcp_ack_rtt)] if a.tcp_ack_rtt is not None else np.zeros(0)
+    # index with flatnonzero, not the bool mask: ~1.5x faster on millions of scattered samples
+    r = a.tcp_ack_rtt[np.flatnonzero(~np.isnan(a.tcp_ack_rtt))] if a.tcp_ack_rtt is not None else np.zeros(0)
     if not r.size:
         return {"count": 0}
     ms = r * 1000
-    return {"count": int(r.size), "min_ms": round(float(ms.min()), 3), "median_ms": round(float(np.median(ms)), 3),
-            "p95_ms": round(float(np.percentile(ms, 95)), 3), "max_ms": round(float(ms.max()), 3)}
+    lo, hi = float(ms.min()), float(ms.max())
+    # ms is a scratch copy: let median/percentile partition it in place (same values, no extra copies)
+    med = float(np.median(ms, overwrite_input=True))
+    p95 = float(np.percentile(ms, 95, overwrite_input=True))
+    return {"count": int(r.size), "min_ms": round(lo, 3), "median_ms": round(med, 3),
+            "p95_ms": round(p95, 3), "max_ms": round(hi, 3)}
+
+
+def _flag_counts(a: Analysis, x: Ctx) -> dict[str, int]:
+    """``Analysis.flag_counts()`` over the flagged segments only (same counts)."""
+    f = a.tcp_flags[x.flagged]
+    return {name: int(np.count_nonzero(f & FLAG_BITS[name])) for name in FLAG_NAMES}
 
 
 def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
@@ -133,7 +148,8 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
         a: the capture analysis.
         file_size: capture size in bytes (reported as-is).
     """
-    findings = build_findings(a)
+    x = Ctx(a)
+    findings = build_findings(a, ctx=x)
     referenced = {int(f.split("/")[1]) for fd in findings for f in fd["flows"] if f.startswith("tcp/")}
     c = a.cols
     st = a.streams
@@ -146,16 +162,15 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
     for et, n in zip(u.tolist(), k.tolist(), strict=True):
         name = {0x0800: "ipv4", 0x86DD: "ipv6", 0x0806: "arp", -1: "undecoded"}.get(et, f"ethertype_0x{et:04x}")
         l3[name] = n
-    ts = c.ts
+    t_min, t_max = (float(c.ts.min()), float(c.ts.max())) if len(c) else (None, None)
     dns = a.dns
     return {
         "schema": SCHEMA_ID,
         "version": SEMANTIC_VERSION,
         "capture": {
             "file": Path(a.info.path).name, "file_type": a.info.file_type, "compressed": a.info.compressed,
-            "size_bytes": file_size, "first_ts": float(ts.min()) if len(c) else None,
-            "last_ts": float(ts.max()) if len(c) else None,
-            "duration_s": round(float(ts.max() - ts.min()), 6) if len(c) else 0.0,
+            "size_bytes": file_size, "first_ts": t_min, "last_ts": t_max,
+            "duration_s": round(t_max - t_min, 6) if t_min is not None and t_max is not None else 0.0,
             "truncated": a.info.truncated, "warnings": a.info.warnings[:10],
         },
         "summary": {
@@ -165,8 +180,8 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
             "tcp_segments": int(a.tcp_rows.shape[0]),
             "udp_packets": int(np.count_nonzero(c.proto == 17)),
             "tcp_conversations": len(st),
-            "tcp_analysis": a.flag_counts(),
-            "rst_packets": len(a.rst_frames()),
+            "tcp_analysis": _flag_counts(a, x),
+            "rst_packets": int(np.count_nonzero(x.fl & 0x04)),
             "syn_without_synack": len(a.syn_without_synack()),
             "conn_states": states,
             "ack_rtt": _rtt_summary(a),
@@ -178,7 +193,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
             "decode_issues": a.decode_issues,
         },
         "findings": findings,
-        "flows": _flows(a, referenced),
+        "flows": _flows(a, x, referenced),
         "dns": {"failures": dns["failures"][:MAX_ITEMS], "unanswered": dns["unanswered_names"][:MAX_ITEMS]},
         "icmp_errors": a.icmp["errors"][:MAX_ITEMS],
     }
