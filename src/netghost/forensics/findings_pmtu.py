@@ -230,9 +230,9 @@ def pmtu(x: Ctx) -> list[Finding]:
     big_retr = x.with_flag(FLAG_BITS["retransmission"])
     big_retr = big_retr[x.seg("pay", big_retr) >= 1000]
     index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
-    ss = np.unique(x.sid[big_retr])
-    ends = [col[ss].tolist() for col in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port)]
-    for s, ch, cl, cp, sh, sl, sp in zip(ss.tolist(), *ends, strict=True):
+    retr_streams = np.unique(x.sid[big_retr])
+    ends = [col[retr_streams].tolist() for col in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port)]
+    for s, ch, cl, cp, sh, sl, sp in zip(retr_streams.tolist(), *ends, strict=True):
         ce, se = (ch, cl, cp), (sh, sl, sp)
         index[(ce, se)] = index[(se, ce)] = s
     rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
