@@ -5,14 +5,14 @@ Builds (once, cached in bench/_work/, git-ignored) a synthetic capture with mixe
 faults using bench/gen_big_pcap.py, then runs the real CLI (``python -m netghost.forensics``: decode
 + flows + TCP analysis + DNS/ICMP + findings + all outputs written) in a child process and prints:
 
-* packets and file size,
+* packets and file size, and whether the compiled (Cython) extensions are built and active,
 * wall and CPU seconds (user+sys of the child from wait4; the machine may be shared) and packets/s,
-  with numba's on-disk cache cold (a fresh NUMBA_CACHE_DIR: compile time counts) and warm, and
-  numpy-only (``NETGHOST_NO_NUMBA=1``),
+  for the compiled path (median of --runs warm runs) and the pure path (``NETGHOST_NO_COMPILED=1``),
 * peak RSS of the child and its ratio to the file size,
-* the ratio vs ``tshark -n -q -z expert`` on the same file when tshark is installed (else says so).
+* the ratio vs ``tshark -n -q -z expert`` on the same file when tshark is installed (else says so),
+* with --stages: one in-process run with the CPU seconds of each stage of the pipeline.
 
-Usage: python bench/pcap_bench.py [--packets N] [--runs R] [--no-tshark] [--no-numpy-only] [--stages]
+Usage: python bench/pcap_bench.py [--packets N] [--runs R] [--no-tshark] [--no-pure] [--stages]
 Never run from the unit tests (it takes tens of seconds and ~1.5 GB of disk).
 """
 
@@ -24,7 +24,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -61,62 +60,69 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, flo
 
 
 STAGES_CHILD = r"""
-import resource, sys, time
+import os, resource, sys
 def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+def sys_cpu():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 rows = []
 last = [cpu()]
 def mark(label):
     now = cpu(); rows.append((label, now - last[0])); last[0] = now
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 mark("import numpy")
 import netghost.forensics.cli  # noqa: F401  everything the CLI imports
 import netghost.forensics.engine as E
-from netghost.forensics import accel, reader, report, semantic
+from netghost.forensics import accel, report, semantic
 mark("import netghost.forensics")
-jit = accel.jit_or_none(reader._walk_kernel)
-if jit is not None:
-    dummy = np.zeros(64, np.uint8)
-    dummy.flags.writeable = False  # the mmap windows' (read-only) signature
-    jit(dummy, 64, False, 16, np.empty((5, 8), np.int64))
-mark("numba import + first dispatch" if jit is not None else "numba: not used")
 inner = {}
-def wrap(name):
-    fn = getattr(E, name)
+def wrap(mod, name, label=None):
+    fn = getattr(mod, name)
     def timed(*a, **k):
-        t = cpu(); out = fn(*a, **k); inner[name] = inner.get(name, 0.0) + cpu() - t; return out
-    setattr(E, name, timed)
-for name in ("decode_batch", "parse_dns", "group_conversations", "analyze_tcp_sequences", "build_streams",
-             "analyze_dns", "analyze_icmp"):
-    wrap(name)
-append = E._ColumnTable.append
-def timed_append(self, *a):
-    t = cpu(); append(self, *a); inner["column table append"] = inner.get("column table append", 0.0) + cpu() - t
-E._ColumnTable.append = timed_append
+        t = cpu(); out = fn(*a, **k); key = label or name; inner[key] = inner.get(key, 0.0) + cpu() - t; return out
+    setattr(mod, name, timed)
+# compiled path: walk_decode (fused pcap walk + decode into the column store), decode_into (pcapng);
+# pure path: decode_batch (numpy) + the store's append; both: parse_dns per window
+for name in ("walk_decode", "decode_into", "decode_batch", "parse_dns", "analyze_tcp", "analyze_dns", "analyze_icmp"):
+    wrap(E, name)
+wrap(E.ColumnStore, "append", "column store append (pure path)")
 path = sys.argv[1]
+s0 = sys_cpu()
 a = E.analyze_capture(path)
 t = cpu() - last[0]
 mark("analyze_capture")
 for k, v in inner.items():
     rows.append(("  " + k, v))
-rows.append(("  reader (record walk, mmap) + rest", t - sum(inner.values())))
-sem = semantic.build_semantic(a, __import__("os").path.getsize(path))
+rows.append(("  reader (mmap/read, windows) + rest", t - sum(inner.values())))
+rows.append(("  (of analyze_capture: system time)", sys_cpu() - s0))
+sem = semantic.build_semantic(a, os.path.getsize(path))
 mark("build_semantic (incl. findings)")
 report.render_report(sem); report.render_executive_summary(sem)
 import json; json.dumps(sem)
 mark("reports rendered + JSON dumped")
+print(f"  path: {'compiled' if accel.compiled('_walkdecode') is not None else 'pure (numpy)'}")
 for label, v in rows:
     print(f"  {label:<42} {v:6.2f} s CPU")
+print(f"  {'total':<42} {cpu():6.2f} s CPU (interpreter start excluded)")
 """
 
 
-def stage_breakdown(cap: Path, env: dict[str, str]) -> None:
+def stage_breakdown(cap: Path, env: dict[str, str], label: str) -> None:
     """One in-process run with per-phase CPU seconds (getrusage), to show where time goes."""
-    print("stage breakdown (one run, CPU seconds, numba warm):")
-    res = subprocess.run([sys.executable, "-c", STAGES_CHILD, str(cap)], env=dict(env, NUMPY_MADVISE_HUGEPAGE="0"),
+    print(f"stage breakdown ({label}; one run, CPU seconds):")
+    res = subprocess.run([sys.executable, "-c", STAGES_CHILD, str(cap)], env=env,
                          capture_output=True, text=True, check=False)
     print(res.stdout.rstrip() or f"  failed: {res.stderr.strip()[-500:]}")
+
+
+def compiled_status(env: dict[str, str]) -> str:
+    """Which compiled extensions a child process would load (built .so present and importable)."""
+    probe = ("from netghost.forensics import accel; "
+             "print(', '.join(n for n in ('_walkdecode', '_tcp') if accel.compiled(n) is not None) or 'none')")
+    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
+    return res.stdout.strip() or f"probe failed: {res.stderr.strip()[-200:]}"
 
 
 def _line(label: str, packets: int, size_mb: float, r: dict[str, float]) -> str:
@@ -128,10 +134,10 @@ def _line(label: str, packets: int, size_mb: float, r: dict[str, float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=2_000_000)
-    ap.add_argument("--runs", type=int, default=3, help="timed warm runs (median reported) after one warm-up")
+    ap.add_argument("--runs", type=int, default=3, help="timed warm runs of the compiled path (median reported)")
     ap.add_argument("--no-tshark", action="store_true")
-    ap.add_argument("--no-numpy-only", action="store_true", help="skip the (slow) NETGHOST_NO_NUMBA=1 run")
-    ap.add_argument("--stages", action="store_true", help="also print a per-phase CPU breakdown")
+    ap.add_argument("--no-pure", "--no-numpy-only", action="store_true", help="skip the NETGHOST_NO_COMPILED=1 run")
+    ap.add_argument("--stages", action="store_true", help="also print a per-stage CPU breakdown (both paths)")
     args = ap.parse_args()
 
     cap = build_capture(args.packets)
@@ -141,34 +147,28 @@ def main() -> int:
     argv = [sys.executable, "-m", "netghost.forensics", str(cap), "--semantic-dir", str(outdir),
             "--report-dir", str(outdir)]
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
-    env.pop("NETGHOST_NO_NUMBA", None)
-    try:
-        import numba
-
-        accel = f"numba {numba.__version__}"
-    except ImportError:
-        accel = None
+    env.pop("NETGHOST_NO_COMPILED", None)
+    pure_env = dict(env, NETGHOST_NO_COMPILED="1")
+    active = compiled_status(env)
     n = args.packets
-    print(f"capture: {cap.name}: {n:,} packets, {size:,} bytes ({size_mb:,.0f} MiB); "
-          f"numba: {accel or 'not installed'}; CPU = user+sys of the child (the machine may be shared)")
-    measure(argv, env)  # warm-up: page cache (+ numba's on-disk cache)
+    print(f"capture: {cap.name}: {n:,} packets, {size:,} bytes ({size_mb:,.0f} MiB); compiled extensions active: "
+          f"{active}; CPU = user+sys of the child (the machine may be shared)")
+    measure(argv, env)  # warm-up: page cache
     results: dict[str, dict[str, float]] = {}
-    if accel:
-        with tempfile.TemporaryDirectory(prefix="netghost-numba-cold-") as cold_dir:
-            results["numba, cold cache (compiles)"] = measure(argv, dict(env, NUMBA_CACHE_DIR=cold_dir))
-        runs = sorted((measure(argv, env) for _ in range(max(args.runs, 1))), key=lambda r: r["cpu"])
-        results[f"numba, warm cache (median of {len(runs)})"] = runs[len(runs) // 2]
-        print("  warm runs wall: " + ", ".join(f"{r['wall']:.2f}" for r in runs) + " s; CPU: "
-              + ", ".join(f"{r['cpu']:.2f}" for r in runs) + " s")
-    if not args.no_numpy_only or not accel:
-        results["numpy only (NETGHOST_NO_NUMBA=1)"] = measure(argv, dict(env, NETGHOST_NO_NUMBA="1"))
-    for label, r in results.items():
-        print(_line(label, n, size_mb, r))
+    runs = sorted((measure(argv, env) for _ in range(max(args.runs, 1))), key=lambda r: r["cpu"])
+    label = "compiled" if active not in {"none", ""} else "compiled NOT built (pure)"
+    results[f"{label} (median of {len(runs)})"] = runs[len(runs) // 2]
+    print("  runs wall: " + ", ".join(f"{r['wall']:.2f}" for r in runs) + " s; CPU: "
+          + ", ".join(f"{r['cpu']:.2f}" for r in runs) + " s")
+    if not args.no_pure:
+        results["pure (NETGHOST_NO_COMPILED=1)"] = measure(argv, pure_env)
+    for lab, r in results.items():
+        print(_line(lab, n, size_mb, r))
     sem = json.loads((outdir / f"{cap.stem}_semantic.json").read_text())
     assert sem["summary"]["packets"] == n, sem["summary"]["packets"]
-    best = min(results.values(), key=lambda r: r["cpu"])
+    best = next(iter(results.values()))
     print(f"goal >= 1,500,000 pkt/s on one core: {'met' if n / best['cpu'] >= 1.5e6 else 'NOT met'} "
-          f"(best {n / best['cpu']:,.0f} pkt/s per CPU second, {n / best['wall']:,.0f} by wall clock)")
+          f"(compiled {n / best['cpu']:,.0f} pkt/s per CPU second, {n / best['wall']:,.0f} by wall clock)")
     print(f"goal peak RSS <= 2x file size: {'met' if best['rss_mb'] <= 2 * size_mb else 'NOT met'} "
           f"({best['rss_mb'] / size_mb:.2f}x)")
     tshark = shutil.which("tshark")
@@ -183,7 +183,8 @@ def main() -> int:
         print(f"pcap-forensics vs tshark: {t['wall'] / best['wall']:.1f}x by wall, {t['cpu'] / best['cpu']:.1f}x "
               "by CPU (goal >= 10x)")
     if args.stages:
-        stage_breakdown(cap, env)
+        stage_breakdown(cap, env, "compiled path")
+        stage_breakdown(cap, pure_env, "pure path, NETGHOST_NO_COMPILED=1")
     print("truth (by construction): " + (cap.with_suffix(".pcap.truth.json")).read_text()[:300].replace("\n", " "))
     print("ours: " + json.dumps(sem["summary"]["tcp_analysis"]))
     return 0
