@@ -478,11 +478,25 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     st["fallback_packets"] = int(redo.sum())
     st["fallback_conv_ids"] = np.flatnonzero(badc)
     if fallback and redo.any():
-        from netghost.forensics.tcp import analyze_tcp_sequences  # noqa: PLC0415  reference for rare cases
-
+        fr = _reference(wk, np.flatnonzero(redo))
         idx = order[redo]
-        fr = analyze_tcp_sequences(np.asarray(conv)[idx], np.asarray(dirn)[idx], seq=seq, ack=ack, flags=flags,
-                                   win=win, seglen=seglen, ts=ts, wscale=wscale, use_jit=False,
-                                   order=np.arange(idx.shape[0]), rows=at[redo])
         out_f[idx], out_s[idx], out_r[idx], out_a[idx] = fr
     return out_f, out_s, out_r, out_a
+
+
+def _reference(wk: _Walk, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sequential reference kernel (``tcp._kernel``, pure Python) over walk positions ``pos``.
+
+    Called directly rather than through ``analyze_tcp_sequences`` so that this module can itself be
+    that function's pure path without recursing.
+    """
+    from netghost.forensics.tcp import _kernel  # noqa: PLC0415  only needed for the rare fallback
+
+    m = pos.shape[0]
+    cv, d, s, a, fl, w, ln, t, ws = (c[pos].tolist() for c in (wk.cv, wk.d1.astype(np.int64), wk.s, wk.a, wk.fl,
+                                                                wk.w, wk.ln, wk.t, wk.wsv))
+    lof, lsub, lirtt, lrtt = [0] * m, [0] * m, [float("nan")] * m, [float("nan")] * m
+    ident = range(m)
+    _kernel(ident, ident, cv, d, s, a, fl, w, ln, t, ws, lof, lsub, lirtt, lrtt)
+    return (np.asarray(lof, np.int64), np.asarray(lsub, np.int64), np.asarray(lirtt, np.float64),
+            np.asarray(lrtt, np.float64))

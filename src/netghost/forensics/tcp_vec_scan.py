@@ -51,10 +51,11 @@ def seg_running_max(val: np.ndarray, seg: np.ndarray) -> np.ndarray:
 class FirstAtLeast:
     """Answers "first position ``k >= start`` in the same segment with ``val[k] >= thr``" in bulk.
 
-    Most queries are resolved by binary search on the segment's running maximum (valid when nothing
-    before ``start`` in the segment already reached ``thr``); the rest walk a 32-ary tree of block
-    maxima (a bounded number of vectorised steps per level, whatever the distance). Values must lie
-    in ``[0, 2**34)`` or be :data:`NONE`.
+    Many queries: binary search on the segment's running maximum (valid when nothing before
+    ``start`` in the segment already reached ``thr``), the rest on a 32-ary tree of block maxima (a
+    bounded number of vectorised steps per level, whatever the distance). Few queries (or a sparse
+    array) go to the tree directly, so a rarely-used array costs one pass, not a scan. Values must
+    lie in ``[0, 2**34)`` or be :data:`NONE`.
     """
 
     def __init__(self, val: np.ndarray, seg: np.ndarray, segstart: np.ndarray, segend: np.ndarray) -> None:
@@ -62,10 +63,8 @@ class FirstAtLeast:
         self.seg = seg
         self.segstart = segstart
         self.segend = segend  # one past the last position of each position's segment
-        self.rmax = seg_running_max(val, seg)
-        key = seg.astype(np.int64) << np.int64(35)
-        key += np.where(self.rmax == NONE, 0, self.rmax + 1)
-        self.key = key
+        self._rmax: np.ndarray | None = None
+        self._key: np.ndarray | None = None
         self._levels: list[np.ndarray] | None = None
 
     def query(self, start: np.ndarray, thr: np.ndarray) -> np.ndarray:
@@ -73,20 +72,29 @@ class FirstAtLeast:
         valid position or ``n`` (then the answer is ``n``)."""
         n = self.val.shape[0]
         out = np.full(start.shape[0], n, np.int64)
-        ok = start < n
-        st = np.minimum(start, n - 1) if n else start
-        seg = self.seg[st]
-        prev = st - 1
-        before = np.where((prev >= 0) & (prev >= self.segstart[st]), self.rmax[np.maximum(prev, 0)], NONE)
-        easy = ok & (before < thr)
-        qk = (seg[easy] << np.int64(35)) + thr[easy] + 1
-        pos = np.searchsorted(self.key, qk, "left")
-        out[easy] = pos
-        hard = np.flatnonzero(ok & ~easy)
-        if hard.size:
-            out[hard] = self._tree(st[hard], thr[hard])
-        end = self.segend[st]
-        out[out >= end] = n
+        q = np.flatnonzero(start < n)
+        if not q.size:
+            return out
+        st, th = start[q], thr[q]
+        if q.size * 64 < n:
+            res = self._tree(st, th)
+        else:
+            if self._rmax is None:
+                self._rmax = seg_running_max(self.val, self.seg)
+                key = self.seg << np.int64(35)
+                key += self._rmax
+                key += 1
+                key[self._rmax == NONE] = self.seg[self._rmax == NONE] << np.int64(35)
+                self._key = key
+            assert self._key is not None
+            prev = st - 1
+            before = np.where(prev >= self.segstart[st], self._rmax[np.maximum(prev, 0)], NONE)
+            res = np.searchsorted(self._key, (self.seg[st] << np.int64(35)) + th + 1, "left")
+            hard = np.flatnonzero(before >= th)
+            if hard.size:
+                res[hard] = self._tree(st[hard], th[hard])
+        res[res >= self.segend[st]] = n
+        out[q] = res
         return out
 
     def _build(self) -> list[np.ndarray]:
@@ -107,6 +115,8 @@ class FirstAtLeast:
         levels = self._levels
         n = self.val.shape[0]
         res = np.full(start.shape[0], n, np.int64)
+        if levels[-1].max() == NONE:  # nothing at all to find
+            return res
         active = np.arange(start.shape[0])
         idx = start.copy()
         offs = np.arange(_B)
