@@ -17,6 +17,11 @@ Column pointers travel in a C struct built from a tuple of numpy arrays in :data
 
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 
+# Columns whose absent value is 0 (the rare ICMP-quoted addresses, flags, issue): the store allocates
+# them zeroed (calloc: untouched pages cost nothing) and the kernel writes only non-zero values, so on a
+# capture without ICMP errors those ~36 bytes per packet never fault a page in.
+ZERO_COLUMNS = ("vlan", "ip_frag", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "sack_perm", "issue")
+
 # (name, numpy dtype) in the order of the pointers in ``Cols`` below; bool columns are uint8 views.
 COLUMNS = (
     ("frame", "int64"), ("ts", "float64"), ("caplen", "int64"), ("wirelen", "int64"), ("linktype", "int32"),
@@ -181,8 +186,10 @@ cdef inline int64_t _rd32(const uint8_t* b, int64_t p, bint big) noexcept nogil:
 
 # ---- the per-packet decode -------------------------------------------------------------------------
 
-cdef void _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen, int64_t wirelen, int32_t lk,
-                      Cols* c, Py_ssize_t r, int64_t* payoff_out, int64_t* capend_out) noexcept nogil:
+cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen, int64_t wirelen, int32_t lk,
+                      Cols* c, Py_ssize_t r, int64_t* payoff_out, int64_t* capend_out,
+                      const uint8_t* port_mark) noexcept nogil:
+    """Decode one record into row ``r``; True when a port is marked in ``port_mark`` (DNS candidate)."""
     cdef int64_t end = o + caplen
     cdef int64_t lim = o + wirelen
     cdef int64_t iss = 0, et = -1, p = -1, ppp, ver, le, fam, q, tlen, ttype
@@ -420,7 +427,8 @@ cdef void _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
             pp += ln
 
     c.ethertype[r] = <int32_t>et
-    c.vlan[r] = vlan
+    if vlan:
+        c.vlan[r] = vlan
     c.l3[r] = <int8_t>l3
     c.src_hi[r] = sh
     c.src_lo[r] = sl
@@ -429,7 +437,8 @@ cdef void _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.ttl[r] = <int16_t>ttl
     c.ip_id[r] = <int32_t>ipid
     c.dscp[r] = <int16_t>dscp
-    c.ip_frag[r] = frag
+    if frag:
+        c.ip_frag[r] = frag
     c.proto[r] = <int16_t>proto
     c.sport[r] = <int32_t>sport
     c.dport[r] = <int32_t>dport
@@ -444,27 +453,35 @@ cdef void _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.icmp_code[r] = <int16_t>ico
     c.icmp_mtu[r] = <int32_t>mtu
     c.in_proto[r] = <int16_t>inp
-    c.in_src_hi[r] = ish
-    c.in_src_lo[r] = isl
-    c.in_dst_hi[r] = idh
-    c.in_dst_lo[r] = idl
+    if ish:
+        c.in_src_hi[r] = ish
+    if isl:
+        c.in_src_lo[r] = isl
+    if idh:
+        c.in_dst_hi[r] = idh
+    if idl:
+        c.in_dst_lo[r] = idl
     c.in_sport[r] = <int32_t>isp
     c.in_dport[r] = <int32_t>idp
     c.mss[r] = <int32_t>mss
     c.wscale[r] = <int16_t>wsc
-    c.sack_perm[r] = sack
+    if sack:
+        c.sack_perm[r] = sack
     c.tsval[r] = tsv
     c.tsecr[r] = tse
-    c.issue[r] = <int8_t>iss
+    if iss:
+        c.issue[r] = <int8_t>iss
     payoff_out[0] = payoff
     capend_out[0] = end
+    return (sport >= 0 and port_mark[sport] != 0) or (dport >= 0 and port_mark[dport] != 0)
 
 
 # ---- entry points ----------------------------------------------------------------------------------
 
 def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bint big, double scale,
                      int32_t linktype, int64_t maxrec, tuple cols, Py_ssize_t row0, Py_ssize_t room,
-                     int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend, Py_ssize_t aux0):
+                     int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend, Py_ssize_t aux0,
+                     const uint8_t[::1] port_mark, int64_t[::1] cand, Py_ssize_t ncand):
     """Walk pcap records of ``buf[start:n]`` and decode each into row ``row0 + j`` of ``cols``.
 
     Args:
@@ -475,13 +492,20 @@ def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bin
         cols: arrays in ``COLUMNS`` order; row0: first row to write; room: rows available from row0.
         first_frame: frame number of row ``row0``.
         payoff, capend: window-relative payload offset / captured end per record, written at ``aux0 + j``.
+        port_mark: 65536 flags; a record with a flagged source or destination port is a DNS candidate.
+        cand: receives the window-relative rows (``aux0 + j``) of candidates from index ``ncand`` on
+            (capacity >= ``len(payoff)``).
 
     Returns:
-        ``(records, end position, bad caplen or -1, full)``; ``full`` means ``room`` ran out before
-        the window did (call again from the returned position with more room).
+        ``(records, end position, bad caplen or -1, full, candidates so far)``; ``full`` means ``room``
+        ran out before the window did (call again from the returned position with more room).
     """
     cdef Cols c
     _fill_cols(&c, cols, row0)
+    if port_mark.shape[0] < 65536 or cand.shape[0] < payoff.shape[0]:
+        raise ValueError("port_mark needs 65536 entries and cand the capacity of payoff")
+    cdef const uint8_t* pm = &port_mark[0]
+    cdef int64_t* cd = &cand[0]
     cdef const uint8_t* b = &buf[0]
     cdef int64_t hi = max(<int64_t>buf.shape[0] - 9, 0)
     cdef int64_t pos = start, incl, end, sec, frac
@@ -517,26 +541,32 @@ def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bin
             c.caplen[k] = incl
             c.wirelen[k] = _rd32(b, pos + 12, big)
             c.linktype[k] = linktype
-            _decode_one(b, hi, pos + 16, incl, c.wirelen[k], linktype, &c, k, po + k, ce + k)
+            if _decode_one(b, hi, pos + 16, incl, c.wirelen[k], linktype, &c, k, po + k, ce + k, pm):
+                cd[ncand] = aux0 + k
+                ncand += 1
             k += 1
             pos = end
-    return k, pos, bad, full
+    return k, pos, bad, full, ncand
 
 
 def decode_into(const uint8_t[::1] buf, const int64_t[::1] off, const int64_t[::1] caplen,
                 const int64_t[::1] wirelen, const double[::1] ts, const int32_t[::1] lt, tuple cols,
-                Py_ssize_t row0, int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend):
+                Py_ssize_t row0, int64_t first_frame, int64_t[::1] payoff, int64_t[::1] capend,
+                const uint8_t[::1] port_mark, int64_t[::1] cand):
     """Decode the records of a reader batch into rows ``row0 ..`` of ``cols`` (capacity checked by the caller).
 
-    ``payoff``/``capend`` (length >= records) receive each record's payload offset and captured end.
+    ``payoff``/``capend`` (length >= records) receive each record's payload offset and captured end;
+    ``cand`` the batch-relative rows whose source or destination port is flagged in ``port_mark``.
+    Returns the number of candidates.
     """
     cdef Py_ssize_t n = off.shape[0], i
     if caplen.shape[0] != n or wirelen.shape[0] != n or ts.shape[0] != n or lt.shape[0] != n:
         raise ValueError("batch columns differ in length")
-    if payoff.shape[0] < n or capend.shape[0] < n:
-        raise ValueError("payoff/capend too short")
+    if payoff.shape[0] < n or capend.shape[0] < n or cand.shape[0] < n or port_mark.shape[0] < 65536:
+        raise ValueError("payoff/capend/cand too short or port_mark not 65536 entries")
     if n == 0:
         return 0
+    cdef Py_ssize_t nc = 0
     cdef Cols c
     _fill_cols(&c, cols, row0)
     cdef const uint8_t* b = &buf[0]
@@ -548,8 +578,10 @@ def decode_into(const uint8_t[::1] buf, const int64_t[::1] off, const int64_t[::
             c.caplen[i] = caplen[i]
             c.wirelen[i] = wirelen[i]
             c.linktype[i] = lt[i]
-            _decode_one(b, hi, off[i], caplen[i], wirelen[i], lt[i], &c, i, &payoff[i], &capend[i])
-    return n
+            if _decode_one(b, hi, off[i], caplen[i], wirelen[i], lt[i], &c, i, &payoff[i], &capend[i], &port_mark[0]):
+                cand[nc] = i
+                nc += 1
+    return nc
 
 
 def walk_pcap(const uint8_t[::1] buf, Py_ssize_t n, bint big, int64_t maxrec, int64_t[:, ::1] out):
@@ -576,3 +608,71 @@ def walk_pcap(const uint8_t[::1] buf, Py_ssize_t n, bint big, int64_t maxrec, in
             k += 1
             pos = end
     return k, pos, bad
+
+
+def walk_pcapng_packets(const uint8_t[::1] data, int64_t pos, int64_t n, bint big, const int32_t[::1] if_lt,
+                        const double[::1] if_div, const int64_t[::1] if_off, int64_t[::1] offs, int64_t[::1] caps,
+                        int64_t[::1] wires, double[::1] tss, int32_t[::1] lts, Py_ssize_t k, int64_t maxblock):
+    """Walk consecutive well-formed packet blocks (EPB, SPB, obsolete PB) of ``data[pos:n]``.
+
+    Stops at the first block it does not handle itself: any other type (SHB, IDB, ...), a length the
+    Python walker reports as corrupt, a block running past ``n``, or a malformed packet block (the
+    Python walker then skips it with its warning). Packet facts go to ``offs``... ``lts`` from index
+    ``k`` (capacity checked by the caller: one entry per 12 bytes of ``data``). The timestamp is
+    ``units * if_div[iface] + if_off[iface]``; an SPB takes the chunk's previous packet's (or 0.0).
+
+    Returns:
+        ``(position of the first unhandled block, packets written so far)``.
+    """
+    cdef const uint8_t* b = &data[0]
+    cdef Py_ssize_t nif = if_lt.shape[0], cap_out = offs.shape[0]
+    cdef int64_t btype, blen, blen_body, iid, cap, wire, hi32, lo32
+    cdef uint64_t units
+    with nogil:
+        while pos + 12 <= n and k < cap_out:
+            btype = _rd32(b, pos, big)
+            if btype != 6 and btype != 3 and btype != 2:
+                break
+            blen = _rd32(b, pos + 4, big)
+            if blen < 12 or blen % 4 or blen > maxblock or pos + blen > n:
+                break
+            blen_body = blen - 12
+            if btype == 3:
+                if blen_body < 4 or nif == 0:
+                    break
+                wire = _rd32(b, pos + 8, big)
+                cap = min(wire, blen_body - 4)
+                offs[k] = pos + 12
+                caps[k] = cap
+                wires[k] = wire
+                tss[k] = tss[k - 1] if k > 0 else 0.0
+                lts[k] = if_lt[0]
+            else:
+                if blen_body < 20:
+                    break
+                if btype == 6:
+                    iid = _rd32(b, pos + 8, big)
+                    hi32 = _rd32(b, pos + 12, big)
+                    lo32 = _rd32(b, pos + 16, big)
+                    cap = _rd32(b, pos + 20, big)
+                    wire = _rd32(b, pos + 24, big)
+                else:  # obsolete PB: 16-bit interface id and drops count
+                    if big:
+                        iid = (<int64_t>b[pos + 8] << 8) | b[pos + 9]
+                    else:
+                        iid = (<int64_t>b[pos + 9] << 8) | b[pos + 8]
+                    hi32 = _rd32(b, pos + 12, big)
+                    lo32 = _rd32(b, pos + 16, big)
+                    cap = _rd32(b, pos + 20, big)
+                    wire = _rd32(b, pos + 24, big)
+                if iid >= nif or 20 + cap > blen_body:
+                    break
+                units = (<uint64_t>hi32 << 32) | <uint64_t>lo32
+                offs[k] = pos + 28
+                caps[k] = cap
+                wires[k] = wire
+                tss[k] = <double>units * if_div[iid] + <double>if_off[iid]
+                lts[k] = if_lt[iid]
+            k += 1
+            pos += blen
+    return pos, k

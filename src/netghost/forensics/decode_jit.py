@@ -24,9 +24,12 @@ if TYPE_CHECKING:
     from netghost.forensics.capture import RawBatch
     from netghost.forensics.decode import Packets
 
-__all__ = ["ColumnStore", "decode_batch_compiled", "kernel"]
+__all__ = ["ColumnStore", "decode_batch_compiled", "kernel", "port_marks"]
 
 MIN_CAP = 1 << 16  # first allocation when nothing is known yet (grown from the first window's density)
+# Columns whose absent value is 0: allocated zeroed (calloc: pages never written are never faulted in)
+# because the compiled kernel only stores their non-zero values (must equal _walkdecode.ZERO_COLUMNS).
+ZERO_COLUMNS = frozenset({"vlan", "ip_frag", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "sack_perm", "issue"})
 
 
 def kernel() -> ModuleType | None:
@@ -69,7 +72,7 @@ class ColumnStore:
         new_cap = self.estimate(consumed, need)
         cols: dict[str, np.ndarray] = {}
         for name, dt in self.spec:
-            grown = np.empty(new_cap, dt)
+            grown = np.zeros(new_cap, dt) if name in ZERO_COLUMNS else np.empty(new_cap, dt)
             if self.rows:
                 grown[: self.rows] = self.cols[name][: self.rows]
             cols[name] = grown
@@ -104,7 +107,8 @@ def packets_spec() -> tuple[tuple[str, str], ...]:
 
     k = kernel()
     spec: tuple[tuple[str, str], ...] = k.COLUMNS if k is not None else tuple(COLUMN_DTYPES.items())
-    if [n for n, _ in spec] != [f.name for f in fields(Packets)] or dict(spec) != COLUMN_DTYPES:
+    if ([n for n, _ in spec] != [f.name for f in fields(Packets)] or dict(spec) != COLUMN_DTYPES
+            or (k is not None and frozenset(k.ZERO_COLUMNS) != ZERO_COLUMNS)):
         raise RuntimeError("compiled kernel's column layout differs from decode.Packets (rebuild the extension)")
     return spec
 
@@ -117,9 +121,20 @@ def decode_batch_compiled(mod: Any, b: RawBatch, first_frame: int) -> tuple[Pack
     payoff = np.empty(max(n, 1), np.int64)
     capend = np.empty(max(n, 1), np.int64)
     mod.decode_into(b.buf, _i64(b.off), _i64(b.caplen), _i64(b.wirelen), np.ascontiguousarray(b.ts, np.float64),
-                    np.ascontiguousarray(b.linktype, np.int32), store.raw, 0, first_frame, payoff, capend)
+                    np.ascontiguousarray(b.linktype, np.int32), store.raw, 0, first_frame, payoff, capend,
+                    NO_PORTS, np.empty(max(n, 1), np.int64))
     store.rows = n
     return store.finish(), payoff[:n], capend[:n]
+
+
+NO_PORTS = np.zeros(65536, np.uint8)
+
+
+def port_marks(ports: tuple[int, ...]) -> np.ndarray:
+    """The kernels' 65536-entry port flag table (records with a flagged port are reported as candidates)."""
+    out = np.zeros(65536, np.uint8)
+    out[list(ports)] = 1
+    return out
 
 
 def _i64(a: np.ndarray) -> np.ndarray:

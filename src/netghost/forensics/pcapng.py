@@ -1,7 +1,7 @@
 """pcapng reader: sections, several interfaces (IDB ``if_tsresol``/``if_tsoffset``), EPB, SPB, obsolete PB.
 
-A per-block Python walk: pcapng files in the field are small or rare (Network Watcher writes
-libpcap), so clarity wins over speed here; packets still leave as numpy batches.
+The block walk is Python for everything but runs of packet blocks, which the compiled walker
+(``_walkdecode.walk_pcapng_packets``) takes when built; packets leave as numpy batches either way.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from netghost.forensics.accel import compiled
 from netghost.forensics.capture import MAX_RECORD, CaptureInfo, RawBatch, pad_bytes, read_bytes
 
 __all__ = ["iter_pcapng"]
@@ -45,23 +46,73 @@ def _parse_idb(body: bytes, fmt: str) -> _Iface:
     return iface
 
 
+class _Packets:
+    """Packet facts of one chunk: numpy arrays the compiled walker fills, or lists on the pure path."""
+
+    def __init__(self, n: int, arrays: bool) -> None:
+        self.k = 0
+        self.arrays = arrays
+        size = n // 12 + 1 if arrays else 0  # a block is at least 12 bytes
+        self.offs = np.empty(size, np.int64)
+        self.caps = np.empty(size, np.int64)
+        self.wires = np.empty(size, np.int64)
+        self.tss = np.empty(size, np.float64)
+        self.lts = np.empty(size, np.int32)
+        self.lists: tuple[list[int], list[int], list[int], list[float], list[int]] = ([], [], [], [], [])
+
+    def last_ts(self) -> float:
+        if self.arrays:
+            return float(self.tss[self.k - 1]) if self.k else 0.0
+        return self.lists[3][-1] if self.lists[3] else 0.0
+
+    def add(self, off: int, cap: int, wire: int, ts: float, lt: int) -> None:
+        if self.arrays:
+            k = self.k
+            self.offs[k], self.caps[k], self.wires[k], self.tss[k], self.lts[k] = off, cap, wire, ts, lt
+        else:
+            for col, v in zip(self.lists, (off, cap, wire, ts, lt), strict=True):
+                col.append(v)  # type: ignore[attr-defined]
+        self.k += 1
+
+    def batch(self, data: bytes) -> RawBatch:
+        k = self.k
+        if self.arrays:
+            return RawBatch(pad_bytes(data), self.offs[:k], self.caps[:k], self.wires[:k], self.tss[:k], self.lts[:k])
+        o, c, w, t, lt = self.lists
+        return RawBatch(pad_bytes(data), np.asarray(o, dtype=np.int64), np.asarray(c, dtype=np.int64),
+                        np.asarray(w, dtype=np.int64), np.asarray(t, dtype=np.float64), np.asarray(lt, dtype=np.int32))
+
+
+def _iface_arrays(ifaces: list[_Iface]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.array([i.linktype for i in ifaces], np.int32), np.array([i.tsdiv for i in ifaces], np.float64),
+            np.array([i.tsoffset for i in ifaces], np.int64))
+
+
 def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[RawBatch]:
-    """Walk pcapng blocks. Per-block Python work; pcapng files in the field are small or rare."""
+    """Walk pcapng blocks.
+
+    Runs of packet blocks go through the compiled walker when it is built (``_walkdecode``); it stops
+    at every other or malformed block, which this Python loop handles (interfaces, sections, the
+    warnings), so both paths give the same batches and messages.
+    """
     info.file_type = "pcapng"
+    mod = compiled("_walkdecode")
     data = head + read_bytes(fh, chunk_bytes, info)
     fmt = "<"
     ifaces: list[_Iface] = []
+    if_arrays = _iface_arrays(ifaces)
     pos = 0
     consumed = 0
     eof = False
     while True:
-        offs: list[int] = []
-        caps: list[int] = []
-        wires: list[int] = []
-        tss: list[float] = []
-        lts: list[int] = []
         n = len(data)
+        out = _Packets(n, mod is not None)
         while pos + 12 <= n:
+            if mod is not None:
+                pos, out.k = mod.walk_pcapng_packets(data, pos, n, fmt == ">", *if_arrays, out.offs, out.caps,
+                                                     out.wires, out.tss, out.lts, out.k, MAX_RECORD + 4096)
+                if pos + 12 > n:
+                    break
             btype = struct.unpack_from(fmt + "I", data, pos)[0]
             if btype == 0x0A0D0D0A:
                 bom = data[pos + 8 : pos + 12]
@@ -75,6 +126,7 @@ def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) 
                     eof = True
                     break
                 ifaces = []
+                if_arrays = _iface_arrays(ifaces)
             blen = struct.unpack_from(fmt + "I", data, pos + 4)[0]
             if blen < 12 or blen % 4 or blen > MAX_RECORD + 4096:
                 info.truncated = True
@@ -87,6 +139,7 @@ def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) 
             try:
                 if btype == 1:
                     ifaces.append(_parse_idb(body, fmt))
+                    if_arrays = _iface_arrays(ifaces)
                     if ifaces[-1].linktype not in info.link_types:
                         info.link_types.append(ifaces[-1].linktype)
                 elif btype in (6, 2):  # EPB / obsolete PB
@@ -97,33 +150,16 @@ def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) 
                     iface = ifaces[iid]
                     if 20 + cap > len(body):
                         raise ValueError("packet data overruns its block")
-                    offs.append(pos + 8 + 20)
-                    caps.append(cap)
-                    wires.append(wire)
-                    tss.append(((hi << 32) | lo) * iface.tsdiv + iface.tsoffset)
-                    lts.append(iface.linktype)
+                    out.add(pos + 8 + 20, cap, wire, ((hi << 32) | lo) * iface.tsdiv + iface.tsoffset, iface.linktype)
                 elif btype == 3:  # SPB: no timestamp, interface 0
                     wire = struct.unpack_from(fmt + "I", body, 0)[0]
                     cap = min(wire, len(body) - 4)
-                    lt0 = ifaces[0].linktype  # first: a missing IDB must not leave the columns uneven
-                    offs.append(pos + 8 + 4)
-                    caps.append(cap)
-                    wires.append(wire)
-                    tss.append(tss[-1] if tss else 0.0)
-                    lts.append(lt0)
+                    out.add(pos + 8 + 4, cap, wire, out.last_ts(), ifaces[0].linktype)
             except (struct.error, IndexError, ValueError) as exc:
                 info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {consumed + pos}: {exc}")
             pos += blen
-        if offs:
-            buf = pad_bytes(data)
-            yield RawBatch(
-                buf,
-                np.asarray(offs, dtype=np.int64),
-                np.asarray(caps, dtype=np.int64),
-                np.asarray(wires, dtype=np.int64),
-                np.asarray(tss, dtype=np.float64),
-                np.asarray(lts, dtype=np.int32),
-            )
+        if out.k:
+            yield out.batch(data)
         if eof:
             return
         more = read_bytes(fh, chunk_bytes, info)
