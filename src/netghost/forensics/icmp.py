@@ -3,11 +3,12 @@ flow of the packet they quote (e.g. "port unreachable for UDP 10.0.0.5:5353 → 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import Packets, format_addr
+from netghost.forensics.decode import V4_MARK, Packets, format_addr
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
@@ -35,43 +36,116 @@ def icmp_name(v6: bool, key: str) -> str:
 def analyze_icmp(cols: Packets, max_items: int = 20) -> dict[str, Any]:
     """Count ICMP type/code and group error messages by the quoted flow.
 
+    Only the ICMP rows are touched (one pass over ``icmp_type`` finds them); errors are grouped with
+    one lexsort and only the reported groups are rendered to strings.
+
     Returns:
         ``type_code_counts`` / ``icmpv6_type_code_counts`` ({"3/3": n}), and ``errors``: one entry per
         (family, type/code, quoted flow) with count, next-hop MTU, reporter addresses and frames.
     """
     out: dict[str, Any] = {"type_code_counts": {}, "icmpv6_type_code_counts": {}, "errors": []}
-    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    groups: list[dict[str, Any]] = []
+    icmp_rows = np.flatnonzero(cols.icmp_type >= 0)
     for pr, key, errs in ((1, "type_code_counts", (3, 4, 5, 11, 12)), (58, "icmpv6_type_code_counts", (1, 2, 3, 4))):
-        rows = np.flatnonzero((cols.proto == pr) & (cols.icmp_type >= 0))
+        rows = icmp_rows[cols.proto[icmp_rows] == pr]
         if not rows.size:
             continue
         tc = cols.icmp_type[rows].astype(np.int64) * 256 + cols.icmp_code[rows]
         u, c = np.unique(tc, return_counts=True)
         out[key] = {f"{int(x) // 256}/{int(x) % 256}": int(k) for x, k in zip(u, c, strict=True)}
         er = rows[np.isin(cols.icmp_type[rows], errs)]
-        for r in er.tolist():
-            tck = f"{int(cols.icmp_type[r])}/{int(cols.icmp_code[r])}"
-            ip = int(cols.in_proto[r])
-            flow = None
-            if ip >= 0:
-                flow = (
-                    f"{PROTO_NAMES.get(ip, str(ip))} {format_addr(cols.in_src_hi[r], cols.in_src_lo[r])}"
-                    + (f":{int(cols.in_sport[r])}" if cols.in_sport[r] >= 0 else "")
-                    + f" -> {format_addr(cols.in_dst_hi[r], cols.in_dst_lo[r])}"
-                    + (f":{int(cols.in_dport[r])}" if cols.in_dport[r] >= 0 else "")
-                )
-            g = groups.setdefault((pr, tck, flow), {
-                "family": "icmpv6" if pr == 58 else "icmp", "type_code": tck, "name": icmp_name(pr == 58, tck),
-                "inner_flow": flow, "count": 0, "mtu": None, "reporters": [], "frames": [],
-                "first_ts": float(cols.ts[r]),
-            })
-            g["count"] += 1
-            if cols.icmp_mtu[r] >= 0:
-                g["mtu"] = int(cols.icmp_mtu[r])
-            rep = format_addr(cols.src_hi[r], cols.src_lo[r])
-            if rep not in g["reporters"] and len(g["reporters"]) < 5:
-                g["reporters"].append(rep)
-            if len(g["frames"]) < 10:
-                g["frames"].append(int(cols.frame[r]))
-    out["errors"] = sorted(groups.values(), key=lambda g: -g["count"])[:max_items]
+        if er.size:
+            groups += _error_groups(cols, pr, er)
+    groups.sort(key=lambda g: -g["count"])
+    out["errors"] = [_render(cols, pr, g) for pr, g in ((g.pop("_pr"), g) for g in groups[:max_items])]
     return out
+
+
+def _flow(cols: Packets, r: int) -> str | None:
+    """The quoted flow of ICMP error row ``r`` ("UDP a:p -> b:q"), None when nothing is quoted."""
+    ip = int(cols.in_proto[r])
+    if ip < 0:
+        return None
+    return (
+        f"{PROTO_NAMES.get(ip, str(ip))} {_addr(int(cols.in_src_hi[r]), int(cols.in_src_lo[r]))}"
+        + (f":{int(cols.in_sport[r])}" if cols.in_sport[r] >= 0 else "")
+        + f" -> {_addr(int(cols.in_dst_hi[r]), int(cols.in_dst_lo[r]))}"
+        + (f":{int(cols.in_dport[r])}" if cols.in_dport[r] >= 0 else "")
+    )
+
+
+@lru_cache(maxsize=4096)
+def _addr(hi: int, lo: int) -> str:
+    return format_addr(hi, lo)
+
+
+def _error_groups(cols: Packets, pr: int, er: np.ndarray) -> list[dict[str, Any]]:
+    """Errors of one family grouped by (type/code, quoted flow), in order of first appearance.
+
+    Each group carries its rows (ascending) and count; the rows are bucketed by the raw quoted-flow
+    columns (vectorised). Distinct buckets render to distinct keys unless an IPv4 address has bits above
+    32 (never decoded so, but then buckets with the same rendered key are merged), so the grouping is
+    by the rendered key exactly, and only the reported groups are ever rendered.
+    """
+    has = cols.in_proto[er] >= 0
+
+    def k(col: np.ndarray, cond: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.where(cond, col[er], -1 if col.dtype.kind == "i" else 0)
+        return out
+
+    o, b = _lexgroups(cols.icmp_type[er], cols.icmp_code[er], k(cols.in_proto, has), k(cols.in_src_hi, has),
+                      k(cols.in_src_lo, has), k(cols.in_sport, has & (cols.in_sport[er] >= 0)),
+                      k(cols.in_dst_hi, has), k(cols.in_dst_lo, has), k(cols.in_dport, has & (cols.in_dport[er] >= 0)))
+    heads = o[b[:-1]]  # first member of each bucket (members ascending)
+    first = np.argsort(heads, kind="stable")  # buckets by first appearance
+    v4 = np.uint64(V4_MARK)
+    if not np.any(has & (((cols.in_src_hi[er] == v4) & (cols.in_src_lo[er] >> np.uint64(32) != 0))
+                         | ((cols.in_dst_hi[er] == v4) & (cols.in_dst_lo[er] >> np.uint64(32) != 0)))):
+        # distinct buckets render to distinct strings: no merging, render only the reported groups later
+        return [{"_pr": pr, "rows": er[o[b[i] : b[i + 1]]], "count": int(b[i + 1] - b[i])} for i in first.tolist()]
+    final: dict[tuple[str, str | None], int] = {}
+    bucket_final = np.empty(heads.shape[0], np.int64)
+    for i in first.tolist():
+        r = int(er[heads[i]])
+        bucket_final[i] = final.setdefault(_key(cols, r), len(final))
+    fid = np.empty(er.shape[0], np.int64)
+    fid[o] = np.repeat(bucket_final, np.diff(b))
+    by = np.argsort(fid, kind="stable")
+    bounds = np.r_[0, np.cumsum(np.bincount(fid, minlength=len(final)))]
+    return [{"_pr": pr, "rows": er[by[bounds[g] : bounds[g + 1]]], "count": int(bounds[g + 1] - bounds[g])}
+            for g in final.values()]
+
+
+def _key(cols: Packets, r: int) -> tuple[str, str | None]:
+    return f"{int(cols.icmp_type[r])}/{int(cols.icmp_code[r])}", _flow(cols, r)
+
+
+def _lexgroups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(stable lexsort of the key columns, start offsets of equal-key runs plus the end)."""
+    n = keys[0].shape[0]
+    o = np.lexsort(keys[::-1])
+    new = np.zeros(n, bool)
+    new[0] = True
+    for key in keys:
+        ks = key[o]
+        new[1:] |= ks[1:] != ks[:-1]
+    return o, np.r_[np.flatnonzero(new), n]
+
+
+def _render(cols: Packets, pr: int, g: dict[str, Any]) -> dict[str, Any]:
+    """One reported error group as the summary dict (rows in capture order)."""
+    rows = g["rows"]
+    tck, flow = _key(cols, int(rows[0]))
+    mtu_rows = rows[cols.icmp_mtu[rows] >= 0]
+    reporters: list[str] = []
+    for hi, lo in zip(cols.src_hi[rows].tolist(), cols.src_lo[rows].tolist(), strict=True):
+        rep = _addr(hi, lo)
+        if rep not in reporters:
+            reporters.append(rep)
+            if len(reporters) == 5:
+                break
+    return {
+        "family": "icmpv6" if pr == 58 else "icmp", "type_code": tck, "name": icmp_name(pr == 58, tck),
+        "inner_flow": flow, "count": g["count"], "mtu": int(cols.icmp_mtu[mtu_rows[-1]]) if mtu_rows.size else None,
+        "reporters": reporters, "frames": [int(f) for f in cols.frame[rows[:10]]], "first_ts": float(cols.ts[rows[0]]),
+    }
