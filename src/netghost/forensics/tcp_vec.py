@@ -103,7 +103,6 @@ class _Walk:
         self.syn = (fl & SYN) != 0
         self.ackf = (fl & ACK) != 0
         self.sf = (fl & (SYN | FIN)) != 0
-        self.set_segments(self.convstart)
 
     def set_segments(self, bnd: np.ndarray) -> None:
         self.bnd = bnd
@@ -112,6 +111,7 @@ class _Walk:
         self.seg = np.cumsum(bnd, dtype=np.int64) - 1
         self.segstart = starts[self.seg]
         self.segend = np.append(starts[1:], self.n)[self.seg]
+        self.segkey = self.seg << np.int64(35)
 
     def first_in_seg(self, mask: np.ndarray) -> np.ndarray:
         """Per position, the first position of its segment where ``mask`` holds (``n`` if none)."""
@@ -122,42 +122,65 @@ class _Walk:
         return out
 
 
-def _base_post(wk: _Walk) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """tshark's base sequence per absolute direction after each packet: (is set, value)."""
-    sets, vals = [], []
-    for x in (False, True):
-        own = wk.d1 == x
-        li = ffill_index(wk.syn & own, wk.segstart)
-        fx = wk.first_in_seg(own)
-        fa = wk.first_in_seg(~own & wk.ackf)
-        init_pos = np.minimum(fx, fa)
-        init_val = np.where(fx < fa, wk.s[np.minimum(fx, wk.n - 1)] - 1, wk.a[np.minimum(fa, wk.n - 1)] - 1)
-        sets.append((li >= 0) | (init_pos <= wk.pos))
-        vals.append(np.where(li >= 0, wk.s[np.maximum(li, 0)], init_val) & M32)
-    return sets, vals
+def _first_at_or_after(p: np.ndarray, start: np.ndarray, end: np.ndarray, n: int) -> np.ndarray:
+    """First element of sorted positions ``p`` in ``[start, end)``, else ``n``."""
+    j = np.searchsorted(p, start, "left")
+    v = p[np.minimum(j, p.shape[0] - 1)] if p.size else np.full(start.shape[0], n)
+    out: np.ndarray = np.where((j < p.shape[0]) & (v < end), v, n)
+    return out
 
 
 def _streams(wk: _Walk, stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Split conversations at port-reuse SYNs (fixpoint); returns (sub index, REUSED mask)."""
-    pure_syn = wk.syn & ~wk.ackf
-    trig = np.zeros(wk.n, bool)
+    """Split conversations at port-reuse SYNs (fixpoint); returns (sub index, REUSED mask).
+
+    tshark's base sequence of a direction is the seq of its last SYN in the stream, else the first
+    value learned (own first segment ``seq-1``, or the peer's first ACK ``ack-1``). Only SYN
+    positions need it, so it is evaluated there, from per-stream "first segment of x" searches.
+    """
+    n = wk.n
+    syn = np.flatnonzero(wk.syn & ~wk.convstart)
+    d = wk.d1[syn]
+    own = [np.flatnonzero(~wk.d1), np.flatnonzero(wk.d1)]
+    ackers = [np.flatnonzero(wk.d1 & wk.ackf), np.flatnonzero(~wk.d1 & wk.ackf)]  # ACKs learning x's base
+    all_syn = np.flatnonzero(wk.syn)
+    same_dir_syn = [all_syn[~wk.d1[all_syn]], all_syn[wk.d1[all_syn]]]
+    cstart = np.flatnonzero(wk.convstart)
+    pure = ~wk.ackf[syn]
+    trig = np.zeros(syn.shape[0], bool)
     it = 0
     while True:
         it += 1
-        wk.set_segments(wk.convstart | trig)
-        sets, vals = _base_post(wk)
-        # the pre-state of k is the post-state of k-1 *in its own direction's slot*
-        pre_set = np.where(wk.d1, _shift(sets[1], wk.convstart, False), _shift(sets[0], wk.convstart, False))
-        pre_val = np.where(wk.d1, _shift(vals[1], wk.convstart, 0), _shift(vals[0], wk.convstart, 0))
-        differs = wk.syn & ~wk.convstart & pre_set & (wk.s != pre_val)
-        new_trig = differs & pure_syn
+        bd = np.union1d(cstart, syn[trig])
+        ends = np.append(bd[1:], n)
+        j = np.searchsorted(bd, syn - 1, "right") - 1  # the stream holding the previous position
+        lo = bd[j]
+        pre_set = np.zeros(syn.shape[0], bool)
+        pre_val = np.zeros(syn.shape[0], np.int64)
+        for x in (0, 1):
+            m = d == bool(x)
+            k, jj, lok = syn[m], j[m], lo[m]
+            fx = _first_at_or_after(own[x], bd, ends, n)[jj]
+            fa = _first_at_or_after(ackers[x], bd, ends, n)[jj]
+            sp = same_dir_syn[x]
+            i = np.searchsorted(sp, k, "left") - 1
+            prev = sp[np.maximum(i, 0)] if sp.size else k
+            has_prev = (i >= 0) & (prev >= lok)
+            init = np.where(fx < fa, wk.s[np.minimum(fx, n - 1)] - 1, wk.a[np.minimum(fa, n - 1)] - 1)
+            pre_set[m] = has_prev | (np.minimum(fx, fa) <= k - 1)
+            pre_val[m] = np.where(has_prev, wk.s[prev], init) & M32
+        differs = pre_set & (wk.s[syn] != pre_val)
+        new_trig = differs & pure
         if np.array_equal(new_trig, trig):
             break
         trig = new_trig
     stats["stream_iterations"] = it
-    cs = np.cumsum(trig, dtype=np.int64)
-    sub = cs - cs[np.flatnonzero(wk.convstart)[np.cumsum(wk.convstart) - 1]]
-    return sub, differs
+    bnd = wk.convstart.copy()
+    bnd[syn[trig]] = True
+    wk.set_segments(bnd)
+    sub = wk.seg - wk.seg[cstart[np.cumsum(wk.convstart) - 1]]
+    reused = np.zeros(n, bool)
+    reused[syn[differs]] = True
+    return sub, reused
 
 
 def _by_dir(d1: np.ndarray, pair: list[np.ndarray], own: bool = True) -> np.ndarray:
@@ -173,42 +196,36 @@ class _Seq:
         n, s = wk.n, wk.s
         self.first = first = np.zeros(n, bool)
         first[wk.starts] = True
-        dx = [wk.d1 == x for x in (False, True)]
-        self.dx = dx
-        ex = [ffill_index(m, wk.segstart, inclusive=False) for m in dx]
-        self.ps = ps = _by_dir(wk.d1, ex)
+        self.dx = dx = [~wk.d1, wk.d1]
+        ex = [ffill_index(m, wk.segstart, inclusive=False, pos=wk.pos) for m in dx]
+        self.ps = _by_dir(wk.d1, ex)
         self.pr = pr = _by_dir(wk.d1, ex, own=False)
-        delta = np.where(ps >= 0, ((s - s[np.maximum(ps, 0)] + HALF) & M32) - HALF, 0)
-        su = np.zeros(n, np.int64)
-        self.s0: list[np.ndarray] = []
-        before = wk.segstart - 1
-        for m in dx:
-            cx = np.cumsum(np.where(m, delta, 0))
-            cb = np.where(before >= 0, cx[np.maximum(before, 0)], 0)
-            su[m] = (cx - cb)[m]
-            fx = wk.first_in_seg(m)
-            self.s0.append(np.where(fx < n, s[np.minimum(fx, n - 1)], 0))
-        ln, sf = wk.ln, wk.sf.astype(np.int64)
-        self.nxt_u = nxt_u = su + ln + sf + OFF
-        self.nxt32 = (s + ln + sf) & M32
-        lo = np.minimum(su + OFF, nxt_u)
-        span_bad = np.zeros(n, bool)
-        for m in dx:
-            hi_s = np.maximum.reduceat(np.where(m, nxt_u, 0), wk.starts) if n else nxt_u
-            lo_s = np.minimum.reduceat(np.where(m, lo, 1 << 40), wk.starts) if n else lo
-            span_bad |= ((hi_s - lo_s) >= SPAN_MAX)[wk.seg] & m
-        self.bad = span_bad
-        self.nxt_u = np.clip(nxt_u, 0, (1 << 34) - 1)
+        del ex
+        # unwrapped = signed offset from the direction's first seq in the stream; exact while every
+        # segment stays within 2**28 of it (checked below; beyond, the conversation falls back)
+        self.s0 = [s[np.minimum(wk.first_in_seg(m), n - 1)] for m in dx]
+        su = s - _by_dir(wk.d1, self.s0)
+        su += HALF
+        su &= M32
+        su -= HALF
+        self.bad = np.abs(su) >= (1 << 28) - (1 << 17)
+        su += wk.ln
+        su += wk.sf
+        su += OFF
+        self.nxt_u = su
+        self.nxt32 = (s + wk.ln + wk.sf) & M32
         # zero-window probes: candidates = 1-byte segments into a zero window; fixpoint on nextseq
         self.win_r = _pick(pr, wk.w, -1)
-        cand = (ln == 1) & (self.win_r == 0)
+        cand = (wk.ln == 1) & (self.win_r == 0)
         excl = cand.copy()
         it = 0
         while True:
             it += 1
             self._nextseq(wk, excl)
             zwp = cand & (s == self.nx32)
-            adv = (self.nxpre == NONE) | (self.nxt_u > self.nxpre)
+            adv = (self.nxpre == NONE) | (su > self.nxpre)
+            if not cand.any():
+                break
             new = cand & (zwp | ~adv)
             if np.array_equal(new, excl):
                 break
@@ -216,22 +233,42 @@ class _Seq:
         stats["zwp_iterations"] = it
         self.zwp = zwp
         self.raised = ~excl & adv
+        self.bad |= zwp & (self.nxpre == NONE)
         # nextseq wrapping to exactly 0 reads as "unknown" to the kernel: only a later segment of that
         # direction notices (e.g. a refused connection's RST with seq 0 is harmless)
         zero = self.raised & (self.nxt32 == 0)
-        after0 = _by_dir(wk.d1, [ffill_index(zero & m, wk.segstart, inclusive=False) for m in dx]) >= 0
-        self.bad |= (zwp & (self.nxpre == NONE)) | after0
-        rx = [ffill_index(self.raised & m, wk.segstart, inclusive=False) for m in dx]
-        self.nst_pre = _pick(_by_dir(wk.d1, rx), wk.t, 0.0)
+        if zero.any():
+            self.bad |= _by_dir(wk.d1, [ffill_index(zero & m, wk.segstart, inclusive=False) for m in dx]) >= 0
+        self._rpos = [np.flatnonzero(self.raised & m) for m in dx]
 
     def _nextseq(self, wk: _Walk, excl: np.ndarray) -> None:
         """NX[x]: nextseq of direction x after every position (+OFF, NONE = unknown); own pre-state."""
-        self.nx_u = [seg_running_max(np.where(m & ~excl, self.nxt_u, NONE), wk.seg) for m in self.dx]
-        self.nx32_at = [np.where(v == NONE, 0, (s0 + v - OFF) & M32) for v, s0 in zip(self.nx_u, self.s0, strict=True)]
+        self.nx_u = []
+        self.nx32_at = []
+        for m, s0 in zip(self.dx, self.s0, strict=True):
+            v = seg_running_max(np.where(m & ~excl, self.nxt_u, NONE), wk.segkey)
+            v32 = v + s0
+            v32 -= OFF
+            v32 &= M32
+            v32[v == NONE] = 0
+            self.nx_u.append(v)
+            self.nx32_at.append(v32)
         self.nxprev = [_shift(v, self.first, NONE) for v in self.nx_u]  # NX[x] before each position
         self.nx32prev = [_shift(v, self.first, 0) for v in self.nx32_at]
         self.nxpre = _by_dir(wk.d1, self.nxprev)
         self.nx32 = _by_dir(wk.d1, self.nx32prev)
+
+    def nst_pre(self, wk: _Walk, k: np.ndarray) -> np.ndarray:
+        """tshark's nextseqtime of the sender's direction before positions ``k``."""
+        out = np.zeros(k.shape[0])
+        for x, rp in enumerate(self._rpos):
+            m = wk.d1[k] == bool(x)
+            kk = k[m]
+            j = np.searchsorted(rp, kk, "left") - 1
+            hit = j >= 0
+            hit[hit] = rp[j[hit]] >= wk.segstart[kk[hit]]
+            out[np.flatnonzero(m)[hit]] = wk.t[rp[j[hit]]]
+        return out
 
 
 C2 = np.int64(1 << 33)
@@ -246,48 +283,73 @@ class _Acks:
     are "first value reaching a threshold" searches.
     """
 
-    def __init__(self, wk: _Walk, sq: _Seq, x: int, only_ack: bool) -> None:
-        nxu, nx32 = sq.nx_u[x], sq.nx32_at[x]
+    def __init__(self, wk: _Walk, sq: _Seq, x: int) -> None:
+        self.wk = wk
+        nxu = sq.nx_u[x]
+        dd = wk.a - sq.nx32_at[x]
+        dd += HALF
+        dd &= M32
+        dd -= HALF
+        wild = dd >= WILD
+        wild |= dd <= -HALF + 4
         ok = sq.dx[1 - x] & (nxu != NONE)
-        if only_ack:
-            ok &= wk.ackf
-        dd = ((wk.a - nx32 + HALF) & M32) - HALF
-        wild = (dd >= WILD) | (dd <= -HALF + 4)
-        au = nxu + np.where(wild & (dd < 0), dd + (OFF), dd)
-        v1 = np.where(ok & ~wild, np.clip(au, 0, (1 << 34) - 1), NONE)
-        v2 = np.where(ok & wild, np.clip(C2 + HALF - au, 0, (1 << 34) - 1), NONE)
-        self.plain = FirstAtLeast(v1, wk.seg, wk.segstart, wk.segend)
-        self.wild = FirstAtLeast(v2, wk.seg, wk.segstart, wk.segend)
+        dd[wild & (dd < 0)] += OFF
+        dd += nxu
+        np.clip(dd, 0, (1 << 34) - 1, out=dd)  # a_u
+        self.v1 = np.where(ok & ~wild, dd, NONE)
+        np.subtract(C2 + HALF, dd, out=dd)
+        np.clip(dd, 0, (1 << 34) - 1, out=dd)
+        dd[~(ok & wild)] = NONE
+        self.v2 = dd
 
-    def first_covering(self, start: np.ndarray, xu: np.ndarray, strict: bool) -> np.ndarray:
+    def first_covering(self, start: np.ndarray, xu: np.ndarray, strict: bool, only_ack: bool) -> np.ndarray:
         """First position >= start whose ACK covers ``xu`` (``strict``: goes beyond it)."""
+        wk = self.wk
         k = np.int64(1 if strict else 0)
-        out: np.ndarray = np.minimum(self.plain.query(start, xu + k), self.wild.query(start, C2 - xu + k))
+        v1, v2 = (np.where(wk.ackf, v, NONE) for v in (self.v1, self.v2)) if only_ack else (self.v1, self.v2)
+        out: np.ndarray = FirstAtLeast(v1, wk.segkey, wk.segstart, wk.segend).query(start, xu + k)
+        if (v2 != NONE).any():
+            np.minimum(out, FirstAtLeast(v2, wk.segkey, wk.segstart, wk.segend).query(start, C2 - xu + k), out=out)
         return out
 
 
-def _exact_seq_index(wk: _Walk, zwp: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted (stream, direction, seq) keys of non-probe segments, for "next segment with seq == M"."""
-    p = np.flatnonzero(~zwp)
-    key = ((wk.seg[p] * 2 + wk.d1[p]) << np.int64(32)) | wk.s[p]
-    o = np.argsort(key, kind="stable")
-    k1, p1 = key[o], p[o]
-    run = np.cumsum(np.r_[True, k1[1:] != k1[:-1]]) - 1 if k1.size else k1
-    return k1, p1, run, run * (wk.n + 1) + p1
-
-
-def _next_same_seq(wk: _Walk, idx: tuple[np.ndarray, ...], x: int, b: np.ndarray, m32: np.ndarray) -> np.ndarray:
-    k1, p1, run, key3 = idx
-    n, nk = wk.n, k1.shape[0]
-    if not nk:
-        return np.full(b.shape[0], n, np.int64)
-    qk = ((wk.seg[b] * 2 + x) << np.int64(32)) | m32
-    lo = np.minimum(np.searchsorted(k1, qk, "left"), nk - 1)
-    exists = k1[lo] == qk
-    j = np.minimum(np.searchsorted(key3, run[lo] * (n + 1) + b + 1, "left"), nk - 1)
-    ok = exists & (run[j] == run[lo]) & (p1[j] > b)
-    out: np.ndarray = np.where(ok, p1[j], n)
+def _next_same_seq(wk: _Walk, zwp: np.ndarray, brk: list[np.ndarray], m32: list[np.ndarray]) -> list[np.ndarray]:
+    """For each break of direction x: the first later non-probe segment of x in its stream with seq == M."""
+    n = wk.n
+    qk = [((wk.seg[b] * 2 + x) << np.int64(32)) | m for x, (b, m) in enumerate(zip(brk, m32, strict=True))]
+    allq = np.unique(np.concatenate(qk))
+    key = (wk.seg * 2 + wk.d1) << np.int64(32)
+    key |= wk.s
+    cand = np.flatnonzero(np.isin(key, allq) & ~zwp) if allq.size else np.zeros(0, np.int64)
+    k1 = key[cand]
+    o = np.argsort(k1, kind="stable")
+    k1, p1 = k1[o], cand[o]
+    nk = k1.shape[0]
+    out = []
+    for b, q in zip(brk, qk, strict=True):
+        if not nk:
+            out.append(np.full(b.shape[0], n, np.int64))
+            continue
+        lo = np.searchsorted(k1, q, "left")
+        hi = np.searchsorted(k1, q, "right")
+        # inside [lo, hi) positions ascend: the first one after b
+        j = lo + _count_le(p1, lo, hi, b)
+        out.append(np.where(j < hi, p1[np.minimum(j, nk - 1)], n))
     return out
+
+
+def _count_le(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """How many of ``p[lo:hi]`` (ascending) are <= b, for each query (vectorised bisection)."""
+    left, right = lo.copy(), hi.copy()
+    while True:
+        live = left < right
+        if not live.any():
+            out: np.ndarray = left - lo
+            return out
+        mid = (left + right) // 2
+        go = live & (p[np.minimum(mid, p.shape[0] - 1)] <= b)
+        left = np.where(go, mid + 1, left)
+        right = np.where(live & ~go, mid, right)
 
 
 def _live_breaks(wk: _Walk, b: np.ndarray, e: np.ndarray, stats: dict[str, Any]) -> np.ndarray:
@@ -312,7 +374,35 @@ def _live_breaks(wk: _Walk, b: np.ndarray, e: np.ndarray, stats: dict[str, Any])
     return out
 
 
-def _flags(wk: _Walk, sq: _Seq, stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+class _DupCounter:
+    """One direction's dup-ACK counter, evaluated at chosen positions only.
+
+    tshark's ``dupacknum`` counts dup ACKs since the last reset (the sender's ACK number moved) or
+    "park" (an ACKed-unseen check by the peer sets it to -1; the next dup ACK makes it 1). Resets,
+    parks and dup ACKs are sorted position lists, so a value is three binary searches.
+    """
+
+    def __init__(self, wk: _Walk, resets: np.ndarray, parks: np.ndarray, dups: np.ndarray) -> None:
+        self.segstart = wk.segstart
+        ev = np.concatenate((resets, parks))
+        o = np.argsort(ev, kind="stable")
+        self.ev = ev[o]
+        self.is_park = (o >= resets.shape[0])
+        self.dups = dups
+
+    def value(self, k: np.ndarray) -> np.ndarray:
+        """Counter after position ``k`` (events at ``k`` included)."""
+        j = np.searchsorted(self.ev, k, "right") - 1
+        jc = np.maximum(j, 0)
+        has = (j >= 0) & (self.ev[jc] >= self.segstart[k]) if self.ev.size else np.zeros(k.shape[0], bool)
+        since = np.where(has, self.ev[jc] if self.ev.size else 0, self.segstart[k] - 1)
+        cnt = np.searchsorted(self.dups, k, "right") - np.searchsorted(self.dups, since, "right")
+        parked = has & (self.is_park[jc] if self.ev.size else False)
+        out: np.ndarray = np.where(parked & (cnt == 0), -1, cnt)
+        return out
+
+
+def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Analysis bitmask per walk position (without REUSED) and the "falls back" mask."""
     s, a, fl, w, ln, t, d1 = wk.s, wk.a, wk.fl, wk.w, wk.ln, wk.t, wk.d1
     ps, pr, nx32, zwp = sq.ps, sq.pr, sq.nx32, sq.zwp
@@ -335,56 +425,70 @@ def _flags(wk: _Walk, sq: _Seq, stats: dict[str, Any]) -> tuple[np.ndarray, np.n
         ((s + ln) & M32) == ((la_r + (np.maximum(win_r, 0) << sh)) & M32))
     lf_ka, lf_zwp = _pick(pr, ka, False), _pick(pr, zwp, False)
     dup = same & (w != 0) & (w == win_d) & ~lf_ka
-    af = (np.where(zwp, ZWP, 0) | np.where(nz & (w == 0) & ctl0, ZW, 0)
-          | np.where(nz & (nx32 != 0) & _circ_gt(s, nx32) & ((fl & RST) == 0), LOST, 0) | np.where(ka, KA, 0)
-          | np.where(same & (w != 0) & (w != win_d), WUPD, 0) | np.where(wfull, WFULL, 0)
-          | np.where(same & (w != 0) & (w == win_d) & lf_ka, KAACK, 0)
-          | np.where(same & (w == 0) & (w == win_d) & lf_zwp, ZWPACK, 0) | np.where(dup, DUPACK, 0))
+    af = np.zeros(wk.n, np.int64)
+    for bit, m in ((ZWP, zwp), (ZW, nz & (w == 0) & ctl0), (KA, ka), (WFULL, wfull), (DUPACK, dup),
+                   (LOST, nz & (nx32 != 0) & _circ_gt(s, nx32) & ((fl & RST) == 0)),
+                   (WUPD, same & (w != 0) & (w != win_d)), (KAACK, same & (w != 0) & (w == win_d) & lf_ka),
+                   (ZWPACK, same & (w == 0) & (w == win_d) & lf_zwp)):
+        np.bitwise_or(af, bit, out=af, where=m)
     # maxseqtobeacked per direction x, then ACKed-unseen and the dup-ACK counters
-    sidx = _exact_seq_index(wk, zwp)
-    va = []
+    brks = [np.flatnonzero(sq.dx[x] & nz & (sq.nxpre != NONE) & (s != nx32) & sq.raised) for x in (0, 1)]
+    same_seq = _next_same_seq(wk, zwp, brks, [nx32[b] for b in brks])
+    counters = []
     bad = sq.bad.copy()
+    moved = a != la_d  # resets the sender's dup-ACK counter
     for x in (0, 1):
         own = sq.dx[x]
-        brk = np.flatnonzero(own & nz & (sq.nxpre != NONE) & (s != nx32) & sq.raised)
+        brk = brks[x]
         mu, m32 = sq.nxpre[brk], nx32[brk]
         start = brk + 1
         fine = start < wk.segend[brk]
         start = np.where(fine, start, wk.n)
-        e = np.minimum(_next_same_seq(wk, sidx, x, brk, m32), _Acks(wk, sq, x, True).first_covering(start, mu, True))
+        e = np.minimum(same_seq[x], acks[x].first_covering(start, mu, True, True))
         e = np.where(fine, e, wk.n)
         live = _live_breaks(wk, brk, e, stats) & fine
         lb, le, lm = brk[live], np.minimum(e[live], wk.segend[brk[live]] - 1), m32[live]
-        mk = np.full(wk.n, -1, np.int64)
-        mk[lb + 1] = np.arange(lb.shape[0])
-        last = np.maximum.accumulate(mk) if wk.n else mk
-        cover = (last >= 0) & (wk.pos <= le[np.maximum(last, 0)] if lb.size else np.zeros(wk.n, bool))
         nxp = sq.nx32prev[x]
-        mt = np.where(cover, lm[np.maximum(last, 0)] if lb.size else 0, nxp)
+        if lb.size:
+            mk = np.full(wk.n, -1, np.int32)
+            mk[lb + 1] = np.arange(lb.shape[0])
+            last = np.maximum.accumulate(mk)
+            lastc = np.maximum(last, 0)
+            cover = (last >= 0) & (wk.pos <= le[lastc])
+            mt = np.where(cover, lm[lastc], nxp)
+            del mk, last, lastc, cover
+        else:
+            mt = nxp
         cond = sq.dx[1 - x] & wk.ackf & (mt != 0) & _circ_gt(a, mt)
-        lag = cond & (mt != nxp)
-        park = cond & ~lag
-        inc = np.cumsum(dup & own)
-        reset = own & (a != la_d)
-        le_ev = ffill_index(reset | park, wk.segstart)
-        base = np.where(wk.segstart > 0, inc[np.maximum(wk.segstart - 1, 0)], 0)
-        cnt = inc - np.where(le_ev >= 0, inc[np.maximum(le_ev, 0)], base)
-        val = np.where((le_ev >= 0) & park[np.maximum(le_ev, 0)] & (cnt == 0), -1, cnt)
-        va.append(val)
-        pre0 = _shift(val, sq.first, 0) == 0
-        af |= np.where(lag | (park & pre0), ACKLOST, 0)
-    dup_r = _by_dir(d1, va, own=False)
+        condp = np.flatnonzero(cond)
+        lag = mt[condp] != nxp[condp]
+        park = condp[~lag]
+        ctr = _DupCounter(wk, np.flatnonzero(own & moved), park, np.flatnonzero(dup & own))
+        counters.append(ctr)
+        prev = park - 1
+        pre0 = np.where(prev >= wk.segstart[park], ctr.value(np.maximum(prev, 0)), 0) == 0
+        hit = np.concatenate((condp[lag], park[pre0]))
+        af[hit] |= ACKLOST
     # retransmission family
     elig = ((ln > 0) | wk.sf) & ~ka
     nad = (nx32 != 0) & _circ_gt(nx32, s) & ~((ln > 1) & (s == ((nx32 - 1) & M32)))
     spur = elig & (ln > 0) & (la_r != 0) & (((la_r - ((s + ln) & M32)) & M32) < HALF)
     dt = t - lat_r
-    fast = elig & ~spur & nad & (dup_r >= 2) & (la_r == s) & (dt >= 0) & (dt < 0.02)
+    fast = elig & ~spur & nad & (la_r == s) & (dt >= 0) & (dt < 0.02)
+    fp = np.flatnonzero(fast)
+    ok = np.zeros(fp.shape[0], bool)
+    for x in (0, 1):  # the peer's dup-ACK counter (after this segment's own ACKed-unseen step)
+        m = d1[fp] == (x == 0)
+        ok[m] = counters[x].value(fp[m]) >= 2
+    fast[fp[~ok]] = False
     irtt = stats["_irtt_pre"]
-    dtn = t - sq.nst_pre
-    ooo = elig & ~spur & ~fast & nad & (dtn >= 0) & (dtn < np.where(irtt > 0, irtt, 0.003)) & (nx32 != sq.nxt32)
+    ooo = elig & ~spur & ~fast & nad & (nx32 != sq.nxt32)
+    op = np.flatnonzero(ooo)
+    dtn = t[op] - sq.nst_pre(wk, op)
+    ooo[op[~((dtn >= 0) & (dtn < np.where(irtt[op] > 0, irtt[op], 0.003)))]] = False
     retr = elig & (spur | fast | (nad & ~ooo))
-    af |= np.where(spur, SPUR, 0) | np.where(fast, FAST, 0) | np.where(ooo, OOO, 0) | np.where(retr, RETR, 0)
+    for bit, m in ((SPUR, spur), (FAST, fast), (OOO, ooo), (RETR, retr)):
+        np.bitwise_or(af, bit, out=af, where=m)
     return af, bad
 
 
@@ -400,7 +504,7 @@ def _irtt(wk: _Walk) -> tuple[np.ndarray, np.ndarray]:
     return pre, np.where(setter, cand, np.nan)
 
 
-def _ack_rtt(wk: _Walk, sq: _Seq) -> tuple[np.ndarray, np.ndarray]:
+def _ack_rtt(wk: _Walk, sq: _Seq, acks: list[_Acks]) -> tuple[np.ndarray, np.ndarray]:
     """(tcp.analysis.ack_rtt per position, NaN if none; True where the 1000-entry cap would bite)."""
     n = wk.n
     rtt = np.full(n, np.nan)
@@ -413,7 +517,7 @@ def _ack_rtt(wk: _Walk, sq: _Seq) -> tuple[np.ndarray, np.ndarray]:
         start = ent + 1
         fine = start < wk.segend[ent]
         start = np.where(fine, start, n)
-        rem = np.where(fine, _Acks(wk, sq, x, False).first_covering(start, sq.nxt_u[ent], False), n)
+        rem = np.where(fine, acks[x].first_covering(start, sq.nxt_u[ent], False, False), n)
         delta = np.zeros(n + 1, np.int64)
         delta[ent] += 1
         np.subtract.at(delta, rem, 1)
@@ -465,9 +569,11 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     sub, reused = _streams(wk, st)
     sq = _Seq(wk, st)
     st["_irtt_pre"], irtt_out = _irtt(wk)
-    af, bad = _flags(wk, sq, st)
+    acks = [_Acks(wk, sq, 0), _Acks(wk, sq, 1)]
+    af, bad = _flags(wk, sq, acks, st)
     del st["_irtt_pre"]
-    rtt, capped = _ack_rtt(wk, sq)
+    rtt, capped = _ack_rtt(wk, sq, acks)
+    del acks
     af |= np.where(reused, REUSED, 0)
     out_f[order], out_s[order], out_r[order], out_a[order] = af, sub, irtt_out, rtt
     bad |= capped | (wk.t < 0)

@@ -19,33 +19,40 @@ NONE = np.int64(-(1 << 62))  # "no value" for value arrays (below every real val
 _B = 32  # fan-out of the block-maximum tree
 
 
-def ffill_index(mask: np.ndarray, segstart: np.ndarray, *, inclusive: bool = True) -> np.ndarray:
+def ffill_index(mask: np.ndarray, segstart: np.ndarray, *, inclusive: bool = True,
+                pos: np.ndarray | None = None) -> np.ndarray:
     """Per position, the last position ``<= k`` (``< k`` when not inclusive) in its segment where
     ``mask`` is set, else -1."""
     n = mask.shape[0]
-    idx = np.where(mask, np.arange(n, dtype=np.int64), np.int64(-1))
+    idx = np.empty(n, np.int64)
+    if inclusive:
+        np.copyto(idx, np.arange(n, dtype=np.int64) if pos is None else pos)
+        idx[~mask] = -1
+    elif n:
+        idx[0] = -1
+        np.copyto(idx[1:], (np.arange(n, dtype=np.int64) if pos is None else pos)[:-1])
+        idx[1:][~mask[:-1]] = -1
     np.maximum.accumulate(idx, out=idx)
-    if not inclusive:
-        idx = np.concatenate((np.array([-1], np.int64), idx[:-1]))
     idx[idx < segstart] = -1
     return idx
 
 
-def seg_running_max(val: np.ndarray, seg: np.ndarray) -> np.ndarray:
+def seg_running_max(val: np.ndarray, segkey: np.ndarray) -> np.ndarray:
     """Inclusive running maximum of ``val`` inside each segment (``val`` in ``[0, 2**34)``, or
     :data:`NONE` for "no value"); positions with nothing so far in their segment get :data:`NONE`.
+    ``segkey`` is ``segment id << 35``.
 
     Why the offset: ``seg * 2**35 + value`` is increasing across segments, so one global
     ``maximum.accumulate`` never lets a value leak into the next segment.
     """
-    has = val != NONE
-    key = seg.astype(np.int64) << np.int64(35)
-    key += np.where(has, val + 1, 0)
+    key = val + 1
+    key[val == NONE] = 0
+    key += segkey
     np.maximum.accumulate(key, out=key)
-    key -= seg.astype(np.int64) << np.int64(35)
-    out = key - 1
-    out[key == 0] = NONE
-    return out
+    key -= segkey
+    key -= 1
+    key[key < 0] = NONE
+    return key
 
 
 class FirstAtLeast:
@@ -58,9 +65,9 @@ class FirstAtLeast:
     lie in ``[0, 2**34)`` or be :data:`NONE`.
     """
 
-    def __init__(self, val: np.ndarray, seg: np.ndarray, segstart: np.ndarray, segend: np.ndarray) -> None:
+    def __init__(self, val: np.ndarray, segkey: np.ndarray, segstart: np.ndarray, segend: np.ndarray) -> None:
         self.val = val
-        self.seg = seg
+        self.segkey = segkey
         self.segstart = segstart
         self.segend = segend  # one past the last position of each position's segment
         self._rmax: np.ndarray | None = None
@@ -80,16 +87,15 @@ class FirstAtLeast:
             res = self._tree(st, th)
         else:
             if self._rmax is None:
-                self._rmax = seg_running_max(self.val, self.seg)
-                key = self.seg << np.int64(35)
-                key += self._rmax
-                key += 1
-                key[self._rmax == NONE] = self.seg[self._rmax == NONE] << np.int64(35)
+                self._rmax = seg_running_max(self.val, self.segkey)
+                key = self._rmax + 1
+                key[self._rmax == NONE] = 0
+                key += self.segkey
                 self._key = key
             assert self._key is not None
             prev = st - 1
             before = np.where(prev >= self.segstart[st], self._rmax[np.maximum(prev, 0)], NONE)
-            res = np.searchsorted(self._key, (self.seg[st] << np.int64(35)) + th + 1, "left")
+            res = np.searchsorted(self._key, self.segkey[st] + th + 1, "left")
             hard = np.flatnonzero(before >= th)
             if hard.size:
                 res[hard] = self._tree(st[hard], th[hard])
