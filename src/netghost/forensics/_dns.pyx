@@ -33,9 +33,10 @@ cdef inline unsigned long long _mix(unsigned long long h, unsigned long long v) 
 def parse(const unsigned char[::1] buf, const short[:] proto, const int[::1] sport, const int[::1] dport,
           const int[:] paylen, const short[:] tcp_flags, const long long[:] payoff, const long long[:] capend,
           const unsigned long long[:] src_hi, const unsigned long long[:] src_lo,
-          const unsigned long long[:] dst_hi, const unsigned long long[:] dst_lo):
+          const unsigned long long[:] dst_hi, const unsigned long long[:] dst_lo, rows=None):
     """(rows, is_response (uint8), msg_id, rcode, q_off, q_blob (bytearray), key) of a batch's DNS messages.
 
+    ``rows`` (int64, ascending): examine only these rows (a decoder's DNS-port candidates).
     Returns None when a question section would lie outside ``buf`` (the caller then uses the pure
     path, whose behaviour on such input is the reference).
     """
@@ -43,24 +44,46 @@ def parse(const unsigned char[::1] buf, const short[:] proto, const int[::1] spo
     cdef long long hi = nbuf - 9 if nbuf > 9 else 0
     cdef long long a, ln, mlen, qlen, total = 0, flags, j
     cdef bint over_tcp
+    for col_len in (sport.shape[0], dport.shape[0], paylen.shape[0], tcp_flags.shape[0], payoff.shape[0],
+                    capend.shape[0], src_hi.shape[0], src_lo.shape[0], dst_hi.shape[0], dst_lo.shape[0]):
+        if col_len < n:  # the loops below index without bounds checks
+            raise ValueError("parse: every column needs at least len(proto) entries")
     if nbuf < 2:
         return None
     # a raw pointer, not the memoryview: passing a view to a helper costs an atomic refcount per call
     cdef const unsigned char* b = &buf[0]
     cdef int sp, dp
     cdef Py_ssize_t nhit = 0, h
-    sel_np = np.empty(n + 1, np.int64)
-    beg_np = np.empty(n, np.int64)
-    qln_np = np.empty(n, np.int64)
+    cdef const long long[:] only
+    cdef bint use_rows = rows is not None
+    if use_rows:
+        only = rows
+    else:
+        only = np.zeros(0, np.int64)
+    cdef Py_ssize_t nrows = only.shape[0]
+    for h in range(nrows):  # the loops below index without bounds checks
+        if only[h] < 0 or only[h] >= n:
+            raise IndexError(f"row {only[h]} out of range for {n} rows")
+    sel_np = np.empty((nrows if use_rows else n) + 1, np.int64)
+    beg_np = np.empty(sel_np.shape[0], np.int64)
+    qln_np = np.empty(sel_np.shape[0], np.int64)
     cdef long long[::1] sel = sel_np, beg = beg_np, qln = qln_np
     with nogil:
         # branch-free compaction of the DNS-port rows first: ~6% of packets are DNS, and a branch per
         # packet mispredicts often enough to dominate the whole scan
-        for i in range(n):
-            sp = sport[i]
-            dp = dport[i]
-            sel[nhit] = i
-            nhit += (sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355)
+        if use_rows:
+            for h in range(nrows):
+                i = only[h]
+                sp = sport[i]
+                dp = dport[i]
+                sel[nhit] = i
+                nhit += (sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355)
+        else:
+            for i in range(n):
+                sp = sport[i]
+                dp = dport[i]
+                sel[nhit] = i
+                nhit += (sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355)
         # the payloads are scattered over the batch buffer (a cache miss each): prefetch a few ahead
         for h in range(nhit if nhit < 16 else 16):
             if 0 <= payoff[sel[h]] < nbuf:

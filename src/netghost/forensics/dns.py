@@ -105,18 +105,24 @@ def _qname(data: bytes, pos: int) -> tuple[str, int]:
     return ".".join(labels), -1
 
 
+_KERNEL: list[Any] = []  # the imported extension (or None), looked up once
+
+
 def _kernel() -> Any:
     """The compiled ``_dns`` module, or None (not built, or ``NETGHOST_NO_COMPILED`` set)."""
     if os.environ.get("NETGHOST_NO_COMPILED", "") not in {"", "0"}:
         return None
-    try:
-        from netghost.forensics import _dns  # type: ignore[attr-defined]  # noqa: PLC0415  optional extension
-    except ImportError:
-        return None
-    return _dns
+    if not _KERNEL:
+        try:
+            from netghost.forensics import _dns  # type: ignore[attr-defined]  # noqa: PLC0415  optional extension
+        except ImportError:
+            _dns = None
+        _KERNEL.append(_dns)
+    return _KERNEL[0]
 
 
-def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.ndarray) -> DnsMessages:
+def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.ndarray,
+              rows: np.ndarray | None = None) -> DnsMessages:
     """Extract DNS headers and the raw first question of every DNS packet in a batch.
 
     The compiled kernel (``_dns.pyx``) does it in one pass; the pure path is vectorised numpy over
@@ -127,28 +133,39 @@ def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.nda
         cols: the batch's decoded columns.
         payoff: batch-relative L4 payload offsets from :func:`decode_batch`.
         capend: batch-relative end of each record's captured bytes (the parse never reads past it).
+        rows: optional ascending, unique row indices (into ``cols``/``payoff``/``capend``) to examine,
+            e.g. a decoder's DNS-port candidates; other rows are skipped. Message rows still index
+            ``cols``. Same messages as without ``rows`` when every DNS row is among them, and no
+            column is copied (unlike ``cols.take(rows)``).
     """
     k = _kernel()
     if k is not None:
         u64 = np.uint64
         res = k.parse(np.ascontiguousarray(buf), np.asarray(cols.proto, np.int16),
-                      np.ascontiguousarray(cols.sport, np.int32), np.ascontiguousarray(cols.dport, np.int32), np.asarray(cols.paylen, np.int32),
-                      np.asarray(cols.tcp_flags, np.int16), np.asarray(payoff, np.int64),
-                      np.asarray(capend, np.int64), np.asarray(cols.src_hi, u64), np.asarray(cols.src_lo, u64),
-                      np.asarray(cols.dst_hi, u64), np.asarray(cols.dst_lo, u64))
+                      np.ascontiguousarray(cols.sport, np.int32), np.ascontiguousarray(cols.dport, np.int32),
+                      np.asarray(cols.paylen, np.int32), np.asarray(cols.tcp_flags, np.int16),
+                      np.asarray(payoff, np.int64), np.asarray(capend, np.int64), np.asarray(cols.src_hi, u64),
+                      np.asarray(cols.src_lo, u64), np.asarray(cols.dst_hi, u64), np.asarray(cols.dst_lo, u64),
+                      None if rows is None else np.asarray(rows, np.int64))
         if res is not None:  # None: a row the kernel does not handle (out-of-buffer offsets)
             idx, is_resp, msg_id, rcode, q_off, q_blob, key = res
             if not idx.size:
                 return DnsMessages()
             return DnsMessages(row=idx, is_response=is_resp.view(bool), msg_id=msg_id, rcode=rcode, q_blob=q_blob,
                                q_off=q_off, key=key, ts=cols.ts[idx])
-    return _parse_dns_numpy(buf, cols, payoff, capend)
+    return _parse_dns_numpy(buf, cols, payoff, capend, rows)
 
 
-def _parse_dns_numpy(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.ndarray) -> DnsMessages:
+def _parse_dns_numpy(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.ndarray,
+                     rows: np.ndarray | None = None) -> DnsMessages:
     # port test by plain comparisons (np.isin over every packet cost most of the parse)
-    sp, dp = cols.sport, cols.dport
-    cand = np.flatnonzero((sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355))
+    if rows is None:
+        sp, dp = cols.sport, cols.dport
+        cand = np.flatnonzero((sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355))
+    else:
+        rows = np.asarray(rows, np.int64)
+        sp, dp = cols.sport[rows], cols.dport[rows]
+        cand = rows[(sp == 53) | (sp == 5353) | (sp == 5355) | (dp == 53) | (dp == 5353) | (dp == 5355)]
     pr, pl = cols.proto[cand], cols.paylen[cand]
     idx = cand[((pr == 17) & (pl >= 4)) | ((pr == 6) & (pl >= 6) & (cols.tcp_flags[cand] >= 0))]
     if not idx.size:
