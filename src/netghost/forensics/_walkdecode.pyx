@@ -88,12 +88,11 @@ cdef extern from *:
 # Software prefetch distance: the walk is a chain of dependent loads (each record's length says where
 # the next starts), so without it every record header is a cache miss paid in full. The walk streams
 # prefetches over every cache line up to this many bytes ahead of the current record.
-cdef int64_t PREFETCH = 4096
-
-
-def _set_prefetch(int64_t v):
-    global PREFETCH
-    PREFETCH = v
+# Measured on the 2M bench (hot page cache): 0 B 0.32 s, 2 KiB 0.24 s, 4-16 KiB 0.20 s; every line
+# (64 B steps) beats every other line (128 B: 0.28 s).
+cdef enum:
+    PREFETCH = 4096
+    PF_STEP = 64
 
 cdef uint64_t V4 = 0xFFFFFFFFFFFFFFFFULL
 cdef uint64_t GOLD = 0x9E3779B97F4A7C15ULL
@@ -523,7 +522,7 @@ def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bin
         while pos + 16 <= n:
             while pf < pos + PREFETCH and pf < pf_end:
                 __builtin_prefetch(b + pf)
-                pf += 64
+                pf += PF_STEP
             incl = _rd32(b, pos + 8, big)
             if incl > maxrec:
                 bad = incl
