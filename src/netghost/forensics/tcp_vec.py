@@ -198,8 +198,8 @@ class _Seq:
         first[wk.starts] = True
         self.dx = dx = [~wk.d1, wk.d1]
         ex = [ffill_index(m, wk.segstart, inclusive=False, pos=wk.pos) for m in dx]
-        self.ps = _by_dir(wk.d1, ex)
-        self.pr = pr = _by_dir(wk.d1, ex, own=False)
+        self.ps = _by_dir(wk.d1, ex).astype(np.int32)
+        self.pr = pr = _by_dir(wk.d1, ex, own=False).astype(np.int32)
         del ex
         # unwrapped = signed offset from the direction's first seq in the stream; exact while every
         # segment stays within 2**28 of it (checked below; beyond, the conversation falls back)
@@ -231,6 +231,7 @@ class _Seq:
                 break
             excl = new
         stats["zwp_iterations"] = it
+        del self.s0
         self.zwp = zwp
         self.raised = ~excl & adv
         self.bad |= zwp & (self.nxpre == NONE)
@@ -253,9 +254,8 @@ class _Seq:
             v32[v == NONE] = 0
             self.nx_u.append(v)
             self.nx32_at.append(v32)
-        self.nxprev = [_shift(v, self.first, NONE) for v in self.nx_u]  # NX[x] before each position
-        self.nx32prev = [_shift(v, self.first, 0) for v in self.nx32_at]
-        self.nxpre = _by_dir(wk.d1, self.nxprev)
+        self.nx32prev = [_shift(v, self.first, 0) for v in self.nx32_at]  # NX[x] before each position
+        self.nxpre = _by_dir(wk.d1, [_shift(v, self.first, NONE) for v in self.nx_u])
         self.nx32 = _by_dir(wk.d1, self.nx32prev)
 
     def nst_pre(self, wk: _Walk, k: np.ndarray) -> np.ndarray:
@@ -402,7 +402,8 @@ class _DupCounter:
         return out
 
 
-def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], irtt: np.ndarray,
+           stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Analysis bitmask per walk position (without REUSED) and the "falls back" mask."""
     s, a, fl, w, ln, t, d1 = wk.s, wk.a, wk.fl, wk.w, wk.ln, wk.t, wk.d1
     ps, pr, nx32, zwp = sq.ps, sq.pr, sq.nx32, sq.zwp
@@ -420,9 +421,14 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tup
     nz = ~zwp
     ka = nz & (ln <= 1) & (s == ((nx32 - 1) & M32)) & ctl0
     same = nz & (ln == 0) & (s == nx32) & (a == la_d) & ctl0
-    sh = np.where(fa_r | (wsc_r == -2), 0, np.maximum(wsc_r, 0))
-    wfull = nz & (ln > 0) & (wsc_r != -1) & ctl0 & (win_r >= 0) & (
-        ((s + ln) & M32) == ((la_r + (np.maximum(win_r, 0) << sh)) & M32))
+    # the peer's window in bytes (a shift of 32+ leaves nothing of a 16-bit window below 2**32)
+    sh = np.where(fa_r | (wsc_r == -2), 0, np.clip(wsc_r, 0, 32)).astype(np.int64)
+    room = np.maximum(win_r, 0).astype(np.int64) << sh
+    room[sh >= 32] = 0
+    room += la_r
+    room &= M32
+    wfull = nz & (ln > 0) & (wsc_r != -1) & ctl0 & (win_r >= 0) & (((s + ln) & M32) == room)
+    del sh, room, wsc, fa_r
     lf_ka, lf_zwp = _pick(pr, ka, False), _pick(pr, zwp, False)
     dup = same & (w != 0) & (w == win_d) & ~lf_ka
     af = np.zeros(wk.n, np.int64)
@@ -431,12 +437,14 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tup
                    (WUPD, same & (w != 0) & (w != win_d)), (KAACK, same & (w != 0) & (w == win_d) & lf_ka),
                    (ZWPACK, same & (w == 0) & (w == win_d) & lf_zwp)):
         np.bitwise_or(af, bit, out=af, where=m)
+    del wfull, same, win_d, lf_ka, lf_zwp, wsc_r
     # maxseqtobeacked per direction x, then ACKed-unseen and the dup-ACK counters
     brks = [np.flatnonzero(sq.dx[x] & nz & (sq.nxpre != NONE) & (s != nx32) & sq.raised) for x in (0, 1)]
     same_seq = _next_same_seq(wk, zwp, brks, [nx32[b] for b in brks])
     counters = []
     bad = sq.bad.copy()
     moved = a != la_d  # resets the sender's dup-ACK counter
+    del la_d
     for x in (0, 1):
         own = sq.dx[x]
         brk = brks[x]
@@ -469,6 +477,7 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tup
         pre0 = np.where(prev >= wk.segstart[park], ctr.value(np.maximum(prev, 0)), 0) == 0
         hit = np.concatenate((condp[lag], park[pre0]))
         af[hit] |= ACKLOST
+        del mt, cond
     # retransmission family
     elig = ((ln > 0) | wk.sf) & ~ka
     nad = (nx32 != 0) & _circ_gt(nx32, s) & ~((ln > 1) & (s == ((nx32 - 1) & M32)))
@@ -481,7 +490,6 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], stats: dict[str, Any]) -> tup
         m = d1[fp] == (x == 0)
         ok[m] = counters[x].value(fp[m]) >= 2
     fast[fp[~ok]] = False
-    irtt = stats["_irtt_pre"]
     ooo = elig & ~spur & ~fast & nad & (nx32 != sq.nxt32)
     op = np.flatnonzero(ooo)
     dtn = t[op] - sq.nst_pre(wk, op)
@@ -534,6 +542,18 @@ def _ack_rtt(wk: _Walk, sq: _Seq, acks: list[_Acks]) -> tuple[np.ndarray, np.nda
     return rtt, capped
 
 
+def _gather(conv: np.ndarray, dirn: np.ndarray, fields: tuple[np.ndarray, ...], order: np.ndarray,
+            at: np.ndarray) -> _Walk:
+    """Header fields in walk order: 32-bit seq/ack as int64, small fields as int32."""
+    seq, ack, flags, win, seglen, ts, wscale = (np.asarray(c) for c in fields)
+    s, a = seq[at].astype(np.int64), ack[at].astype(np.int64)
+    np.bitwise_and(s, M32, out=s)
+    np.bitwise_and(a, M32, out=a)
+    fl, w, ln, ws = (c[at].astype(np.int32) for c in (flags, win, seglen, wscale))
+    return _Walk(np.asarray(conv)[order].astype(np.int64), np.asarray(dirn)[order] == 1, s, a, fl, w, ln,
+                 ts[at].astype(np.float64), ws)
+
+
 def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                               flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
                               wscale: np.ndarray, use_jit: bool = False, order: np.ndarray | None = None,
@@ -560,21 +580,18 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     if order is None:
         order = np.argsort(conv, kind="stable")
     at = np.arange(n, dtype=np.int64)[order] if rows is None else np.asarray(rows)[order]
-    i64 = [np.asarray(c)[at].astype(np.int64) for c in (seq, ack, flags, win, seglen, wscale)]
-    wk = _Walk(np.asarray(conv)[order].astype(np.int64), np.asarray(dirn)[order] == 1, i64[0] & M32, i64[1] & M32,
-               i64[2], i64[3], i64[4], np.asarray(ts)[at].astype(np.float64), i64[5])
+    wk = _gather(conv, dirn, (seq, ack, flags, win, seglen, ts, wscale), order, at)
     out_f, out_s, out_r, out_a = np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, np.nan), np.full(n, np.nan)
     if not n:
         return out_f, out_s, out_r, out_a
     sub, reused = _streams(wk, st)
     sq = _Seq(wk, st)
-    st["_irtt_pre"], irtt_out = _irtt(wk)
+    irtt_pre, irtt_out = _irtt(wk)
     acks = [_Acks(wk, sq, 0), _Acks(wk, sq, 1)]
-    af, bad = _flags(wk, sq, acks, st)
-    del st["_irtt_pre"]
+    af, bad = _flags(wk, sq, acks, irtt_pre, st)
     rtt, capped = _ack_rtt(wk, sq, acks)
     del acks
-    af |= np.where(reused, REUSED, 0)
+    np.bitwise_or(af, REUSED, out=af, where=reused)
     out_f[order], out_s[order], out_r[order], out_a[order] = af, sub, irtt_out, rtt
     bad |= capped | (wk.t < 0)
     badc = np.zeros(int(wk.cv.max()) + 1, bool)
