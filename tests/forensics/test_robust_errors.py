@@ -68,3 +68,30 @@ def test_real_process_one_line_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
     assert _leaks(proc.stderr.replace(str(tmp_path), "")) == []
+
+
+@pytest.mark.parametrize("where", ["header", "middle", "tail"])
+def test_corrupt_gzip_stream_is_a_warning_or_a_clean_error(tmp_path: Path, where: str) -> None:
+    """Damaged deflate data raises zlib.error inside gzip: it must end the data with a warning (or, before
+    the capture header, a CaptureFormatError), never escape as a traceback."""
+    import gzip
+
+    cap = Capture()
+    for k in range(400):
+        cap.tcp(1.0 + k * 0.001, "10.0.0.1", "10.0.0.2", 40000, 80, 1 + 100 * k, 0, SYN, data=bytes(range(100)) * 3)
+    raw = cap.pcap()
+    data = bytearray(gzip.compress(raw, compresslevel=1))
+    at = {"header": 20, "middle": len(data) // 2, "tail": len(data) - 40}[where]
+    for i in range(at, at + 24):
+        data[i] ^= 0x5A
+    p = tmp_path / f"bad_{where}.pcap.gz"
+    p.write_bytes(bytes(data))
+    try:
+        a = analyze_capture(p)
+    except CaptureFormatError as exc:
+        assert where == "header"
+        assert "corrupt" in str(exc) or "not a" in str(exc)
+        return
+    assert a.info.compressed
+    assert a.info.truncated and any("corrupt" in w for w in a.info.warnings)
+    assert a.packets < 400

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import gzip
+import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["MAX_RECORD", "PAD", "CaptureInfo", "RawBatch", "pad_bytes", "read_bytes"]
+__all__ = ["MAX_RECORD", "PAD", "STREAM_ERRORS", "CaptureInfo", "RawBatch", "pad_bytes", "read_bytes"]
 
 # Largest record tshark accepts for ordinary link types (WTAP_MAX_PACKET_SIZE_STANDARD).
 MAX_RECORD = 262_144
 PAD = 128  # zero bytes after each chunk so vectorised gathers never index out of bounds
+# What a corrupt gzip stream raises mid-read: BadGzipFile (an OSError), EOFError at a cut, and
+# zlib.error for damaged deflate data. Each ends the data with a warning, never a traceback.
+STREAM_ERRORS = (OSError, EOFError, zlib.error)
 
 
 @dataclass
@@ -51,7 +54,7 @@ def read_bytes(fh: BinaryIO, n: int, info: CaptureInfo) -> bytes:
     """Read up to ``n`` bytes; a corrupt gzip stream ends the data with a warning."""
     try:
         data = fh.read(n)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except STREAM_ERRORS as exc:
         info.truncated = True
         info.warnings.append(f"compressed stream ends early or is corrupt ({exc}); analysed up to the cut")
         return b""

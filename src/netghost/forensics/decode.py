@@ -14,7 +14,6 @@ families never collide in a flow key.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass, fields
 
@@ -147,6 +146,8 @@ class Packets:
 
 def format_addr(hi: int, lo: int) -> str:
     """Render an address held as (hi, lo) uint64 halves."""
+    import ipaddress  # noqa: PLC0415  only reports render addresses (saves its import for library users)
+
     if int(hi) == int(V4_MARK):
         return str(ipaddress.IPv4Address(int(lo) & 0xFFFFFFFF))
     return str(ipaddress.IPv6Address((int(hi) << 64) | int(lo)))

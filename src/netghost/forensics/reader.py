@@ -14,7 +14,6 @@ Azure Network Watcher ``.cap`` files are libpcap/Ethernet, so they take the pcap
 
 from __future__ import annotations
 
-import gzip
 import mmap
 import struct
 from array import array
@@ -27,7 +26,7 @@ import numpy as np
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics.accel import compiled
-from netghost.forensics.capture import MAX_RECORD, PAD, CaptureInfo, RawBatch, read_bytes
+from netghost.forensics.capture import MAX_RECORD, PAD, STREAM_ERRORS, CaptureInfo, RawBatch, read_bytes
 from netghost.forensics.pcapng import iter_pcapng
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "PcapWindow", "RawBatch", "iter_batches", "iter_windows"]
@@ -69,6 +68,8 @@ def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
     head = raw.read(2)
     raw.seek(0)
     if head == b"\x1f\x8b":
+        import gzip  # noqa: PLC0415  only for compressed captures (saves its import on every run)
+
         info.compressed = True
         return raw, gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw, raw
@@ -114,6 +115,8 @@ def iter_windows(path: str | Path, info: CaptureInfo | None = None,
     with raw, fh:
         head = read_bytes(fh, 24, info)
         if len(head) < 4:
+            if info.compressed and info.truncated:
+                raise CaptureFormatError(f"{p}: compressed stream is corrupt or cut before the capture header")
             raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
         magic = head[:4]
         if magic in PCAP_MAGICS and not info.compressed and len(head) == 24 and p.stat().st_size > MMAP_MIN:
@@ -200,7 +203,7 @@ def _fill(fh: BinaryIO, mv: memoryview, info: CaptureInfo) -> int:
     while got < len(mv):
         try:
             k = fh.readinto(mv[got:])  # type: ignore[attr-defined]
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except STREAM_ERRORS as exc:
             info.truncated = True
             info.warnings.append(f"compressed stream ends early or is corrupt ({exc}); analysed up to the cut")
             break
