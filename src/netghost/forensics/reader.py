@@ -286,6 +286,8 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
     released = 0
     while start < size:
         end = min(start + chunk_bytes, size)
+        if end + PAD > size and size - PAD - start > MAX_RECORD + 16:
+            end = size - PAD  # walk all but the file's last bytes as a view; only that small rest is copied
         if end + PAD <= size:
             buf = whole[start : end + PAD]  # a view: PAD real bytes past the window keep gathers in bounds
         else:
