@@ -18,15 +18,20 @@ same walk (stream ids are assigned by first appearance, as tshark numbers ``tcp.
 """
 
 from libc.math cimport NAN
-from libc.stdint cimport int16_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
+
+
+cdef extern from *:
+    void __builtin_prefetch(const void* addr) nogil
 
 import numpy as np
 
 cdef int64_t M32 = 0xFFFFFFFF
 cdef int64_t HALF = 0x80000000
 cdef int UNACKED_MAX = 1000
+cdef int SMALL = 8  # segments in a list's first block
 cdef int FIN = 0x01
 cdef int SYN = 0x02
 cdef int RST = 0x04
@@ -47,6 +52,9 @@ cdef int KA = 1 << 12
 cdef int KAACK = 1 << 13
 cdef int REUSED = 1 << 14
 cdef uint64_t HC = 0x9E3779B97F4A7C15ULL
+cdef Py_ssize_t PF1 = 16  # prefetch distances (segments ahead), see _run
+cdef Py_ssize_t PF2 = 8
+cdef Py_ssize_t PF3 = 3
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,32 +114,41 @@ cdef int _table_grow(Table* t) noexcept nogil:
     return 0
 
 
-cdef inline int64_t _lookup(Table* t, uint64_t sh, uint64_t sl, int64_t sp, uint64_t dh, uint64_t dl, int64_t dp,
-                            int64_t* dirn) noexcept nogil:
-    """Conversation id of this packet (new ids by first appearance) and its direction; -1 = out of memory."""
-    cdef bint a_lt = sh < dh or (sh == dh and (sl < dl or (sl == dl and sp <= dp)))
-    cdef Key k
-    cdef uint64_t h, slot
-    cdef Slot* e
-    if a_lt:
-        k.ahi = sh; k.alo = sl; k.ap = sp; k.bhi = dh; k.blo = dl; k.bp = dp
+cdef struct Pend:
+    # a packet's canonical key, hashed ahead of its lookup
+    Key k
+    uint64_t h
+    int64_t a_lt
+
+
+cdef inline void _key(Pend* p, uint64_t sh, uint64_t sl, int64_t sp, uint64_t dh, uint64_t dl,
+                      int64_t dp) noexcept nogil:
+    p.a_lt = sh < dh or (sh == dh and (sl < dl or (sl == dl and sp <= dp)))
+    if p.a_lt:
+        p.k.ahi = sh; p.k.alo = sl; p.k.ap = sp; p.k.bhi = dh; p.k.blo = dl; p.k.bp = dp
     else:
-        k.ahi = dh; k.alo = dl; k.ap = dp; k.bhi = sh; k.blo = sl; k.bp = sp
-    h = _mix(_mix(_mix(_mix(_mix(_mix(7, k.ahi), k.alo), <uint64_t>k.ap), k.bhi), k.blo), <uint64_t>k.bp)
-    slot = h & t.mask
+        p.k.ahi = dh; p.k.alo = dl; p.k.ap = dp; p.k.bhi = sh; p.k.blo = sl; p.k.bp = sp
+    p.h = _mix(_mix(_mix(_mix(_mix(_mix(7, p.k.ahi), p.k.alo), <uint64_t>p.k.ap), p.k.bhi), p.k.blo),
+               <uint64_t>p.k.bp)
+
+
+cdef inline int64_t _find(Table* t, const Pend* p, int64_t* dirn) noexcept nogil:
+    """Conversation id of a keyed packet (new ids by first appearance) and its direction; -1 = out of memory."""
+    cdef uint64_t slot = p.h & t.mask
+    cdef Slot* e
     while True:
         e = &t.slots[slot]
         if e.c < 0:
             break
-        if (e.h == h and e.k.alo == k.alo and e.k.blo == k.blo and e.k.ap == k.ap and e.k.bp == k.bp
-                and e.k.ahi == k.ahi and e.k.bhi == k.bhi):
-            dirn[0] = a_lt != e.first_lt
+        if (e.h == p.h and e.k.alo == p.k.alo and e.k.blo == p.k.blo and e.k.ap == p.k.ap and e.k.bp == p.k.bp
+                and e.k.ahi == p.k.ahi and e.k.bhi == p.k.bhi):
+            dirn[0] = p.a_lt != e.first_lt
             return e.c
         slot = (slot + 1) & t.mask
-    e.h = h
+    e.h = p.h
     e.c = <int32_t>t.n
-    e.first_lt = a_lt
-    e.k = k
+    e.first_lt = <int32_t>p.a_lt
+    e.k = p.k
     t.n += 1
     dirn[0] = 0
     if 2 * t.n > <int64_t>(t.mask + 1) and _table_grow(t) < 0:
@@ -168,6 +185,7 @@ def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, con
         return conv, dirn, order
     cdef int64_t[::1] cv = conv, dv = dirn, ov = order
     cdef Table t
+    cdef Pend p
     cdef int64_t c, r, d, ok = 0
     cdef int64_t* counts = NULL
     if _table_init(&t) < 0:
@@ -176,7 +194,8 @@ def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, con
         with nogil:
             for i in range(n):
                 r = rows[i]
-                c = _lookup(&t, src_hi[r], src_lo[r], sport[r], dst_hi[r], dst_lo[r], dport[r], &d)
+                _key(&p, src_hi[r], src_lo[r], sport[r], dst_hi[r], dst_lo[r], dport[r])
+                c = _find(&t, &p, &d)
                 if c < 0:
                     break
                 cv[i] = c
@@ -206,15 +225,17 @@ cdef struct Seg:
 
 
 cdef struct Dir:
-    int64_t nextseq, lastack, window, maxtba, base
+    int64_t nextseq, lastack, maxtba, base
     double nextseqtime, lastacktime
-    int32_t wsc, dupacks, lastflags, first_ack, base_set, seg_n, seg_cap
     Seg* segs
+    int32_t window, wsc, dupacks, seg_n, seg_cap
+    int16_t lastflags
+    int8_t first_ack, base_set
 
 
 cdef struct Agg:
     # the current stream's aggregates (copied to the stream array when the stream ends)
-    int64_t first_frame, last_frame
+    int64_t first_frame, last_frame  # last_frame holds the last row while walking
     double first_ts, last_ts, irtt
     uint64_t src_hi, src_lo, dst_hi, dst_lo  # the first packet's endpoints
     int32_t sport, dport, first_dir, syn_dir, sa_dir, has_irtt
@@ -232,10 +253,8 @@ cdef struct Agg:
 
 cdef struct Conv:
     double mru_syn, irtt
-    int64_t sub, sid
-    int64_t seen
+    int32_t sub, sid, seen
     Dir d[2]
-    Agg agg
 
 
 cdef inline void _reset_dir(Dir* s) noexcept nogil:
@@ -294,7 +313,12 @@ cdef struct Result:
 
 cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) noexcept nogil:
     """Walk segments in index (capture) order. Returns 0, or -1 when out of memory."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, ii, i1, i2, i3
+    cdef Pend pend[32]
+    cdef int64_t cring[16]
+    cdef int64_t dring[16]
+    cdef char* pc
+    cdef Seg* pool = NULL  # free small blocks, linked through their first word
     cdef int64_t ccap = nconv if nconv > 64 else 64
     cdef Conv* cs = <Conv*>malloc(ccap * sizeof(Conv))
     cdef int64_t scap = 1024, ns = 0, seen = 0
@@ -314,31 +338,61 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
     if cs == NULL or (streams and st == NULL) or (k.conv == NULL and _table_init(&tab) < 0):
         free(cs); free(st); free(tab.slots)
         return -1
-    for i in range(n):
-        r = k.rows[i]
-        if k.conv != NULL:
-            c = k.conv[i]
-            d = k.dirn[i]
-        else:
-            c = _lookup(&tab, k.src_hi[r], k.src_lo[r], k.sport[r], k.dst_hi[r], k.dst_lo[r], k.dport[r], &d)
-            if c < 0:
-                break
-        if c >= seen:  # conversation ids appear in increasing order; set up the new state blocks
-            while c >= ccap:
-                ccap *= 2
-                vtmp = realloc(cs, ccap * sizeof(Conv))
-                if vtmp == NULL:
+    # Software pipeline (the walk is bound by cache misses on per-conversation state): packet
+    # i + PF1 is hashed and its table slot prefetched, packet i + PF2 is looked up and its state
+    # block prefetched, packet i + PF3's peer segment list is prefetched, packet i is analysed.
+    for ii in range(-PF1, n):
+        if k.conv == NULL and ii + PF1 < n:
+            i1 = ii + PF1
+            r = k.rows[i1]
+            _key(&pend[i1 & 31], k.src_hi[r], k.src_lo[r], k.sport[r], k.dst_hi[r], k.dst_lo[r], k.dport[r])
+            __builtin_prefetch(&tab.slots[pend[i1 & 31].h & tab.mask])
+        i2 = ii + PF2
+        if 0 <= i2 < n:
+            if k.conv != NULL:
+                c = k.conv[i2]
+                d = k.dirn[i2]
+            else:
+                c = _find(&tab, &pend[i2 & 31], &d)
+                if c < 0:
                     break
-                cs = <Conv*>vtmp
-            if c >= ccap:
-                break
-            for j in range(seen, c + 1):
-                cs[j].seen = False
-                cs[j].d[0].segs = NULL
-                cs[j].d[0].seg_cap = 0
-                cs[j].d[1].segs = NULL
-                cs[j].d[1].seg_cap = 0
-            seen = c + 1
+            if c >= seen:  # conversation ids appear in increasing order; set up the new state blocks
+                while c >= ccap:
+                    ccap *= 2
+                    vtmp = realloc(cs, ccap * sizeof(Conv))
+                    if vtmp == NULL:
+                        break
+                    cs = <Conv*>vtmp
+                if c >= ccap:
+                    break
+                for j in range(seen, c + 1):
+                    cs[j].seen = False
+                    cs[j].d[0].segs = NULL
+                    cs[j].d[0].seg_cap = 0
+                    cs[j].d[1].segs = NULL
+                    cs[j].d[1].seg_cap = 0
+                seen = c + 1
+            cring[i2 & 15] = c
+            dring[i2 & 15] = d
+            pc = <char*>&cs[c]
+            for j in range(0, sizeof(Conv), 64):
+                __builtin_prefetch(pc + j)
+        i3 = ii + PF3
+        if 0 <= i3 < n:
+            cv = &cs[cring[i3 & 15]]
+            sg = cv.d[1 - dring[i3 & 15]].segs
+            if sg != NULL:
+                __builtin_prefetch(sg)
+            if streams and cv.seen:
+                pc = <char*>&st[cv.sid]
+                for j in range(0, sizeof(Agg), 64):
+                    __builtin_prefetch(pc + j)
+        if ii < 0:
+            continue
+        i = ii
+        r = k.rows[i]
+        c = cring[i & 15]
+        d = dring[i & 15]
         cv = &cs[c]
         fw = &cv.d[d]
         rv = &cv.d[1 - d]
@@ -364,8 +418,6 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             if not cv.seen:
                 cv.seen = True
                 cv.sub = 0
-            elif streams:
-                st[cv.sid] = cv.agg
             _reset_dir(fw)
             _reset_dir(rv)
             cv.mru_syn = -1.0
@@ -377,7 +429,7 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                     if vtmp == NULL:
                         break
                     st = <Agg*>vtmp
-                sp = &cv.agg
+                sp = &st[ns]
                 memset(sp, 0, sizeof(Agg))
                 sp.first_frame = k.frame[r]
                 sp.first_ts = t
@@ -394,7 +446,7 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                 sp.mss[1] = -1
                 sp.ws[0] = -1
                 sp.ws[1] = -1
-                cv.sid = ns
+                cv.sid = <int32_t>ns
                 ns += 1
         if k.out_sub != NULL:
             k.out_sub[i] = cv.sub
@@ -432,7 +484,7 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                 af |= WUPD
             if ln > 0 and rv.wsc != -1 and ctl == 0 and rv.window >= 0:
                 sh = 0 if (rv.first_ack or rv.wsc == -2) else rv.wsc
-                wl = (rv.window << sh) & M32 if sh < 32 else 0
+                wl = ((<int64_t>rv.window) << sh) & M32 if sh < 32 else 0
                 if ((s + ln) & M32) == ((rv.lastack + wl) & M32):
                     af |= WFULL
             if same and w != 0 and w == fw.window and (rv.lastflags & KA):
@@ -472,14 +524,32 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             if fl & (SYN | FIN):
                 nxt = (nxt + 1) & M32  # SYN/FIN count one byte (only when the segment is listed)
             if fw.seg_n == fw.seg_cap:
-                j = 8 if fw.seg_cap == 0 else 2 * fw.seg_cap
-                if j > UNACKED_MAX:
-                    j = UNACKED_MAX
-                vtmp = realloc(fw.segs, j * sizeof(Seg))
-                if vtmp == NULL:
-                    break
-                fw.segs = <Seg*>vtmp
-                fw.seg_cap = <int32_t>j
+                if fw.seg_cap == 0:  # a small block, recycled from the pool when one is free
+                    if pool != NULL:
+                        fw.segs = pool
+                        pool = (<Seg**>pool)[0]
+                    else:
+                        fw.segs = <Seg*>malloc(SMALL * sizeof(Seg))
+                        if fw.segs == NULL:
+                            break
+                    fw.seg_cap = SMALL
+                else:
+                    j = 2 * fw.seg_cap
+                    if j > UNACKED_MAX:
+                        j = UNACKED_MAX
+                    if fw.seg_cap == SMALL:
+                        vtmp = malloc(j * sizeof(Seg))
+                        if vtmp == NULL:
+                            break
+                        memcpy(vtmp, fw.segs, SMALL * sizeof(Seg))
+                        (<Seg**>fw.segs)[0] = pool
+                        pool = fw.segs
+                    else:
+                        vtmp = realloc(fw.segs, j * sizeof(Seg))
+                        if vtmp == NULL:
+                            break
+                    fw.segs = <Seg*>vtmp
+                    fw.seg_cap = <int32_t>j
             sg = &fw.segs[fw.seg_n]
             sg.seq = s
             sg.nxt = nxt
@@ -490,10 +560,10 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             fw.nextseqtime = t
         if (s == fw.maxtba or fw.maxtba == 0) and not (af & ZWP):
             fw.maxtba = fw.nextseq
-        fw.window = w
+        fw.window = <int32_t>w
         fw.lastack = a
         fw.lastacktime = t
-        fw.lastflags = <int32_t>af
+        fw.lastflags = <int16_t>af
         fw.first_ack = (fl & SYN) != 0
         k.out_flags[i] = af
         # ACK processing over the peer's un-ACKed list, oldest first (see tcp._kernel)
@@ -517,6 +587,16 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                 sg[kept].ts = sg[j].ts
             kept += 1
         rv.seg_n = <int32_t>kept
+        if kept == 0 and rv.seg_cap > 0:
+            # an emptied list is given back (small blocks to the pool), so finished connections'
+            # memory is recycled by new ones instead of growing the working set (fewer page faults)
+            if rv.seg_cap == SMALL:
+                (<Seg**>rv.segs)[0] = pool
+                pool = rv.segs
+            else:
+                free(rv.segs)
+            rv.segs = NULL
+            rv.seg_cap = 0
         # iRTT: most recent pure SYN -> first pure ACK (set after the analysis)
         x = fl & (SYN | ACK)
         if k.out_irtt != NULL:
@@ -528,12 +608,12 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             if k.out_irtt != NULL:
                 k.out_irtt[i] = cv.irtt
             if streams:  # may be set again while negative (timestamps out of order): last wins
-                cv.agg.irtt = cv.irtt
-                cv.agg.has_irtt = True
+                st[cv.sid].irtt = cv.irtt
+                st[cv.sid].has_irtt = True
         if streams:
-            sp = &cv.agg
+            sp = &st[cv.sid]
             k.out_sid[i] = cv.sid
-            sp.last_frame = k.frame[r]
+            sp.last_frame = r  # a row until _table turns it into a frame number
             sp.last_ts = t
             sp.pkts[d] += 1
             sp.byts[d] += ln
@@ -569,13 +649,13 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                     sp.lost += 1
     else:
         rc = 0
-    if streams and rc == 0:
-        for j in range(seen):
-            if cs[j].seen:
-                st[cs[j].sid] = cs[j].agg
     for j in range(seen):
         free(cs[j].d[0].segs)
         free(cs[j].d[1].segs)
+    while pool != NULL:
+        sg = pool
+        pool = (<Seg**>pool)[0]
+        free(sg)
     free(cs)
     free(tab.slots)
     if rc < 0:
@@ -655,7 +735,7 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
     sid = np.empty(n, np.int64)
     order = np.empty(n, np.int64)
     if n == 0:
-        return of, ortt, sid, order, _table(NULL, 0)
+        return of, ortt, sid, order, _table(NULL, 0, NULL)
     cdef int64_t[::1] ofv = of, sidv = sid, ov = order
     cdef double[::1] orv = ortt
     cdef Cols k
@@ -688,13 +768,13 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
         free(res.streams)
         raise MemoryError()
     try:
-        table = _table(res.streams, res.ns)
+        table = _table(res.streams, res.ns, &frame[0])
     finally:
         free(res.streams)
     return of, ortt, sid, order, table
 
 
-cdef dict _table(Agg* st, int64_t ns):
+cdef dict _table(Agg* st, int64_t ns, const int64_t* frame):
     """The stream columns with client/server resolved (client = first pure SYN's sender, else the
     receiver of the first SYN-ACK, else the first packet's sender)."""
     names_i64 = ("first_frame", "last_frame", "pkts_c2s", "pkts_s2c", "bytes_c2s", "bytes_s2c", "syn", "synack",
@@ -734,7 +814,7 @@ cdef dict _table(Agg* st, int64_t ns):
                 o = sp.first_dir
             q = 1 - o
             first_frame[j] = sp.first_frame
-            last_frame[j] = sp.last_frame
+            last_frame[j] = frame[sp.last_frame]
             first_ts[j] = sp.first_ts
             last_ts[j] = sp.last_ts
             if sp.first_dir == o:
