@@ -88,15 +88,49 @@ class Ctx:
         return v.astype(np.int64) if name in _WIDE and name != "fl" else v
 
     def client_side(self, idx: np.ndarray) -> np.ndarray:
-        """True where segment ``idx`` was sent by its stream's client (``x.from_client[idx]``)."""
+        """True where segment ``idx`` was sent by its stream's client (``x.from_client[idx]``).
+
+        A stream's segments come from its client or its server endpoint, so where the two ports
+        differ the source port alone decides; addresses are compared only for same-port streams.
+        """
         full = self.__dict__.get("from_client")
         if full is not None:
             out: np.ndarray = full[idx]
             return out
         st, c, s = self.a.streams, self.a.cols, self.sid[idx]
         r = self.a.tcp_rows[idx]
-        res: np.ndarray = (c.src_hi[r] == st.c_hi[s]) & (c.src_lo[r] == st.c_lo[s]) & (c.sport[r] == st.c_port[s])
+        cport = st.c_port[s]
+        res: np.ndarray = c.sport[r] == cport
+        same = np.flatnonzero(cport == st.s_port[s])
+        if same.size:
+            rs, ss = r[same], s[same]
+            res[same] &= (c.src_hi[rs] == st.c_hi[ss]) & (c.src_lo[rs] == st.c_lo[ss])
         return res
+
+    @cached_property
+    def _scan(self) -> tuple[np.ndarray, int]:
+        """(segments with RST, number of segments carrying payload or FIN but not SYN) in one chunked
+        pass over the segments' tcp flags and payload lengths (small temporaries, no full columns)."""
+        c, rows = self.a.cols, self.a.tcp_rows
+        rst: list[np.ndarray] = []
+        carrying = 0
+        step = 1 << 16
+        for lo in range(0, rows.shape[0], step):
+            r = rows[lo : lo + step]
+            fl = c.tcp_flags[r]
+            rst.append(np.flatnonzero(fl & 0x04) + lo)
+            carrying += int(np.count_nonzero(((fl & 0x02) == 0) & ((c.paylen[r] > 0) | ((fl & 0x01) != 0))))
+        return (np.concatenate(rst) if rst else np.zeros(0, np.int64)), carrying
+
+    @property
+    def rst_rows(self) -> np.ndarray:
+        """Indices of the segments with RST set (ascending)."""
+        return self._scan[0]
+
+    @property
+    def carrying(self) -> int:
+        """Segments carrying payload or FIN (not SYN): the data-segment count before exclusions."""
+        return self._scan[1]
 
     @cached_property
     def from_client(self) -> np.ndarray:

@@ -72,12 +72,20 @@ def icmp(x: Ctx) -> list[Finding]:
     return out
 
 
+def _backwards(ts: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(np.diff(ts) < -1.0)`` in cache-sized chunks (no capture-sized temporaries)."""
+    step, last = 1 << 16, ts.shape[0] - 1
+    parts = [np.flatnonzero(ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)] < -1.0) + lo
+             for lo in range(0, max(last, 0), step)]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
 def _duplicates(x: Ctx) -> list[Finding]:
     """Why: a duplicated capture makes tshark (and us, faithfully) flag every copy as a
     retransmission; the reader must be told the loss picture is an artefact."""
     a, c = x.a, x.a.cols
     n_dup = int(x.dup.sum())
-    back = np.flatnonzero(np.diff(c.ts) < -1.0)
+    back = _backwards(c.ts)
     out: list[Finding] = []
     if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
         rows = a.tcp_rows[x.dup]

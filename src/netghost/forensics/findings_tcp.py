@@ -147,7 +147,7 @@ def resets(x: Ctx) -> list[Finding]:
     """Injected resets (TTL unlike the claimed sender's), grouped per server; plain mid-stream aborts."""
     st = x.a.streams
     out: list[Finding] = []
-    rst_rows = np.flatnonzero((x.fl & RST) != 0)
+    rst_rows = x.rst_rows
     established = (st.synack > 0) | (st.data_pkts > 0)
     ks = rst_rows[np.unique(x.sid[rst_rows], return_index=True)[1]]  # each stream's first RST, by stream id
     ss = x.sid[ks]
@@ -215,13 +215,12 @@ def resets(x: Ctx) -> list[Finding]:
 
 def _data_segments(x: Ctx) -> int:
     """Segments carrying payload or FIN (not SYN), capture copies and explained streams left out."""
-    fl = x.fl
-    base = ((fl & SYN) == 0) & ((x.pay > 0) | ((fl & FIN) != 0))
-    total = int(np.count_nonzero(base))
     # take back the excluded ones: few segments (capture copies, streams explained by another detector)
     ex_rows, _ = x.rows_of_many(np.flatnonzero(x.explained))
     excluded = np.union1d(ex_rows, np.flatnonzero(x.dup))
-    return total - int(np.count_nonzero(base[excluded]))
+    fl = x.seg("fl", excluded)
+    base = ((fl & SYN) == 0) & ((x.seg("pay", excluded) > 0) | ((fl & FIN) != 0))
+    return x.carrying - int(np.count_nonzero(base))
 
 
 def retransmissions(x: Ctx) -> list[Finding]:
