@@ -426,9 +426,6 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
             pp += ln
 
     c.ethertype[r] = <int32_t>et
-    if vlan:
-        c.vlan[r] = vlan
-    c.l3[r] = <int8_t>l3
     c.src_hi[r] = sh
     c.src_lo[r] = sl
     c.dst_hi[r] = dh
@@ -436,8 +433,6 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.ttl[r] = <int16_t>ttl
     c.ip_id[r] = <int32_t>ipid
     c.dscp[r] = <int16_t>dscp
-    if frag:
-        c.ip_frag[r] = frag
     c.proto[r] = <int16_t>proto
     c.sport[r] = <int32_t>sport
     c.dport[r] = <int32_t>dport
@@ -464,10 +459,17 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.in_dport[r] = <int32_t>idp
     c.mss[r] = <int32_t>mss
     c.wscale[r] = <int16_t>wsc
-    if sack:
-        c.sack_perm[r] = sack
     c.tsval[r] = tsv
     c.tsecr[r] = tse
+    # char-typed stores last: they may alias anything (the struct's pointers included), so the
+    # compiler would reload every column pointer after each one
+    if vlan:
+        c.vlan[r] = vlan
+    c.l3[r] = <int8_t>l3
+    if frag:
+        c.ip_frag[r] = frag
+    if sack:
+        c.sack_perm[r] = sack
     if iss:
         c.issue[r] = <int8_t>iss
     payoff_out[0] = payoff
