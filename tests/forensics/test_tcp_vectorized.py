@@ -129,9 +129,16 @@ KINDS = ("data",) * 6 + ("ack",) * 3 + ("lose", "lose", "retx", "fastretx", "fas
 STEPS = (0.0002, 0.0005, 0.001, 0.002, 0.004, 0.015, 0.03, 0.3)
 M = 0xFFFFFFFF
 
+GARBAGE = ("data", "ack", "lose", "retx", "dupack", "zwp", "fin", "rst", "rst0", "syn_again", "synack_new", "jump",
+           "wild_ack", "wild_ack", "back_time", "spurious", "keepalive", "fill")
+
 isn = st.one_of(st.integers(0, M), st.integers(M - 4000, M), st.integers(0, 3000), st.integers(2**31 - 3000, 2**31 + 3000))
 step = st.tuples(st.sampled_from(KINDS), st.booleans(), st.integers(0, 2**16), st.integers(0, M))
 conversation = st.tuples(isn, isn, st.integers(-1, 9), st.integers(-1, 9), st.booleans(), st.lists(step, max_size=50))
+garbage_step = st.tuples(st.sampled_from(GARBAGE), st.booleans(), st.integers(0, 2**16),
+                         st.one_of(st.integers(0, M), st.integers(2**30 - 50, 2**31 + 50), st.integers(M - 2**31, M)))
+garbage_conversation = st.tuples(isn, isn, st.integers(-1, 14), st.integers(-1, 14), st.booleans(),
+                                 st.lists(garbage_step, max_size=30))
 
 
 class _Conv:
@@ -306,3 +313,30 @@ def test_long_flow_across_wraparounds_stays_vectorised() -> None:
                                       win=win.astype(np.int64), seglen=seglen.astype(np.int64),
                                       ts=ts.astype(np.float64), wscale=np.full(d.shape[0], -1, np.int64))[0]
     assert ((flags & (1 << FLAG_NAMES.index("lost_segment"))) != 0).sum() == n_data // 5000
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(garbage_conversation, min_size=1, max_size=3), st.integers(0, 2**16))
+def test_garbage_sequences_identical(convs: list[Any], seed: int) -> None:
+    """Seq jumps, ACKs ~2**31 away, new ISNs, RSTs with seq 0: the premise checks must send every
+    conversation the vectorised rules would get wrong to the reference (``_check`` compares the
+    vectorised result without fallback on all the others)."""
+    conv, dirn, seq, ack, fl, win, ln, ts, ws = _segments(convs, seed)
+    if conv.size:
+        _check(conv, dirn, seq=seq, ack=ack, flags=fl, win=win, seglen=ln, ts=ts, wscale=ws)
+
+
+def test_unacked_cap_falls_back_exactly() -> None:
+    """tshark lists at most 1000 unacked segments per direction; past that SYN/FIN no longer count
+    a byte and no RTT is taken — that conversation is handed to the reference, the other is not."""
+    rows = [(0, 0, 100, 0, SYN, 0), (0, 1, 500, 101, SYN | ACK, 0), (0, 0, 101, 501, ACK, 0)]
+    rows += [(0, 0, 101 + 10 * k, 501, ACK, 10) for k in range(1200)]
+    rows += [(0, 0, 12101, 501, FIN | ACK, 0), (0, 1, 501, 12102, ACK, 0)]
+    rows += [(1, 0, 9, 0, SYN, 0), (1, 1, 90, 10, SYN | ACK, 0), (1, 0, 10, 91, ACK, 0), (1, 0, 10, 91, ACK, 5),
+             (1, 1, 91, 15, ACK, 0)]
+    c, d, sq, ak, fl, ln = (np.asarray(x, np.int64) for x in zip(*rows, strict=True))
+    ts = np.arange(c.shape[0], dtype=np.float64) * 0.001
+    stats = _check(c, d, seq=sq, ack=ak, flags=fl, win=np.full(c.shape[0], 65535), seglen=ln, ts=ts,
+                   wscale=np.full(c.shape[0], -1))
+    assert stats["fallback_conversations"] == 1
+    assert stats["fallback_packets"] == 1205
