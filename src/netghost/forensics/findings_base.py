@@ -206,6 +206,21 @@ class Ctx:
         rows = np.sort(rows[pick(rows)])[:MAX_FRAMES]
         return [int(x) for x in self.seg("frame", rows)]
 
+    def frames_of_groups(self, groups: list[np.ndarray], pick: Callable[[np.ndarray], np.ndarray]) -> list[list[int]]:
+        """:meth:`frames_of` for several stream groups at once (one pass over their segments)."""
+        if not groups:
+            return []
+        firsts = [np.sort(np.asarray(g, np.int64))[:50] for g in groups]
+        label = np.repeat(np.arange(len(firsts)), [f.shape[0] for f in firsts])
+        rows, owner = self.rows_of_many(np.concatenate(firsts))
+        keep = pick(rows)
+        rows, grp = rows[keep], label[owner[keep]]
+        o = np.lexsort((rows, grp))
+        rows, grp = rows[o], grp[o]
+        bounds = np.searchsorted(grp, np.arange(len(firsts) + 1))
+        frames = self.seg("frame", rows).tolist()
+        return [frames[bounds[i] : min(bounds[i + 1], bounds[i] + MAX_FRAMES)] for i in range(len(firsts))]
+
     def has_flag(self, bit: int) -> Callable[[np.ndarray], np.ndarray]:
         """A ``frames_of`` picker: tcp header flags (``x.fl``) include any of ``bit``."""
         return lambda r: (self.seg("fl", r) & bit) != 0

@@ -229,23 +229,26 @@ def pmtu(x: Ctx) -> list[Finding]:
     out: list[Finding] = []
     big_retr = x.with_flag(FLAG_BITS["retransmission"])
     big_retr = big_retr[x.seg("pay", big_retr) >= 1000]
-    index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
+    rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
+    it, pr = c.icmp_type[rows], c.proto[rows]
+    rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))][:5000]
+    quoted = rows[c.in_proto[rows] == 6]
+    # streams that retransmit large segments, keyed by endpoints both ways; only streams with a port
+    # some ICMP quotes can ever be looked up, so the others are left out of the index
     retr_streams = np.unique(x.sid[big_retr])
+    ports = np.union1d(c.in_sport[quoted], c.in_dport[quoted])
+    retr_streams = retr_streams[np.isin(st.c_port[retr_streams], ports) & np.isin(st.s_port[retr_streams], ports)]
+    index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
     ends = [col[retr_streams].tolist() for col in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port)]
     for s, ch, cl, cp, sh, sl, sp in zip(retr_streams.tolist(), *ends, strict=True):
         ce, se = (ch, cl, cp), (sh, sl, sp)
         index[(ce, se)] = index[(se, ce)] = s
-    rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
-    it, pr = c.icmp_type[rows], c.proto[rows]
-    rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))]
     groups: dict[tuple[int, int], list[int]] = {}
-    for r in rows[:5000].tolist():
-        s = -1
-        if c.in_proto[r] == 6:
-            src = (int(c.in_src_hi[r]), int(c.in_src_lo[r]), int(c.in_sport[r]))
-            dst = (int(c.in_dst_hi[r]), int(c.in_dst_lo[r]), int(c.in_dport[r]))
-            s = index.get((src, dst), -1)
-        groups.setdefault((s, int(c.icmp_mtu[r])), []).append(r)
+    cols_r = [col[rows].tolist() for col in (c.in_proto, c.in_src_hi, c.in_src_lo, c.in_sport, c.in_dst_hi,
+                                             c.in_dst_lo, c.in_dport, c.icmp_mtu)]
+    for r, ip, sh, sl, sp, dh, dl, dp, mtu in zip(rows.tolist(), *cols_r, strict=True):
+        s = index.get(((sh, sl, sp), (dh, dl, dp)), -1) if ip == 6 else -1
+        groups.setdefault((s, mtu), []).append(r)
     loose: list[tuple[int, list[int]]] = []
     tied: dict[tuple[str, int], list[tuple[int, list[int]]]] = {}
     for (s, mtu), rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):

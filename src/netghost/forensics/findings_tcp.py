@@ -85,7 +85,9 @@ def syn_failures(x: Ctx) -> list[Finding]:
     scanned = _port_scans(x, out)
     x.explained |= (st.syn > 0) & (st.synack == 0)
     s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0) & ~scanned)
-    for server, ss in server_groups(a, s0).items():
+    groups = server_groups(a, s0)
+    frames = x.frames_of_groups([np.asarray(ss) for ss in groups.values()], syn)
+    for (server, ss), evidence in zip(groups.items(), frames, strict=True):
         arr = np.asarray(ss)
         attempts = int(st.syn[arr].sum())
         per = attempts / len(ss)
@@ -98,11 +100,13 @@ def syn_failures(x: Ctx) -> list[Finding]:
             f"{attempts} SYN(s) from {', '.join(clients[:3])} to {server} got neither SYN-ACK nor RST. A drop "
             "without reply is what an NSG deny rule, a firewall or a missing route does; a closed port would "
             "answer with RST.",
-            x.frames_of(arr, syn), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            evidence, [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
             connections=len(ss), syn_attempts=attempts, server=server,
         ))
     rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0) & ~scanned)
-    for server, ss in server_groups(a, rej).items():
+    groups = server_groups(a, rej)
+    frames = x.frames_of_groups([np.asarray(ss) for ss in groups.values()], syn_or_rst)
+    for (server, ss), evidence in zip(groups.items(), frames, strict=True):
         arr = np.asarray(ss)
         conns = f"{len(ss)} connection attempts" if len(ss) > 1 else "the connection attempt"
         out.append(finding(
@@ -110,7 +114,7 @@ def syn_failures(x: Ctx) -> list[Finding]:
             f"SYN to {server} answered by RST from the server port ({conns}) → nothing listening (or a reject rule)",
             f"{len(ss)} connection attempt(s) to {server} were refused with RST instead of SYN-ACK: no process "
             "listens on that port on the target (or a host firewall rejects with reset).",
-            x.frames_of(arr, syn_or_rst), [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
+            evidence, [flow_id(s) for s in ss], float(st.first_ts[arr].min()),
             connections=len(ss), server=server,
         ))
     return out

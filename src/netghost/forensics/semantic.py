@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import build_findings, flow_id
-from netghost.forensics.findings_base import Ctx
+from netghost.forensics.findings_base import Ctx, ep
 from netghost.forensics.flows import CONN_STATES
 from netghost.forensics.history import flow_details
+from netghost.forensics.reader import LINKTYPE_NAMES
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
 
 __all__ = ["SCHEMA_ID", "SEMANTIC_VERSION", "build_semantic", "load_schema"]
@@ -53,8 +53,7 @@ def load_schema() -> dict[str, Any]:
 
 
 def _ep(hi: Any, lo: Any, port: Any) -> str:
-    a = format_addr(hi, lo)
-    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"
+    return ep(hi, lo, port)  # findings' cached formatting (same text)
 
 
 def _flow_scores(a: Analysis) -> np.ndarray:
@@ -163,6 +162,21 @@ def median_p95_ms(r: np.ndarray) -> tuple[float, float]:
     return med, (hi - d * (1 - g) if g >= 0.5 else lo + d * g)
 
 
+def _value_counts(v: np.ndarray) -> list[tuple[int, int]]:
+    """``np.unique(v, return_counts=True)`` as (value, count) pairs; cheap when one value dominates
+    (a capture's link type, IPv4): one comparison pass, then a unique over the other rows only."""
+    if not v.size:
+        return []
+    v0 = v[0]
+    same = v == v0
+    n0 = int(np.count_nonzero(same))
+    counts = {int(v0): n0}
+    if n0 < v.shape[0]:
+        u, k = np.unique(v[~same], return_counts=True)
+        counts.update(zip(u.tolist(), k.tolist(), strict=True))
+    return sorted(counts.items())
+
+
 def _flag_counts(a: Analysis, x: Ctx) -> dict[str, int]:
     """``Analysis.flag_counts()`` over the flagged segments only (same counts)."""
     f = a.tcp_flags[x.flagged]
@@ -186,8 +200,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
         u, k = np.unique(st.conn_state, return_counts=True)
         states = {CONN_STATES[int(x)]: int(n) for x, n in zip(u, k, strict=True)}
     l3: dict[str, int] = {}
-    u, k = np.unique(c.ethertype, return_counts=True)
-    for et, n in zip(u.tolist(), k.tolist(), strict=True):
+    for et, n in _value_counts(c.ethertype):
         name = {0x0800: "ipv4", 0x86DD: "ipv6", 0x0806: "arp", -1: "undecoded"}.get(et, f"ethertype_0x{et:04x}")
         l3[name] = n
     t_min, t_max = (float(c.ts.min()), float(c.ts.max())) if len(c) else (None, None)
@@ -203,7 +216,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
         },
         "summary": {
             "packets": a.packets,
-            "link_types": a.link_types(),
+            "link_types": {LINKTYPE_NAMES.get(k, f"linktype{k}"): n for k, n in _value_counts(c.linktype)},
             "l3": l3,
             "tcp_segments": int(a.tcp_rows.shape[0]),
             "udp_packets": int(np.count_nonzero(c.proto == 17)),
