@@ -91,7 +91,8 @@ def _shift(arr: np.ndarray, first: np.ndarray, fill: Any) -> np.ndarray:
 
 
 def _pick(idx: np.ndarray, arr: np.ndarray, fill: Any) -> np.ndarray:
-    out: np.ndarray = np.where(idx >= 0, arr[np.maximum(idx, 0)], fill)
+    """``arr[idx]``, ``fill`` where ``idx`` is -1 (the appended last element)."""
+    out: np.ndarray = np.append(arr, np.asarray(fill, arr.dtype))[idx]
     return out
 
 
@@ -258,7 +259,7 @@ class _Seq:
         # direction notices (e.g. a refused connection's RST with seq 0 is harmless)
         zero = self.raised & (self.nxt32 == 0)
         if zero.any():
-            self.bad |= _by_dir(wk.d1, [ffill_index(zero & m, wk.segstart, inclusive=False) for m in dx]) >= 0
+            self.bad |= _by_dir(wk.d1, [ffill_index(zero & m, wk.segstart, inclusive=False, pos=wk.pos) for m in dx]) >= 0
         self._rpos = [np.flatnonzero(self.raised & m) for m in dx]
 
     def _nextseq(self, wk: _Walk, excl: np.ndarray) -> None:
@@ -403,10 +404,10 @@ class _DupCounter:
 
     def __init__(self, wk: _Walk, resets: np.ndarray, parks: np.ndarray, dups: np.ndarray) -> None:
         self.segstart = wk.segstart
-        ev = np.concatenate((resets, parks))
-        o = np.argsort(ev, kind="stable")
-        self.ev = ev[o]
-        self.is_park = (o >= resets.shape[0])
+        mask = resets.copy()
+        mask[parks] = True
+        self.ev = np.flatnonzero(mask)
+        self.is_park = ~resets[self.ev]
         self.dups = dups
 
     def value(self, k: np.ndarray) -> np.ndarray:
@@ -434,7 +435,7 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], irtt: np.ndarray,
     for xb in (False, True):
         own = d1 == xb
         ev = (wk.syn & own) | (wk.syn & wk.ackf & ~own & (wk.wsv < 0))
-        li = ffill_index(ev, wk.segstart)
+        li = ffill_index(ev, wk.segstart, pos=wk.pos)
         wsc.append(_pick(li, np.where(own & (wk.wsv >= 0), wk.wsv, -2), -1))
     wsc_r = _by_dir(d1, wsc, own=False)
     nz = ~zwp
@@ -491,7 +492,7 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], irtt: np.ndarray,
         condp = np.flatnonzero(cond)
         lag = mt[condp] != nxp[condp]
         park = condp[~lag]
-        ctr = _DupCounter(wk, np.flatnonzero(own & moved), park, np.flatnonzero(dup & own))
+        ctr = _DupCounter(wk, own & moved, park, np.flatnonzero(dup & own))
         counters.append(ctr)
         prev = park - 1
         pre0 = np.where(prev >= wk.segstart[park], ctr.value(np.maximum(prev, 0)), 0) == 0
@@ -523,12 +524,12 @@ def _flags(wk: _Walk, sq: _Seq, acks: list[_Acks], irtt: np.ndarray,
 def _irtt(wk: _Walk) -> tuple[np.ndarray, np.ndarray]:
     """(iRTT in force before each position, -1 if none; iRTT output per position, NaN if none)."""
     sa = wk.fl & (SYN | ACK)
-    mru = ffill_index(sa == SYN, wk.segstart, inclusive=False)
+    mru = ffill_index(sa == SYN, wk.segstart, inclusive=False, pos=wk.pos)
     q = (sa == ACK) & (mru >= 0)
     cand = wk.t - wk.t[np.maximum(mru, 0)]
-    done = ffill_index(q & (cand >= 0), wk.segstart, inclusive=False) >= 0
+    done = ffill_index(q & (cand >= 0), wk.segstart, inclusive=False, pos=wk.pos) >= 0
     setter = q & ~done
-    pre = _pick(ffill_index(setter, wk.segstart, inclusive=False), cand, -1.0)
+    pre = _pick(ffill_index(setter, wk.segstart, inclusive=False, pos=wk.pos), cand, -1.0)
     return pre, np.where(setter, cand, np.nan)
 
 
