@@ -163,18 +163,12 @@ def median_p95_ms(r: np.ndarray) -> tuple[float, float]:
 
 
 def _value_counts(v: np.ndarray) -> list[tuple[int, int]]:
-    """``np.unique(v, return_counts=True)`` as (value, count) pairs; cheap when one value dominates
-    (a capture's link type, IPv4): one comparison pass, then a unique over the other rows only."""
-    if not v.size:
-        return []
-    v0 = v[0]
-    same = v == v0
-    n0 = int(np.count_nonzero(same))
-    counts = {int(v0): n0}
-    if n0 < v.shape[0]:
-        u, k = np.unique(v[~same], return_counts=True)
-        counts.update(zip(u.tolist(), k.tolist(), strict=True))
-    return sorted(counts.items())
+    """``np.unique(v, return_counts=True)`` as (value, count) pairs; one comparison pass (no sort)
+    when every row has the same value, as a capture's link type usually does."""
+    if v.shape[0] and int(np.count_nonzero(v == v[0])) == v.shape[0]:
+        return [(int(v[0]), int(v.shape[0]))]
+    u, k = np.unique(v, return_counts=True)
+    return list(zip(u.tolist(), k.tolist(), strict=True))
 
 
 def _flag_counts(a: Analysis, x: Ctx) -> dict[str, int]:
