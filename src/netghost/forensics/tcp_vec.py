@@ -617,12 +617,11 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     np.bitwise_or(af, REUSED, out=af, where=reused)
     out_f[order], out_s[order], out_r[order], out_a[order] = af, sub, irtt_out, rtt
     bad |= capped | (wk.t < 0)
-    badc = np.zeros(int(wk.cv.max()) + 1, bool)
-    badc[wk.cv[bad]] = True
-    redo = badc[wk.cv]
-    st["fallback_conversations"] = int(badc.sum())
+    bad_ids = np.unique(wk.cv[bad])
+    redo = np.isin(wk.cv, bad_ids) if bad_ids.size else np.zeros(n, bool)
+    st["fallback_conversations"] = int(bad_ids.size)
     st["fallback_packets"] = int(redo.sum())
-    st["fallback_conv_ids"] = np.flatnonzero(badc)
+    st["fallback_conv_ids"] = bad_ids
     if fallback and redo.any():
         fr = _reference(wk, np.flatnonzero(redo))
         idx = order[redo]
