@@ -340,3 +340,21 @@ def test_unacked_cap_falls_back_exactly() -> None:
                    wscale=np.full(c.shape[0], -1))
     assert stats["fallback_conversations"] == 1
     assert stats["fallback_packets"] == 1205
+
+
+dense_segment = st.tuples(st.integers(0, 2), st.integers(0, 1), st.integers(0, 7), st.integers(0, 7),
+                          st.sampled_from((ACK, ACK, ACK | PSH, SYN, SYN | ACK, FIN | ACK, RST, RST | ACK, FIN)),
+                          st.sampled_from((0, 1, 2, 5)), st.sampled_from((0, 0, 1, 2, 3)),
+                          st.sampled_from((0.0, 0.001, 0.005, 0.03, -0.002)), st.integers(-1, 2))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(dense_segment, min_size=1, max_size=60), st.sampled_from((0, 100, M - 4, 2**31 - 3)))
+def test_dense_small_values_identical(segs: list[Any], base: int) -> None:
+    """Sequence numbers from a handful of values around a base (0, a wrap, the half-space edge) and
+    random flags: every equality-driven rule (keep-alive, dup ACK, window update, probes) collides."""
+    segs = sorted(segs, key=lambda r: r[0])  # conversations contiguous, order inside kept
+    c, d, sq, ak, fl, win, ln, dt, ws = (np.asarray(x) for x in zip(*segs, strict=True))
+    _check(c.astype(np.int64), d.astype(np.int64), seq=(sq + base) % 2**32, ack=(ak + base) % 2**32,
+           flags=fl.astype(np.int64), win=win.astype(np.int64), seglen=ln.astype(np.int64),
+           ts=np.cumsum(dt) + 5.0, wscale=ws.astype(np.int64))
