@@ -26,6 +26,7 @@ from netghost.forensics import analyze_capture
 from netghost.forensics.flows import group_conversations
 from netghost.forensics.tcp import FLAG_NAMES, analyze_tcp_sequences
 from netghost.forensics.tcp_vec import analyze_tcp_sequences_vec
+from netghost.forensics.tcp_vec_scan import NONE, FirstAtLeast
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -358,3 +359,31 @@ def test_dense_small_values_identical(segs: list[Any], base: int) -> None:
     _check(c.astype(np.int64), d.astype(np.int64), seq=(sq + base) % 2**32, ack=(ak + base) % 2**32,
            flags=fl.astype(np.int64), win=win.astype(np.int64), seglen=ln.astype(np.int64),
            ts=np.cumsum(dt) + 5.0, wscale=ws.astype(np.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.one_of(st.none(), st.integers(0, 50))), min_size=1, max_size=3000),
+       st.lists(st.tuples(st.integers(0, 3100), st.integers(0, 52)), min_size=1, max_size=80))
+def test_first_at_least_matches_brute_force(cells: list[tuple[bool, int | None]], queries: list[tuple[int, int]]) -> None:
+    """The search behind ACK coverage and boundary resolution, on both of its paths (running-maximum
+    binary search for many queries, block-maximum tree for few), against a plain scan."""
+    n = len(cells)
+    bnd = np.array([True] + [c[0] for c in cells[1:]])
+    val = np.array([NONE if v is None else v for _, v in cells], np.int64)
+    seg = np.cumsum(bnd) - 1
+    starts = np.flatnonzero(bnd)
+    segstart, segend = starts[seg], np.append(starts[1:], n)[seg]
+    start = np.array([min(q[0], n) for q in queries], np.int64)
+    thr = np.array([q[1] for q in queries], np.int64)
+    want = []
+    for s0, t in zip(start.tolist(), thr.tolist(), strict=True):
+        hit = n
+        if s0 < n:
+            hit = next((k for k in range(s0, int(segend[s0])) if val[k] != NONE and val[k] >= t), n)
+        want.append(hit)
+    fa = FirstAtLeast(val, seg << np.int64(35), segstart, segend)
+    assert fa.query(start, thr).tolist() == want
+    for i in range(min(len(want), 8)):  # one query at a time: the tree path when n > 64
+        assert fa.query(start[i:i + 1], thr[i:i + 1]).tolist() == want[i:i + 1]
+    many = np.repeat(start, n // 64 + 1), np.repeat(thr, n // 64 + 1)  # forces the running-maximum path
+    assert fa.query(*many).tolist() == np.repeat(np.array(want), n // 64 + 1).tolist()
