@@ -1,4 +1,10 @@
-"""The analysis pipeline: read → decode (per chunk) → TCP analysis → streams → DNS/ICMP summaries.
+"""The analysis pipeline: read → walk + decode (per window) → TCP analysis → streams → DNS/ICMP summaries.
+
+Compiled path (``_walkdecode`` built, see ``accel``): the reader hands over pcap windows of the file
+(mmap views for big files) and one Cython pass walks the records and decodes each straight into the
+preallocated final columns (:class:`~netghost.forensics.decode_jit.ColumnStore`); pcapng packet
+blocks are walked by a compiled loop too and decoded the same way. Pure path: the reader's record
+batches, the numpy decoder, and a copy into the same store. Both give identical columns.
 
 :func:`analyze_capture` returns an :class:`Analysis` that keeps the decoded columns (``cols``), so a
 later consumer (compare mode, charts) can reuse them without decoding the capture again.
