@@ -205,3 +205,25 @@ def test_stable_argsort_matches_numpy(small: list[int], salt: int, collide: bool
     if collide and key.size:  # equal high bits, different low bits: must fall back, still exact
         key = (key & ~np.uint64(0xFFFF)) | (np.arange(key.size, dtype=np.uint64)[::-1] & np.uint64(0xF))
     assert np.array_equal(D._stable_argsort(key), np.argsort(key, kind="stable"))
+
+
+def test_unanswered_names_with_a_zero_byte_inside_a_label() -> None:
+    """Names are parsed once per distinct bytes up to the terminator; a zero inside a label (legal
+    in DNS) must not make two different names share a parse."""
+    raws = [b"\x03a\x00b\x03com\x00\x00\x01\x00\x01", b"\x03a\x00c\x03net\x00\x00\x01\x00\x01",
+            b"\x04host\x07example\x00\x00\x01\x00\x01", b"\x04host\x07example\x00\x00\x1c\x00\x01", b""]
+    n = len(raws)
+    cols = Packets.empty()
+    cols = Packets(**{f: np.zeros(n, getattr(cols, f).dtype) for f in cols.__dataclass_fields__})
+    cols.frame[:] = np.arange(1, n + 1)
+    cols.sport[:] = 40000 + np.arange(n)  # one key per query: all unanswered
+    cols.dport[:] = 53
+    off = np.r_[0, np.cumsum([len(q) for q in raws])].astype(np.int64)
+    msgs = D.DnsMessages(row=np.arange(n, dtype=np.int64), is_response=np.zeros(n, bool), msg_id=np.arange(n),
+                         rcode=np.zeros(n, np.int64), q_blob=bytearray(b"".join(raws)), q_off=off)
+    got = {u["qname"]: u["queries"] for u in D.analyze_dns(msgs, cols)["unanswered_names"]}
+    want: dict[str, int] = {}
+    for k in range(n):
+        want[msgs.question(k)[0]] = want.get(msgs.question(k)[0], 0) + 1
+    assert got == want
+    assert got == {"a\x00b.com": 1, "a\x00c.net": 1, "host.example": 2, "": 1}

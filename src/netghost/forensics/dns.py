@@ -280,28 +280,40 @@ def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[s
         name = RCODE_NAMES.get(c, str(c))
         rcodes[name] = cnt
         rcode_frames[name] = [int(f) for f in cols.frame[r[resp_idx[msgs.rcode[resp_idx] == c]]][:max_items]]
-    # group failures by the raw question bytes; only the reported groups get their name parsed
-    groups: dict[tuple[bytes, int], list[int]] = {}
+    # group failures by the raw question bytes (group ids in order of first appearance); only the
+    # reported groups get their name parsed
     blob = bytes(msgs.q_blob)
     fail = resp_idx[msgs.rcode[resp_idx] != 0]
     lo, hi = msgs.q_off[fail].tolist(), msgs.q_off[fail + 1].tolist()
-    for m, a, b, code in zip(fail.tolist(), lo, hi, msgs.rcode[fail].tolist(), strict=True):
-        groups.setdefault((blob[a:b], code), []).append(m)
+    ids: dict[tuple[bytes, int], int] = {}
+    gid = np.fromiter((ids.setdefault((blob[a:b], code), len(ids))
+                       for a, b, code in zip(lo, hi, msgs.rcode[fail].tolist(), strict=True)), np.int64, fail.shape[0])
+    sizes = np.bincount(gid, minlength=len(ids))
+    # groups are numbered by first appearance, so (-size, id) is (-size, first message) order
+    top = np.lexsort((np.arange(len(ids)), -sizes))[:max_items]
     failures: list[dict[str, Any]] = []
-    for (_, code), ms in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))[:max_items]:
-        qname, qtype = msgs.question(ms[0])
-        failures.append({"qname": qname, "rcode": RCODE_NAMES.get(code, str(code)), "count": len(ms), "qtype": qtype,
-                         "frames": [int(cols.frame[r[m]]) for m in ms[:5]]})
+    for g in top.tolist():
+        ms = fail[gid == g]
+        code = int(msgs.rcode[ms[0]])
+        qname, qtype = msgs.question(int(ms[0]))
+        failures.append({"qname": qname, "rcode": RCODE_NAMES.get(code, str(code)), "count": int(sizes[g]),
+                         "qtype": qtype, "frames": [int(f) for f in cols.frame[r[ms[:5]]]]})
     unanswered_names: Counter[str] = Counter()
     first_frames: dict[str, list[int]] = {}
     ms = order[unanswered_pos[:5000]]
-    names: dict[bytes, str] = {}  # parse each distinct question once
-    for m, a, b, frame in zip(ms.tolist(), msgs.q_off[ms].tolist(), msgs.q_off[ms + 1].tolist(),
-                              cols.frame[r[ms]].tolist(), strict=True):
+    names: dict[bytes, str] = {}  # parsed names by their bytes
+    for a, b, frame in zip(msgs.q_off[ms].tolist(), msgs.q_off[ms + 1].tolist(), cols.frame[r[ms]].tolist(),
+                           strict=True):
         raw = blob[a:b]
-        nm = names.get(raw)
+        # a name's parse reads nothing past its terminating zero: when that is the first zero byte,
+        # the bytes up to it decide the name, so queries for the same name share one parse
+        z = raw.find(0)
+        head = raw[: z + 1]
+        nm = names.get(head) if z >= 0 else None
         if nm is None:
-            nm = names[raw] = msgs.question(m)[0]
+            nm, end = _qname(raw, 0) if raw else ("", -1)
+            if z >= 0 and end == z + 1:
+                names[head] = nm
         unanswered_names[nm] += 1
         fl = first_frames.setdefault(nm, [])
         if len(fl) < 5:
