@@ -15,6 +15,7 @@ Column pointers travel in a C struct built from a tuple of numpy arrays in :data
 (the Python side owns the arrays and checks their dtypes; see ``decode_fast.py``).
 """
 
+from libc.string cimport memcpy
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 
 # Columns whose absent value is 0 (the rare ICMP-quoted addresses, flags, issue): the store allocates
@@ -84,6 +85,7 @@ cdef struct Cols:
 
 cdef extern from *:
     void __builtin_prefetch(const void* addr) noexcept nogil
+    uint64_t __builtin_bswap64(uint64_t x) noexcept nogil
 
 # Software prefetch distance: the walk is a chain of dependent loads (each record's length says where
 # the next starts), so without it every record header is a cache miss paid in full. The walk streams
@@ -392,8 +394,12 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     cdef int64_t avail = min(paylen, end - payoff)
     avail = 0 if avail < 0 else (8 if avail > 8 else avail)
     cdef uint64_t ph = 0
-    for k in range(8):
-        ph = (ph << 8) | <uint64_t>(_u8(buf, payoff + k, hi) if avail > k else 0)
+    if avail == 8 and payoff + 7 <= hi:  # the common case: 8 unclipped bytes, one big-endian load
+        memcpy(&ph, buf + payoff, 8)
+        ph = __builtin_bswap64(ph)
+    else:
+        for k in range(8):
+            ph = (ph << 8) | <uint64_t>(_u8(buf, payoff + k, hi) if avail > k else 0)
     ph ^= <uint64_t>paylen * GOLD
 
     cdef int64_t tsv = -1, tse = -1, pp, z, kind, ln

@@ -155,6 +155,12 @@ def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch) -> t
     ``scr.cand``).
     """
     scr.ensure(w.n // 16 + 1)
+    if store.cap == 0 and store.total > w.n:
+        # size the store once from the first window's record density (a header-only walk, ~1 ms)
+        # instead of growing it (a copy, and page faults on the abandoned first allocation)
+        k0, pos0, _bad = mod.walk_pcap(w.buf, w.n, w.big, MAX_RECORD, np.empty((5, w.n // 16 + 1), np.int64))
+        if k0:
+            store.reserve(min(int(store.total / pos0 * k0 * 1.05) + 1024, store.total // 16 + 1))
     row0 = store.rows
     pos = done = nc = 0
     scale = w.ns_factor * 1e-9
