@@ -302,12 +302,14 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
         return dup
     sel = np.flatnonzero(fs[a.tcp_stream])
     r = a.tcp_rows[sel]
-    keep = (c.l3[r] == 4) & (c.ip_id[r] != 0)
-    sel, r = sel[keep], r[keep]
+    ip_id = c.ip_id[r]
+    keep = np.flatnonzero((c.l3[r] == 4) & (ip_id != 0))
+    sel, r, ip_id = sel[keep], r[keep], ip_id[keep]
     if sel.size < 2:
         return dup
-    # a copy repeats (seq, IP ID) exactly: hash only the rows whose 48-bit (seq, IP ID) pair repeats
-    k1 = (c.seq[r].astype(np.uint64) << np.uint64(16)) | (c.ip_id[r].astype(np.uint64) & np.uint64(0xFFFF))
+    # a copy repeats (seq, IP ID): only rows whose 32-bit digest of the pair repeats can be copies
+    # (a digest collision only adds rows to the exact grouping below)
+    k1 = c.seq[r].astype(np.uint32) ^ (ip_id.astype(np.uint32) * np.uint32(0x9E3779B1))
     ks = np.sort(k1)
     again = ks[1:][ks[1:] == ks[:-1]]
     if not again.size:
