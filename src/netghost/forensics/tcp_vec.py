@@ -8,7 +8,8 @@ conversation changes and port-reuse SYNs), where each position knows the previou
 and of the reverse direction:
 
 * last-value state (window, last ACK and its time, "previous was a SYN", previous peer flags, window
-  scale, iRTT, nextseqtime) is a forward fill of "index of the last event";
+  scale, iRTT) is a forward fill of "index of the last event" (``nextseqtime``, read only by the
+  out-of-order rule, is a binary search among the positions that advanced ``nextseq``);
 * ``nextseq`` is a running maximum of ``seq+len(+1 SYN/FIN)`` in 64-bit per-direction unwrapped
   sequence space; zero-window probes do not advance it and whether a segment is a probe depends on
   ``nextseq`` — the one genuinely recursive rule, solved by **fixpoint iteration** (probe candidates
@@ -19,7 +20,8 @@ and of the reverse direction:
   each break lasts until the first same-seq segment or the first peer ACK beyond it (a bulk
   exact-match search and a "first position whose ACK reaches x" search); which breaks are live is a
   chain over breaks, marked by pointer doubling;
-* the dup-ACK counter is "dup ACKs since the last reset or park" (cumulative sums between events);
+* the dup-ACK counter is "dup ACKs since the last reset or park", evaluated only where a rule reads
+  it (fast retransmission, ACKed-unseen) by binary searches in the sorted event positions;
 * ``ack_rtt``: every listed segment's removal time is the first peer packet whose ACK covers it (a
   "first position reaching x" search); a sample is the oldest exact match removed at that ACK.
 
