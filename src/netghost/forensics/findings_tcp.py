@@ -19,7 +19,7 @@ from netghost.forensics.findings_base import (
     group_rows,
     server_groups,
 )
-from netghost.forensics.flows import CONN_STATES
+from netghost.forensics.flows import CONN_STATES, mix_hash
 from netghost.forensics.tcp import FLAG_BITS
 
 __all__ = ["SCAN_MIN_PORTS", "resets", "retransmissions", "syn_failures", "zero_window"]
@@ -39,6 +39,15 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
     cand = np.flatnonzero(st.syn > 0)
     if cand.size < SCAN_MIN_PORTS:
         return mask
+    # only (client, server) host pairs with >= SCAN_MIN_PORTS streams matter: a 64-bit digest finds the
+    # digests seen that often (a whole host pair shares one digest), the exact grouping runs on those
+    h = np.full(cand.shape[0], np.uint64(11), np.uint64)
+    for col in (st.c_hi, st.c_lo, st.s_hi, st.s_lo):
+        h = mix_hash(h, col[cand])
+    hs = np.sort(h)
+    starts = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
+    often = hs[starts[np.diff(np.r_[starts, hs.shape[0]]) >= SCAN_MIN_PORTS]]
+    cand = cand[np.isin(h, often)]
     o, b = group_rows(st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand])
     for i in np.flatnonzero(np.diff(b) >= SCAN_MIN_PORTS).tolist():
         ss = cand[o[b[i] : b[i + 1]]]
