@@ -125,7 +125,7 @@ def stage_breakdown(cap: Path, env: dict[str, str], label: str) -> None:
 def compiled_status(env: dict[str, str]) -> str:
     """Which compiled extensions a child process would load (built .so present and importable)."""
     probe = ("from netghost.forensics import accel; "
-             "print(', '.join(n for n in ('_walkdecode', '_tcp') if accel.compiled(n) is not None) or 'none')")
+             "print(', '.join(n for n in ('_walkdecode', '_tcp', '_dns') if accel.compiled(n) is not None) or 'none')")
     res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
     return res.stdout.strip() or f"probe failed: {res.stderr.strip()[-200:]}"
 
