@@ -243,9 +243,9 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     n = conv.shape[0]
     if order is None:
         order = np.argsort(conv, kind="stable")
-    at = np.arange(n, dtype=np.int64)[order] if rows is None else np.asarray(rows)[order]
+    at = order if rows is None else np.asarray(rows)[order]
     wk = gather(conv, dirn, (seq, ack, flags, win, seglen, ts, wscale), order, at)
-    out_f, out_s, out_r, out_a = np.zeros(n, np.int64), np.zeros(n, np.int64), np.full(n, np.nan), np.full(n, np.nan)
+    out_f, out_s, out_r, out_a = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n)
     if not n:
         return out_f, out_s, out_r, out_a
     sub, reused = streams(wk, st)

@@ -61,7 +61,11 @@ def next_same_seq(wk: Walk, zwp: np.ndarray, brk: list[np.ndarray], m32: list[np
     allq = np.unique(np.concatenate(qk))
     key = (wk.seg * 2 + wk.d1) << np.int64(32)
     key |= wk.s
-    cand = np.flatnonzero(np.isin(key, allq) & ~zwp) if allq.size else np.zeros(0, np.int64)
+    if allq.size:  # np.isin would sort all n keys; a search in the few query keys is cheaper
+        at = np.minimum(np.searchsorted(allq, key), allq.shape[0] - 1)
+        cand = np.flatnonzero((allq[at] == key) & ~zwp)
+    else:
+        cand = np.zeros(0, np.int64)
     k1 = key[cand]
     o = np.argsort(k1, kind="stable")
     k1, p1 = k1[o], cand[o]
