@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,18 +47,24 @@ def build_capture(packets: int) -> Path:
 
 
 def measure(argv: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
-    """Run a child to completion; wall seconds, CPU seconds and peak RSS (MB) from wait4."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    _pid, status, ru = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err.strip()[:500]}")
+    """Run a child to completion; wall seconds, CPU seconds and peak RSS (MB) from wait4.
+
+    The child's output goes to temporary files, not pipes: ``tshark -z expert`` prints more than a pipe
+    buffer holds, and a pipe nobody reads until wait4 returns would block it forever.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        _pid, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        n_out = len(out.read())
+        if proc.returncode != 0:
+            raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err.read().decode(errors='replace').strip()[:500]}")
     return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "user": ru.ru_utime, "sys": ru.ru_stime,
-            "rss_mb": ru.ru_maxrss / 1024, "stdout": len(out)}
+            "rss_mb": ru.ru_maxrss / 1024, "stdout": n_out}
 
 
 STAGES_CHILD = r"""
