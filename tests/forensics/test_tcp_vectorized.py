@@ -1,7 +1,7 @@
 """The pure-numpy TCP analysis (tcp_vec) gives exactly the sequential reference kernel's outputs.
 
-Reference = ``tcp.analyze_tcp_sequences`` with the compiled kernel disabled and ``use_jit=False``
-(the Python ``_kernel``). Compared: the analysis bitmask, the sub-stream index, iRTT and ack_rtt of
+Reference = the sequential Python ``tcp._kernel`` (called directly, so the comparison stays
+meaningful once ``analyze_tcp_sequences``' pure path is this module). Compared: the analysis bitmask, the sub-stream index, iRTT and ack_rtt of
 every segment, on every corpus capture, on Hypothesis-generated segment sequences full of
 retransmissions, holes, dup ACKs, zero windows and probes, keep-alives, wraparound, port reuse and
 garbage, on a generated mixed capture, and on a 200k-segment slice of the benchmark capture when
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from netghost.forensics import analyze_capture
 from netghost.forensics.flows import group_conversations
-from netghost.forensics.tcp import FLAG_NAMES, analyze_tcp_sequences
+from netghost.forensics.tcp import FLAG_NAMES, _kernel
 from netghost.forensics.tcp_vec import analyze_tcp_sequences_vec
 from netghost.forensics.tcp_vec_scan import NONE, FirstAtLeast
 
@@ -55,8 +55,26 @@ def _same(ref: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...], keep: np.nda
     return diffs
 
 
+def _reference(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
+               win: np.ndarray, seglen: np.ndarray, ts: np.ndarray, wscale: np.ndarray, order: np.ndarray | None = None,
+               rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """The sequential Python kernel itself (not ``analyze_tcp_sequences``, whose pure path may become
+    the vectorised code), gathered exactly as ``analyze_tcp_sequences`` does."""
+    n = conv.shape[0]
+    order = np.argsort(conv, kind="stable") if order is None else order
+    at = order if rows is None else rows[order]
+    cv, d, s, a, fl, w, ln, t, ws = (np.asarray(c)[i].tolist() for c, i in (
+        (conv, order), (dirn, order), (seq, at), (ack, at), (flags, at), (win, at), (seglen, at), (ts, at), (wscale, at)))
+    lof, lsub, lirtt, lrtt = [0] * n, [0] * n, [float("nan")] * n, [float("nan")] * n
+    _kernel(range(n), range(n), cv, d, s, a, fl, w, ln, t, ws, lof, lsub, lirtt, lrtt)
+    out = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n))
+    for o, v in zip(out, (lof, lsub, lirtt, lrtt), strict=True):
+        o[order] = v
+    return out
+
+
 def _check(conv: np.ndarray, dirn: np.ndarray, **kw: Any) -> dict[str, Any]:
-    ref = analyze_tcp_sequences(conv, dirn, use_jit=False, **kw)
+    ref = _reference(conv, dirn, **kw)
     stats: dict[str, Any] = {}
     got = analyze_tcp_sequences_vec(conv, dirn, stats=stats, **kw)
     assert not _same(ref, got, np.ones(conv.shape[0], bool)), _same(ref, got, np.ones(conv.shape[0], bool))
