@@ -114,6 +114,7 @@ def test_segment_views_match_full_columns(analyses: list[Analysis]) -> None:
         assert x.carrying == int(np.count_nonzero(((fl & 0x02) == 0) & ((pay > 0) | ((fl & 0x01) != 0))))
         assert np.array_equal(x.flagged, np.flatnonzero(a.tcp_flags))
         assert np.array_equal(capture_duplicates(a), _dup_reference(a))
+        assert np.array_equal(x.dup, _dup_reference(a))
         for s in range(min(len(st_), 40)):
             assert np.array_equal(np.sort(x.rows_of(s)), np.flatnonzero(a.tcp_stream == s))
         many = np.arange(len(st_))[::3]
