@@ -199,9 +199,7 @@ def _ack_rtt(wk: Walk, sq: Seq, acks: list[Acks]) -> tuple[np.ndarray, np.ndarra
         fine = start < wk.segend[ent]
         start = np.where(fine, start, n)
         rem = np.where(fine, acks[x].first_covering(start, sq.nxt_u[ent], False, False), n)
-        delta = np.zeros(n + 1, np.int64)
-        delta[ent] += 1
-        np.subtract.at(delta, rem, 1)
+        delta = np.bincount(ent, minlength=n + 1) - np.bincount(rem, minlength=n + 1)
         cum = np.cumsum(delta[:n])
         base = np.where(wk.segstart > 0, cum[np.maximum(wk.segstart - 1, 0)], 0)
         capped[ent] = (cum[ent] - 1 - base[ent]) >= UNACKED_MAX
