@@ -317,7 +317,6 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
     cdef Pend pend[32]
     cdef int64_t cring[16]
     cdef int64_t dring[16]
-    cdef char* pc
     cdef Seg* pool = NULL  # free small blocks, linked through their first word
     cdef int64_t ccap = nconv if nconv > 64 else 64
     cdef Conv* cs = <Conv*>malloc(ccap * sizeof(Conv))
@@ -338,9 +337,10 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
     if cs == NULL or (streams and st == NULL) or (k.conv == NULL and _table_init(&tab) < 0):
         free(cs); free(st); free(tab.slots)
         return -1
-    # Software pipeline (the walk is bound by cache misses on per-conversation state): packet
-    # i + PF1 is hashed and its table slot prefetched, packet i + PF2 is looked up and its state
-    # block prefetched, packet i + PF3's peer segment list is prefetched, packet i is analysed.
+    # Software pipeline (the walk is bound by cache misses): packet i + PF1 is hashed and its table
+    # slot prefetched, packet i + PF2 is looked up, packet i + PF3's peer segment list is prefetched,
+    # packet i is analysed. (Prefetching the state blocks too measured slower: the active
+    # conversations' blocks are mostly cached already and the extra prefetches queue behind misses.)
     for ii in range(-PF1, n):
         if k.conv == NULL and ii + PF1 < n:
             i1 = ii + PF1
@@ -374,19 +374,12 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                 seen = c + 1
             cring[i2 & 15] = c
             dring[i2 & 15] = d
-            pc = <char*>&cs[c]
-            for j in range(0, sizeof(Conv), 64):
-                __builtin_prefetch(pc + j)
         i3 = ii + PF3
         if 0 <= i3 < n:
             cv = &cs[cring[i3 & 15]]
             sg = cv.d[1 - dring[i3 & 15]].segs
             if sg != NULL:
                 __builtin_prefetch(sg)
-            if streams and cv.seen:
-                pc = <char*>&st[cv.sid]
-                for j in range(0, sizeof(Agg), 64):
-                    __builtin_prefetch(pc + j)
         if ii < 0:
             continue
         i = ii
