@@ -184,7 +184,6 @@ def _flags(wk: Walk, sq: Seq, acks: list[Acks], irtt: np.ndarray,
     return af, bad
 
 
-
 def _ack_rtt(wk: Walk, sq: Seq, acks: list[Acks]) -> tuple[np.ndarray, np.ndarray]:
     """(tcp.analysis.ack_rtt per position, NaN if none; True where the 1000-entry cap would bite)."""
     n = wk.n
@@ -213,7 +212,6 @@ def _ack_rtt(wk: Walk, sq: Seq, acks: list[Acks]) -> tuple[np.ndarray, np.ndarra
         first = np.r_[True, hr[1:] != hr[:-1]] if hr.size else np.zeros(0, bool)
         rtt[hr[first]] = wk.t[hr[first]] - wk.t[he[first]]
     return rtt, capped
-
 
 
 def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,

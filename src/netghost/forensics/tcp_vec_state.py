@@ -22,6 +22,7 @@ WILD = 1 << 30
 
 
 def circ_gt(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """tshark's ``GT_SEQ``: x is after y modulo 2**32 (the kernel's ``0 < (x - y) & M32 < HALF``)."""
     d = (x - y) & M32
     out: np.ndarray = (d > 0) & (d < HALF)
     return out
@@ -56,6 +57,7 @@ class Walk:
         self.sf = (fl & (SYN | FIN)) != 0
 
     def set_segments(self, bnd: np.ndarray) -> None:
+        """Fix the streams: ``bnd`` is True where one starts (conversation start or port reuse)."""
         self.bnd = bnd
         starts = np.flatnonzero(bnd)
         self.starts = starts
@@ -236,7 +238,6 @@ class Seq:
         return out
 
 
-
 def gather(conv: np.ndarray, dirn: np.ndarray, fields: tuple[np.ndarray, ...], order: np.ndarray,
             at: np.ndarray) -> Walk:
     """Header fields in walk order: 32-bit seq/ack as int64, small fields as int32."""
@@ -247,7 +248,6 @@ def gather(conv: np.ndarray, dirn: np.ndarray, fields: tuple[np.ndarray, ...], o
     fl, w, ln, ws = (c[at].astype(np.int32) for c in (flags, win, seglen, wscale))
     return Walk(np.asarray(conv)[order].astype(np.int64), np.asarray(dirn)[order] == 1, s, a, fl, w, ln,
                  ts[at].astype(np.float64), ws)
-
 
 
 def irtt_state(wk: Walk) -> tuple[np.ndarray, np.ndarray]:
