@@ -234,13 +234,17 @@ cdef struct Dir:
 
 
 cdef struct Agg:
-    # the current stream's aggregates (copied to the stream array when the stream ends)
-    int64_t first_frame, last_frame  # last_frame holds the last row while walking
-    double first_ts, last_ts, irtt
-    uint64_t src_hi, src_lo, dst_hi, dst_lo  # the first packet's endpoints
-    int32_t sport, dport, first_dir, syn_dir, sa_dir, has_irtt
+    # one stream's aggregates; the fields every segment updates share the first cache line
+    int64_t last_frame  # the last row while walking; _table turns it into a frame number
+    double last_ts
     int64_t byts[2]
     int32_t pkts[2]
+    int32_t data_pkts, flagged, retrans, retrans_data, zero_window, lost
+    # rarely updated
+    int64_t first_frame
+    double first_ts, irtt
+    uint64_t src_hi, src_lo, dst_hi, dst_lo  # the first packet's endpoints
+    int32_t sport, dport, first_dir, syn_dir, sa_dir, has_irtt
     int32_t fin[2]
     int32_t rst[2]
     int32_t syn[2]
@@ -248,7 +252,6 @@ cdef struct Agg:
     int32_t has_syn[2]
     int32_t mss[2]
     int32_t ws[2]
-    int32_t data_pkts, retrans, retrans_data, flagged, zero_window, lost
 
 
 cdef struct Conv:
