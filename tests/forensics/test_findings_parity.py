@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from netghost.forensics import analyze_capture
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.findings_base import Ctx, capture_duplicates, group_rows, server_groups
+from netghost.forensics.findings_base import Ctx, addr, capture_duplicates, group_rows, server_groups
 from netghost.forensics.findings_other import _backwards
 from netghost.forensics.flows import mix_hash
-from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, analyze_icmp
+from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, _addr, analyze_icmp
 from netghost.forensics.semantic import _value_counts, median_p95_ms
 
 REPO = Path(__file__).resolve().parents[2]
@@ -220,3 +220,10 @@ def test_icmp_summary_matches_the_row_loop_on_random_errors(data: st.DataObject)
     cols.frame[:] = np.arange(1, n + 1)
     cols.ts[:] = np.arange(n) * 0.1
     assert analyze_icmp(cols, max_items=5) == _icmp_reference(cols, max_items=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1), st.booleans())
+def test_address_text_matches_format_addr(hi: int, lo: int, v4: bool) -> None:
+    h = int(V4_MARK) if v4 else hi
+    assert addr(np.uint64(h), np.uint64(lo)) == format_addr(h, lo) == _addr(h, lo)

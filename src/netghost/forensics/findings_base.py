@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import format_addr
+from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.flows import mix_hash
 
@@ -231,8 +231,14 @@ class Ctx:
         return lambda r: (self.seg("fl", r) & bit) != 0
 
 
+_V4 = int(V4_MARK)
+
+
 @lru_cache(maxsize=65536)
 def _addr(hi: int, lo: int) -> str:
+    if hi == _V4:  # the text of str(IPv4Address(lo & 0xFFFFFFFF)), without building the object
+        v = lo & 0xFFFFFFFF
+        return f"{v >> 24}.{(v >> 16) & 255}.{(v >> 8) & 255}.{v & 255}"
     return format_addr(hi, lo)
 
 

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import format_addr
-from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, ep, finding, flow_id, server_groups
+from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, addr, ep, finding, flow_id, server_groups
 from netghost.forensics.tcp import FLAG_BITS
 
 __all__ = ["BIG_PAYLOAD", "pmtu"]
@@ -201,7 +200,7 @@ def _icmp_blackhole(x: Ctx, server: str, mtu: int, big_retr: np.ndarray,
     """One ``pmtu_blackhole`` finding per (server, next-hop MTU) over the flows the ICMP quotes."""
     st, c = x.a.streams, x.a.cols
     rs = [r for _, group in flows for r in group]
-    reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
+    reporters = sorted({addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
     m = big_retr[np.isin(x.sid[big_retr], [s for s, _ in flows])]  # big_retr: segment indices
     s0 = flows[0][0]
     where = (f"{flow_id(s0)} ({ep(st.c_hi[s0], st.c_lo[s0], st.c_port[s0])} → {server})" if len(flows) == 1
@@ -269,7 +268,7 @@ def pmtu(x: Ctx) -> list[Finding]:
     for mtu, rs in loose:
         if mtu == mtu_cited:
             continue  # cited by the black-hole finding above
-        reporters = sorted({format_addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
+        reporters = sorted({addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
         out.append(finding(
             "pmtu_frag_needed", "medium", 0.7,
             f"ICMP fragmentation-needed from {', '.join(reporters)}: next-hop MTU {mtu} ({len(rs)} message(s))",

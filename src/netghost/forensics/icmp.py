@@ -76,7 +76,13 @@ def _flow(cols: Packets, r: int) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _addr(hi: int, lo: int) -> str:
+    if hi == _V4:  # the text of str(IPv4Address(lo & 0xFFFFFFFF)), without building the object
+        v = lo & 0xFFFFFFFF
+        return f"{v >> 24}.{(v >> 16) & 255}.{(v >> 8) & 255}.{v & 255}"
     return format_addr(hi, lo)
+
+
+_V4 = int(V4_MARK)
 
 
 def _error_groups(cols: Packets, pr: int, er: np.ndarray) -> list[dict[str, Any]]:
