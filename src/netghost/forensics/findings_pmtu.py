@@ -22,7 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, addr, ep, finding, flow_id, server_groups
+from netghost.forensics.findings_base import (
+    MAX_FRAMES,
+    Ctx,
+    Finding,
+    addr,
+    ep,
+    finding,
+    flow_id,
+    server_groups,
+)
 from netghost.forensics.tcp import FLAG_BITS
 
 __all__ = ["BIG_PAYLOAD", "pmtu"]
