@@ -182,7 +182,7 @@ def test_compiled_and_pure_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
                  "chrissanders_tcp_dupack.pcapng", "zeek_nflog-http.pcap"):
         fast = analyze_capture(PCAPS / name)
         monkeypatch.setenv("NETGHOST_NO_COMPILED", "1")
-        slow = analyze_capture(PCAPS / name, use_jit=False)
+        slow = analyze_capture(PCAPS / name)
         monkeypatch.delenv("NETGHOST_NO_COMPILED")
         for f in dataclasses.fields(fast.cols):
             a, b = getattr(fast.cols, f.name), getattr(slow.cols, f.name)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -42,26 +41,10 @@ def compiled(name: str) -> ModuleType | None:
         return None
 
 
-_JIT_CACHE: dict[str, Any] = {}
+def jit_or_none(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """Always ``None`` (for ``fn``): numba is no longer used (kept so callers written for it keep importing).
 
-
-def jit_or_none(fn: Callable[..., Any]) -> Any:
-    """Transitional: the numba-compiled ``fn`` for modules not yet ported to Cython, or ``None``.
-
-    Only ``tcp.py`` still calls this (until its Cython kernel lands); numba is imported lazily and
-    only when installed, so the decode path never pays for it. ``NETGHOST_NO_NUMBA`` or
-    ``NETGHOST_NO_COMPILED`` disable it.
+    The hot loops are compiled by Cython at install time instead (see :func:`compiled`); a caller
+    that gets ``None`` runs its pure path, which is what it did without numba.
     """
-    key = f"{fn.__module__}.{fn.__qualname__}"
-    if key in _JIT_CACHE:
-        return _JIT_CACHE[key]
-    if os.environ.get("NETGHOST_NO_NUMBA") or not compiled_enabled():
-        return None
-    if not os.access(Path(__file__).parent, os.W_OK):
-        os.environ.setdefault("NUMBA_CACHE_DIR", str(Path.home() / ".cache" / "netghost-numba"))
-    try:
-        numba = importlib.import_module("numba")
-    except ImportError:
-        return None
-    _JIT_CACHE[key] = numba.njit(cache=True, nogil=True)(fn)
-    return _JIT_CACHE[key]
+    return None
