@@ -405,3 +405,19 @@ def test_first_at_least_matches_brute_force(cells: list[tuple[bool, int | None]]
         assert fa.query(start[i:i + 1], thr[i:i + 1]).tolist() == want[i:i + 1]
     many = np.repeat(start, n // 64 + 1), np.repeat(thr, n // 64 + 1)  # forces the running-maximum path
     assert fa.query(*many).tolist() == np.repeat(np.array(want), n // 64 + 1).tolist()
+
+
+def test_pathological_probe_chain_is_bounded() -> None:
+    """1-byte segments into a zero window at seq, seq+1, seq+2, ...: every other one is a probe and
+    each fixpoint round settles only a couple more. After 16 rounds the still-changing conversation is
+    handed to the reference (exact, bounded cost); an ordinary conversation beside it is not."""
+    rows = [(0, 0, 100, 0, SYN, 65535, 0), (0, 1, 500, 101, SYN | ACK, 65535, 0), (0, 0, 101, 501, ACK, 65535, 0),
+            (0, 1, 501, 101, ACK, 0, 0)]
+    rows += [(0, 0, 101 + k, 501, ACK, 65535, 1) for k in range(80)]
+    rows += [(1, 0, 7, 0, SYN, 65535, 0), (1, 1, 70, 8, SYN | ACK, 65535, 0), (1, 0, 8, 71, ACK, 65535, 0),
+             (1, 1, 71, 8, ACK, 0, 0), (1, 0, 8, 71, ACK, 65535, 1), (1, 0, 8, 71, ACK, 65535, 1)]
+    c, d, sq, ak, fl, win, ln = (np.asarray(x, np.int64) for x in zip(*rows, strict=True))
+    ts = np.arange(c.shape[0], dtype=np.float64) * 0.01
+    stats = _check(c, d, seq=sq, ack=ak, flags=fl, win=win, seglen=ln, ts=ts, wscale=np.full(c.shape[0], -1))
+    assert stats["zwp_iterations"] == 16
+    assert stats["fallback_conv_ids"].tolist() == [0]

@@ -253,7 +253,7 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     del acks
     np.bitwise_or(af, REUSED, out=af, where=reused)
     out_f[order], out_s[order], out_r[order], out_a[order] = af, sub, irtt_out, rtt
-    bad |= capped | (wk.t < 0)
+    bad |= capped | (wk.t < 0) | wk.unsettled
     bad_ids = np.unique(wk.cv[bad])
     redo = np.isin(wk.cv, bad_ids) if bad_ids.size else np.zeros(n, bool)
     st["fallback_conversations"] = int(bad_ids.size)

@@ -19,6 +19,7 @@ HALF = np.int64(0x80000000)
 OFF = np.int64(1 << 32)  # unwrapped sequence values are stored + OFF so that they are >= 0
 NEAR = 1 << 29  # how far apart two compared sequence numbers may be for the unwrapped compare
 WILD = 1 << 30
+MAX_ITER = 16  # fixpoint rounds before the conversations still changing are handed to the reference
 
 
 def circ_gt(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -55,6 +56,7 @@ class Walk:
         self.syn = (fl & SYN) != 0
         self.ackf = (fl & ACK) != 0
         self.sf = (fl & (SYN | FIN)) != 0
+        self.unsettled = np.zeros(n, bool)  # conversations whose stream split did not converge
 
     def set_segments(self, bnd: np.ndarray) -> None:
         """Fix the streams: ``bnd`` is True where one starts (conversation start or port reuse)."""
@@ -125,6 +127,9 @@ def streams(wk: Walk, stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         new_trig = differs & pure
         if np.array_equal(new_trig, trig):
             break
+        if it == MAX_ITER:  # pathological chain: the conversations still changing go to the reference
+            wk.unsettled = np.isin(wk.cv, wk.cv[syn[new_trig != trig]])
+            break
         trig = new_trig
     stats["stream_iterations"] = it
     bnd = wk.convstart.copy()
@@ -193,6 +198,9 @@ class Seq:
                 break
             new = cand & (zwp | ~adv)
             if np.array_equal(new, excl):
+                break
+            if it == MAX_ITER:  # pathological chain of probes: unsettled conversations fall back
+                self.bad |= np.isin(wk.cv, wk.cv[new != excl])
                 break
             excl = new
         stats["zwp_iterations"] = it
