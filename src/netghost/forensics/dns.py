@@ -1,8 +1,9 @@
 """DNS over UDP and TCP (ports 53, and mDNS 5353 / LLMNR 5355 which share Wireshark's DNS fields).
 
 Only the header and the first question are parsed: that is what rcode counts, query/response
-matching, latency and "NXDOMAIN for name X" findings need. DNS packets are a small fraction of
-traffic, so this is a Python loop over *DNS packets only*, never over all packets.
+matching, latency and "NXDOMAIN for name X" findings need. The per-batch parse is the compiled
+``_dns.pyx`` kernel (one pass, also computes the matching key) or, without it, numpy over the
+DNS-port rows; Python touches names only for the few reported failures and unanswered queries.
 """
 
 from __future__ import annotations
