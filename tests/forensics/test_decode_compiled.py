@@ -172,3 +172,44 @@ def test_mutated_captures_read_and_decode_the_same(tmp_path: Path, monkeypatch: 
     b = analyze_capture(p, chunk_bytes=4096)
     assert _columns_equal(a, b) == []
     assert a.info == b.info
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", ["ndpi_bad-dns-traffic.pcap", "ndpi_1kxun.pcap", "zeek_pcapng-multi-interface.pcapng"])
+def test_store_growth_mid_window_keeps_rows_and_dns(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A tiny first capacity makes the fused pass run out of room inside windows again and again: the
+    store grows by copying, the walk resumes where it stopped and DNS candidates keep accumulating."""
+    from netghost.forensics import decode_jit
+
+    ref = analyze_capture(PCAPS / name)
+    monkeypatch.setattr(decode_jit, "MIN_CAP", 7)
+    for chunk in (5_000, 1 << 20):
+        got = analyze_capture(PCAPS / name, chunk_bytes=chunk)
+        assert _columns_equal(ref, got) == [], chunk
+        assert np.array_equal(ref.dns_msgs.row, got.dns_msgs.row) and ref.dns == got.dns, chunk
+        assert np.array_equal(ref.tcp_flags, got.tcp_flags)
+
+
+@needs_compiled
+@pytest.mark.parametrize("kind", ["pcap", "pcap-be", "pcap-ns"])
+def test_mmap_windows_in_every_byte_order_and_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         kind: str) -> None:
+    """Big-endian and nanosecond pcaps through the mmap windows equal the stream reader and the pure path."""
+    from netghost.forensics import reader
+    from tests.forensics.pcapwriter import Capture
+
+    cap = Capture()
+    for k in range(2500):
+        cap.add(1_700_000_000 + k * 0.000123, _frame(k))
+    p = cap.write(tmp_path / f"x.{kind}", kind)
+    monkeypatch.setattr(reader, "MMAP_MIN", 10**12)
+    streamed = analyze_capture(p, chunk_bytes=300_000)
+    monkeypatch.setattr(reader, "MMAP_MIN", 0)
+    mapped = analyze_capture(p, chunk_bytes=300_000)
+    monkeypatch.setenv("NETGHOST_NO_COMPILED", "1")
+    pure = analyze_capture(p, chunk_bytes=300_000)
+    assert mapped.packets == streamed.packets == pure.packets == 2500
+    assert _columns_equal(mapped, streamed) == [] and _columns_equal(mapped, pure) == []
+    assert mapped.info == pure.info
+    assert mapped.cols.ts[1] == pytest.approx(1_700_000_000.000123, abs=1e-6)
+    assert len(mapped.dns_msgs.row) == 1250
