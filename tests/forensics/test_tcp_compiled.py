@@ -347,3 +347,23 @@ def test_empty_input() -> None:
     assert ta.flags.shape == (0,) and len(ta.streams) == 0 and ta.order.shape == (0,)
     conv, dirn, order = group_conversations(cols, np.zeros(0, np.int64), 6)
     assert conv.shape == dirn.shape == order.shape == (0,)
+
+
+@needs_compiled
+def test_compiled_rejects_out_of_range_inputs() -> None:
+    """The C kernel runs without bounds checks, so it validates rows, ids and directions itself."""
+    z = np.zeros(5, np.int64)
+    fields_: dict[str, np.ndarray] = {
+        "seq": z, "ack": z, "flags": np.zeros(5, np.int16), "win": np.zeros(5, np.int32),
+        "seglen": np.zeros(5, np.int32), "ts": np.zeros(5), "wscale": np.zeros(5, np.int16)}
+    ok = analyze_tcp_sequences(np.array([0, 0, 1]), np.array([0, 1, 0]), rows=np.array([0, 1, 4]), **fields_)
+    assert ok[0].shape == (3,)
+    for conv, dirn, rows in (([0, 0], [0, 0], [0, 5]), ([0, 0], [0, 0], [0, -1]), ([0, -1], [0, 0], [0, 1]),
+                             ([0, 0], [0, 2], [0, 1])):
+        with pytest.raises(IndexError):
+            analyze_tcp_sequences(np.array(conv), np.array(dirn), rows=np.array(rows), **fields_)
+    cols = _packets(3)
+    with pytest.raises(IndexError):
+        analyze_tcp(cols, np.array([0, 3]))
+    with pytest.raises(IndexError):
+        group_conversations(cols, np.array([0, 3]), 6)

@@ -188,12 +188,17 @@ def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, con
     cdef Pend p
     cdef int64_t c, r, d, ok = 0
     cdef int64_t* counts = NULL
+    cdef int64_t nrows = min(src_hi.shape[0], src_lo.shape[0], sport.shape[0], dst_hi.shape[0], dst_lo.shape[0],
+                             dport.shape[0])
     if _table_init(&t) < 0:
         raise MemoryError()
     try:
         with nogil:
             for i in range(n):
                 r = rows[i]
+                if r < 0 or r >= nrows:
+                    ok = -1
+                    break
                 _key(&p, src_hi[r], src_lo[r], sport[r], dst_hi[r], dst_lo[r], dport[r])
                 c = _find(&t, &p, &d)
                 if c < 0:
@@ -211,6 +216,8 @@ def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, con
     finally:
         free(t.slots)
         free(counts)
+    if ok < 0:
+        raise IndexError("segment row out of range of the columns")
     if not ok or counts == NULL:
         raise MemoryError()
     return conv, dirn, order
@@ -284,6 +291,7 @@ cdef inline bint _gt(int64_t x) noexcept nogil:
 cdef struct Cols:
     # where the kernel reads and writes (raw pointers; optional outputs are NULL)
     const int64_t* rows
+    int64_t nrows  # length of the shortest field array: every row must be below it
     const int64_t* conv  # NULL: find conversations with the hash table
     const int64_t* dirn
     const uint64_t* src_hi
@@ -315,7 +323,8 @@ cdef struct Result:
 
 
 cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) noexcept nogil:
-    """Walk segments in index (capture) order. Returns 0, or -1 when out of memory."""
+    """Walk segments in index (capture) order. Returns 0, -1 when out of memory, -2 for a row, conversation
+    id or direction out of range."""
     cdef Py_ssize_t i, ii, i1, i2, i3
     cdef Pend pend[32]
     cdef int64_t cring[16]
@@ -348,6 +357,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
         if k.conv == NULL and ii + PF1 < n:
             i1 = ii + PF1
             r = k.rows[i1]
+            if r < 0 or r >= k.nrows:
+                rc = -2
+                break
             _key(&pend[i1 & 31], k.src_hi[r], k.src_lo[r], k.sport[r], k.dst_hi[r], k.dst_lo[r], k.dport[r])
             __builtin_prefetch(&tab.slots[pend[i1 & 31].h & tab.mask])
         i2 = ii + PF2
@@ -355,6 +367,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             if k.conv != NULL:
                 c = k.conv[i2]
                 d = k.dirn[i2]
+                if c < 0 or c >= nconv or d < 0 or d > 1:
+                    rc = -2
+                    break
             else:
                 c = _find(&tab, &pend[i2 & 31], &d)
                 if c < 0:
@@ -387,6 +402,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
             continue
         i = ii
         r = k.rows[i]
+        if r < 0 or r >= k.nrows:
+            rc = -2
+            break
         c = cring[i & 15]
         d = dring[i & 15]
         cv = &cs[c]
@@ -654,7 +672,7 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
         free(sg)
     free(cs)
     free(tab.slots)
-    if rc < 0:
+    if rc != 0:
         free(st)
         st = NULL
     res.streams = st
@@ -667,6 +685,8 @@ cdef void _inputs(Cols* k, const int64_t[::1] rows, const int64_t[::1] seq, cons
                   const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen, const double[::1] ts,
                   const int16_t[::1] wscale):
     memset(k, 0, sizeof(Cols))
+    k.nrows = min(seq.shape[0], ack.shape[0], flags.shape[0], win.shape[0], seglen.shape[0], ts.shape[0],
+                  wscale.shape[0])
     k.rows = &rows[0]
     k.seq = &seq[0]
     k.ack = &ack[0]
@@ -675,6 +695,13 @@ cdef void _inputs(Cols* k, const int64_t[::1] rows, const int64_t[::1] seq, cons
     k.seglen = &seglen[0]
     k.ts = &ts[0]
     k.wscale = &wscale[0]
+
+
+cdef void _check(int rc) except *:
+    if rc == -2:
+        raise IndexError("segment row, conversation id or direction out of range")
+    if rc < 0:
+        raise MemoryError()
 
 
 def analyze(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1] dirn, int64_t nconv,
@@ -706,8 +733,7 @@ def analyze(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1]
     k.out_rtt = &orv[0]
     with nogil:
         rc = _run(&k, n, nconv, False, &res)
-    if rc < 0:
-        raise MemoryError()
+    _check(rc)
     return of, osub, oirtt, ortt
 
 
@@ -748,6 +774,8 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
     k.dport = &dport[0]
     k.mss = &mss[0]
     k.frame = &frame[0]
+    k.nrows = min(k.nrows, src_hi.shape[0], src_lo.shape[0], sport.shape[0], dst_hi.shape[0], dst_lo.shape[0],
+                  dport.shape[0], mss.shape[0], frame.shape[0])
     k.out_flags = &ofv[0]
     k.out_rtt = &orv[0]
     k.out_sid = &sidv[0]
@@ -760,8 +788,9 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
                     counts[j] = res.streams[j].pkts[0] + res.streams[j].pkts[1]
                 _bucket_order(&sidv[0], n, counts, res.ns, &ov[0])
     free(counts)
-    if rc < 0 or counts == NULL:
+    if rc != 0 or counts == NULL:
         free(res.streams)
+        _check(rc)
         raise MemoryError()
     try:
         table = _table(res.streams, res.ns, &frame[0])
