@@ -202,8 +202,9 @@ def _ack_rtt(wk: Walk, sq: Seq, acks: list[Acks]) -> tuple[np.ndarray, np.ndarra
         rem = np.where(fine, acks[x].first_covering(start, sq.nxt_u[ent], False, False), n)
         delta = np.bincount(ent, minlength=n + 1) - np.bincount(rem, minlength=n + 1)
         cum = np.cumsum(delta[:n])
-        base = np.where(wk.segstart > 0, cum[np.maximum(wk.segstart - 1, 0)], 0)
-        capped[ent] = (cum[ent] - 1 - base[ent]) >= UNACKED_MAX
+        before = wk.segstart[ent] - 1
+        base = np.where(before >= 0, cum[np.maximum(before, 0)], 0)
+        capped[ent] = (cum[ent] - 1 - base) >= UNACKED_MAX
         # an unacked segment stays near nextseq while listed (else the ACK classes are not exact)
         capped[ent] |= (sq.nx_u[x][np.where(rem < n, rem, wk.segend[ent] - 1)] - sq.nxt_u[ent]) >= NEAR
         remc = np.minimum(rem, n - 1)

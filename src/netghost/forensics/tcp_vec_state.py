@@ -135,7 +135,7 @@ def streams(wk: Walk, stats: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     bnd = wk.convstart.copy()
     bnd[syn[trig]] = True
     wk.set_segments(bnd)
-    sub = wk.seg - wk.seg[cstart[np.cumsum(wk.convstart) - 1]]
+    sub = wk.seg - wk.seg[cstart[np.cumsum(wk.convstart) - 1]] if trig.any() else np.zeros(n, np.int64)
     reused = np.zeros(n, bool)
     reused[syn[differs]] = True
     return sub, reused
@@ -212,9 +212,11 @@ class Seq:
         self.bad |= (self.nxpre != NONE) & (np.abs(su - self.nxpre) >= NEAR)
         # nextseq wrapping to exactly 0 reads as "unknown" to the kernel: only a later segment of that
         # direction notices (e.g. a refused connection's RST with seq 0 is harmless)
-        zero = self.raised & (self.nxt32 == 0)
-        if zero.any():
-            self.bad |= by_dir(wk.d1, [ffill_index(zero & m, wk.segstart, inclusive=False, pos=wk.pos) for m in dx]) >= 0
+        zero = np.flatnonzero(self.raised & (self.nxt32 == 0))
+        if zero.size:
+            followed = np.zeros(n, bool)  # another segment of the same direction comes later
+            followed[self.ps[self.ps >= 0]] = True
+            self.bad[zero] |= followed[zero]
         self._rpos = [np.flatnonzero(self.raised & m) for m in dx]
 
     def _nextseq(self, wk: Walk, excl: np.ndarray) -> None:
@@ -250,12 +252,13 @@ def gather(conv: np.ndarray, dirn: np.ndarray, fields: tuple[np.ndarray, ...], o
             at: np.ndarray) -> Walk:
     """Header fields in walk order: 32-bit seq/ack as int64, small fields as int32."""
     seq, ack, flags, win, seglen, ts, wscale = (np.asarray(c) for c in fields)
-    s, a = seq[at].astype(np.int64), ack[at].astype(np.int64)
+    # fancy indexing already copies: the dtype conversions must not copy again
+    s, a = seq[at].astype(np.int64, copy=False), ack[at].astype(np.int64, copy=False)
     np.bitwise_and(s, M32, out=s)
     np.bitwise_and(a, M32, out=a)
-    fl, w, ln, ws = (c[at].astype(np.int32) for c in (flags, win, seglen, wscale))
-    return Walk(np.asarray(conv)[order].astype(np.int64), np.asarray(dirn)[order] == 1, s, a, fl, w, ln,
-                 ts[at].astype(np.float64), ws)
+    fl, w, ln, ws = (c[at].astype(np.int32, copy=False) for c in (flags, win, seglen, wscale))
+    return Walk(np.asarray(conv)[order].astype(np.int64, copy=False), np.asarray(dirn)[order] == 1, s, a, fl, w,
+                ln, ts[at].astype(np.float64, copy=False), ws)
 
 
 def irtt_state(wk: Walk) -> tuple[np.ndarray, np.ndarray]:
