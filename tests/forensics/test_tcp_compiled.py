@@ -353,15 +353,17 @@ def test_empty_input() -> None:
 def test_compiled_rejects_out_of_range_inputs() -> None:
     """The C kernel runs without bounds checks, so it validates rows, ids and directions itself."""
     z = np.zeros(5, np.int64)
-    fields_: dict[str, np.ndarray] = {
-        "seq": z, "ack": z, "flags": np.zeros(5, np.int16), "win": np.zeros(5, np.int32),
-        "seglen": np.zeros(5, np.int32), "ts": np.zeros(5), "wscale": np.zeros(5, np.int16)}
-    ok = analyze_tcp_sequences(np.array([0, 0, 1]), np.array([0, 1, 0]), rows=np.array([0, 1, 4]), **fields_)
-    assert ok[0].shape == (3,)
+
+    def call(conv: list[int], dirn: list[int], rows: list[int]) -> tuple[np.ndarray, ...]:
+        return analyze_tcp_sequences(
+            np.array(conv), np.array(dirn), rows=np.array(rows), seq=z, ack=z, flags=np.zeros(5, np.int16),
+            win=np.zeros(5, np.int32), seglen=np.zeros(5, np.int32), ts=np.zeros(5), wscale=np.zeros(5, np.int16))
+
+    assert call([0, 0, 1], [0, 1, 0], [0, 1, 4])[0].shape == (3,)
     for conv, dirn, rows in (([0, 0], [0, 0], [0, 5]), ([0, 0], [0, 0], [0, -1]), ([0, -1], [0, 0], [0, 1]),
                              ([0, 0], [0, 2], [0, 1])):
         with pytest.raises(IndexError):
-            analyze_tcp_sequences(np.array(conv), np.array(dirn), rows=np.array(rows), **fields_)
+            call(conv, dirn, rows)
     cols = _packets(3)
     with pytest.raises(IndexError):
         analyze_tcp(cols, np.array([0, 3]))
