@@ -70,7 +70,6 @@ class FirstAtLeast:
         self.segkey = segkey
         self.segstart = segstart
         self.segend = segend  # one past the last position of each position's segment
-        self._rmax: np.ndarray | None = None
         self._key: np.ndarray | None = None
         self._levels: list[np.ndarray] | None = None
 
@@ -86,15 +85,16 @@ class FirstAtLeast:
         if q.size * 64 < n:
             res = self._tree(st, th)
         else:
-            if self._rmax is None:
-                self._rmax = seg_running_max(self.val, self.segkey)
-                key = self._rmax + 1
-                key[self._rmax == NONE] = 0
+            if self._key is None:
+                # segkey + running max + 1 (0 = nothing yet): increasing over the whole array
+                key = self.val + 1
+                key[self.val == NONE] = 0
                 key += self.segkey
+                np.maximum.accumulate(key, out=key)
                 self._key = key
-            assert self._key is not None
-            prev = st - 1
-            before = np.where(prev >= self.segstart[st], self._rmax[np.maximum(prev, 0)], NONE)
+            prev = np.maximum(st - 1, 0)
+            before = self._key[prev] - self.segkey[prev] - 1  # running max before start (-1: none)
+            before[st - 1 < self.segstart[st]] = NONE
             res = np.searchsorted(self._key, self.segkey[st] + th + 1, "left")
             hard = np.flatnonzero(before >= th)
             if hard.size:
