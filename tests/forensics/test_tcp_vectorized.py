@@ -69,7 +69,7 @@ def _reference(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.n
     _kernel(range(n), range(n), cv, d, s, a, fl, w, ln, t, ws, lof, lsub, lirtt, lrtt)
     out = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n))
     for o, v in zip(out, (lof, lsub, lirtt, lrtt), strict=True):
-        o[order] = v
+        o[order] = np.asarray(v)
     return out
 
 
