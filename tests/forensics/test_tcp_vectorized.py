@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import analyze_capture
+from netghost.forensics import analyze_capture, tcp_vec_state
 from netghost.forensics.flows import group_conversations
 from netghost.forensics.tcp import FLAG_NAMES, _kernel
 from netghost.forensics.tcp_vec import analyze_tcp_sequences_vec
@@ -421,3 +421,16 @@ def test_pathological_probe_chain_is_bounded() -> None:
     stats = _check(c, d, seq=sq, ack=ak, flags=fl, win=win, seglen=ln, ts=ts, wscale=np.full(c.shape[0], -1))
     assert stats["zwp_iterations"] == 16
     assert stats["fallback_conv_ids"].tolist() == [0]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(conversation, min_size=1, max_size=4), st.integers(0, 2**16))
+def test_fixpoint_cap_falls_back_exactly(convs: list[Any], seed: int) -> None:
+    """With the round cap forced to 1, every conversation needing a second stream or probe round
+    must be handed to the reference, and the result stays exact."""
+    conv, dirn, seq, ack, fl, win, ln, ts, ws = _segments(convs, seed)
+    if not conv.size:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tcp_vec_state, "MAX_ITER", 1)
+        _check(conv, dirn, seq=seq, ack=ack, flags=fl, win=win, seglen=ln, ts=ts, wscale=ws)
