@@ -369,3 +369,50 @@ def test_compiled_rejects_out_of_range_inputs() -> None:
         analyze_tcp(cols, np.array([0, 3]))
     with pytest.raises(IndexError):
         group_conversations(cols, np.array([0, 3]), 6)
+
+
+def _many_conversations(rng: np.random.Generator) -> Packets:
+    """~6,000 short interleaved conversations (forces table rehashes and state/stream array growth)
+    plus one bulk sender with 1,500 un-ACKed segments (past tshark's 1,000-entry list cap)."""
+    nconv, per = 6000, 4
+    c = np.repeat(np.arange(nconv), per)
+    step = np.tile(np.arange(per), nconv)
+    order = np.argsort(c * 0.001 + rng.random(c.shape[0]) * 3 + step, kind="stable")  # interleave, keep step order
+    c, step = c[order], step[order]
+    flags = np.array([0x02, 0x12, 0x10, 0x18])[step]
+    d = (step == 1).astype(np.int64)
+    isn = rng.integers(0, 2**32, size=(nconv, 2))
+    seq = np.where(step == 0, isn[c, 0], np.where(step == 1, isn[c, 1], (isn[c, 0] + 1) & M32))
+    ack = np.where(step == 0, 0, np.where(step == 1, (isn[c, 0] + 1) & M32, (isn[c, 1] + 1) & M32))
+    paylen = np.where(step == 3, 100, 0)
+    # bulk: conversation 6000, 1,500 data segments then one cumulative ACK, then a retransmission
+    nb = 1500
+    bseq = np.r_[(np.arange(nb) * 1000 + 5) & M32, 7, 5]
+    back = np.r_[np.full(nb, 9), 5 + nb * 1000, 9]
+    bflags, bd, blen = np.r_[np.full(nb, 0x18), 0x10, 0x18], np.r_[np.zeros(nb, np.int64), 1, 0], np.r_[np.full(nb, 1000), 0, 1000]
+    c = np.r_[c, np.full(nb + 2, nconv)]
+    d, seq, ack, flags, paylen = np.r_[d, bd], np.r_[seq, bseq], np.r_[ack, back], np.r_[flags, bflags], np.r_[paylen, blen]
+    n = c.shape[0]
+    a_lo, b_lo = 0x0A000000 + c * 2, 0x0A000000 + c * 2 + 1
+    src_lo, dst_lo = np.where(d == 0, a_lo, b_lo), np.where(d == 0, b_lo, a_lo)
+    sport, dport = np.where(d == 0, 40000, 80), np.where(d == 0, 80, 40000)
+    return _packets(n, src_hi=np.full(n, V4_MARK), dst_hi=np.full(n, V4_MARK), src_lo=src_lo.astype(np.uint64),
+                    dst_lo=dst_lo.astype(np.uint64), sport=sport, dport=dport, seq=seq, ack=ack, tcp_flags=flags,
+                    win=np.full(n, 65535), paylen=paylen, ts=1000.0 + np.arange(n) * 1e-4, wscale=np.full(n, 7),
+                    mss=np.where(flags & 0x02, 1460, -1))
+
+
+@needs_compiled
+def test_many_conversations_and_long_unacked_list() -> None:
+    cols = _many_conversations(np.random.default_rng(7))
+    rows = np.arange(len(cols), dtype=np.int64)
+    with pure_path():
+        (conv0, dirn0, sub0, irtt0), ref = _chain(cols, rows)
+    (conv1, dirn1, sub1, irtt1), chained = _chain(cols, rows)
+    assert _same(conv0, conv1) and _same(dirn0, dirn1) and _same(sub0, sub1) and _same(irtt0, irtt1)
+    _assert_equal_analysis(ref, chained)
+    got = analyze_tcp(cols, rows)
+    _assert_equal_analysis(ref, got)
+    assert len(got.streams) == 6001
+    assert np.count_nonzero(~np.isnan(got.ack_rtt)) > 6000  # every handshake ACK and the bulk ACK sampled
+    assert got.flags[-1] & FLAG_BITS["retransmission"]
