@@ -280,9 +280,14 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         use_jit: use numba when it is installed (pure path only; the compiled kernel is always used
             when it is built and not disabled).
         order: a permutation making each conversation contiguous in capture order (from
-            :func:`~netghost.forensics.flows.group_conversations`); computed when omitted.
+            :func:`~netghost.forensics.flows.group_conversations`); computed when omitted. The
+            compiled kernel does not need it: it walks segments in index order (which therefore must
+            be capture order, as for every caller) with one state block per conversation.
         rows: where each segment's header fields sit in the field arrays (e.g. ``tcp_rows``); lets the
             compiled kernel read the columns in place instead of gathering copies.
+
+    Raises:
+        IndexError: (compiled path) a row, conversation id or direction is out of range.
 
     Returns:
         (analysis flag bitmask per segment, sub-stream index within the conversation — port reuse
