@@ -7,6 +7,8 @@ corpus inputs, so a speed-up can never change a report.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from netghost.forensics import analyze_capture
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import Ctx, addr, capture_duplicates, group_rows, server_groups
+from netghost.forensics.findings_num import distinct, median, median_p95, member
 from netghost.forensics.findings_other import _backwards
 from netghost.forensics.flows import mix_hash
 from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, _addr, analyze_icmp
@@ -227,3 +230,39 @@ def test_icmp_summary_matches_the_row_loop_on_random_errors(data: st.DataObject)
 def test_address_text_matches_format_addr(hi: int, lo: int, v4: bool) -> None:
     h = int(V4_MARK) if v4 else hi
     assert addr(np.uint64(h), np.uint64(lo)) == format_addr(h, lo) == _addr(h, lo)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 2**40), max_size=40), st.lists(st.integers(-3, 2**40), max_size=10))
+def test_distinct_and_member_match_numpy(xs: list[int], vs: list[int]) -> None:
+    x, v = np.array(xs, np.int64), np.array(vs, np.int64)
+    assert np.array_equal(distinct(x), np.unique(x))
+    assert np.array_equal(member(x, v), np.isin(x, v))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-5, 5, allow_nan=False), min_size=1, max_size=60))
+def test_median_helpers_match_numpy(samples: list[float]) -> None:
+    v = np.array(samples)
+    assert median(v.copy()) == float(np.median(v))
+    assert median_p95(v.copy()) == (float(np.median(v)), float(np.percentile(v, 95)))
+
+
+def test_report_stages_do_not_import_numpy_ma(tmp_path: Path) -> None:
+    """numpy imports numpy.ma (~15-40 ms) on the first np.median / plain np.unique; the report
+    stages avoid those calls, so a CLI run that did not need it before them does not pay it."""
+    code = (
+        "import sys\n"
+        "from netghost.forensics import analyze_capture, build_semantic, render_report, render_executive_summary\n"
+        "from netghost.forensics.dns import analyze_dns\n"
+        "from netghost.forensics.icmp import analyze_icmp\n"
+        f"a = analyze_capture({str(REPO / 'tests/data/pcaps/chrissanders_dns_recursivequery_server.pcapng')!r})\n"
+        "before = 'numpy.ma' in sys.modules\n"
+        "analyze_dns(a.dns_msgs, a.cols); analyze_icmp(a.cols)\n"
+        "sem = build_semantic(a, 1); render_report(sem); render_executive_summary(sem)\n"
+        "print(before, 'numpy.ma' in sys.modules, sem['summary']['dns']['latency_s'] is not None)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO).stdout.split()
+    if out[0] == "True":
+        pytest.skip("numpy.ma already imported before the report stages")
+    assert out[1:] == ["False", "True"]

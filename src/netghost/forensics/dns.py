@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode import Packets
+from netghost.forensics.findings_num import median_p95
 from netghost.forensics.gather import Gather
 
 __all__ = ["DNS_PORTS", "RCODE_NAMES", "DnsMessages", "analyze_dns", "parse_dns"]
@@ -227,6 +228,13 @@ def _match_keys(msgs: DnsMessages, cols: Packets) -> np.ndarray:
     return key
 
 
+def _latency(lat: np.ndarray) -> dict[str, Any]:
+    """Count, median, p95 and max of the query latencies (``lat`` is partitioned in place)."""
+    top = float(lat.max())
+    med, p95 = median_p95(lat)
+    return {"count": int(lat.size), "median": med, "p95": p95, "max": top}
+
+
 def _stable_argsort(key: np.ndarray) -> np.ndarray:
     """``np.argsort(key, kind="stable")`` for uint64 keys, via numpy's faster (SIMD) value sort.
 
@@ -331,8 +339,5 @@ def analyze_dns(msgs: DnsMessages, cols: Packets, max_items: int = 20) -> dict[s
             {"qname": nm, "queries": c, "frames": first_frames[nm]} for nm, c in unanswered_names.most_common(max_items)
         ],
         "failures": failures,
-        "latency_s": None if not lat.size else {
-            "count": int(lat.size), "median": float(np.median(lat)), "p95": float(np.percentile(lat, 95)),
-            "max": float(lat.max()),
-        },
+        "latency_s": None if not lat.size else _latency(lat),
     }

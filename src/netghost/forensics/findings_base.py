@@ -14,6 +14,7 @@ import numpy as np
 
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
+from netghost.forensics.findings_num import distinct, member
 from netghost.forensics.flows import mix_hash
 
 __all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_duplicates", "ep", "finding", "flow_id",
@@ -278,7 +279,7 @@ def server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
     o, b = group_rows(st.s_hi[streams], st.s_lo[streams])
     for i in np.argsort(o[b[:-1]], kind="stable").tolist():  # by first appearance
         ss = streams[o[b[i] : b[i + 1]]]
-        ports = np.unique(st.s_port[ss])
+        ports = distinct(st.s_port[ss])
         s0 = int(ss[0])
         if ports.shape[0] == 1:
             groups[ep(st.s_hi[s0], st.s_lo[s0], ports[0])] = ss.tolist()
@@ -320,7 +321,7 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
     again = ks[1:][ks[1:] == ks[:-1]]
     if not again.size:
         return dup
-    rep = np.flatnonzero(np.isin(k1, again))
+    rep = np.flatnonzero(member(k1, again))
     sel, r = sel[rep], r[rep]
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
     for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):

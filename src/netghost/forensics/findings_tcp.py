@@ -19,6 +19,7 @@ from netghost.forensics.findings_base import (
     group_rows,
     server_groups,
 )
+from netghost.forensics.findings_num import distinct, member
 from netghost.forensics.flows import CONN_STATES, mix_hash
 from netghost.forensics.tcp import FLAG_BITS
 
@@ -47,11 +48,11 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
     hs = np.sort(h)
     starts = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
     often = hs[starts[np.diff(np.r_[starts, hs.shape[0]]) >= SCAN_MIN_PORTS]]
-    cand = cand[np.isin(h, often)]
+    cand = cand[member(h, often)]
     o, b = group_rows(st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand])
     for i in np.flatnonzero(np.diff(b) >= SCAN_MIN_PORTS).tolist():
         ss = cand[o[b[i] : b[i + 1]]]
-        ports = np.unique(st.s_port[ss])
+        ports = distinct(st.s_port[ss])
         if ports.shape[0] < SCAN_MIN_PORTS:
             continue
         mask[ss] = True
@@ -230,7 +231,7 @@ def _data_segments(x: Ctx) -> int:
     """Segments carrying payload or FIN (not SYN), capture copies and explained streams left out."""
     # take back the excluded ones: few segments (capture copies, streams explained by another detector)
     ex_rows, _ = x.rows_of_many(np.flatnonzero(x.explained))
-    excluded = np.union1d(ex_rows, np.flatnonzero(x.dup))
+    excluded = distinct(np.concatenate((ex_rows, np.flatnonzero(x.dup))))
     fl = x.seg("fl", excluded)
     base = ((fl & SYN) == 0) & ((x.seg("pay", excluded) > 0) | ((fl & FIN) != 0))
     return x.carrying - int(np.count_nonzero(base))

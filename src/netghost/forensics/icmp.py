@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
+from netghost.forensics.findings_num import member
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
@@ -53,7 +54,7 @@ def analyze_icmp(cols: Packets, max_items: int = 20) -> dict[str, Any]:
         tc = cols.icmp_type[rows].astype(np.int64) * 256 + cols.icmp_code[rows]
         u, c = np.unique(tc, return_counts=True)
         out[key] = {f"{int(x) // 256}/{int(x) % 256}": int(k) for x, k in zip(u, c, strict=True)}
-        er = rows[np.isin(cols.icmp_type[rows], errs)]
+        er = rows[member(cols.icmp_type[rows], np.array(errs))]
         if er.size:
             groups += _error_groups(cols, pr, er)
     groups.sort(key=lambda g: -g["count"])

@@ -13,7 +13,6 @@ thousand tokens whatever the capture size. Evidence is frame numbers and flow id
 from __future__ import annotations
 
 import json
-import math
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import build_findings, flow_id
 from netghost.forensics.findings_base import Ctx, ep
+from netghost.forensics.findings_num import distinct, median, median_p95, member
 from netghost.forensics.flows import CONN_STATES
 from netghost.forensics.history import flow_details
 from netghost.forensics.reader import LINKTYPE_NAMES
@@ -58,7 +58,7 @@ def _ep(hi: Any, lo: Any, port: Any) -> str:
 
 def _flow_scores(a: Analysis) -> np.ndarray:
     st = a.streams
-    bad_state = np.isin(st.conn_state, [CONN_STATES.index(s) for s in ("S0", "REJ", "RSTO", "RSTR", "RSTOS0", "SH")])
+    bad_state = member(st.conn_state, np.array([CONN_STATES.index(s) for s in ("S0", "REJ", "RSTO", "RSTR", "RSTOS0", "SH")]))
     out: np.ndarray = st.retrans * 2.0 + st.flagged + st.lost * 2 + st.zero_window * 2 + bad_state * 5 + (st.rst_c + st.rst_s) * 3
     return out
 
@@ -73,7 +73,7 @@ def _flows(a: Analysis, x: Ctx, referenced: set[int]) -> list[dict[str, Any]]:
     chosen += [s for s in sorted(referenced) if s not in chosen][:6]
     per_stream_flags: dict[int, dict[str, int]] = {}
     # flagged segments of the chosen streams only (ascending = capture order)
-    fsel = x.flagged[np.isin(x.sid[x.flagged], chosen)]
+    fsel = x.flagged[member(x.sid[x.flagged], np.asarray(chosen))]
     f_sid, f_fl = x.sid[fsel], a.tcp_flags[fsel]
     for name in FLAG_NAMES:
         m = (f_fl & FLAG_BITS[name]) != 0
@@ -92,8 +92,8 @@ def _flows(a: Analysis, x: Ctx, referenced: set[int]) -> list[dict[str, Any]]:
         rows = np.sort(x.rows_of_many(np.asarray(chosen))[0])
         rows = rows[~np.isnan(a.tcp_ack_rtt[rows])]
         r_sid = x.sid[rows]
-        for s in np.unique(r_sid).tolist():
-            rtt_med[s] = round(float(np.median(a.tcp_ack_rtt[rows[r_sid == s]])) * 1000, 3)
+        for s in distinct(r_sid).tolist():
+            rtt_med[s] = round(median(a.tcp_ack_rtt[rows[r_sid == s]]) * 1000, 3)
     out = []
     for s in chosen:
         data = int(st.data_pkts[s])
@@ -133,33 +133,13 @@ def _rtt_summary(a: Analysis) -> dict[str, Any]:
 
 
 def median_p95_ms(r: np.ndarray) -> tuple[float, float]:
-    """``np.median(r * 1000)`` and ``np.percentile(r * 1000, 95)`` from one in-place partition of ``r``.
-
-    Why: two partitions (and two copies) of ~10^6 samples were a third of the semantic build on the
-    benchmark. Exactness: scaling by 1000 is monotonic, so the order statistics of ``r * 1000`` are
-    the scaled order statistics of ``r``; the mean of the middle pair and the linear interpolation
-    use numpy's own formulas (``_median``: mean of the pair; ``_lerp``: ``a + d*g``, or ``b - d*(1-g)``
-    when ``g >= 0.5``) on the same float64 values. Tests compare with numpy on random samples.
+    """``np.median(r * 1000)`` and ``np.percentile(r * 1000, 95)`` from one in-place partition of ``r``
+    (two partitions and copies of ~10^6 samples were a third of the semantic build on the benchmark).
 
     Args:
-        r: finite samples (partitioned in place).
+        r: finite samples in seconds (partitioned in place).
     """
-    n = r.shape[0]
-    mid = [n // 2 - 1, n // 2] if n % 2 == 0 else [(n - 1) // 2]
-    vi = (n - 1) * (95 / 100)
-    prev = math.floor(vi)
-    nxt = prev + 1
-    if vi >= n - 1:
-        prev = nxt = n - 1
-    r.partition(sorted({*mid, prev, nxt}))
-    if len(mid) == 2:
-        med = (float(r[mid[0]]) * 1000 + float(r[mid[1]]) * 1000) / 2
-    else:
-        med = float(r[mid[0]]) * 1000
-    g = vi - prev
-    lo, hi = float(r[prev]) * 1000, float(r[nxt]) * 1000
-    d = hi - lo
-    return med, (hi - d * (1 - g) if g >= 0.5 else lo + d * g)
+    return median_p95(r, 1000.0)
 
 
 def _value_counts(v: np.ndarray) -> list[tuple[int, int]]:
