@@ -91,11 +91,12 @@ def wrap(mod, name, label=None):
     def timed(*a, **k):
         t = cpu(); out = fn(*a, **k); key = label or name; inner[key] = inner.get(key, 0.0) + cpu() - t; return out
     setattr(mod, name, timed)
-# compiled path: walk_decode (fused pcap walk + decode into the column store), decode_into (pcapng),
-# dns_of_window (parse_dns on the kernel's DNS-port candidates); pure path: decode_batch (numpy),
-# parse_dns per batch and the store's append
+# compiled path: walk_decode (fused pcap walk + decode into the column store, DNS included),
+# decode_into (pcapng, DNS included), dns_of_segment (parse_dns on the kernel's DNS-port candidates,
+# nested in the two); pure path: decode_batch (numpy), parse_dns per batch and the store's append
 compiled_path = accel.compiled("_walkdecode") is not None
-for name in ("walk_decode", "decode_into", "dns_of_window") if compiled_path else ("decode_batch", "parse_dns"):
+NESTED = {"dns_of_segment"}
+for name in ("walk_decode", "decode_into", "dns_of_segment") if compiled_path else ("decode_batch", "parse_dns"):
     wrap(E, name)
 for name in ("analyze_tcp", "analyze_dns", "analyze_icmp"):
     wrap(E, name)
@@ -106,8 +107,8 @@ a = E.analyze_capture(path)
 t = cpu() - last[0]
 mark("analyze_capture")
 for k, v in inner.items():
-    rows.append(("  " + k, v))
-rows.append(("  reader (mmap/read, windows) + rest", t - sum(inner.values())))
+    rows.append(("  " + ("  (of which) " if k in NESTED else "") + k, v))
+rows.append(("  reader (mmap/read, windows) + rest", t - sum(v for k, v in inner.items() if k not in NESTED)))
 rows.append(("  (of analyze_capture: system time)", sys_cpu() - s0))
 sem = semantic.build_semantic(a, os.path.getsize(path))
 mark("build_semantic (incl. findings)")

@@ -248,11 +248,12 @@ def _both_decoders(data: bytes, tmp_path: Path) -> list[str]:
     assert mod is not None
     store = ColumnStore(len(data), packets_spec())
     scr = engine._Scratch()
+    msgs = engine.DnsMessages()
     for item in iter_windows(p):
         if isinstance(item, decode.RawBatch):
-            engine.decode_into(mod, item, store, scr, 0)
+            engine.decode_into(mod, item, store, scr, 0, msgs)
         else:
-            engine.walk_decode(mod, item, store, scr)
+            engine.walk_decode(mod, item, store, scr, msgs)
     whole = store.finish()
     ref_all = decode.Packets.concat(refs) if refs else decode.Packets.empty()
     for f in dataclasses.fields(ref_all):

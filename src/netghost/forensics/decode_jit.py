@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from netghost.forensics import spill
 from netghost.forensics.accel import compiled
 
 if TYPE_CHECKING:
@@ -41,7 +42,9 @@ class ColumnStore:
     """Growable, preallocated column store in the compiled kernels' column order.
 
     ``np.empty`` does not touch memory, so an over-estimated capacity costs address space only; an
-    under-estimate (e.g. gzip, where the file size says little) grows the arrays by copying.
+    under-estimate (e.g. gzip, where the file size says little) grows the arrays by copying. Arrays
+    come from :func:`netghost.forensics.spill.alloc`: in RAM within the process's memory budget,
+    file-backed past it (bounded memory for captures larger than RAM).
 
     Args:
         total: file size in bytes (for the capacity estimate; 0 if unknown).
@@ -72,7 +75,7 @@ class ColumnStore:
         new_cap = self.estimate(consumed, need)
         cols: dict[str, np.ndarray] = {}
         for name, dt in self.spec:
-            grown = np.zeros(new_cap, dt) if name in ZERO_COLUMNS else np.empty(new_cap, dt)
+            grown = spill.alloc(new_cap, dt, zero=name in ZERO_COLUMNS)
             if self.rows:
                 grown[: self.rows] = self.cols[name][: self.rows]
             cols[name] = grown

@@ -132,68 +132,73 @@ def small_pages() -> Iterator[None]:
         setter(previous)
 
 
+SEGMENT_ROWS = 1 << 16  # records per kernel call: bounds the per-call scratch, whatever the window size
+
+
 class _Scratch:
-    """Per-window payload offsets / captured ends / DNS candidate rows, reused across windows."""
+    """Per-segment payload offsets / captured ends / DNS candidate rows, reused across calls.
+
+    Fixed size (:data:`SEGMENT_ROWS`): sized from a window's bytes instead, it would reserve one entry
+    per 16 bytes, tens of MB of address space that counts against a process's data limit.
+    """
 
     def __init__(self) -> None:
-        self.payoff = np.empty(0, np.int64)
-        self.capend = np.empty(0, np.int64)
-        self.cand = np.empty(0, np.int64)
+        self.payoff = np.empty(SEGMENT_ROWS, np.int64)
+        self.capend = np.empty(SEGMENT_ROWS, np.int64)
+        self.cand = np.empty(SEGMENT_ROWS, np.int64)
+        self.walk = np.empty((5, SEGMENT_ROWS), np.int64)
         self.ports = port_marks(DNS_PORTS)
 
-    def ensure(self, n: int) -> None:
-        if self.payoff.shape[0] < n:
-            self.payoff = np.empty(n, np.int64)
-            self.capend = np.empty(n, np.int64)
-            self.cand = np.empty(n, np.int64)
 
+def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch, msgs: DnsMessages) -> int:
+    """Compiled fused pass over one pcap window: walk + decode into the store's next rows, DNS parsed.
 
-def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch) -> tuple[int, int, int]:
-    """Compiled fused pass over one pcap window: walk + decode into the store's next rows.
-
-    Sets ``w.pos``/``w.bad`` for the reader and returns (first row, rows added, DNS candidates in
-    ``scr.cand``).
+    Sets ``w.pos``/``w.bad`` for the reader; returns the number of rows added.
     """
-    scr.ensure(w.n // 16 + 1)
     if store.cap == 0 and store.total > w.n:
-        # size the store once from the first window's record density (a header-only walk, ~1 ms)
+        # size the store once from the first records' density (a header-only walk, well under 1 ms)
         # instead of growing it (a copy, and page faults on the abandoned first allocation)
-        k0, pos0, _bad = mod.walk_pcap(w.buf, w.n, w.big, MAX_RECORD, np.empty((5, w.n // 16 + 1), np.int64))
+        k0, pos0, _bad = mod.walk_pcap(w.buf, w.n, w.big, MAX_RECORD, scr.walk)
         if k0:
             store.reserve(min(int(store.total / pos0 * k0 * 1.05) + 1024, store.total // 16 + 1))
-    row0 = store.rows
-    pos = done = nc = 0
+    pos = done = 0
     scale = w.ns_factor * 1e-9
     while True:
         store.reserve(store.rows + 1, w.base + pos)
+        row0 = store.rows
         k, pos, bad, full, nc = mod.walk_decode_pcap(
-            w.buf, w.n, pos, w.big, scale, w.linktype, MAX_RECORD, store.raw, store.rows, store.cap - store.rows,
-            store.rows + 1, scr.payoff, scr.capend, done, scr.ports, scr.cand, nc)
+            w.buf, w.n, pos, w.big, scale, w.linktype, MAX_RECORD, store.raw, row0, store.cap - row0,
+            row0 + 1, scr.payoff, scr.capend, 0, scr.ports, scr.cand, 0)
         store.rows += k
         done += k
+        if nc:
+            msgs.extend(dns_of_segment(w.buf, store, row0, k, scr, nc), row0)
         if not full:
             break
     w.pos, w.bad = pos, bad
-    return row0, done, nc
+    return int(done)
 
 
-def decode_into(mod: Any, b: RawBatch, store: ColumnStore, scr: _Scratch, consumed: int) -> tuple[int, int, int]:
-    """Compiled decode of a walked batch (pcapng) into the store's next rows; (first row, rows, candidates)."""
+def decode_into(mod: Any, b: RawBatch, store: ColumnStore, scr: _Scratch, consumed: int, msgs: DnsMessages) -> int:  # noqa: PLR0917  pipeline state
+    """Compiled decode of a walked batch (pcapng) into the store's next rows, DNS parsed; rows added."""
     n = len(b)
-    scr.ensure(n)
     store.reserve(store.rows + n, consumed)
-    row0 = store.rows
-    nc = mod.decode_into(b.buf, b.off, b.caplen, b.wirelen, b.ts, b.linktype, store.raw, row0, row0 + 1,
-                         scr.payoff, scr.capend, scr.ports, scr.cand)
-    store.rows += n
-    return row0, n, nc
+    for i in range(0, n, SEGMENT_ROWS):
+        j = min(i + SEGMENT_ROWS, n)
+        row0 = store.rows
+        nc = mod.decode_into(b.buf, b.off[i:j], b.caplen[i:j], b.wirelen[i:j], b.ts[i:j], b.linktype[i:j],
+                             store.raw, row0, row0 + 1, scr.payoff, scr.capend, scr.ports, scr.cand)
+        store.rows += j - i
+        if nc:
+            msgs.extend(dns_of_segment(b.buf, store, row0, j - i, scr, nc), row0)
+    return n
 
 
-def dns_of_window(buf: np.ndarray, store: ColumnStore, row0: int, k: int, scr: _Scratch, nc: int) -> DnsMessages:  # noqa: PLR0917  window facts
-    """``parse_dns`` over the window, examining only the DNS-port candidates the kernel flagged.
+def dns_of_segment(buf: np.ndarray, store: ColumnStore, row0: int, k: int, scr: _Scratch, nc: int) -> DnsMessages:  # noqa: PLR0917  segment facts
+    """``parse_dns`` over one kernel call's rows, examining only the DNS-port candidates it flagged.
 
     Why: a DNS message needs a DNS port, so the candidates contain every DNS row and ``parse_dns``
-    skips the rest of the window (same messages as a full scan, rows relative to the window).
+    skips the others (same messages as a full scan; rows relative to ``row0``).
     """
     return parse_dns(buf, store.view(row0, k), scr.payoff[:k], scr.capend[:k], rows=scr.cand[:nc])
 
@@ -216,11 +221,9 @@ def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: 
     scr = _Scratch()
     for item in iter_windows(path, info, **kw):
         if isinstance(item, PcapWindow):
-            row0, k, nc = walk_decode(mod, item, store, scr)
+            walk_decode(mod, item, store, scr, msgs)
         else:
-            row0, k, nc = decode_into(mod, item, store, scr, info.bytes_read)
-        if nc:
-            msgs.extend(dns_of_window(item.buf, store, row0, k, scr, nc), row0)
+            decode_into(mod, item, store, scr, info.bytes_read, msgs)
         if progress is not None:
             progress(info.bytes_read, total)
     return store.finish(), msgs

@@ -31,7 +31,10 @@ from netghost.forensics.pcapng import iter_pcapng
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "PcapWindow", "RawBatch", "iter_batches", "iter_windows"]
 
-CHUNK_BYTES = 32 * 1024 * 1024
+CHUNK_BYTES = 32 * 1024 * 1024  # mmap windows: views of the page cache, no memory of their own
+# Read (not mapped) input — small pcaps, gzip, pcapng — lands in buffers the process owns, so their
+# size counts against its memory: a few MiB keep it small at no measurable cost per chunk.
+STREAM_CHUNK_BYTES = 4 * 1024 * 1024
 MMAP_MIN = 64 * 1024 * 1024  # smaller files are simply read
 
 LINKTYPE_NAMES: dict[int, str] = {
@@ -96,13 +99,14 @@ class PcapWindow:
 
 
 def iter_windows(path: str | Path, info: CaptureInfo | None = None,
-                 chunk_bytes: int = CHUNK_BYTES) -> Iterator[PcapWindow | RawBatch]:
+                 chunk_bytes: int | None = None) -> Iterator[PcapWindow | RawBatch]:
     """Yield the capture as pcap windows (records not yet walked) or, for pcapng, walked batches.
 
     Args:
         path: capture file (pcap, pcapng, optionally gzip-compressed).
         info: filled with file type, link types, warnings (truncation, corruption) as reading proceeds.
-        chunk_bytes: raw bytes per window/batch; bounds memory for huge files.
+        chunk_bytes: raw bytes per window/batch (default: :data:`CHUNK_BYTES` for mmap windows,
+            :data:`STREAM_CHUNK_BYTES` for read input); bounds memory for huge files.
 
     Raises:
         CaptureFormatError: the file is missing, unreadable, empty of any header, or not a capture.
@@ -120,11 +124,11 @@ def iter_windows(path: str | Path, info: CaptureInfo | None = None,
             raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
         magic = head[:4]
         if magic in PCAP_MAGICS and not info.compressed and len(head) == 24 and p.stat().st_size > MMAP_MIN:
-            yield from _iter_pcap_mmap(raw, head, info, chunk_bytes)
+            yield from _iter_pcap_mmap(raw, head, info, chunk_bytes or CHUNK_BYTES)
         elif magic in PCAP_MAGICS:
-            yield from _iter_pcap(fh, head, info, chunk_bytes)
+            yield from _iter_pcap(fh, head, info, chunk_bytes or STREAM_CHUNK_BYTES)
         elif magic == PCAPNG_SHB:
-            yield from iter_pcapng(fh, head, info, chunk_bytes)
+            yield from iter_pcapng(fh, head, info, chunk_bytes or STREAM_CHUNK_BYTES)
         else:
             raise CaptureFormatError(
                 f"{p}: not a pcap/pcapng capture (unrecognised magic); one in another format (not a pcap or pcapng) "
@@ -132,13 +136,13 @@ def iter_windows(path: str | Path, info: CaptureInfo | None = None,
             )
 
 
-def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[RawBatch]:
+def iter_batches(path: str | Path, info: CaptureInfo | None = None, chunk_bytes: int | None = None) -> Iterator[RawBatch]:
     """Yield the capture's records in batches of at most ``chunk_bytes`` raw bytes.
 
     Args:
         path: capture file (pcap, pcapng, optionally gzip-compressed).
         info: filled with file type, link types, warnings (truncation, corruption) as reading proceeds.
-        chunk_bytes: raw bytes per batch; bounds memory for huge files.
+        chunk_bytes: raw bytes per batch (default as :func:`iter_windows`); bounds memory for huge files.
 
     Raises:
         CaptureFormatError: the file is missing, unreadable, empty of any header, or not a capture.
