@@ -106,7 +106,7 @@ s0 = sys_cpu()
 a = E.analyze_capture(path)
 t = cpu() - last[0]
 mark("analyze_capture")
-for k, v in inner.items():
+for k, v in sorted(inner.items(), key=lambda kv: kv[0] in NESTED):  # nested (DNS) lines after their parents
     rows.append(("  " + ("  (of which) " if k in NESTED else "") + k, v))
 rows.append(("  reader (mmap/read, windows) + rest", t - sum(v for k, v in inner.items() if k not in NESTED)))
 rows.append(("  (of analyze_capture: system time)", sys_cpu() - s0))
