@@ -23,6 +23,7 @@ from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import Ctx, addr, capture_duplicates, group_rows, server_groups
 from netghost.forensics.findings_num import distinct, median, median_p95, member
 from netghost.forensics.findings_other import _backwards
+from netghost.forensics.findings_tcp import _data_segments, syn_failures
 from netghost.forensics.flows import mix_hash
 from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, _addr, analyze_icmp
 from netghost.forensics.semantic import _value_counts, median_p95_ms
@@ -266,3 +267,19 @@ def test_report_stages_do_not_import_numpy_ma(tmp_path: Path) -> None:
     if out[0] == "True":
         pytest.skip("numpy.ma already imported before the report stages")
     assert out[1:] == ["False", "True"]
+
+
+def test_data_segment_bound_never_hides_the_overall_finding(analyses: list[Analysis]) -> None:
+    for a in analyses:
+        x = Ctx(a)
+        syn_failures(x)  # marks explained streams, as in build_findings
+        c, r = a.cols, a.tcp_rows
+        fl = c.tcp_flags[r].astype(np.int64)
+        carries = ((fl & 0x02) == 0) & ((c.paylen[r] > 0) | ((fl & 0x01) != 0)) & ~x.dup & ~x.explained[a.tcp_stream]
+        exact = int(np.count_nonzero(carries))
+        for retransmitted in sorted({0, 1, exact // 60, exact // 50, exact // 49, exact}):
+            got = _data_segments(x, retransmitted)
+            if got is None:
+                assert not (exact >= 50 and retransmitted / exact >= 0.02)
+            else:
+                assert got == exact

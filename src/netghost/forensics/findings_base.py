@@ -109,29 +109,33 @@ class Ctx:
         return res
 
     @cached_property
-    def _scan(self) -> tuple[np.ndarray, int]:
-        """(segments with RST, number of segments carrying payload or FIN but not SYN) in one chunked
-        pass over the segments' tcp flags and payload lengths (small temporaries, no full columns)."""
+    def rst_rows(self) -> np.ndarray:
+        """Indices of the segments with RST set (ascending).
+
+        Looked for only in the streams whose table counts an RST (``rst_c``/``rst_s`` count exactly
+        these segments), not over every segment.
+        """
+        st = self.a.streams
+        if not len(st):
+            return np.zeros(0, np.int64)
+        rows = np.sort(self.rows_of_many(np.flatnonzero((st.rst_c + st.rst_s) > 0))[0])
+        out: np.ndarray = rows[(self.seg("fl", rows) & 0x04) != 0]
+        return out
+
+    @cached_property
+    def carrying(self) -> int:
+        """Segments carrying payload or FIN (not SYN): the data-segment count before exclusions.
+
+        One chunked pass over the segments' flags and payload lengths (small temporaries).
+        """
         c, rows = self.a.cols, self.a.tcp_rows
-        rst: list[np.ndarray] = []
-        carrying = 0
+        total = 0
         step = 1 << 16
         for lo in range(0, rows.shape[0], step):
             r = rows[lo : lo + step]
             fl = c.tcp_flags[r]
-            rst.append(np.flatnonzero(fl & 0x04) + lo)
-            carrying += int(np.count_nonzero(((fl & 0x02) == 0) & ((c.paylen[r] > 0) | ((fl & 0x01) != 0))))
-        return (np.concatenate(rst) if rst else np.zeros(0, np.int64)), carrying
-
-    @property
-    def rst_rows(self) -> np.ndarray:
-        """Indices of the segments with RST set (ascending)."""
-        return self._scan[0]
-
-    @property
-    def carrying(self) -> int:
-        """Segments carrying payload or FIN (not SYN): the data-segment count before exclusions."""
-        return self._scan[1]
+            total += int(np.count_nonzero(((fl & 0x02) == 0) & ((c.paylen[r] > 0) | ((fl & 0x01) != 0))))
+        return total
 
     @cached_property
     def from_client(self) -> np.ndarray:

@@ -227,14 +227,23 @@ def resets(x: Ctx) -> list[Finding]:
     return out[:20]
 
 
-def _data_segments(x: Ctx) -> int:
-    """Segments carrying payload or FIN (not SYN), capture copies and explained streams left out."""
+def _data_segments(x: Ctx, retransmitted: int) -> int | None:
+    """Segments carrying payload or FIN (not SYN), capture copies and explained streams left out.
+
+    None when ``retransmitted`` is provably below 2% of them (the overall finding cannot fire): the
+    stream table bounds the count from below — every segment with payload (``data_pkts``) except
+    those that are SYNs (``syn`` + ``synack``) carries data — which spares a pass over all segments.
+    """
     # take back the excluded ones: few segments (capture copies, streams explained by another detector)
     ex_rows, _ = x.rows_of_many(np.flatnonzero(x.explained))
     excluded = distinct(np.concatenate((ex_rows, np.flatnonzero(x.dup))))
     fl = x.seg("fl", excluded)
-    base = ((fl & SYN) == 0) & ((x.seg("pay", excluded) > 0) | ((fl & FIN) != 0))
-    return x.carrying - int(np.count_nonzero(base))
+    gone = int(np.count_nonzero(((fl & SYN) == 0) & ((x.seg("pay", excluded) > 0) | ((fl & FIN) != 0))))
+    st = x.a.streams
+    lower = int(st.data_pkts.sum()) - int(st.syn.sum()) - int(st.synack.sum()) - gone
+    if lower >= 50 and retransmitted * 50 < lower * 0.99:  # ratio < 1.98% for any count >= lower
+        return None
+    return x.carrying - gone
 
 
 def retransmissions(x: Ctx) -> list[Finding]:
@@ -279,9 +288,9 @@ def retransmissions(x: Ctx) -> list[Finding]:
             x.frames_of(np.asarray([s]), lambda r: is_retr[r]), [flow_id(s)], float(st.first_ts[s]),
             retransmissions=int(dretr[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
         ))
-    tot_data = _data_segments(x)
     tot_retr = int(retr.shape[0])
-    if tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
+    tot_data = _data_segments(x, tot_retr)
+    if tot_data is not None and tot_data >= 50 and tot_retr / tot_data >= 0.02 and len(out) != 1:
         pct = 100 * tot_retr / tot_data
         flows = np.flatnonzero(dretr > 0)
         out.append(finding(
