@@ -27,8 +27,11 @@ def distinct(x: np.ndarray) -> np.ndarray:
 def member(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``np.isin(x, values)`` for integer arrays, by binary search in the distinct values."""
     u = distinct(np.asarray(values))
-    if not u.shape[0]:
-        return np.zeros(np.shape(x), bool)
+    if u.shape[0] <= 8:  # a few values: plain comparisons beat a binary search per element
+        hit = np.zeros(np.shape(x), bool)
+        for v in u:
+            hit |= x == v
+        return hit
     pos = np.minimum(np.searchsorted(u, x), u.shape[0] - 1)
     out: np.ndarray = u[pos] == x
     return out
