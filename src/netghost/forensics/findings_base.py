@@ -49,7 +49,7 @@ def finding(kind: str, severity: str, confidence: float, title: str, detail: str
 
 _SEG_COLS = {"frame": "frame", "ts": "ts", "fl": "tcp_flags", "pay": "paylen", "seq": "seq", "ack": "ack",
              "ttl": "ttl", "src_hi": "src_hi", "src_lo": "src_lo", "sport": "sport"}
-_WIDE = ("fl", "pay", "seq", "ack")  # widened to int64 (sequence arithmetic, flag tests)
+_WIDE = ("pay", "seq", "ack")  # widened to int64 (sequence arithmetic); tcp flags stay int16
 
 
 class Ctx:
@@ -75,7 +75,7 @@ class Ctx:
         if name not in _SEG_COLS:
             raise AttributeError(name)
         v: np.ndarray = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows]
-        if name in _WIDE and name != "fl":
+        if name in _WIDE:
             v = v.astype(np.int64)
         self.__dict__[name] = v
         return v
@@ -86,7 +86,7 @@ class Ctx:
         if full is not None:
             return full[idx]
         v = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows[idx]]
-        return v.astype(np.int64) if name in _WIDE and name != "fl" else v
+        return v.astype(np.int64) if name in _WIDE else v
 
     def client_side(self, idx: np.ndarray) -> np.ndarray:
         """True where segment ``idx`` was sent by its stream's client (``x.from_client[idx]``).
