@@ -227,3 +227,19 @@ def test_unanswered_names_with_a_zero_byte_inside_a_label() -> None:
         want[msgs.question(k)[0]] = want.get(msgs.question(k)[0], 0) + 1
     assert got == want
     assert got == {"a\x00b.com": 1, "a\x00c.net": 1, "host.example": 2, "": 1}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.binary(max_size=40),
+    st.lists(st.text("ab.\x00é-", max_size=6).map(lambda t: t.encode()), max_size=5).map(
+        lambda labels: b"".join(bytes([len(x)]) + x for x in labels) + b"\x00\x00\x01"),
+), min_size=1, max_size=12))
+def test_vectorised_names_match_the_label_walk(raws: list[bytes]) -> None:
+    off = np.r_[0, np.cumsum([len(q) for q in raws])].astype(np.int64)
+    n = len(raws)
+    msgs = D.DnsMessages(row=np.arange(n, dtype=np.int64), is_response=np.zeros(n, bool),
+                         msg_id=np.zeros(n, np.int64), rcode=np.zeros(n, np.int64),
+                         q_blob=bytearray(b"".join(raws)), q_off=off)
+    ks = np.arange(n)[::-1]
+    assert D.qnames(msgs, ks) == [msgs.question(int(k))[0] for k in ks]
