@@ -134,8 +134,12 @@ def qnames(msgs: DnsMessages, ks: np.ndarray) -> list[str]:
     ks = np.asarray(ks, np.int64)
     if not ks.size:
         return []
-    buf = np.frombuffer(bytes(msgs.q_blob), np.uint8).copy()
-    start, end = msgs.q_off[ks], msgs.q_off[ks + 1]
+    # copy just these sections into a small scratch buffer (the blob holds every message's)
+    lens = msgs.q_off[ks + 1] - msgs.q_off[ks]
+    start = np.cumsum(lens) - lens
+    end = start + lens
+    src = np.repeat(msgs.q_off[ks] - start, lens) + np.arange(int(lens.sum()), dtype=np.int64)
+    buf = np.frombuffer(msgs.q_blob, np.uint8)[src] if len(msgs.q_blob) else np.zeros(0, np.uint8)
     pos, stop = start.copy(), end.copy()
     active = np.flatnonzero(pos < end)
     dots: list[np.ndarray] = []
