@@ -345,6 +345,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
     cdef double t, thr
     cdef bint new, skip, same, nad, rtt_set
     cdef int rc = -1
+    res.streams = NULL  # the callers free it whatever happens
+    res.ns = 0
+    res.nconv = 0
     tab.slots = NULL
     if cs == NULL or (streams and st == NULL) or (k.conv == NULL and _table_init(&tab) < 0):
         free(cs); free(st); free(tab.slots)
