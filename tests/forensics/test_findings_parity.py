@@ -135,7 +135,10 @@ def test_group_frames_match_one_group_at_a_time(analyses: list[Analysis]) -> Non
         rng = np.random.default_rng(len(a.streams))
         groups = [rng.choice(len(a.streams), min(len(a.streams), int(rng.integers(1, 70))), replace=False)
                   for _ in range(5)]
-        for pick in (x.has_flag(0x02), x.has_flag(0x04 | 0x01), lambda rr: np.ones(rr.shape[0], bool)):
+        def flag(bit: int, x: Ctx = x) -> Any:
+            return lambda rr: (x.seg("fl", rr) & bit) != 0
+
+        for pick in (flag(0x02), flag(0x04 | 0x01), lambda rr: np.ones(rr.shape[0], bool)):
             assert x.frames_of_groups(groups, pick) == [x.frames_of(g, pick) for g in groups]
 
 

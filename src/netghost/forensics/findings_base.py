@@ -181,11 +181,6 @@ class Ctx:
         end[ss[chg]] = np.r_[chg[1:], n]
         return order, start, end
 
-    @property
-    def order(self) -> np.ndarray:
-        """Permutation of the segments that makes each stream contiguous (capture order inside)."""
-        return self._blocks[0]
-
     def rows_of(self, s: int) -> np.ndarray:
         """Segment indices of one stream, in capture order (a slice of a grouped index)."""
         order, start, end = self._blocks
@@ -230,10 +225,6 @@ class Ctx:
         bounds = np.searchsorted(grp, np.arange(len(firsts) + 1))
         frames = self.seg("frame", rows).tolist()
         return [frames[bounds[i] : min(bounds[i + 1], bounds[i] + MAX_FRAMES)] for i in range(len(firsts))]
-
-    def has_flag(self, bit: int) -> Callable[[np.ndarray], np.ndarray]:
-        """A ``frames_of`` picker: tcp header flags (``x.fl``) include any of ``bit``."""
-        return lambda r: (self.seg("fl", r) & bit) != 0
 
 
 _V4 = int(V4_MARK)
