@@ -322,16 +322,28 @@ cdef struct Result:
     int64_t nconv
 
 
-cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) noexcept nogil:
+cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res, char* scratch,
+              size_t scratch_bytes) noexcept nogil:
     """Walk segments in index (capture) order. Returns 0, -1 when out of memory, -2 for a row, conversation
-    id or direction out of range."""
+    id or direction out of range.
+
+    ``scratch`` (may be NULL) is memory the caller fills only afterwards (the ``order`` output): the
+    per-conversation states live there while they fit, so those pages are touched once, not twice.
+    """
     cdef Py_ssize_t i, ii, i1, i2, i3
     cdef Pend pend[32]
     cdef int64_t cring[16]
     cdef int64_t dring[16]
     cdef Seg* pool = NULL  # free small blocks, linked through their first word
     cdef int64_t ccap = nconv if nconv > 64 else 64
-    cdef Conv* cs = <Conv*>malloc(ccap * sizeof(Conv))
+    cdef bint owned = True  # cs was malloc'ed (not the caller's scratch)
+    cdef Conv* cs
+    if scratch != NULL and <int64_t>(scratch_bytes // sizeof(Conv)) >= ccap:
+        cs = <Conv*>scratch
+        ccap = scratch_bytes // sizeof(Conv)
+        owned = False
+    else:
+        cs = <Conv*>malloc(ccap * sizeof(Conv))
     cdef int64_t scap = 1024, ns = 0, seen = 0
     cdef Agg* st = <Agg*>malloc(scap * sizeof(Agg)) if streams else NULL
     cdef Table tab
@@ -350,7 +362,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
     res.nconv = 0
     tab.slots = NULL
     if cs == NULL or (streams and st == NULL) or (k.conv == NULL and _table_init(&tab) < 0):
-        free(cs); free(st); free(tab.slots)
+        if owned:
+            free(cs)
+        free(st); free(tab.slots)
         return -1
     # Software pipeline (the walk is bound by cache misses): packet i + PF1 is hashed and its table
     # slot prefetched, packet i + PF2 is looked up, packet i + PF3's peer segment list is prefetched,
@@ -378,14 +392,18 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
                 if c < 0:
                     break
             if c >= seen:  # conversation ids appear in increasing order; set up the new state blocks
-                while c >= ccap:
-                    ccap *= 2
-                    vtmp = realloc(cs, ccap * sizeof(Conv))
+                if c >= ccap:
+                    ccap = 2 * c + 2
+                    if owned:
+                        vtmp = realloc(cs, ccap * sizeof(Conv))
+                    else:  # outgrew the scratch: move to the heap
+                        vtmp = malloc(ccap * sizeof(Conv))
+                        if vtmp != NULL:
+                            memcpy(vtmp, cs, seen * sizeof(Conv))
                     if vtmp == NULL:
                         break
                     cs = <Conv*>vtmp
-                if c >= ccap:
-                    break
+                    owned = True
                 for j in range(seen, c + 1):
                     cs[j].seen = False
                     cs[j].d[0].segs = NULL
@@ -673,7 +691,8 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res) n
         sg = pool
         pool = (<Seg**>pool)[0]
         free(sg)
-    free(cs)
+    if owned:
+        free(cs)
     free(tab.slots)
     if rc != 0:
         free(st)
@@ -735,7 +754,7 @@ def analyze(const int64_t[::1] rows, const int64_t[::1] conv, const int64_t[::1]
     k.out_irtt = &oiv[0]
     k.out_rtt = &orv[0]
     with nogil:
-        rc = _run(&k, n, nconv, False, &res)
+        rc = _run(&k, n, nconv, False, &res, NULL, 0)
     _check(rc)
     return of, osub, oirtt, ortt
 
@@ -783,7 +802,7 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
     k.out_rtt = &orv[0]
     k.out_sid = &sidv[0]
     with nogil:
-        rc = _run(&k, n, 0, True, &res)
+        rc = _run(&k, n, 0, True, &res, <char*>&ov[0], n * sizeof(int64_t))
         if rc == 0:
             counts = <int64_t*>malloc((res.ns + 1) * sizeof(int64_t))
             if counts != NULL:
