@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import analyze_capture
+from netghost.forensics import analyze_capture, spill
 from netghost.forensics.decode import V4_MARK, Packets
 from netghost.forensics.flows import TcpAnalysis, analyze_tcp, build_streams, group_conversations
 from netghost.forensics.tcp import FLAG_BITS, analyze_tcp_sequences, compiled_tcp
@@ -416,3 +416,17 @@ def test_many_conversations_and_long_unacked_list() -> None:
     assert len(got.streams) == 6001
     assert np.count_nonzero(~np.isnan(got.ack_rtt)) > 6000  # every handshake ACK and the bulk ACK sampled
     assert got.flags[-1] & FLAG_BITS["retransmission"]
+
+
+def test_spilled_outputs_equal_in_ram(decoded: dict[str, tuple[Packets, np.ndarray]]) -> None:
+    """With a zero memory budget the per-segment outputs are file-backed; the results are the same."""
+    cols, rows = decoded["pcaps/chrissanders_ppa1e_ftp-crack.pcap"]
+    ram = analyze_tcp(cols, rows)
+    try:
+        spill.reset_budget(0)
+        disk = analyze_tcp(cols, rows)
+    finally:
+        spill.reset_budget()
+    assert COMPILED is (disk.flags.base is not None)  # the compiled path filled the budget's arrays
+    _assert_equal_analysis(ram, disk)
+    assert np.array_equal(ram.order, disk.order)

@@ -764,8 +764,12 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
                     const int32_t[::1] dport, const int64_t[::1] seq, const int64_t[::1] ack,
                     const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen,
                     const double[::1] ts, const int16_t[::1] wscale, const int32_t[::1] mss,
-                    const int64_t[::1] frame):
+                    const int64_t[::1] frame, out=None):
     """Grouping + rules + stream table in one pass (see :func:`netghost.forensics.flows.analyze_tcp`).
+
+    ``out``: optional preallocated (aflags int64, ack_rtt float64, sid int64, order int64) arrays of
+    ``len(rows)`` elements (e.g. file-backed ones from :mod:`netghost.forensics.spill`); they are
+    filled and returned.
 
     Returns:
         (aflags, ack_rtt, sid, order, table) where ``order`` lists segments stream by stream (capture
@@ -774,10 +778,12 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
         from the server) for it.
     """
     cdef Py_ssize_t n = rows.shape[0]
-    of = np.empty(n, np.int64)
-    ortt = np.empty(n, np.float64)
-    sid = np.empty(n, np.int64)
-    order = np.empty(n, np.int64)
+    if out is None:
+        of, ortt, sid, order = np.empty(n, np.int64), np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.int64)
+    else:
+        of, ortt, sid, order = out
+        if not all(a.shape == (n,) for a in (of, ortt, sid, order)):
+            raise ValueError("output arrays must have one element per segment")
     if n == 0:
         return of, ortt, sid, order, _table(NULL, 0, NULL)
     cdef int64_t[::1] ofv = of, sidv = sid, ov = order

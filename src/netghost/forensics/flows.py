@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from netghost.forensics import spill
 from netghost.forensics.decode import Packets
 from netghost.forensics.tcp import FLAG_BITS, analyze_tcp_sequences, compiled_fields, compiled_tcp
 
@@ -329,10 +330,13 @@ def analyze_tcp(cols: Packets, rows: np.ndarray) -> TcpAnalysis:
         sid, streams = build_streams(cols, rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
                                      order=order)
         return TcpAnalysis(aflags, sid, streams, ack_rtt, order)
+    n = rows.shape[0]
+    # per-segment outputs come from the memory budget (in RAM, or file-backed past it: see spill.py)
+    out = (spill.alloc(n, np.int64), spill.alloc(n, np.float64), spill.alloc(n, np.int64), spill.alloc(n, np.int64))
     aflags, ack_rtt, sid, order, table = mod.analyze_streams(
         np.ascontiguousarray(rows, dtype=np.int64), *_endpoints(cols),
         *compiled_fields((cols.seq, cols.ack, cols.tcp_flags, cols.win, cols.paylen, cols.ts, cols.wscale)),
-        np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64))
+        np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64), out)
     syn_c, synack_s = table.pop("syn_c"), table.pop("synack_s")
     t = TcpStreams(**table, conn_state=np.zeros(len(table["first_frame"]), np.int8))
     t.conn_state = _conn_state(t, syn_c, synack_s)
