@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from netghost.forensics import spill
 from netghost.forensics.capture import MAX_RECORD, RawBatch
 from netghost.forensics.decode import ISSUES, Packets, decode_batch
 from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec, port_marks
@@ -28,7 +29,7 @@ from netghost.forensics.dns import DNS_PORTS, DnsMessages, analyze_dns, parse_dn
 from netghost.forensics.flows import TcpStreams, analyze_tcp
 from netghost.forensics.icmp import analyze_icmp
 from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, PcapWindow, iter_batches, iter_windows
-from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, compiled_tcp
 
 __all__ = ["Analysis", "analyze_capture"]
 
@@ -63,6 +64,8 @@ class Analysis:
     decode_issue_frames: dict[str, list[int]] = field(default_factory=dict)
     tcp_order: np.ndarray | None = None  # permutation of tcp_rows entries, each stream contiguous, capture order inside
     tcp_ack_rtt: np.ndarray | None = None  # tshark tcp.analysis.ack_rtt (s) per tcp_rows entry, NaN where absent
+    # offset of each stream's block in tcp_order (block length pkts_c2s + pkts_s2c); None when unknown
+    tcp_stream_start: np.ndarray | None = None
 
     @property
     def packets(self) -> int:
@@ -234,7 +237,7 @@ def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk
     kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
     cols, msgs = _read(path, info, progress, kw)
 
-    tcp_rows = np.flatnonzero((cols.proto == 6) & (cols.tcp_flags >= 0))
+    tcp_rows = tcp_segment_rows(cols)
     ta = analyze_tcp(cols, tcp_rows)
 
     issues: Counter[str] = Counter()
@@ -250,4 +253,48 @@ def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk
         info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=ta.flags, tcp_stream=ta.stream, streams=ta.streams,
         dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
         decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=ta.order, tcp_ack_rtt=ta.ack_rtt,
+        tcp_stream_start=stream_starts(ta.streams) if compiled_tcp() is not None else None,
     )
+
+
+TCP_ROWS_CHUNK = 1 << 18  # rows per pass of tcp_segment_rows (bounds its temporaries to ~1 MB)
+
+
+def tcp_segment_rows(cols: Packets) -> np.ndarray:
+    """Ascending rows of the decoded TCP segments (``proto == 6`` with a parsed header).
+
+    Why chunked into a budgeted array: the result holds 8 bytes per segment, so it comes from
+    :func:`~netghost.forensics.spill.alloc` (file-backed past ``NETGHOST_PCAP_MEMORY``) and the
+    masks are built a chunk at a time instead of as three full-length temporaries. The array is
+    sized for every row (pages past the segments found are never touched) and returned trimmed.
+    """
+    n = len(cols)
+    out = spill.alloc(n, np.int64)
+    proto, flags = cols.proto, cols.tcp_flags
+    m = np.empty(min(n, TCP_ROWS_CHUNK), np.bool_)
+    t = np.empty_like(m)
+    k = 0
+    for a in range(0, n, TCP_ROWS_CHUNK):
+        b = min(a + TCP_ROWS_CHUNK, n)
+        mm, tt = m[: b - a], t[: b - a]
+        np.equal(proto[a:b], 6, out=mm)
+        np.greater_equal(flags[a:b], 0, out=tt)
+        mm &= tt
+        idx = np.flatnonzero(mm)
+        out[k : k + idx.shape[0]] = idx
+        out[k : k + idx.shape[0]] += a
+        k += idx.shape[0]
+    return out[:k]
+
+
+def stream_starts(streams: TcpStreams) -> np.ndarray:
+    """Offset of each stream's block in the compiled ``tcp_order`` (blocks in stream-id order).
+
+    Block length = ``pkts_c2s + pkts_s2c``; the report side uses it instead of gathering the stream
+    id of every segment through the permutation.
+    """
+    size = streams.pkts_c2s.astype(np.int64) + streams.pkts_s2c
+    out = np.zeros(size.shape[0], np.int64)
+    if size.shape[0] > 1:
+        np.cumsum(size[:-1], out=out[1:])
+    return out
