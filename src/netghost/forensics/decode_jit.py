@@ -59,6 +59,7 @@ class ColumnStore:
         self.cap = 0
         self.cols: dict[str, np.ndarray] = {}
         self.raw: tuple[np.ndarray, ...] = ()
+        self.hot: tuple[np.ndarray, ...] = ()  # in-RAM columns every row writes (see prefault)
 
     def estimate(self, consumed: int, need: int) -> int:
         """Capacity for ``need`` rows given ``consumed`` file bytes so far (at least ``need``)."""
@@ -82,6 +83,18 @@ class ColumnStore:
         self.cols = cols
         self.cap = new_cap
         self.raw = tuple(a.view(np.uint8) if a.dtype == np.bool_ else a for a in cols.values())
+        self.hot = tuple(a for name, a in cols.items() if name not in ZERO_COLUMNS and not isinstance(a.base, np.memmap))
+
+    def prefault(self, mod: Any, n: int) -> None:
+        """Map the pages of the next ``n`` rows of every always-written column before the kernel runs.
+
+        Why: one ``madvise(MADV_POPULATE_WRITE)`` per column instead of one page fault per 4 KiB the
+        kernel's stores would take (fresh anonymous memory); ~25% less system time per page here.
+        Zero-default columns (mostly never written) and file-backed (spilled) columns are left alone.
+        """
+        n = min(n, self.cap - self.rows)
+        if n > 0 and self.hot:
+            mod.populate(self.hot, self.rows, n)
 
     def append(self, part: Packets, consumed: int = 0) -> None:
         """Copy a per-batch table in (the pure path)."""
