@@ -6,15 +6,26 @@ everything here is internal to :mod:`netghost.forensics` (the public entry is ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
+from netghost.forensics import spill
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.findings_num import distinct, member
+from netghost.forensics.findings_num import (
+    BLOCK,
+    Collect,
+    distinct,
+    gather,
+    member,
+    nonzero_blocks,
+    roomy,
+    select,
+    spans,
+)
 from netghost.forensics.flows import mix_hash
 
 __all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_duplicates", "ep", "finding", "flow_id",
@@ -74,9 +85,8 @@ class Ctx:
         # full per-segment columns, gathered on first use (frame, ts, fl, pay, seq, ack, ttl, src_hi ...)
         if name not in _SEG_COLS:
             raise AttributeError(name)
-        v: np.ndarray = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows]
-        if name in _WIDE:
-            v = v.astype(np.int64)
+        # long captures: spill-allocated, gathered in blocks (no capture-sized temporaries)
+        v = gather(getattr(self.a.cols, _SEG_COLS[name]), self.a.tcp_rows, np.int64 if name in _WIDE else None)
         self.__dict__[name] = v
         return v
 
@@ -98,6 +108,11 @@ class Ctx:
         if full is not None:
             out: np.ndarray = full[idx]
             return out
+        if idx.shape[0] > BLOCK and not roomy(idx.shape[0] * 32):
+            res_all = spill.alloc(idx.shape[0], bool)
+            for lo, hi in spans(idx.shape[0]):
+                res_all[lo:hi] = self.client_side(idx[lo:hi])
+            return res_all
         st, c, s = self.a.streams, self.a.cols, self.sid[idx]
         r = self.a.tcp_rows[idx]
         cport = st.c_port[s]
@@ -118,8 +133,11 @@ class Ctx:
         st = self.a.streams
         if not len(st):
             return np.zeros(0, np.int64)
-        rows = np.sort(self.rows_of_many(np.flatnonzero((st.rst_c + st.rst_s) > 0))[0])
-        out: np.ndarray = rows[(self.seg("fl", rows) & 0x04) != 0]
+        acc = Collect(self.sid.shape[0], np.int64)
+        for rows, _ in self.iter_rows_of_many(np.flatnonzero((st.rst_c + st.rst_s) > 0)):
+            acc.add(rows[(self.seg("fl", rows) & 0x04) != 0])
+        out = acc.result()
+        out.sort()
         return out
 
     @cached_property
@@ -140,18 +158,27 @@ class Ctx:
     @cached_property
     def from_client(self) -> np.ndarray:
         """Per segment: sent by the stream's client."""
-        return self.client_side(np.arange(self.sid.shape[0]))
+        n = self.sid.shape[0]
+        if n <= BLOCK or roomy(n * 32):
+            return self.client_side(np.arange(n))
+        out = spill.alloc(n, bool)
+        for lo, hi in spans(n):
+            out[lo:hi] = self.client_side(np.arange(lo, hi))
+        return out
 
     @cached_property
     def flagged(self) -> np.ndarray:
         """Indices of the segments carrying any tshark analysis flag (ascending)."""
-        return np.flatnonzero(self.a.tcp_flags != 0)  # (a bool mask: ~3x faster than nonzero of int64)
+        fl = self.a.tcp_flags  # (a bool mask: ~3x faster than nonzero of int64)
+        return nonzero_blocks(fl.shape[0], lambda lo, hi: fl[lo:hi] != 0)
 
     def with_flag(self, bit: int) -> np.ndarray:
-        """Indices of the segments whose analysis flags include ``bit`` (ascending)."""
-        f = self.flagged
-        out: np.ndarray = f[(self.a.tcp_flags[f] & bit) != 0]
-        return out
+        """Indices of the segments whose analysis flags include ``bit`` (ascending; cached per bit)."""
+        cache: dict[int, np.ndarray] = self.__dict__.setdefault("_with_flag", {})
+        if bit not in cache:
+            fl = self.a.tcp_flags
+            cache[bit] = select(self.flagged, lambda f: (fl[f] & bit) != 0)
+        return cache[bit]
 
     @cached_property
     def dup(self) -> np.ndarray:
@@ -171,14 +198,27 @@ class Ctx:
         # narrow copy first: the gather through the permutation is random access, and fewer bytes per
         # entry make it several times faster (uint16 when the stream ids fit)
         narrow = np.uint16 if len(a.streams) <= 1 << 16 else np.int32 if len(a.streams) < 1 << 31 else np.int64
-        ss = self.sid.astype(narrow)[order]
-        n = ss.shape[0]
-        chg = np.flatnonzero(ss[1:] != ss[:-1]) + 1 if n else np.zeros(0, np.int64)
-        chg = np.r_[0, chg] if n else chg
+        n = order.shape[0]
         start = np.zeros(len(a.streams), np.int64)
         end = np.zeros(len(a.streams), np.int64)
-        start[ss[chg]] = chg
-        end[ss[chg]] = np.r_[chg[1:], n]
+        if not n:
+            return order, start, end
+        step = n if roomy(n * 16) else BLOCK  # past the memory budget: in blocks (fixed temporaries)
+        sid_n = self.sid.astype(narrow) if step == n else None
+        heads: list[np.ndarray] = []
+        head_sid: list[np.ndarray] = []
+        prev = None
+        for lo, hi in spans(n, step):
+            ss = sid_n[order[lo:hi]] if sid_n is not None else self.sid[order[lo:hi]].astype(narrow)
+            chg = np.flatnonzero(ss[1:] != ss[:-1]) + 1
+            if prev is None or prev != ss[0]:
+                chg = np.r_[0, chg]
+            heads.append(chg + lo)
+            head_sid.append(ss[chg])
+            prev = ss[-1]
+        h, hs = np.concatenate(heads), np.concatenate(head_sid)
+        start[hs] = h
+        end[hs] = np.r_[h[1:], n]
         return order, start, end
 
     def rows_of(self, s: int) -> np.ndarray:
@@ -199,6 +239,31 @@ class Ctx:
         first = np.cumsum(ln) - ln
         pos = np.repeat(lo - first, ln) + np.arange(total, dtype=np.int64)
         return order[pos], np.repeat(np.arange(streams.shape[0]), ln)
+
+    def iter_rows_of_many(self, streams: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`rows_of_many` in pieces of at most BLOCK segments (their concatenation is its result).
+
+        Why: the streams of interest (every stream with an RST, with a loss ...) can hold most of
+        the capture's segments; per-piece temporaries keep the working set fixed. One piece (the
+        plain result) when it fits in what is left of the memory budget.
+        """
+        order, start, end = self._blocks
+        streams = np.asarray(streams, np.int64)
+        ln = end[streams] - start[streams]
+        cum = np.cumsum(ln)
+        total = int(cum[-1]) if cum.shape[0] else 0
+        if total <= BLOCK or roomy(total * 32):
+            if total:
+                yield self.rows_of_many(streams)
+            return
+        first = cum - ln
+        for p0, p1 in spans(total):
+            i0 = int(np.searchsorted(cum, p0, "right"))
+            i1 = int(np.searchsorted(cum, p1 - 1, "right")) + 1
+            f = first[i0:i1]
+            cl = np.minimum(f + ln[i0:i1], p1) - np.maximum(f, p0)
+            pos = np.repeat(start[streams[i0:i1]] - f, cl) + np.arange(p0, p1, dtype=np.int64)
+            yield order[pos], np.repeat(np.arange(i0, i1), cl)
 
     def frames_of(self, streams: np.ndarray, pick: Callable[[np.ndarray], np.ndarray]) -> list[int]:
         """First evidence frames among ``streams`` (the first 50 by id) where ``pick(segments)`` holds.
@@ -297,25 +362,53 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
         x: unused (kept for call sites that share a :class:`Ctx`).
     """
     c = a.cols
-    dup = np.zeros(a.tcp_rows.shape[0], bool)
+    n = a.tcp_rows.shape[0]
     # a copy is always flagged by tshark (retransmission / dup-ACK ...), so only streams with flags matter
     fs = a.streams.flagged > 0 if len(a.streams) else np.zeros(0, bool)
     if not fs.any():
+        return np.zeros(n, bool)
+    dup = np.zeros(n, bool) if roomy(n * 64) else spill.alloc(n, bool, zero=True)
+
+    def candidates(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(segment, row, digest of (seq, IP ID)) of segments lo..hi that could be copies."""
+        sel = np.flatnonzero(fs[a.tcp_stream[lo:hi]]) + lo
+        r = a.tcp_rows[sel]
+        ip_id = c.ip_id[r]
+        keep = np.flatnonzero((c.l3[r] == 4) & (ip_id != 0))
+        sel, r, ip_id = sel[keep], r[keep], ip_id[keep]
+        # a copy repeats (seq, IP ID): only rows whose 32-bit digest of the pair repeats can be copies
+        # (a digest collision only adds rows to the exact grouping below)
+        return sel, r, c.seq[r].astype(np.uint32) ^ (ip_id.astype(np.uint32) * np.uint32(0x9E3779B1))
+
+    if roomy(n * 64) or n <= BLOCK:
+        _mark_copies(c, dup, *candidates(0, n))
         return dup
-    sel = np.flatnonzero(fs[a.tcp_stream])
-    r = a.tcp_rows[sel]
-    ip_id = c.ip_id[r]
-    keep = np.flatnonzero((c.l3[r] == 4) & (ip_id != 0))
-    sel, r, ip_id = sel[keep], r[keep], ip_id[keep]
+    # past the memory budget: copies share their digest, so the candidates are split by digest range
+    # into parts of about BLOCK rows (one histogram pass, then one pass per part), each part exact
+    hist = np.zeros(1 << 16, np.int64)
+    for lo, hi in spans(n):
+        hist += np.bincount(candidates(lo, hi)[2] >> np.uint32(16), minlength=1 << 16)
+    cum = np.cumsum(hist)
+    cuts = distinct(np.r_[0, np.searchsorted(cum, np.arange(BLOCK, int(cum[-1]), BLOCK), "right"), 1 << 16])
+    for b0, b1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+        parts = []
+        for lo, hi in spans(n):
+            sel, r, k1 = candidates(lo, hi)
+            top = k1 >> np.uint32(16)
+            m = (top >= b0) & (top < b1)
+            parts.append((sel[m], r[m], k1[m]))
+        _mark_copies(c, dup, *(np.concatenate(p) for p in zip(*parts, strict=True)))
+    return dup
+
+
+def _mark_copies(c: Any, dup: np.ndarray, sel: np.ndarray, r: np.ndarray, k1: np.ndarray) -> None:
+    """Set ``dup[sel]`` for the candidate segments (rows ``r``, ascending) that are capture copies."""
     if sel.size < 2:
-        return dup
-    # a copy repeats (seq, IP ID): only rows whose 32-bit digest of the pair repeats can be copies
-    # (a digest collision only adds rows to the exact grouping below)
-    k1 = c.seq[r].astype(np.uint32) ^ (ip_id.astype(np.uint32) * np.uint32(0x9E3779B1))
+        return
     ks = np.sort(k1)
     again = ks[1:][ks[1:] == ks[:-1]]
     if not again.size:
-        return dup
+        return
     rep = np.flatnonzero(member(k1, again))
     sel, r = sel[rep], r[rep]
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
@@ -326,4 +419,3 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
     d[first] = False
     d &= (c.ts[r] - c.ts[r[first[inv.ravel()]]]) < 0.001
     dup[sel] = d
-    return dup

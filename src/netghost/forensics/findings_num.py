@@ -9,10 +9,16 @@ report stages use these equivalents instead (same values; tests compare with num
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["distinct", "median", "median_p95", "member"]
+from netghost.forensics import spill
+
+__all__ = ["BLOCK", "Collect", "count_by", "distinct", "gather", "in_sorted", "median", "median_p95", "member",
+           "nonzero_blocks", "roomy", "select", "spans"]
 
 
 def distinct(x: np.ndarray) -> np.ndarray:
@@ -75,3 +81,114 @@ def median(v: np.ndarray) -> float:
         return float(v[(n - 1) // 2])
     v.partition([n // 2 - 1, n // 2])
     return (float(v[n // 2 - 1]) + float(v[n // 2])) / 2
+
+
+# --- bounded-memory helpers --------------------------------------------------------------------
+# Why: a capture can hold more segments than the process may keep in RAM (spill.py). A pass over
+# every segment (or over an index set as long as the capture, e.g. "every flagged segment") runs in
+# blocks of BLOCK rows, so its temporaries are a fixed working set; a result as long as the capture
+# goes to spill.alloc (file-backed past the budget). Inputs of at most BLOCK rows take the plain
+# one-shot path (same code as before, so small captures pay nothing).
+
+# NETGHOST_PCAP_BLOCK (rows) is a test knob: tiny blocks drive every blocked path on small captures.
+BLOCK = int(os.environ.get("NETGHOST_PCAP_BLOCK") or 1 << 17)
+
+
+def roomy(nbytes: int) -> bool:
+    """True when ``nbytes`` more of temporaries fit in what is left of the memory budget (one-shot path)."""
+    b = spill.budget()
+    return b.limit - b.in_ram >= nbytes
+
+
+def spans(n: int, step: int | None = None) -> list[tuple[int, int]]:
+    """``[(lo, hi), ...]`` blocks of ``step`` (default BLOCK) rows covering ``range(n)``."""
+    step = step or BLOCK
+    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+
+
+class Collect:
+    """Concatenation of result blocks that stays a plain array while small, then moves to spill.alloc.
+
+    Args:
+        cap: upper bound of the total length (size of the spilled array once it is needed).
+        dtype: element type.
+    """
+
+    def __init__(self, cap: int, dtype: Any) -> None:
+        self.cap, self.dtype = int(cap), np.dtype(dtype)
+        self.parts: list[np.ndarray] = []
+        self.k = 0
+        self.out: np.ndarray | None = None
+
+    def add(self, part: np.ndarray) -> None:
+        """Append one block of results."""
+        if self.out is None:
+            self.parts.append(part)
+            self.k += part.shape[0]
+            if self.k > BLOCK:
+                self.out = spill.alloc(self.cap, self.dtype)
+                self.out[: self.k] = np.concatenate(self.parts)
+                self.parts = []
+            return
+        self.out[self.k : self.k + part.shape[0]] = part
+        self.k += part.shape[0]
+
+    def result(self) -> np.ndarray:
+        """The concatenated results (a view of the spilled array when large)."""
+        if self.out is not None:
+            return self.out[: self.k]
+        if len(self.parts) == 1:
+            return self.parts[0].astype(self.dtype, copy=False)
+        return np.concatenate(self.parts).astype(self.dtype, copy=False) if self.parts else np.zeros(0, self.dtype)
+
+
+def nonzero_blocks(n: int, mask: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """``np.flatnonzero`` of a length-``n`` mask computed block by block (``mask(lo, hi)``)."""
+    if n <= BLOCK or roomy(n * 9):
+        return np.flatnonzero(mask(0, n))
+    acc = Collect(n, np.int64)
+    for lo, hi in spans(n):
+        acc.add(np.flatnonzero(mask(lo, hi)) + lo)
+    return acc.result()
+
+
+def select(idx: np.ndarray, pred: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``idx[pred(idx)]`` in blocks (order kept)."""
+    if idx.shape[0] <= BLOCK or roomy(idx.shape[0] * 16):
+        out: np.ndarray = idx[pred(idx)]
+        return out
+    acc = Collect(idx.shape[0], idx.dtype)
+    for lo, hi in spans(idx.shape[0]):
+        part = idx[lo:hi]
+        acc.add(part[pred(part)])
+    return acc.result()
+
+
+def gather(col: np.ndarray, idx: np.ndarray, dtype: Any = None) -> np.ndarray:
+    """``col[idx].astype(dtype)`` with a spill-allocated result when ``idx`` is long."""
+    if idx.shape[0] <= BLOCK or roomy(idx.shape[0] * 16):
+        v: np.ndarray = col[idx]
+        return v if dtype is None else v.astype(dtype)
+    out = spill.alloc(idx.shape[0], col.dtype if dtype is None else dtype)
+    for lo, hi in spans(idx.shape[0]):
+        out[lo:hi] = col[idx[lo:hi]]
+    return out
+
+
+def count_by(keys: Callable[[np.ndarray], np.ndarray], idx: np.ndarray, n: int) -> np.ndarray:
+    """``np.bincount(keys(idx), minlength=n)`` in blocks of ``idx``."""
+    if idx.shape[0] <= BLOCK or roomy(idx.shape[0] * 16):
+        return np.bincount(keys(idx), minlength=n)
+    total = np.zeros(n, np.int64)
+    for lo, hi in spans(idx.shape[0]):
+        total += np.bincount(keys(idx[lo:hi]), minlength=n)
+    return total
+
+
+def in_sorted(sorted_idx: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Per ``r``: present in the ascending index array ``sorted_idx`` (a bool mask without a per-segment table)."""
+    if not sorted_idx.shape[0]:
+        return np.zeros(np.shape(r), bool)
+    pos = np.minimum(np.searchsorted(sorted_idx, r), sorted_idx.shape[0] - 1)
+    out: np.ndarray = sorted_idx[pos] == r
+    return out

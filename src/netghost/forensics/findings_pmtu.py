@@ -32,7 +32,7 @@ from netghost.forensics.findings_base import (
     flow_id,
     server_groups,
 )
-from netghost.forensics.findings_num import distinct, member
+from netghost.forensics.findings_num import count_by, distinct, in_sorted, member, select, spans
 from netghost.forensics.tcp import FLAG_BITS
 
 __all__ = ["BIG_PAYLOAD", "pmtu"]
@@ -81,7 +81,7 @@ def _small_acked(x: Ctx, r: np.ndarray, thr: Thr) -> int | None:
 def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: Thr) -> dict[str, Any] | None:
     r = x.rows_of(s)
     counts: dict[tuple[bool, int, int], int] = {}
-    for k in r[big_retr[r]].tolist():
+    for k in r[in_sorted(big_retr, r)].tolist():
         key = (bool(x.from_client[k]), int(x.seq[k]), int(x.pay[k]))
         counts[key] = counts.get(key, 0) + 1
     if not counts:
@@ -113,7 +113,7 @@ def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: Thr) -> dict[str,
         snd = r[x.from_client[r] == fc]
         if not snd.size or np.any(x.pay[snd] >= thr(snd)):
             continue  # full-size segments do arrive in this direction
-        lost = np.flatnonzero(lost_flag[snd])
+        lost = np.flatnonzero(in_sorted(lost_flag, snd))
         if not lost.size:
             continue
         base = x.seq[snd[0]]
@@ -145,32 +145,35 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     def thr(idx: np.ndarray) -> np.ndarray:
         return _thresholds(x, idx)
 
-    nseg = x.sid.shape[0]
-    retr = x.with_flag(FLAG_BITS["retransmission"])
-    retr = retr[(x.seg("pay", retr) >= thr(retr)) & ~x.dup[retr]]
-    big_retr = np.zeros(nseg, bool)
-    big_retr[retr] = True
+    # (index sets of flagged segments are as long as the capture in the worst case: every pass over
+    # them runs in blocks, and per-segment tables are replaced by binary searches in these sorted sets)
+    retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: (x.seg("pay", r) >= thr(r)) & ~x.dup[r])
+    big_retr = retr  # ascending segment indices
     n = len(x.a.streams)
     out: dict[int, dict[str, Any]] = {}
-    cand = np.flatnonzero((np.bincount(x.sid[retr], minlength=n) >= MIN_RETRIES) & ~skip)
+    cand = np.flatnonzero((count_by(lambda r: x.sid[r], retr, n) >= MIN_RETRIES) & ~skip)
     for s in cand[:MAX_STREAMS].tolist():
         m = _sender_side(x, s, big_retr, thr)
         if m:
             out[s] = m
     lost = x.with_flag(FLAG_BITS["lost_segment"])
-    lost_flag = np.zeros(nseg, bool)
-    lost_flag[lost] = True
+    lost_flag = lost  # ascending segment indices
     # vectorised pre-filter: a direction qualifies only if it lost something and never carried a big
     # segment (big segments looked for only in the streams that lost something)
-    lost_key = x.sid[lost] * 2 + x.client_side(lost)
-    has_lost = np.bincount(lost_key, minlength=2 * n) > 0
-    # a lost-flagged segment is usually itself full-size, which settles its direction at once; only
-    # the other directions need a look at all their stream's segments
-    has_big = np.bincount(lost_key[x.seg("pay", lost) >= thr(lost)], minlength=2 * n) > 0
+    has_lost = np.zeros(2 * n, bool)
+    has_big = np.zeros(2 * n, bool)
+    for lo, hi in spans(lost.shape[0]):
+        part = lost[lo:hi]
+        lost_key = x.sid[part] * 2 + x.client_side(part)
+        has_lost[lost_key] = True
+        # a lost-flagged segment is usually itself full-size, which settles its direction at once; only
+        # the other directions need a look at all their stream's segments
+        has_big[lost_key[x.seg("pay", part) >= thr(part)]] = True
     open_streams = distinct(np.flatnonzero(has_lost & ~has_big) // 2)
-    rows = np.sort(x.rows_of_many(open_streams)[0])  # sorted: the gathers below run ~3x faster
-    rows = rows[x.seg("pay", rows) >= thr(rows)]
-    has_big |= np.bincount(x.sid[rows] * 2 + x.client_side(rows), minlength=2 * n) > 0
+    for piece, _ in x.iter_rows_of_many(open_streams):
+        rows = np.sort(piece)  # sorted: the gathers below run ~3x faster
+        rows = rows[x.seg("pay", rows) >= thr(rows)]
+        has_big[x.sid[rows] * 2 + x.client_side(rows)] = True
     ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
     cand = np.flatnonzero(ok & ~skip)
     for s in cand[:MAX_STREAMS].tolist():
@@ -216,7 +219,8 @@ def _icmp_blackhole(x: Ctx, server: str, mtu: int, big_retr: np.ndarray,
     st, c = x.a.streams, x.a.cols
     rs = [r for _, group in flows for r in group]
     reporters = sorted({addr(c.src_hi[r], c.src_lo[r]) for r in rs[:50]})[:2]
-    m = big_retr[member(x.sid[big_retr], np.array([s for s, _ in flows]))]  # big_retr: segment indices
+    quoted = np.array([s for s, _ in flows])
+    m = select(big_retr, lambda r: member(x.sid[r], quoted))  # big_retr: segment indices
     s0 = flows[0][0]
     where = (f"{flow_id(s0)} ({ep(st.c_hi[s0], st.c_lo[s0], st.c_port[s0])} → {server})" if len(flows) == 1
              else f"{len(flows)} flows to {server}")
@@ -241,15 +245,14 @@ def pmtu(x: Ctx) -> list[Finding]:
     """
     a, st, c = x.a, x.a.streams, x.a.cols
     out: list[Finding] = []
-    big_retr = x.with_flag(FLAG_BITS["retransmission"])
-    big_retr = big_retr[x.seg("pay", big_retr) >= 1000]
+    big_retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: x.seg("pay", r) >= 1000)
     rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
     it, pr = c.icmp_type[rows], c.proto[rows]
     rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))][:5000]
     quoted = rows[c.in_proto[rows] == 6]
     # streams that retransmit large segments, keyed by endpoints both ways; only streams with a port
     # some ICMP quotes can ever be looked up, so the others are left out of the index
-    retr_streams = distinct(x.sid[big_retr])
+    retr_streams = np.flatnonzero(count_by(lambda r: x.sid[r], big_retr, len(st)))
     ports = distinct(np.concatenate((c.in_sport[quoted], c.in_dport[quoted])))
     retr_streams = retr_streams[member(st.c_port[retr_streams], ports) & member(st.s_port[retr_streams], ports)]
     index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}

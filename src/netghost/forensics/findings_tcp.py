@@ -19,7 +19,15 @@ from netghost.forensics.findings_base import (
     group_rows,
     server_groups,
 )
-from netghost.forensics.findings_num import distinct, member
+from netghost.forensics.findings_num import (
+    count_by,
+    distinct,
+    in_sorted,
+    member,
+    nonzero_blocks,
+    select,
+    spans,
+)
 from netghost.forensics.flows import CONN_STATES, mix_hash
 from netghost.forensics.tcp import FLAG_BITS
 
@@ -139,20 +147,21 @@ def _usual_ttls(x: Ctx, ss: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.
     """
     usual = np.full(ss.shape[0], -1, np.int64)
     first = np.full(ss.shape[0], -1, np.int64)
-    rows, owner = x.rows_of_many(ss)
-    same = (x.client_side(rows) == x.client_side(ks)[owner]) & ((x.seg("fl", rows) & RST) == 0)
-    rows, owner = rows[same], owner[same]
-    if not rows.size:
-        return usual, first
-    ttl = x.seg("ttl", rows).astype(np.int64) & 0xFF
-    u, fi = np.unique(owner, return_index=True)  # owner is non-decreasing: fi = each one's first row
-    first[u] = rows[fi]
-    chunk = 4096
+    ks_side = x.client_side(ks)
+    chunk = 4096  # candidates per histogram (4096 x 256 counts); their segments come in pieces
     for c0 in range(0, ss.shape[0], chunk):
-        lo, hi = np.searchsorted(owner, [c0, c0 + chunk])
         m = min(chunk, ss.shape[0] - c0)
-        hist = np.bincount((owner[lo:hi] - c0) * 256 + ttl[lo:hi], minlength=m * 256).reshape(m, 256)
-        usual[c0 : c0 + m] = hist.argmax(axis=1)
+        hist = np.zeros(m * 256, np.int64)
+        for piece, who in x.iter_rows_of_many(ss[c0 : c0 + m]):
+            same = (x.client_side(piece) == ks_side[c0 + who]) & ((x.seg("fl", piece) & RST) == 0)
+            rows, owner = piece[same], who[same]
+            if not rows.size:
+                continue
+            hist += np.bincount(owner * 256 + (x.seg("ttl", rows).astype(np.int64) & 0xFF), minlength=m * 256)
+            u, fi = np.unique(owner, return_index=True)  # owner is non-decreasing: fi = each one's first row
+            new = first[c0 + u] < 0
+            first[c0 + u[new]] = rows[fi[new]]
+        usual[c0 : c0 + m] = hist.reshape(m, 256).argmax(axis=1)
     usual[first < 0] = -1
     return usual, first
 
@@ -235,10 +244,16 @@ def _data_segments(x: Ctx, retransmitted: int) -> int | None:
     those that are SYNs (``syn`` + ``synack``) carries data — which spares a pass over all segments.
     """
     # take back the excluded ones: few segments (capture copies, streams explained by another detector)
-    ex_rows, _ = x.rows_of_many(np.flatnonzero(x.explained))
-    excluded = distinct(np.concatenate((ex_rows, np.flatnonzero(x.dup))))
-    fl = x.seg("fl", excluded)
-    gone = int(np.count_nonzero(((fl & SYN) == 0) & ((x.seg("pay", excluded) > 0) | ((fl & FIN) != 0))))
+    # (in pieces: the explained streams' segments, then the copies outside them; disjoint, so the sum
+    # is the count over their union)
+    def carry(r: np.ndarray) -> int:
+        fl = x.seg("fl", r)
+        return int(np.count_nonzero(((fl & SYN) == 0) & ((x.seg("pay", r) > 0) | ((fl & FIN) != 0))))
+
+    gone = sum(carry(rows) for rows, _ in x.iter_rows_of_many(np.flatnonzero(x.explained)))
+    dup = x.dup
+    copies = nonzero_blocks(dup.shape[0], lambda lo, hi: dup[lo:hi])
+    gone += sum(carry(r[~x.explained[x.sid[r]]]) for r in (copies[lo:hi] for lo, hi in spans(copies.shape[0])))
     st = x.a.streams
     lower = int(st.data_pkts.sum()) - int(st.syn.sum()) - int(st.synack.sum()) - gone
     if lower >= 50 and retransmitted * 50 < lower * 0.99:  # ratio < 1.98% for any count >= lower
@@ -263,18 +278,15 @@ def retransmissions(x: Ctx) -> list[Finding]:
         out: np.ndarray = ((fl & SYN) == 0) & ((x.seg("pay", r) > 0) | ((fl & FIN) != 0)) & ~x.dup[r] & ~x.explained[x.sid[r]]
         return out
 
-    retr = x.with_flag(FLAG_BITS["retransmission"])
-    retr = retr[carries(retr)]
-    dretr = np.bincount(x.sid[retr], minlength=n)
+    retr = select(x.with_flag(FLAG_BITS["retransmission"]), carries)  # ascending
+    dretr = count_by(lambda r: x.sid[r], retr, n)
     # data segments per stream, counted only where the rate can qualify (>= 3 retransmitted ones)
     data = np.zeros(n, np.int64)
     few = np.flatnonzero(dretr >= 3)
-    rows, owner = x.rows_of_many(few)
-    data[few] = np.bincount(owner[carries(rows)], minlength=few.shape[0])
+    for rows, owner in x.iter_rows_of_many(few):
+        data[few] += np.bincount(owner[carries(rows)], minlength=few.shape[0])
     rate = np.where(data > 0, dretr / np.maximum(data, 1), 0.0)
     cand = np.flatnonzero((data >= 20) & (rate >= 0.02) & (dretr >= 3))
-    is_retr = np.zeros(x.sid.shape[0], bool)
-    is_retr[retr] = True
     for s in cand[np.argsort(-rate[cand], kind="stable")][:10].tolist():
         pct = 100 * rate[s]
         sev = "high" if pct >= 10 else "medium" if pct >= 3 else "low"
@@ -285,7 +297,7 @@ def retransmissions(x: Ctx) -> list[Finding]:
             "loss on the path",
             f"{int(dretr[s])} of {int(data[s])} segments carrying data (or FIN) were retransmissions; sustained "
             "loss means congestion, a faulty link or a policer between the endpoints.",
-            x.frames_of(np.asarray([s]), lambda r: is_retr[r]), [flow_id(s)], float(st.first_ts[s]),
+            x.frames_of(np.asarray([s]), lambda r: in_sorted(retr, r)), [flow_id(s)], float(st.first_ts[s]),
             retransmissions=int(dretr[s]), data_segments=int(data[s]), rate=round(float(rate[s]), 4),
         ))
     tot_retr = int(retr.shape[0])
@@ -312,8 +324,7 @@ def zero_window(x: Ctx) -> list[Finding]:
     zw = FLAG_BITS["zero_window"]
     out = []
     for s in np.flatnonzero(st.zero_window > 0)[:5].tolist():
-        r = np.sort(x.rows_of(s))
-        r = r[(x.a.tcp_flags[r] & zw) != 0]
+        r = select(x.rows_of(s), lambda r: (x.a.tcp_flags[r] & zw) != 0)  # a stream's rows: capture order
         k = r[0]
         who = ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k))
         out.append(finding(
