@@ -1,11 +1,10 @@
 """Wireshark-faithful TCP sequence analysis (tshark 4.0 ``tcp_analyze_sequence_number`` rules and order).
 
-The rules are sequential per conversation direction, so they cannot be vectorised across packets of
-one conversation. The trick is to *sort* TCP packets by (conversation, frame) once and run one tight
-loop over plain integer sequences; per-direction state lives in a few two-slot lists and is reset
-when the loop crosses into the next conversation, so there is no dict lookup per packet. When numba
-is installed the same kernel is JIT-compiled over numpy arrays; otherwise it runs as plain Python
-over lists (``tolist()`` makes element access ~4x cheaper than numpy scalars).
+The rules are stated once, sequentially, in :func:`_kernel`: TCP packets sorted by (conversation,
+frame), one loop, per-direction state in a few two-slot lists reset when the loop crosses into the next
+conversation. That Python loop is the reference, not the product path: :func:`analyze_tcp_sequences`
+runs the compiled port (``_tcp.pyx``) when it is built, else the vectorised numpy version
+(``tcp_vec.py``, no loop per packet); tests hold both to the reference.
 
 Rule notes (see PCAP-NOTES.md §2; deviations we know of are documented in FAITHFULNESS.md):
 
@@ -31,9 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.accel import jit_or_none
-
-__all__ = ["FLAG_BITS", "FLAG_NAMES", "analyze_tcp_sequences"]
+__all__ = ["FLAG_BITS", "FLAG_NAMES", "analyze_tcp_sequences", "reference_tcp_sequences"]
 
 FLAG_NAMES = (
     "retransmission",
@@ -72,7 +69,7 @@ def compiled_tcp() -> ModuleType | None:
         return None
 
 
-def _kernel(  # noqa: PLR0917  numba kernels take positional arrays
+def _kernel(  # noqa: PLR0917  kernels take positional arrays
     order: Any, rows: Any, conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any,
     ts: Any, wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any, out_rtt: Any,
 ) -> None:
@@ -277,8 +274,7 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         dirn: 0/1 direction within the conversation.
         seq, ack, flags, win, seglen, ts, wscale: header fields (wscale -1 = no option): one entry
             per segment, or — when ``rows`` is given — whole decoded columns, segment ``i`` at ``rows[i]``.
-        use_jit: use numba when it is installed (pure path only; the compiled kernel is always used
-            when it is built and not disabled).
+        use_jit: ignored (kept for callers written for the numba era).
         order: a permutation making each conversation contiguous in capture order (from
             :func:`~netghost.forensics.flows.group_conversations`); computed when omitted. The
             compiled kernel does not need it: it walks segments in index order (which therefore must
@@ -303,21 +299,30 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = mod.analyze(
             *_i64(r, conv, dirn), int(conv.max()) + 1, *compiled_fields((seq, ack, flags, win, seglen, ts, wscale)))
         return out
+    if not os.environ.get("NETGHOST_TCP_REFERENCE"):
+        from netghost.forensics.tcp_vec import analyze_tcp_sequences_vec  # noqa: PLC0415  tcp_vec imports this module
+
+        return analyze_tcp_sequences_vec(conv, dirn, seq=seq, ack=ack, flags=flags, win=win, seglen=seglen, ts=ts,
+                                         wscale=wscale, order=order, rows=rows)
+    return reference_tcp_sequences(conv, dirn, seq=seq, ack=ack, flags=flags, win=win, seglen=seglen, ts=ts,
+                                   wscale=wscale, order=order, rows=rows)
+
+
+def reference_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
+                            flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
+                            wscale: np.ndarray, order: np.ndarray | None = None,
+                            rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`analyze_tcp_sequences` through the sequential Python :func:`_kernel` (one loop per segment).
+
+    Why keep it: it is the readable statement of tshark's rules that the compiled kernel and the
+    vectorised ``tcp_vec`` are tested against. Too slow for real captures (~5 µs per segment); the
+    pure path uses it only when ``NETGHOST_TCP_REFERENCE=1``.
+    """
+    n = conv.shape[0]
     if order is None:
         order = np.argsort(conv, kind="stable")
     if rows is None:
         rows = np.arange(n, dtype=np.int64)
-    jit = jit_or_none(_kernel) if use_jit else None
-    if jit is not None:
-        of = np.zeros(n, np.int64)
-        osub = np.zeros(n, np.int64)
-        oirtt = np.full(n, np.nan)
-        ortt = np.full(n, np.nan)
-        fields = [np.ascontiguousarray(c) for c in (seq, ack, flags, win, seglen, ts, wscale)]
-        jit(np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(rows, dtype=np.int64),
-            np.ascontiguousarray(conv, dtype=np.int64), np.ascontiguousarray(dirn, dtype=np.int64), *fields,
-            of, osub, oirtt, ortt)
-        return of, osub, oirtt, ortt
     # pure Python: gather each field in walk order once (list indexing beats numpy scalars ~4x)
     at = rows[order]
     lists = [conv[order].tolist(), dirn[order].tolist(),
