@@ -1,4 +1,4 @@
-"""``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json]``.
+"""``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json] [--max-memory SIZE]``.
 
 Exit codes: 0 success (also for an empty or truncated capture, which the report explains); 2 for a
 missing file, a file that is not a capture or an unsupported format, each with a one-line message.
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from netghost.errors import CaptureFormatError
+from netghost.forensics import spill
 from netghost.forensics.engine import Analysis, analyze_capture
 from netghost.forensics.report import render_executive_summary, render_report
 from netghost.forensics.semantic import build_semantic
@@ -42,7 +43,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="md,json", help="comma list of md, json, html (default: md,json)")
     p.add_argument("--narrative", action="store_true",
                    help="add a Gemini-written narrative when GEMINI_API_KEY (or Vertex settings) is present")
+    p.add_argument("--max-memory", metavar="SIZE", type=_size,
+                   help="RAM for the per-packet arrays (e.g. 512M, 2G; default: NETGHOST_PCAP_MEMORY, else half "
+                        "the physical memory); past it they live in temporary files, so captures larger than "
+                        "memory are analysed with the same results, only slower")
     return p
+
+
+def _size(text: str) -> int:
+    try:
+        return spill.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 _LEAKY = re.compile(r"\(magic [0-9a-fA-F]+\)")
@@ -98,6 +110,8 @@ def _analyze(path: Path) -> Analysis:
 
 def run(args: argparse.Namespace) -> int:
     """Execute a parsed command line; returns the exit code."""
+    if getattr(args, "max_memory", None) is not None:
+        spill.reset_budget(args.max_memory)
     formats = {f.strip() for f in str(args.format).split(",") if f.strip()}
     unknown = formats - set(FORMATS)
     if unknown:
@@ -197,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except MemoryError:
-        return _fail(f"{args.capture}: out of memory while analysing; try a smaller capture or more RAM")
+        return _fail(f"{args.capture}: out of memory while analysing; retry with a smaller --max-memory "
+                     "(e.g. --max-memory 256M: per-packet arrays past it go to temporary files)")
     except Exception as exc:  # last-resort boundary of a CLI (see docstring)
         return _fail(f"internal error analysing {args.capture}: {type(exc).__name__}: {exc}")
 

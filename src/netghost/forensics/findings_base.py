@@ -384,20 +384,31 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
         _mark_copies(c, dup, *candidates(0, n))
         return dup
     # past the memory budget: copies share their digest, so the candidates are split by digest range
-    # into parts of about BLOCK rows (one histogram pass, then one pass per part), each part exact
+    # into parts of about BLOCK rows (exact per part). Linear: a histogram pass, a pass scattering each
+    # candidate into its part's slice of a spill-allocated store (stable: capture order kept), then
+    # one slice per part.
     hist = np.zeros(1 << 16, np.int64)
     for lo, hi in spans(n):
         hist += np.bincount(candidates(lo, hi)[2] >> np.uint32(16), minlength=1 << 16)
     cum = np.cumsum(hist)
     cuts = distinct(np.r_[0, np.searchsorted(cum, np.arange(BLOCK, int(cum[-1]), BLOCK), "right"), 1 << 16])
-    for b0, b1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
-        parts = []
-        for lo, hi in spans(n):
-            sel, r, k1 = candidates(lo, hi)
-            top = k1 >> np.uint32(16)
-            m = (top >= b0) & (top < b1)
-            parts.append((sel[m], r[m], k1[m]))
-        _mark_copies(c, dup, *(np.concatenate(p) for p in zip(*parts, strict=True)))
+    part_of = np.searchsorted(cuts, np.arange(1 << 16), "right") - 1  # digest bucket -> part
+    size = np.bincount(part_of, weights=hist, minlength=cuts.shape[0] - 1).astype(np.int64)
+    bounds = np.r_[0, np.cumsum(size)]
+    cursor = bounds[:-1].copy()
+    store_sel, store_k = spill.alloc(int(cum[-1]), np.int64), spill.alloc(int(cum[-1]), np.uint32)
+    for lo, hi in spans(n):
+        sel, _, k1 = candidates(lo, hi)
+        p = part_of[k1 >> np.uint32(16)]
+        o = np.argsort(p, kind="stable")
+        ps, cnt = p[o], np.bincount(p, minlength=size.shape[0])
+        dest = cursor[ps] + np.arange(ps.shape[0]) - (np.cumsum(cnt) - cnt)[ps]
+        store_sel[dest], store_k[dest] = sel[o], k1[o]
+        cursor += cnt
+    for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        if b1 - b0 >= 2:
+            sel = np.asarray(store_sel[b0:b1])
+            _mark_copies(c, dup, sel, a.tcp_rows[sel], np.asarray(store_k[b0:b1]))
     return dup
 
 

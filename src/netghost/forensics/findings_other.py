@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, finding
+from netghost.forensics.findings_num import spans
 
 __all__ = ["capture_quality", "dns", "icmp"]
 
@@ -72,23 +73,38 @@ def icmp(x: Ctx) -> list[Finding]:
     return out
 
 
-def _backwards(ts: np.ndarray) -> np.ndarray:
-    """``np.flatnonzero(np.diff(ts) < -1.0)`` in cache-sized chunks (no capture-sized temporaries)."""
+def _backwards(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """(``np.flatnonzero(np.diff(ts) < -1.0)``, ``np.diff(ts).min()``) in cache-sized chunks (no
+    capture-sized temporaries); the jumps are kept up to MAX_FRAMES, the count of them comes from the sum."""
     step, last = 1 << 16, ts.shape[0] - 1
-    parts = [np.flatnonzero(ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)] < -1.0) + lo
-             for lo in range(0, max(last, 0), step)]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    parts: list[np.ndarray] = []
+    low, count = np.inf, 0
+    for lo in range(0, max(last, 0), step):
+        d = ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)]
+        low = min(low, float(d.min()))
+        back = np.flatnonzero(d < -1.0)
+        count += back.shape[0]
+        if back.shape[0] and sum(p.shape[0] for p in parts) < MAX_FRAMES:
+            parts.append(back + lo)
+    first = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    return first, low if count else 0.0, count
 
 
 def _duplicates(x: Ctx) -> list[Finding]:
     """Why: a duplicated capture makes tshark (and us, faithfully) flag every copy as a
     retransmission; the reader must be told the loss picture is an artefact."""
     a, c = x.a, x.a.cols
-    n_dup = int(x.dup.sum())
-    back = _backwards(c.ts)
+    n_dup = sum(int(np.count_nonzero(x.dup[lo:hi])) for lo, hi in spans(x.dup.shape[0]))
+    back, low, n_back = _backwards(c.ts)
     out: list[Finding] = []
     if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
-        rows = a.tcp_rows[x.dup]
+        dup = x.dup  # the first copies only (evidence), found block by block
+        first: list[int] = []
+        for lo, hi in spans(dup.shape[0]):
+            first += (np.flatnonzero(dup[lo:hi])[: MAX_FRAMES - len(first)] + lo).tolist()
+            if len(first) >= MAX_FRAMES:
+                break
+        rows = a.tcp_rows[np.asarray(first, np.int64)]
         out.append(finding(
             "capture_duplicates", "medium", 0.85,
             f"{n_dup} TCP segments ({100 * n_dup / x.dup.shape[0]:.0f}%) are exact copies made by the capture (same "
@@ -97,15 +113,15 @@ def _duplicates(x: Ctx) -> list[Finding]:
             "millisecond, or earlier in time, come from the capture itself (SPAN of both directions, two capture "
             "points merged, a file concatenated with itself). Retransmission findings below exclude them.",
             [int(f) for f in c.frame[rows[:MAX_FRAMES]]], [], float(c.ts[rows[0]]), duplicates=n_dup,
-            time_jumps_back=int(back.size),
+            time_jumps_back=n_back,
         ))
-    elif back.size:
+    elif n_back:
         out.append(finding(
             "capture_time_backwards", "low", 0.8,
-            f"Capture time goes backwards {back.size}× (largest jump {float(-np.diff(c.ts).min()):.1f} s) → merged "
+            f"Capture time goes backwards {n_back}× (largest jump {-low:.1f} s) → merged "
             "or clock-stepped capture",
             "Out-of-order timestamps distort RTT, out-of-order and retransmission timing.",
-            [int(c.frame[k + 1]) for k in back[:MAX_FRAMES]], [], None, jumps=int(back.size),
+            [int(c.frame[k + 1]) for k in back[:MAX_FRAMES]], [], None, jumps=n_back,
         ))
     return out
 

@@ -32,7 +32,15 @@ from netghost.forensics.findings_base import (
     flow_id,
     server_groups,
 )
-from netghost.forensics.findings_num import count_by, distinct, in_sorted, member, select, spans
+from netghost.forensics.findings_num import (
+    count_by,
+    distinct,
+    in_sorted,
+    member,
+    nonzero_blocks,
+    select,
+    spans,
+)
 from netghost.forensics.tcp import FLAG_BITS
 
 __all__ = ["BIG_PAYLOAD", "pmtu"]
@@ -246,7 +254,7 @@ def pmtu(x: Ctx) -> list[Finding]:
     a, st, c = x.a, x.a.streams, x.a.cols
     out: list[Finding] = []
     big_retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: x.seg("pay", r) >= 1000)
-    rows = np.flatnonzero(c.icmp_type >= 0)  # ICMP messages only (a small share of the packets)
+    rows = nonzero_blocks(len(c), lambda lo, hi: c.icmp_type[lo:hi] >= 0)  # ICMP messages only (few)
     it, pr = c.icmp_type[rows], c.proto[rows]
     rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))][:5000]
     quoted = rows[c.in_proto[rows] == 6]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
-from netghost.forensics.findings_num import member
+from netghost.forensics.findings_num import member, nonzero_blocks
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
@@ -46,7 +46,8 @@ def analyze_icmp(cols: Packets, max_items: int = 20) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"type_code_counts": {}, "icmpv6_type_code_counts": {}, "errors": []}
     groups: list[dict[str, Any]] = []
-    icmp_rows = np.flatnonzero(cols.icmp_type >= 0)
+    it = cols.icmp_type  # (in blocks past the memory budget: no capture-sized mask)
+    icmp_rows = nonzero_blocks(it.shape[0], lambda lo, hi: it[lo:hi] >= 0)
     for pr, key, errs in ((1, "type_code_counts", (3, 4, 5, 11, 12)), (58, "icmpv6_type_code_counts", (1, 2, 3, 4))):
         rows = icmp_rows[cols.proto[icmp_rows] == pr]
         if not rows.size:
