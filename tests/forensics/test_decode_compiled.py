@@ -18,14 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netghost.errors import CaptureFormatError
-from netghost.forensics import analyze_capture
 from netghost.forensics.capture import PAD, CaptureInfo, RawBatch
 from netghost.forensics.decode_jit import kernel
+from netghost.forensics.engine import ALL_COLUMNS
+from netghost.forensics.engine import analyze_capture as _analyze_all
 from netghost.forensics.reader import iter_batches
 from tests.forensics.pcapwriter import ACK, SYN, ether, ipv4_packet, tcp_segment, udp_datagram
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
 needs_compiled = pytest.mark.skipif(kernel() is None, reason="compiled extension not built")
+
+def analyze_capture(path: Any, **kw: Any) -> Any:
+    """The engine's analysis with every column decoded (optional ones included): these tests compare all."""
+    return _analyze_all(path, columns=ALL_COLUMNS, **kw)
 
 
 def _reader(path: Path, pure: bool, monkeypatch: pytest.MonkeyPatch, chunk: int = 1 << 20) -> Any:

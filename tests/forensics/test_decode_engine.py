@@ -1,4 +1,5 @@
-"""Engine-side derived arrays: the chunked TCP row scan and the per-stream block starts in ``tcp_order``.
+"""Engine-side shortcuts: the chunked TCP row scan, the per-stream block starts in ``tcp_order`` and the
+optional columns left out of a default analysis.
 
 Both are shortcuts for something the consumers could compute themselves (``np.flatnonzero`` over two
 masks; the stream id of every segment gathered through the permutation); the tests require the same
@@ -7,12 +8,16 @@ values on real captures, on both paths where they apply.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from netghost.forensics import analyze_capture, engine
+from netghost.forensics.decode_absent import OPTIONAL_COLUMNS, AbsentColumn, ColumnNotDecodedError
+from netghost.forensics.decode_jit import ColumnStore, packets_spec
+from netghost.forensics.engine import ALL_COLUMNS
 from netghost.forensics.tcp import compiled_tcp
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
@@ -53,3 +58,34 @@ def test_stream_starts_absent_on_the_pure_path(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("NETGHOST_NO_COMPILED", "1")
     a = analyze_capture(CAPTURES[0])
     assert a.tcp_stream_start is None
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_optional_columns_left_out_unless_asked(pure: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if pure:
+        monkeypatch.setenv("NETGHOST_NO_COMPILED", "1")
+    path = PCAPS / "chrissanders_tcp_retransmissions.pcapng"
+    lean = analyze_capture(path)
+    full = analyze_capture(path, columns=ALL_COLUMNS)
+    for name in OPTIONAL_COLUMNS:
+        col = getattr(lean.cols, name)
+        assert isinstance(col, AbsentColumn)
+        with pytest.raises(ColumnNotDecodedError, match=name):
+            col[0]
+        with pytest.raises(ColumnNotDecodedError):
+            np.asarray(col)
+        assert isinstance(lean.cols.take(np.arange(3)).__dict__[name], AbsentColumn)
+        assert isinstance(getattr(full.cols, name), np.ndarray)
+    for f in dataclasses.fields(full.cols):
+        if f.name not in OPTIONAL_COLUMNS:
+            assert np.array_equal(getattr(lean.cols, f.name), getattr(full.cols, f.name)), f.name
+    assert np.array_equal(lean.tcp_flags, full.tcp_flags)
+    # one optional column asked: only that one is decoded
+    one = analyze_capture(path, columns=["tsecr"])
+    assert np.array_equal(one.cols.tsecr, full.cols.tsecr)
+    assert isinstance(one.cols.caplen, AbsentColumn)
+
+
+def test_only_optional_columns_may_be_left_out() -> None:
+    with pytest.raises(ValueError, match="may be left out"):
+        ColumnStore(0, packets_spec(), frozenset({"seq"}))

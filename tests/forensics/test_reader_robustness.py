@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from netghost.errors import CaptureFormatError
-from netghost.forensics import analyze_capture
+from netghost.forensics.engine import ALL_COLUMNS
+from netghost.forensics.engine import analyze_capture as _analyze_all
 from netghost.forensics.reader import CaptureInfo, iter_batches
 from tests.forensics.pcapwriter import (
     ACK,
@@ -25,6 +27,10 @@ from tests.forensics.pcapwriter import (
 )
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
+
+def analyze_capture(path: Any, **kw: Any) -> Any:
+    """The engine's analysis with every column decoded (optional ones included): these tests compare all."""
+    return _analyze_all(path, columns=ALL_COLUMNS, **kw)
 
 
 def _sample() -> Capture:

@@ -9,14 +9,21 @@ TCP header lying in the file's last 9 bytes was read at clipped positions and re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from netghost.forensics import reader
 from netghost.forensics.decode_jit import kernel
-from netghost.forensics.engine import analyze_capture
+from netghost.forensics.engine import ALL_COLUMNS
+from netghost.forensics.engine import analyze_capture as _analyze_all
 from tests.forensics.pcapwriter import ACK, SYN, Capture
+
+
+def analyze_capture(path: Any, **kw: Any) -> Any:
+    """The engine's analysis with every column decoded (optional ones included): these tests compare all."""
+    return _analyze_all(path, columns=ALL_COLUMNS, **kw)
 
 
 def _capture(tail_flags: int) -> Capture:

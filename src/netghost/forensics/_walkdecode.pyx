@@ -23,6 +23,10 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 # capture without ICMP errors those ~36 bytes per packet never fault a page in.
 ZERO_COLUMNS = ("vlan", "ip_frag", "in_src_hi", "in_src_lo", "in_dst_hi", "in_dst_lo", "sack_perm", "issue")
 
+# Columns no analysis reads: the caller may pass ``None`` for them and the kernel skips their stores
+# (fewer fresh pages to fault in; see decode_absent.OPTIONAL_COLUMNS).
+OPTIONAL_COLUMNS = ("caplen", "wirelen", "tcp_hlen", "tsecr")
+
 # (name, numpy dtype) in the order of the pointers in ``Cols`` below; bool columns are uint8 views.
 COLUMNS = (
     ("frame", "int64"), ("ts", "float64"), ("caplen", "int64"), ("wirelen", "int64"), ("linktype", "int32"),
@@ -109,13 +113,21 @@ cdef inline uintptr_t _addr(object arr, Py_ssize_t row) except 0:
     return base + <uintptr_t>(row * arr.itemsize) if base else <uintptr_t>1
 
 
+cdef inline uintptr_t _opt_addr(object arr, Py_ssize_t row) except? 0:
+    """``_addr``, or NULL for an optional column the caller does not want (``None``)."""
+    return 0 if arr is None else _addr(arr, row)
+
+
 cdef int _fill_cols(Cols* c, tuple cols, Py_ssize_t row) except -1:
     if len(cols) != len(COLUMNS):
         raise ValueError("column tuple does not match COLUMNS")
+    for i in range(len(COLUMNS)):
+        if cols[i] is None and COLUMNS[i][0] not in OPTIONAL_COLUMNS:
+            raise ValueError(f"column {COLUMNS[i][0]} is required")
     c.frame = <int64_t*>_addr(cols[0], row)
     c.ts = <double*>_addr(cols[1], row)
-    c.caplen = <int64_t*>_addr(cols[2], row)
-    c.wirelen = <int64_t*>_addr(cols[3], row)
+    c.caplen = <int64_t*>_opt_addr(cols[2], row)
+    c.wirelen = <int64_t*>_opt_addr(cols[3], row)
     c.linktype = <int32_t*>_addr(cols[4], row)
     c.ethertype = <int32_t*>_addr(cols[5], row)
     c.vlan = <uint8_t*>_addr(cols[6], row)
@@ -135,7 +147,7 @@ cdef int _fill_cols(Cols* c, tuple cols, Py_ssize_t row) except -1:
     c.ack = <int64_t*>_addr(cols[20], row)
     c.tcp_flags = <int16_t*>_addr(cols[21], row)
     c.win = <int32_t*>_addr(cols[22], row)
-    c.tcp_hlen = <int16_t*>_addr(cols[23], row)
+    c.tcp_hlen = <int16_t*>_opt_addr(cols[23], row)
     c.paylen = <int32_t*>_addr(cols[24], row)
     c.pay_hash = <uint64_t*>_addr(cols[25], row)
     c.icmp_type = <int16_t*>_addr(cols[26], row)
@@ -152,7 +164,7 @@ cdef int _fill_cols(Cols* c, tuple cols, Py_ssize_t row) except -1:
     c.wscale = <int16_t*>_addr(cols[37], row)
     c.sack_perm = <uint8_t*>_addr(cols[38], row)
     c.tsval = <int64_t*>_addr(cols[39], row)
-    c.tsecr = <int64_t*>_addr(cols[40], row)
+    c.tsecr = <int64_t*>_opt_addr(cols[40], row)
     c.issue = <int8_t*>_addr(cols[41], row)
     return 0
 
@@ -449,7 +461,8 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.ack[r] = ack
     c.tcp_flags[r] = <int16_t>tfl
     c.win[r] = <int32_t>win
-    c.tcp_hlen[r] = <int16_t>thl
+    if c.tcp_hlen != NULL:
+        c.tcp_hlen[r] = <int16_t>thl
     c.paylen[r] = <int32_t>paylen
     c.pay_hash[r] = ph
     c.icmp_type[r] = <int16_t>ity
@@ -469,7 +482,8 @@ cdef bint _decode_one(const uint8_t* buf, int64_t hi, int64_t o, int64_t caplen,
     c.mss[r] = <int32_t>mss
     c.wscale[r] = <int16_t>wsc
     c.tsval[r] = tsv
-    c.tsecr[r] = tse
+    if c.tsecr != NULL:
+        c.tsecr[r] = tse
     # char-typed stores last: they may alias anything (the struct's pointers included), so the
     # compiler would reload every column pointer after each one
     if vlan:
@@ -518,7 +532,7 @@ def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bin
     cdef int64_t* cd = &cand[0]
     cdef const uint8_t* b = &buf[0]
     cdef int64_t hi = max(<int64_t>buf.shape[0] - 9, 0)
-    cdef int64_t pos = start, incl, end, sec, frac
+    cdef int64_t pos = start, incl, end, sec, frac, wire
     cdef Py_ssize_t k = 0
     cdef int64_t bad = -1
     cdef bint full = False
@@ -548,10 +562,13 @@ def walk_decode_pcap(const uint8_t[::1] buf, Py_ssize_t n, Py_ssize_t start, bin
             frac = _rd32(b, pos + 4, big)
             c.frame[k] = first_frame + k
             c.ts[k] = <double>sec + <double>frac * scale
-            c.caplen[k] = incl
-            c.wirelen[k] = _rd32(b, pos + 12, big)
+            wire = _rd32(b, pos + 12, big)
+            if c.caplen != NULL:
+                c.caplen[k] = incl
+            if c.wirelen != NULL:
+                c.wirelen[k] = wire
             c.linktype[k] = linktype
-            if _decode_one(b, hi, pos + 16, incl, c.wirelen[k], linktype, &c, k, po + k, ce + k, pm):
+            if _decode_one(b, hi, pos + 16, incl, wire, linktype, &c, k, po + k, ce + k, pm):
                 cd[ncand] = aux0 + k
                 ncand += 1
             k += 1
@@ -585,8 +602,10 @@ def decode_into(const uint8_t[::1] buf, const int64_t[::1] off, const int64_t[::
         for i in range(n):
             c.frame[i] = first_frame + i
             c.ts[i] = ts[i]
-            c.caplen[i] = caplen[i]
-            c.wirelen[i] = wirelen[i]
+            if c.caplen != NULL:
+                c.caplen[i] = caplen[i]
+            if c.wirelen != NULL:
+                c.wirelen[i] = wirelen[i]
             c.linktype[i] = lt[i]
             if _decode_one(b, hi, off[i], caplen[i], wirelen[i], lt[i], &c, i, &payoff[i], &capend[i], &port_mark[0]):
                 cand[nc] = i

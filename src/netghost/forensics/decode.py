@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from typing import Any
 
 # The engine is a program (pcap-forensics); this is the first module its package imports, so the
 # setting lands before numpy loads: one OpenBLAS thread halves numpy's import cost and stops idle
@@ -25,6 +26,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+from netghost.forensics.decode_absent import AbsentColumn
 from netghost.forensics.decode_jit import decode_batch_compiled, kernel
 from netghost.forensics.decode_l4 import icmp_columns, tcp_options
 from netghost.forensics.gather import Gather
@@ -68,7 +70,8 @@ IPV6_EXT = (0, 43, 44, 51, 60)
 class Packets:
     """Decoded columns, one row per captured frame (frame numbers are 1-based, as in Wireshark).
 
-    Integer columns use -1 for "absent". ``seq``/``ack`` are raw 32-bit values held in int64.
+    Integer columns use -1 for "absent". A column the analysis did not decode (see
+    ``decode_absent.OPTIONAL_COLUMNS``) is an ``AbsentColumn`` that raises when used. ``seq``/``ack`` are raw 32-bit values held in int64.
     ``l4_off``/``pay_off`` are batch-relative and only meaningful while the batch buffer lives.
     """
 
@@ -125,9 +128,10 @@ class Packets:
             return cls.empty()
         if len(parts) == 1:
             return parts[0]
-        out: dict[str, np.ndarray] = {}
+        out: dict[str, Any] = {}  # arrays, or AbsentColumn placeholders
         for f in fields(cls):
-            out[f.name] = np.concatenate([getattr(p, f.name) for p in parts])
+            first = getattr(parts[0], f.name)
+            out[f.name] = first if isinstance(first, AbsentColumn) else np.concatenate([getattr(p, f.name) for p in parts])
             for p in parts:  # release each part's column as soon as it is copied: peak ≈ total + 1 column
                 setattr(p, f.name, None)
         return cls(**out)
@@ -141,7 +145,9 @@ class Packets:
 
     def take(self, idx: np.ndarray) -> Packets:
         """Row subset (boolean mask or index array), e.g. one flow's packets for a chart."""
-        return Packets(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+        cols: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        out: dict[str, Any] = {k: v if isinstance(v, AbsentColumn) else v[idx] for k, v in cols.items()}
+        return Packets(**out)
 
 
 def format_addr(hi: int, lo: int) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 
 from netghost.forensics import spill
 from netghost.forensics.accel import compiled
+from netghost.forensics.decode_absent import OPTIONAL_COLUMNS, AbsentColumn
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -52,13 +53,16 @@ class ColumnStore:
             ``Packets`` field order with the numpy decoder's dtypes).
     """
 
-    def __init__(self, total: int, names: tuple[tuple[str, str], ...]) -> None:
+    def __init__(self, total: int, names: tuple[tuple[str, str], ...], absent: frozenset[str] = frozenset()) -> None:
+        if not absent <= OPTIONAL_COLUMNS:
+            raise ValueError(f"only {sorted(OPTIONAL_COLUMNS)} may be left out, not {sorted(absent - OPTIONAL_COLUMNS)}")
         self.total = total
         self.spec = names
+        self.absent = absent
         self.rows = 0
         self.cap = 0
         self.cols: dict[str, np.ndarray] = {}
-        self.raw: tuple[np.ndarray, ...] = ()
+        self.raw: tuple[np.ndarray | None, ...] = ()
         self.hot: tuple[np.ndarray, ...] = ()  # in-RAM columns every row writes (see prefault)
 
     def estimate(self, consumed: int, need: int) -> int:
@@ -76,13 +80,16 @@ class ColumnStore:
         new_cap = self.estimate(consumed, need)
         cols: dict[str, np.ndarray] = {}
         for name, dt in self.spec:
+            if name in self.absent:
+                continue
             grown = spill.alloc(new_cap, dt, zero=name in ZERO_COLUMNS)
             if self.rows:
                 grown[: self.rows] = self.cols[name][: self.rows]
             cols[name] = grown
         self.cols = cols
         self.cap = new_cap
-        self.raw = tuple(a.view(np.uint8) if a.dtype == np.bool_ else a for a in cols.values())
+        self.raw = tuple(None if name in self.absent else cols[name].view(np.uint8) if cols[name].dtype == np.bool_
+                         else cols[name] for name, _dt in self.spec)
         self.hot = tuple(a for name, a in cols.items() if name not in ZERO_COLUMNS and not isinstance(a.base, np.memmap))
 
     def prefault(self, mod: Any, n: int) -> None:
@@ -101,7 +108,8 @@ class ColumnStore:
         n = len(part)
         self.reserve(self.rows + n, consumed)
         for name, _dt in self.spec:
-            self.cols[name][self.rows : self.rows + n] = getattr(part, name)
+            if name not in self.absent:
+                self.cols[name][self.rows : self.rows + n] = getattr(part, name)
         self.rows += n
 
     def view(self, row0: int, n: int) -> Packets:
@@ -109,8 +117,13 @@ class ColumnStore:
         from netghost.forensics.decode import Packets  # noqa: PLC0415  decode imports this module
 
         if not self.cols:
-            return Packets.empty()
-        return Packets(**{name: arr[row0 : row0 + n] for name, arr in self.cols.items()})
+            e = Packets.empty()
+            for name in self.absent:
+                setattr(e, name, AbsentColumn(name))
+            return e
+        out: dict[str, Any] = {name: AbsentColumn(name) if name in self.absent else self.cols[name][row0 : row0 + n]
+                               for name, _dt in self.spec}
+        return Packets(**out)
 
     def finish(self) -> Packets:
         """All rows as one ``Packets`` (views of the store's arrays)."""
@@ -124,7 +137,8 @@ def packets_spec() -> tuple[tuple[str, str], ...]:
     k = kernel()
     spec: tuple[tuple[str, str], ...] = k.COLUMNS if k is not None else tuple(COLUMN_DTYPES.items())
     if ([n for n, _ in spec] != [f.name for f in fields(Packets)] or dict(spec) != COLUMN_DTYPES
-            or (k is not None and frozenset(k.ZERO_COLUMNS) != ZERO_COLUMNS)):
+            or (k is not None and (frozenset(k.ZERO_COLUMNS) != ZERO_COLUMNS
+                                   or frozenset(k.OPTIONAL_COLUMNS) != OPTIONAL_COLUMNS))):
         raise RuntimeError("compiled kernel's column layout differs from decode.Packets (rebuild the extension)")
     return spec
 

@@ -13,7 +13,7 @@ later consumer (compare mode, charts) can reuse them without decoding the captur
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,8 @@ import numpy as np
 
 from netghost.forensics import spill
 from netghost.forensics.capture import MAX_RECORD, RawBatch
-from netghost.forensics.decode import ISSUES, Packets, decode_batch
+from netghost.forensics.decode import COLUMN_DTYPES, ISSUES, Packets, decode_batch
+from netghost.forensics.decode_absent import OPTIONAL_COLUMNS
 from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec, port_marks
 from netghost.forensics.dns import DNS_PORTS, DnsMessages, analyze_dns, parse_dns
 from netghost.forensics.flows import TcpStreams, analyze_tcp
@@ -31,7 +32,7 @@ from netghost.forensics.icmp import analyze_icmp
 from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, PcapWindow, iter_batches, iter_windows
 from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, compiled_tcp
 
-__all__ = ["Analysis", "analyze_capture"]
+__all__ = ["ALL_COLUMNS", "Analysis", "analyze_capture"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -99,7 +100,7 @@ class Analysis:
 
 
 def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_jit: bool = True,
-                    chunk_bytes: int | None = None) -> Analysis:
+                    chunk_bytes: int | None = None, columns: Iterable[str] | None = None) -> Analysis:
     """Analyse one capture file end to end.
 
     Args:
@@ -107,12 +108,19 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
         progress: called with (bytes read, total file bytes) after each chunk.
         use_jit: kept for callers of the old API; the compiled path is chosen by ``accel`` (unused).
         chunk_bytes: raw bytes per chunk (memory bound); default from the reader.
+        columns: optional packet columns to decode as well (of ``decode_absent.OPTIONAL_COLUMNS``, which
+            no analysis reads; or :data:`ALL_COLUMNS`); the others of that set are left out (their
+            ``Packets`` attribute is an ``AbsentColumn`` that raises when used). Others are always decoded.
 
     Raises:
         CaptureFormatError: the file is missing or not a readable capture.
     """
+    absent = OPTIONAL_COLUMNS - frozenset(columns or ())
     with small_pages():
-        return _analyze(path, progress, use_jit, chunk_bytes)
+        return _analyze(path, progress, use_jit, chunk_bytes, absent)
+
+
+ALL_COLUMNS: tuple[str, ...] = tuple(COLUMN_DTYPES)  # every Packets column (optional ones included)
 
 
 @contextmanager
@@ -209,10 +217,11 @@ def dns_of_segment(buf: np.ndarray, store: ColumnStore, row0: int, k: int, scr: 
     return parse_dns(buf, store.view(row0, k), scr.payoff[:k], scr.capend[:k], rows=scr.cand[:nc])
 
 
-def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: dict[str, int]) -> tuple[Packets, DnsMessages]:
+def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: dict[str, int],
+          absent: frozenset[str] = frozenset()) -> tuple[Packets, DnsMessages]:
     """Read + walk + decode every record into one column store; DNS messages parsed per window."""
     total = Path(path).stat().st_size if Path(path).exists() else 0
-    store = ColumnStore(total, packets_spec())
+    store = ColumnStore(total, packets_spec(), absent)
     msgs = DnsMessages()
     mod = kernel()
     if mod is None:  # pure path: reader batches, numpy decode, copy into the store
@@ -235,10 +244,11 @@ def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: 
     return store.finish(), msgs
 
 
-def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk_bytes: int | None) -> Analysis:
+def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk_bytes: int | None,
+             absent: frozenset[str]) -> Analysis:
     info = CaptureInfo(path=str(path))
     kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}
-    cols, msgs = _read(path, info, progress, kw)
+    cols, msgs = _read(path, info, progress, kw, absent)
 
     tcp_rows = tcp_segment_rows(cols)
     ta = analyze_tcp(cols, tcp_rows)
