@@ -18,7 +18,8 @@ import pytest
 
 from netghost.forensics import findings_base, findings_num, semantic, spill
 from netghost.forensics.engine import analyze_capture
-from netghost.forensics.findings_base import Ctx
+from netghost.forensics.findings_base import MAX_FRAMES, Ctx
+from netghost.forensics.findings_other import _time_jumps
 from tests.forensics import test_findings_synthetic as synthetic
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -105,3 +106,13 @@ def test_capture_duplicates_split_by_digest_range(tmp_path: Path, monkeypatch: p
     _blocked(monkeypatch, rows=5)
     got = findings_base.capture_duplicates(a)
     assert np.array_equal(got, want)
+
+
+def test_time_jumps_match_numpy() -> None:
+    rng = np.random.default_rng(2)
+    ts = np.cumsum(rng.choice([0.5, -2.0, 0.1], 300_000, p=[0.6, 0.1, 0.3]))
+    d = np.diff(ts)
+    first, low, count = _time_jumps(ts)
+    assert np.array_equal(first, np.flatnonzero(d < -1.0)[:MAX_FRAMES])
+    assert (low, count) == (float(d.min()), int(np.count_nonzero(d < -1.0)))
+    assert _time_jumps(np.arange(5.0))[1:] == (0.0, 0)

@@ -73,9 +73,20 @@ def icmp(x: Ctx) -> list[Finding]:
     return out
 
 
-def _backwards(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
-    """(``np.flatnonzero(np.diff(ts) < -1.0)``, ``np.diff(ts).min()``) in cache-sized chunks (no
-    capture-sized temporaries); the jumps are kept up to MAX_FRAMES, the count of them comes from the sum."""
+def _backwards(ts: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(np.diff(ts) < -1.0)`` in cache-sized chunks (no capture-sized temporaries)."""
+    step, last = 1 << 16, ts.shape[0] - 1
+    parts = [np.flatnonzero(ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)] < -1.0) + lo
+             for lo in range(0, max(last, 0), step)]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _time_jumps(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """(the first MAX_FRAMES of :func:`_backwards`, ``np.diff(ts).min()`` (0.0 without jumps), how many jumps).
+
+    Chunked like :func:`_backwards`, and only the cited jumps are kept: a capture whose clock jumps on
+    every other packet must not need a capture-sized index array for ten evidence frames.
+    """
     step, last = 1 << 16, ts.shape[0] - 1
     parts: list[np.ndarray] = []
     low, count = np.inf, 0
@@ -86,7 +97,7 @@ def _backwards(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
         count += back.shape[0]
         if back.shape[0] and sum(p.shape[0] for p in parts) < MAX_FRAMES:
             parts.append(back + lo)
-    first = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    first = np.concatenate(parts)[:MAX_FRAMES] if parts else np.zeros(0, np.int64)
     return first, low if count else 0.0, count
 
 
@@ -95,7 +106,7 @@ def _duplicates(x: Ctx) -> list[Finding]:
     retransmission; the reader must be told the loss picture is an artefact."""
     a, c = x.a, x.a.cols
     n_dup = sum(int(np.count_nonzero(x.dup[lo:hi])) for lo, hi in spans(x.dup.shape[0]))
-    back, low, n_back = _backwards(c.ts)
+    back, low, n_back = _time_jumps(c.ts)
     out: list[Finding] = []
     if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
         dup = x.dup  # the first copies only (evidence), found block by block
