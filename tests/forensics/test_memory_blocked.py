@@ -116,3 +116,17 @@ def test_time_jumps_match_numpy() -> None:
     assert np.array_equal(first, np.flatnonzero(d < -1.0)[:MAX_FRAMES])
     assert (low, count) == (float(d.min()), int(np.count_nonzero(d < -1.0)))
     assert _time_jumps(np.arange(5.0))[1:] == (0.0, 0)
+
+
+def test_max_memory_sets_the_budget_and_rejects_nonsense(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from netghost.forensics.cli import main
+
+    monkeypatch.setattr(spill, "_BUDGET", None)
+    cap = CAPTURES[0]
+    assert main([str(cap), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path), "--max-memory", "3M"]) == 0
+    assert spill.budget().limit == 3 << 20
+    with pytest.raises(SystemExit) as exc:
+        main([str(cap), "--max-memory", "lots"])
+    assert exc.value.code == 2
+    assert "not a memory size" in capsys.readouterr().err
