@@ -18,6 +18,7 @@ from netghost.forensics import analyze_capture, engine
 from netghost.forensics.decode_absent import OPTIONAL_COLUMNS, AbsentColumn, ColumnNotDecodedError
 from netghost.forensics.decode_jit import ColumnStore, packets_spec
 from netghost.forensics.engine import ALL_COLUMNS
+from netghost.forensics.history import _segments_of
 from netghost.forensics.tcp import compiled_tcp
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
@@ -89,3 +90,13 @@ def test_optional_columns_left_out_unless_asked(pure: bool, monkeypatch: pytest.
 def test_only_optional_columns_may_be_left_out() -> None:
     with pytest.raises(ValueError, match="may be left out"):
         ColumnStore(0, packets_spec(), frozenset({"seq"}))
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.name)
+def test_history_slices_the_shown_streams_like_the_full_scan(path: Path) -> None:
+    a = analyze_capture(path)
+    n = len(a.streams)
+    rng = np.random.default_rng(7)
+    for streams in ([], list(range(n)), rng.integers(0, max(n, 1), size=min(n, 5)).tolist() if n else []):
+        want = np.flatnonzero(np.isin(a.tcp_stream, streams))
+        assert _segments_of(a, streams).tolist() == want.tolist()
