@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import threading
 from typing import Any
 
@@ -80,6 +79,8 @@ class MemoryBudget:
         nbytes = n * dt.itemsize
         if n == 0 or self._claim(nbytes):
             return np.zeros(n, dt) if zero else np.empty(n, dt)
+        import tempfile  # noqa: PLC0415  only when spilling: it drags in shutil/bz2/lzma (~5-10 ms at start-up)
+
         with tempfile.TemporaryFile(prefix="netghost-spill-", dir=self.spill_dir) as fh:
             fh.truncate(nbytes)
             mm = np.memmap(fh, dtype=dt, mode="r+", shape=(n,))
