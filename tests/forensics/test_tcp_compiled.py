@@ -52,7 +52,7 @@ def _chain(cols: Packets, rows: np.ndarray) -> tuple[tuple[np.ndarray, ...], Tcp
     conv, dirn, order = group_conversations(cols, rows, 6)
     aflags, sub, irtt, ack_rtt = analyze_tcp_sequences(
         conv, dirn, seq=cols.seq, ack=cols.ack, flags=cols.tcp_flags, win=cols.win, seglen=cols.paylen,
-        ts=cols.ts, wscale=cols.wscale, order=order, rows=rows, use_jit=False)
+        ts=cols.ts, wscale=cols.wscale, order=order, rows=rows)
     sid, streams = build_streams(cols, rows, conv=conv, dirn=dirn, sub=sub, aflags=aflags, irtt_pkt=irtt,
                                  order=order)
     return (conv, dirn, sub, irtt), TcpAnalysis(aflags, sid, streams, ack_rtt, order)
@@ -276,8 +276,7 @@ def _run_sequences(s: dict[str, list[Any]]) -> tuple[np.ndarray, ...]:
     return analyze_tcp_sequences(
         np.array(s["conv"], np.int64), np.array(s["dirn"], np.int64), seq=np.array(s["seq"], np.int64),
         ack=np.array(s["ack"], np.int64), flags=np.array(s["flags"], np.int16), win=np.array(s["win"], np.int32),
-        seglen=np.array(s["len"], np.int32), ts=np.array(s["ts"]), wscale=np.array(s["wscale"], np.int16),
-        use_jit=False)
+        seglen=np.array(s["len"], np.int32), ts=np.array(s["ts"]), wscale=np.array(s["wscale"], np.int16))
 
 
 @needs_compiled

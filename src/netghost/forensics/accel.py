@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
-__all__ = ["compiled", "compiled_enabled", "jit_or_none"]
+__all__ = ["compiled", "compiled_enabled"]
 
 DISABLE_ENV = "NETGHOST_NO_COMPILED"
 
@@ -40,11 +38,3 @@ def compiled(name: str) -> ModuleType | None:
     except ImportError:
         return None
 
-
-def jit_or_none(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """Always ``None`` (for ``fn``): numba is no longer used (kept so callers written for it keep importing).
-
-    The hot loops are compiled by Cython at install time instead (see :func:`compiled`); a caller
-    that gets ``None`` runs its pure path, which is what it did without numba.
-    """
-    return None

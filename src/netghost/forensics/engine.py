@@ -99,14 +99,13 @@ class Analysis:
         return np.flatnonzero((self.streams.syn > 0) & (self.streams.synack == 0))
 
 
-def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_jit: bool = True,
+def analyze_capture(path: str | Path, progress: ProgressFn | None = None,
                     chunk_bytes: int | None = None, columns: Iterable[str] | None = None) -> Analysis:
     """Analyse one capture file end to end.
 
     Args:
         path: pcap/pcapng file, optionally gzip-compressed.
         progress: called with (bytes read, total file bytes) after each chunk.
-        use_jit: kept for callers of the old API; the compiled path is chosen by ``accel`` (unused).
         chunk_bytes: raw bytes per chunk (memory bound); default from the reader.
         columns: optional packet columns to decode as well (of ``decode_absent.OPTIONAL_COLUMNS``, which
             no analysis reads; or :data:`ALL_COLUMNS`); the others of that set are left out (their
@@ -117,7 +116,7 @@ def analyze_capture(path: str | Path, progress: ProgressFn | None = None, use_ji
     """
     absent = OPTIONAL_COLUMNS - frozenset(columns or ())
     with small_pages():
-        return _analyze(path, progress, use_jit, chunk_bytes, absent)
+        return _analyze(path, progress, chunk_bytes, absent)
 
 
 ALL_COLUMNS: tuple[str, ...] = tuple(COLUMN_DTYPES)  # every Packets column (optional ones included)
@@ -244,7 +243,7 @@ def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: 
     return store.finish(), msgs
 
 
-def _analyze(path: str | Path, progress: ProgressFn | None, use_jit: bool, chunk_bytes: int | None,
+def _analyze(path: str | Path, progress: ProgressFn | None, chunk_bytes: int | None,
              absent: frozenset[str]) -> Analysis:
     info = CaptureInfo(path=str(path))
     kw = {} if chunk_bytes is None else {"chunk_bytes": chunk_bytes}

@@ -265,7 +265,7 @@ def _kernel(  # noqa: PLR0917  kernels take positional arrays
 
 def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                           flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
-                          wscale: np.ndarray, use_jit: bool = True, order: np.ndarray | None = None,
+                          wscale: np.ndarray, order: np.ndarray | None = None,
                           rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would.
 
@@ -274,7 +274,6 @@ def analyze_tcp_sequences(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray
         dirn: 0/1 direction within the conversation.
         seq, ack, flags, win, seglen, ts, wscale: header fields (wscale -1 = no option): one entry
             per segment, or — when ``rows`` is given — whole decoded columns, segment ``i`` at ``rows[i]``.
-        use_jit: ignored (kept for callers written for the numba era).
         order: a permutation making each conversation contiguous in capture order (from
             :func:`~netghost.forensics.flows.group_conversations`); computed when omitted. The
             compiled kernel does not need it: it walks segments in index order (which therefore must

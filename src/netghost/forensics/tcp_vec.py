@@ -219,7 +219,7 @@ def _ack_rtt(wk: Walk, sq: Seq, acks: list[Acks]) -> tuple[np.ndarray, np.ndarra
 
 def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray,
                               flags: np.ndarray, win: np.ndarray, seglen: np.ndarray, ts: np.ndarray,
-                              wscale: np.ndarray, use_jit: bool = False, order: np.ndarray | None = None,
+                              wscale: np.ndarray, order: np.ndarray | None = None,
                               rows: np.ndarray | None = None, stats: dict[str, Any] | None = None,
                               fallback: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flag every TCP segment as tshark 4.0 would — vectorised twin of ``tcp.analyze_tcp_sequences``.
@@ -227,7 +227,6 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
     Args:
         conv, dirn, seq, ack, flags, win, seglen, ts, wscale, order, rows: exactly as
             :func:`netghost.forensics.tcp.analyze_tcp_sequences`.
-        use_jit: ignored (accepted so both functions are interchangeable).
         stats: when given, filled with the fixpoint iteration counts and the fallback size
             (``fallback_conversations``/``fallback_packets``, ``fallback_conv_ids``).
         fallback: re-run the conversations outside the vectorised premises through the sequential
@@ -237,7 +236,6 @@ def analyze_tcp_sequences_vec(conv: np.ndarray, dirn: np.ndarray, *, seq: np.nda
         (analysis flag bitmask, sub-stream index, iRTT or NaN, ack_rtt or NaN) per segment, in the
         input order — identical to the sequential reference.
     """
-    del use_jit
     st: dict[str, Any] = {} if stats is None else stats
     n = conv.shape[0]
     if order is None:
