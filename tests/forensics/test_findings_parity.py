@@ -54,8 +54,9 @@ def test_group_rows_matches_unique_rows(rows: list[tuple[int, int, int]]) -> Non
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(-1, 5), min_size=0, max_size=50))
+@given(st.lists(st.integers(-1, 5) | st.integers(-(2**31), 2**31 - 1), min_size=0, max_size=50))
 def test_value_counts_matches_unique(values: list[int]) -> None:
+    """Few distinct values (peeled off by comparison) and many (the rest sorted) count alike."""
     v = np.array(values, np.int32)
     u, k = np.unique(v, return_counts=True)
     assert _value_counts(v) == list(zip(u.tolist(), k.tolist(), strict=True))
