@@ -17,9 +17,12 @@ from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_num import (
     BLOCK,
+    CHUNK,
     Collect,
+    addr_text,
     distinct,
     gather,
+    in_sorted,
     member,
     nonzero_blocks,
     roomy,
@@ -28,7 +31,7 @@ from netghost.forensics.findings_num import (
 )
 from netghost.forensics.flows import mix_hash
 
-__all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_duplicates", "ep", "finding", "flow_id",
+__all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_copies", "capture_duplicates", "ep", "finding", "flow_id",
            "group_rows", "server_groups"]
 
 SEVERITIES = ("info", "low", "medium", "high", "critical")
@@ -135,7 +138,7 @@ class Ctx:
             return np.zeros(0, np.int64)
         acc = Collect(self.sid.shape[0], np.int64)
         for rows, _ in self.iter_rows_of_many(np.flatnonzero((st.rst_c + st.rst_s) > 0)):
-            acc.add(rows[(self.seg("fl", rows) & 0x04) != 0])
+            acc.add(rows.compress((self.seg("fl", rows) & 0x04) != 0))
         out = acc.result()
         out.sort()
         return out
@@ -181,9 +184,23 @@ class Ctx:
         return cache[bit]
 
     @cached_property
+    def copies(self) -> np.ndarray:
+        """Ascending indices of the segments that are copies made by the capture (:func:`capture_copies`)."""
+        return capture_copies(self.a)
+
+    @cached_property
     def dup(self) -> np.ndarray:
-        """Per segment: a copy made by the capture (:func:`capture_duplicates`)."""
-        return capture_duplicates(self.a, self)
+        """Per segment: a copy made by the capture (the mask of :attr:`copies`)."""
+        n = self.sid.shape[0]
+        dup = np.zeros(n, bool) if roomy(n * 2) else spill.alloc(n, bool, zero=True)
+        for lo, hi in spans(self.copies.shape[0]):
+            dup[self.copies[lo:hi]] = True
+        return dup
+
+    def not_copy(self, idx: np.ndarray) -> np.ndarray:
+        """``~x.dup[idx]`` by binary search in :attr:`copies` (no per-segment mask)."""
+        out: np.ndarray = ~in_sorted(self.copies, idx)
+        return out
 
     @cached_property
     def _blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -276,20 +293,28 @@ class Ctx:
         rows = np.sort(rows[pick(rows)])[:MAX_FRAMES]
         return [int(x) for x in self.seg("frame", rows)]
 
-    def frames_of_groups(self, groups: list[np.ndarray], pick: Callable[[np.ndarray], np.ndarray]) -> list[list[int]]:
-        """:meth:`frames_of` for several stream groups at once (one pass over their segments)."""
+    def frames_of_groups(self, groups: list[Any], pick: Callable[[np.ndarray], np.ndarray]) -> list[list[int]]:
+        """:meth:`frames_of` for several stream groups (arrays or lists) at once: one pass over their segments.
+
+        Each group's first 50 streams by id are found with one lexsort over all groups (a hundred
+        or more small groups on a big capture: no numpy call per group).
+        """
         if not groups:
             return []
-        firsts = [np.sort(np.asarray(g, np.int64))[:50] for g in groups]
-        label = np.repeat(np.arange(len(firsts)), [f.shape[0] for f in firsts])
-        rows, owner = self.rows_of_many(np.concatenate(firsts))
+        sizes = np.fromiter((len(g) for g in groups), np.int64, len(groups))
+        every = np.fromiter((int(s) for g in groups for s in g), np.int64, int(sizes.sum()))
+        label = np.repeat(np.arange(len(groups)), sizes)
+        o = np.lexsort((every, label))  # per group, its streams by id
+        rank = np.arange(every.shape[0]) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        firsts, label = every[o][rank < 50], label[rank < 50]
+        rows, owner = self.rows_of_many(firsts)
         keep = pick(rows)
-        rows, grp = rows[keep], label[owner[keep]]
+        rows, grp = rows.compress(keep), label.take(owner.compress(keep))
         o = np.lexsort((rows, grp))
         rows, grp = rows[o], grp[o]
-        bounds = np.searchsorted(grp, np.arange(len(firsts) + 1))
+        bounds = np.searchsorted(grp, np.arange(len(groups) + 1)).tolist()
         frames = self.seg("frame", rows).tolist()
-        return [frames[bounds[i] : min(bounds[i + 1], bounds[i] + MAX_FRAMES)] for i in range(len(firsts))]
+        return [frames[bounds[i] : min(bounds[i + 1], bounds[i] + MAX_FRAMES)] for i in range(len(groups))]
 
 
 _V4 = int(V4_MARK)
@@ -297,10 +322,9 @@ _V4 = int(V4_MARK)
 
 @lru_cache(maxsize=65536)
 def _addr(hi: int, lo: int) -> str:
-    if hi == _V4:  # the text of str(IPv4Address(lo & 0xFFFFFFFF)), without building the object
-        v = lo & 0xFFFFFFFF
-        return f"{v >> 24}.{(v >> 16) & 255}.{(v >> 8) & 255}.{v & 255}"
-    return format_addr(hi, lo)
+    # the text of str(IPv4Address / IPv6Address), without building the object
+    text = addr_text(hi, lo, _V4)
+    return text if text is not None else format_addr(hi, lo)
 
 
 def addr(hi: Any, lo: Any) -> str:
@@ -331,65 +355,102 @@ def server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:
     """Group streams by server host; one port keeps ``host:port``, several (a scan) list the ports.
 
     Groups come in order of first appearance in ``streams``, members in ``streams`` order.
+    Vectorised: one lexsort finds every group's distinct ports (not one ``np.unique`` per group:
+    SYN failures on a big capture span a hundred or more servers).
     """
     st = a.streams
     groups: dict[str, list[int]] = {}
     if not streams.size:
         return groups
     o, b = group_rows(st.s_hi[streams], st.s_lo[streams])
+    members = streams[o]
+    ng = b.shape[0] - 1
+    label = np.repeat(np.arange(ng), np.diff(b))
+    ports = st.s_port[members]
+    po = np.lexsort((ports, label))  # per group, its ports ascending
+    ps, ls = ports[po], label[po]
+    new = np.empty(ps.shape[0], bool)
+    new[0] = True
+    new[1:] = (ps[1:] != ps[:-1]) | (ls[1:] != ls[:-1])
+    uport = ps[new].tolist()
+    nports = np.bincount(ls[new], minlength=ng)
+    pstart = (np.cumsum(nports) - nports).tolist()
+    mem, bl, heads = members.tolist(), b.tolist(), members[b[:-1]]
+    hi, lo = st.s_hi[heads].tolist(), st.s_lo[heads].tolist()
+    nl = nports.tolist()
     for i in np.argsort(o[b[:-1]], kind="stable").tolist():  # by first appearance
-        ss = streams[o[b[i] : b[i + 1]]]
-        ports = distinct(st.s_port[ss])
-        s0 = int(ss[0])
-        if ports.shape[0] == 1:
-            groups[ep(st.s_hi[s0], st.s_lo[s0], ports[0])] = ss.tolist()
+        k, p0 = nl[i], pstart[i]
+        if k == 1:
+            key = ep(hi[i], lo[i], uport[p0])
         else:
-            shown = ", ".join(str(int(p)) for p in ports[:6]) + (f" (+{ports.shape[0] - 6} more)" if ports.shape[0] > 6 else "")
-            groups[f"{addr(st.s_hi[s0], st.s_lo[s0])} ports {shown}"] = ss.tolist()
+            shown = ", ".join(str(p) for p in uport[p0 : p0 + min(k, 6)]) + (f" (+{k - 6} more)" if k > 6 else "")
+            key = f"{addr(hi[i], lo[i])} ports {shown}"
+        groups[key] = mem[bl[i] : bl[i + 1]]
     return groups
 
 
 def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
-    """Per analysed TCP segment: True when it is a copy made by the capture, not by the sender.
+    """Per analysed TCP segment: True when it is a copy made by the capture (:func:`capture_copies`).
+
+    Args:
+        a: the capture analysis.
+        x: unused (kept for call sites that share a :class:`Ctx`).
+    """
+    n = a.tcp_rows.shape[0]
+    dup = np.zeros(n, bool) if roomy(n * 2) else spill.alloc(n, bool, zero=True)
+    copies = capture_copies(a)
+    for lo, hi in spans(copies.shape[0]):
+        dup[copies[lo:hi]] = True
+    return dup
+
+
+def capture_copies(a: Analysis) -> np.ndarray:
+    """Ascending indices of the analysed TCP segments that are copies made by the capture, not by the sender.
 
     A copy has the same addresses, ports, IP ID, seq, ack and payload as an earlier segment and
     appears < 1 ms after it (a SPAN/bridge seeing the packet twice) or *before* it in time (files
     merged). IP ID 0 (DF packets of some stacks) is ignored, and so are copies seen later than
     1 ms: some stacks resend a segment with its old IP ID after an RTO, which is a real retransmission.
 
-    Args:
-        a: the capture analysis.
-        x: unused (kept for call sites that share a :class:`Ctx`).
+    Why indices, not a per-segment mask: copies are rare, and every consumer asks either how many
+    there are, which ones come first, or whether a few flagged segments are among them (a binary
+    search), so a capture-long mask would only cost its pages and the passes that count it.
     """
     c = a.cols
     n = a.tcp_rows.shape[0]
     # a copy is always flagged by tshark (retransmission / dup-ACK ...), so only streams with flags matter
     fs = a.streams.flagged > 0 if len(a.streams) else np.zeros(0, bool)
-    if not fs.any():
-        return np.zeros(n, bool)
-    dup = np.zeros(n, bool) if roomy(n * 64) else spill.alloc(n, bool, zero=True)
+    if not n or not fs.any():
+        return np.zeros(0, np.int64)
+    k_mul = np.uint32(0x9E3779B1)
 
-    def candidates(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(segment, row, digest of (seq, IP ID)) of segments lo..hi that could be copies."""
-        sel = np.flatnonzero(fs[a.tcp_stream[lo:hi]]) + lo
-        r = a.tcp_rows[sel]
-        ip_id = c.ip_id[r]
-        keep = np.flatnonzero((c.l3[r] == 4) & (ip_id != 0))
-        sel, r, ip_id = sel[keep], r[keep], ip_id[keep]
+    def candidates(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """(segment, digest of (seq, IP ID)) of segments lo..hi that could be copies."""
+        sel = np.flatnonzero(fs.take(a.tcp_stream[lo:hi]))
+        sel += lo
+        r = a.tcp_rows.take(sel)
+        ip_id = c.ip_id.take(r)
+        keep = c.l3.take(r) == 4
+        keep &= ip_id != 0
         # a copy repeats (seq, IP ID): only rows whose 32-bit digest of the pair repeats can be copies
         # (a digest collision only adds rows to the exact grouping below)
-        return sel, r, c.seq[r].astype(np.uint32) ^ (ip_id.astype(np.uint32) * np.uint32(0x9E3779B1))
+        k1 = c.seq.take(r).astype(np.uint32)
+        k1 ^= ip_id.astype(np.uint32) * k_mul
+        return sel.compress(keep), k1.compress(keep)
 
     if roomy(n * 64) or n <= BLOCK:
-        _mark_copies(c, dup, *candidates(0, n))
-        return dup
+        # in cache-sized chunks: the per-candidate temporaries (~10 arrays of 8 bytes per segment of a
+        # flagged stream) then reuse the same few pages instead of faulting in fresh ones
+        parts = [candidates(lo, hi) for lo, hi in spans(n, CHUNK)]
+        sel = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+        return _copies(c, sel, np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1], a.tcp_rows)
     # past the memory budget: copies share their digest, so the candidates are split by digest range
     # into parts of about BLOCK rows (exact per part). Linear: a histogram pass, a pass scattering each
     # candidate into its part's slice of a spill-allocated store (stable: capture order kept), then
-    # one slice per part.
+    # one slice per part, whose copies are marked in a spill-allocated mask (parts are not in capture order).
     hist = np.zeros(1 << 16, np.int64)
     for lo, hi in spans(n):
-        hist += np.bincount(candidates(lo, hi)[2] >> np.uint32(16), minlength=1 << 16)
+        hist += np.bincount(candidates(lo, hi)[1] >> np.uint32(16), minlength=1 << 16)
     cum = np.cumsum(hist)
     cuts = distinct(np.r_[0, np.searchsorted(cum, np.arange(BLOCK, int(cum[-1]), BLOCK), "right"), 1 << 16])
     part_of = np.searchsorted(cuts, np.arange(1 << 16), "right") - 1  # digest bucket -> part
@@ -398,30 +459,30 @@ def capture_duplicates(a: Analysis, x: Ctx | None = None) -> np.ndarray:
     cursor = bounds[:-1].copy()
     store_sel, store_k = spill.alloc(int(cum[-1]), np.int64), spill.alloc(int(cum[-1]), np.uint32)
     for lo, hi in spans(n):
-        sel, _, k1 = candidates(lo, hi)
+        sel, k1 = candidates(lo, hi)
         p = part_of[k1 >> np.uint32(16)]
         o = np.argsort(p, kind="stable")
         ps, cnt = p[o], np.bincount(p, minlength=size.shape[0])
         dest = cursor[ps] + np.arange(ps.shape[0]) - (np.cumsum(cnt) - cnt)[ps]
         store_sel[dest], store_k[dest] = sel[o], k1[o]
         cursor += cnt
+    dup = spill.alloc(n, bool, zero=True)
     for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         if b1 - b0 >= 2:
-            sel = np.asarray(store_sel[b0:b1])
-            _mark_copies(c, dup, sel, a.tcp_rows[sel], np.asarray(store_k[b0:b1]))
-    return dup
+            dup[_copies(c, np.asarray(store_sel[b0:b1]), np.asarray(store_k[b0:b1]), a.tcp_rows)] = True
+    return nonzero_blocks(n, lambda lo, hi: dup[lo:hi])
 
 
-def _mark_copies(c: Any, dup: np.ndarray, sel: np.ndarray, r: np.ndarray, k1: np.ndarray) -> None:
-    """Set ``dup[sel]`` for the candidate segments (rows ``r``, ascending) that are capture copies."""
+def _copies(c: Any, sel: np.ndarray, k1: np.ndarray, tcp_rows: np.ndarray) -> np.ndarray:
+    """The capture copies (ascending) among candidate segments ``sel`` (ascending; digests ``k1``)."""
     if sel.size < 2:
-        return
+        return np.zeros(0, np.int64)
     ks = np.sort(k1)
     again = ks[1:][ks[1:] == ks[:-1]]
     if not again.size:
-        return
-    rep = np.flatnonzero(member(k1, again))
-    sel, r = sel[rep], r[rep]
+        return np.zeros(0, np.int64)
+    sel = sel[member(k1, again)]
+    r = tcp_rows[sel]
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
     for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
         h = mix_hash(h, col.astype(np.uint64))
@@ -429,4 +490,5 @@ def _mark_copies(c: Any, dup: np.ndarray, sel: np.ndarray, r: np.ndarray, k1: np
     d = np.ones(r.shape[0], bool)
     d[first] = False
     d &= (c.ts[r] - c.ts[r[first[inv.ravel()]]]) < 0.001
-    dup[sel] = d
+    out: np.ndarray = sel[d]
+    return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from netghost.forensics import spill
 
-__all__ = ["BLOCK", "Collect", "count_by", "distinct", "gather", "in_sorted", "median", "median_p95", "member",
+__all__ = ["BLOCK", "CHUNK", "Collect", "addr_text", "count_by", "distinct", "gather", "in_sorted", "median", "median_p95", "member",
            "nonzero_blocks", "roomy", "select", "spans"]
 
 
@@ -26,8 +26,38 @@ def distinct(x: np.ndarray) -> np.ndarray:
     s = np.sort(x)
     if s.shape[0] < 2:
         return s
-    out: np.ndarray = s[np.r_[True, s[1:] != s[:-1]]]
+    keep = np.empty(s.shape[0], bool)  # (not np.r_[True, ...]: its index-trick parsing costs ~20 us a call)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    out: np.ndarray = s[keep]
     return out
+
+
+def addr_text(hi: int, lo: int, v4_mark: int) -> str | None:
+    """The text ``str(ipaddress.IPv4Address/IPv6Address)`` gives for an address held as (hi, lo) halves.
+
+    Why: reports render a thousand or more distinct hosts on a big capture, and building an
+    ``ipaddress`` object per IPv6 address (plus importing the module) costs several times this
+    arithmetic. None for an IPv4-mapped IPv6 address, whose text depends on the Python version
+    (the caller then asks ``ipaddress``).
+    """
+    if hi == v4_mark:
+        v = lo & 0xFFFFFFFF
+        return f"{v >> 24}.{(v >> 16) & 255}.{(v >> 8) & 255}.{v & 255}"
+    if hi == 0 and lo >> 32 == 0xFFFF:
+        return None
+    words = [(hi >> 48) & 0xFFFF, (hi >> 32) & 0xFFFF, (hi >> 16) & 0xFFFF, hi & 0xFFFF,
+             (lo >> 48) & 0xFFFF, (lo >> 32) & 0xFFFF, (lo >> 16) & 0xFFFF, lo & 0xFFFF]
+    # RFC 5952 as ipaddress._compress_hextets does it: the first longest run (>= 2) of zero words -> "::"
+    best, best_len, run = -1, 0, 0
+    for i, w in enumerate(words):
+        run = run + 1 if w == 0 else 0
+        if run > best_len:
+            best, best_len = i - run + 1, run
+    text = [f"{w:x}" for w in words]
+    if best_len < 2:
+        return ":".join(text)
+    return ":".join(text[:best]) + "::" + ":".join(text[best + best_len :])
 
 
 def member(x: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -92,6 +122,10 @@ def median(v: np.ndarray) -> float:
 
 # NETGHOST_PCAP_BLOCK (rows) is a test knob: tiny blocks drive every blocked path on small captures.
 BLOCK = int(os.environ.get("NETGHOST_PCAP_BLOCK") or 1 << 17)
+# Passes over every segment on the one-shot path also run in pieces of CHUNK rows: each temporary is
+# then a few hundred KiB that the allocator hands back piece after piece (cache-warm, no fresh pages),
+# where a capture-long temporary costs a page fault per 4 KiB (~3 us each) on top of the arithmetic.
+CHUNK = min(BLOCK, 1 << 16)
 
 
 def roomy(nbytes: int) -> bool:
@@ -155,12 +189,12 @@ def nonzero_blocks(n: int, mask: Callable[[int, int], np.ndarray]) -> np.ndarray
 def select(idx: np.ndarray, pred: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """``idx[pred(idx)]`` in blocks (order kept)."""
     if idx.shape[0] <= BLOCK or roomy(idx.shape[0] * 16):
-        out: np.ndarray = idx[pred(idx)]
+        out: np.ndarray = idx.compress(pred(idx))  # (compress: ~3x faster than boolean indexing here)
         return out
     acc = Collect(idx.shape[0], idx.dtype)
     for lo, hi in spans(idx.shape[0]):
         part = idx[lo:hi]
-        acc.add(part[pred(part)])
+        acc.add(part.compress(pred(part)))
     return acc.result()
 
 

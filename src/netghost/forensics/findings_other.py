@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx, Finding, finding
-from netghost.forensics.findings_num import spans
 
 __all__ = ["capture_quality", "dns", "icmp"]
 
@@ -92,8 +91,10 @@ def _time_jumps(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
     low, count = np.inf, 0
     for lo in range(0, max(last, 0), step):
         d = ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)]
-        low = min(low, float(d.min()))
         back = np.flatnonzero(d < -1.0)
+        if not back.shape[0]:
+            continue  # (the smallest step is only reported with jumps, and then it is one of them)
+        low = min(low, float(d.min()))
         count += back.shape[0]
         if back.shape[0] and sum(p.shape[0] for p in parts) < MAX_FRAMES:
             parts.append(back + lo)
@@ -105,20 +106,15 @@ def _duplicates(x: Ctx) -> list[Finding]:
     """Why: a duplicated capture makes tshark (and us, faithfully) flag every copy as a
     retransmission; the reader must be told the loss picture is an artefact."""
     a, c = x.a, x.a.cols
-    n_dup = sum(int(np.count_nonzero(x.dup[lo:hi])) for lo, hi in spans(x.dup.shape[0]))
+    n_dup, n_seg = x.copies.shape[0], a.tcp_rows.shape[0]
     back, low, n_back = _time_jumps(c.ts)
     out: list[Finding] = []
-    if n_dup >= 20 and n_dup >= 0.05 * x.dup.shape[0]:
-        dup = x.dup  # the first copies only (evidence), found block by block
-        first: list[int] = []
-        for lo, hi in spans(dup.shape[0]):
-            first += (np.flatnonzero(dup[lo:hi])[: MAX_FRAMES - len(first)] + lo).tolist()
-            if len(first) >= MAX_FRAMES:
-                break
-        rows = a.tcp_rows[np.asarray(first, np.int64)]
+    if n_dup >= 20 and n_dup >= 0.05 * n_seg:
+        first = x.copies[:MAX_FRAMES]  # the first copies (evidence)
+        rows = a.tcp_rows[np.asarray(first)]
         out.append(finding(
             "capture_duplicates", "medium", 0.85,
-            f"{n_dup} TCP segments ({100 * n_dup / x.dup.shape[0]:.0f}%) are exact copies made by the capture (same "
+            f"{n_dup} TCP segments ({100 * n_dup / n_seg:.0f}%) are exact copies made by the capture (same "
             "IP ID, seq, ack and payload) → duplicated or merged capture; tshark counts them as retransmissions",
             "Real retransmissions are sent later (and usually with a new IP ID); identical copies within a "
             "millisecond, or earlier in time, come from the capture itself (SPAN of both directions, two capture "

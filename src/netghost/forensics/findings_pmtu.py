@@ -155,7 +155,7 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
 
     # (index sets of flagged segments are as long as the capture in the worst case: every pass over
     # them runs in blocks, and per-segment tables are replaced by binary searches in these sorted sets)
-    retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: (x.seg("pay", r) >= thr(r)) & ~x.dup[r])
+    retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: (x.seg("pay", r) >= thr(r)) & x.not_copy(r))
     big_retr = retr  # ascending segment indices
     n = len(x.a.streams)
     out: dict[int, dict[str, Any]] = {}
@@ -180,7 +180,7 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     open_streams = distinct(np.flatnonzero(has_lost & ~has_big) // 2)
     for piece, _ in x.iter_rows_of_many(open_streams):
         rows = np.sort(piece)  # sorted: the gathers below run ~3x faster
-        rows = rows[x.seg("pay", rows) >= thr(rows)]
+        rows = rows.compress(x.seg("pay", rows) >= thr(rows))
         has_big[x.sid[rows] * 2 + x.client_side(rows)] = True
     ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
     cand = np.flatnonzero(ok & ~skip)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
-from netghost.forensics.findings_num import member, nonzero_blocks
+from netghost.forensics.findings_num import addr_text, member, nonzero_blocks
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
@@ -78,10 +78,9 @@ def _flow(cols: Packets, r: int) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _addr(hi: int, lo: int) -> str:
-    if hi == _V4:  # the text of str(IPv4Address(lo & 0xFFFFFFFF)), without building the object
-        v = lo & 0xFFFFFFFF
-        return f"{v >> 24}.{(v >> 16) & 255}.{(v >> 8) & 255}.{v & 255}"
-    return format_addr(hi, lo)
+    # the text of str(IPv4Address / IPv6Address), without building the object
+    text = addr_text(hi, lo, _V4)
+    return text if text is not None else format_addr(hi, lo)
 
 
 _V4 = int(V4_MARK)
