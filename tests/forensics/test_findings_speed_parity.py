@@ -20,7 +20,7 @@ from netghost.forensics import analyze_capture, findings_base
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import Ctx, addr, ep, server_groups
-from netghost.forensics.findings_num import addr_text, distinct
+from netghost.forensics.findings_num import addr_text, distinct, median, median_p95
 from netghost.forensics.findings_tcp import _per_group
 from netghost.forensics.flows import mix_hash
 
@@ -156,3 +156,24 @@ def test_capture_duplicates_in_small_chunks(analyses: list[Analysis], monkeypatc
 def test_distinct_matches_unique(xs: list[int]) -> None:
     v = np.array(xs, np.int64)
     assert np.array_equal(distinct(v), np.unique(v))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1000, 5000), st.integers(0, 2**32 - 1), st.sampled_from(["plain", "zeros", "neg0", "inf", "negative"]))
+def test_median_p95_on_the_int64_view_matches_numpy(n: int, seed: int, kind: str) -> None:
+    """Large non-negative samples are partitioned as int64 bit patterns (median first, then the upper half)."""
+    rng = np.random.default_rng(seed)
+    v = rng.lognormal(size=n) * 0.01
+    if kind == "zeros":
+        v[rng.random(n) < 0.3] = 0.0
+    elif kind == "neg0":
+        v[rng.integers(0, n)] = -0.0
+    elif kind == "inf":
+        v[rng.integers(0, n, 3)] = np.inf
+    elif kind == "negative":
+        v[rng.integers(0, n, 3)] = -1.5
+    med, p95 = median_p95(v.copy(), 1000.0)
+    assert med == float(np.median(v * 1000.0))
+    want = float(np.percentile(v * 1000.0, 95))
+    assert p95 == want or (np.isnan(p95) and np.isnan(want))
+    assert median(v.copy()) == float(np.median(v))

@@ -98,7 +98,11 @@ class Ctx:
         full = self.__dict__.get(name)
         if full is not None:
             return full[idx]
-        v = getattr(self.a.cols, _SEG_COLS[name])[self.a.tcp_rows[idx]]
+        col = getattr(self.a.cols, _SEG_COLS[name])
+        if isinstance(idx, np.ndarray) and idx.dtype.kind in "iu":  # (take: faster than fancy indexing)
+            v = col.take(self.a.tcp_rows.take(idx))
+        else:
+            v = col[self.a.tcp_rows[idx]]
         return v.astype(np.int64) if name in _WIDE else v
 
     def client_side(self, idx: np.ndarray) -> np.ndarray:
@@ -116,14 +120,17 @@ class Ctx:
             for lo, hi in spans(idx.shape[0]):
                 res_all[lo:hi] = self.client_side(idx[lo:hi])
             return res_all
-        st, c, s = self.a.streams, self.a.cols, self.sid[idx]
-        r = self.a.tcp_rows[idx]
-        cport = st.c_port[s]
-        res: np.ndarray = c.sport[r] == cport
-        same = np.flatnonzero(cport == st.s_port[s])
+        return self.side_of(self.a.tcp_rows[idx], self.sid[idx])
+
+    def side_of(self, r: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """:meth:`client_side` of segments given by their packet rows ``r`` and streams ``s`` (already at hand)."""
+        st, c = self.a.streams, self.a.cols
+        cport = st.c_port.take(s)
+        res: np.ndarray = c.sport.take(r) == cport
+        same = np.flatnonzero(cport == st.s_port.take(s))
         if same.size:
-            rs, ss = r[same], s[same]
-            res[same] &= (c.src_hi[rs] == st.c_hi[ss]) & (c.src_lo[rs] == st.c_lo[ss])
+            rs, ss = r.take(same), s.take(same)
+            res[same] &= (c.src_hi.take(rs) == st.c_hi.take(ss)) & (c.src_lo.take(rs) == st.c_lo.take(ss))
         return res
 
     @cached_property

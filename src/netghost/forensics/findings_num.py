@@ -73,6 +73,22 @@ def member(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _partition(v: np.ndarray, kth: Any) -> None:
+    """``v.partition(kth)`` in place; float64 samples without a sign bit are partitioned as their int64 view.
+
+    Why: numpy's vectorised selection is ~30% faster on int64 than on float64 here, and for IEEE
+    doubles whose sign bit is clear (+0.0, positive, +inf) the bit patterns order exactly like the
+    values, so the same order statistics land at ``kth`` (RTT samples are never negative; -0.0 or a
+    negative sample takes the plain float path).
+    """
+    if v.dtype == np.float64 and v.shape[0] > 1024 and v.flags.c_contiguous:
+        iv = v.view(np.int64)
+        if int(iv.min()) >= 0:
+            iv.partition(kth)
+            return
+    v.partition(kth)
+
+
 def median_p95(v: np.ndarray, scale: float = 1.0) -> tuple[float, float]:
     """``np.median(v * scale)`` and ``np.percentile(v * scale, 95)`` from one in-place partition of ``v``.
 
@@ -92,7 +108,14 @@ def median_p95(v: np.ndarray, scale: float = 1.0) -> tuple[float, float]:
     nxt = prev + 1
     if vi >= n - 1:
         prev = nxt = n - 1
-    v.partition(sorted({*mid, prev, nxt}))
+    if prev > mid[-1]:
+        # median first, then the 95th percentile within the upper half only: about a quarter less
+        # work than one multi-kth partition, which selects the median over the lower 95% (same values:
+        # order statistics do not depend on how they are selected)
+        _partition(v, mid)
+        _partition(v[mid[-1] + 1 :], sorted({prev - mid[-1] - 1, nxt - mid[-1] - 1}))
+    else:
+        v.partition(sorted({*mid, prev, nxt}))
     if len(mid) == 2:
         med = (float(v[mid[0]]) * scale + float(v[mid[1]]) * scale) / 2
     else:
@@ -107,9 +130,9 @@ def median(v: np.ndarray) -> float:
     """``float(np.median(v))`` of finite samples (at least one), ``v`` partitioned in place."""
     n = v.shape[0]
     if n % 2:
-        v.partition((n - 1) // 2)
+        _partition(v, (n - 1) // 2)
         return float(v[(n - 1) // 2])
-    v.partition([n // 2 - 1, n // 2])
+    _partition(v, [n // 2 - 1, n // 2])
     return (float(v[n // 2 - 1]) + float(v[n // 2])) / 2
 
 

@@ -166,17 +166,22 @@ def _usual_ttls(x: Ctx, ss: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.
     usual = np.full(ss.shape[0], -1, np.int64)
     first = np.full(ss.shape[0], -1, np.int64)
     ks_side = x.client_side(ks)
-    chunk = 4096  # candidates per histogram (4096 x 256 counts); their segments come in pieces
+    c, tcp_rows = x.a.cols, x.a.tcp_rows
+    chunk = 256  # candidates per histogram (256 x 256 counts: cache-sized); their segments come in pieces
     for c0 in range(0, ss.shape[0], chunk):
         m = min(chunk, ss.shape[0] - c0)
         hist = np.zeros(m * 256, np.int64)
         for piece, who in x.iter_rows_of_many(ss[c0 : c0 + m]):
-            same = (x.client_side(piece) == ks_side[c0 + who]) & ((x.seg("fl", piece) & RST) == 0)
-            rows, owner = piece.compress(same), who.compress(same)
+            # each segment's packet row and stream are gathered once (its stream is known: ss[c0 + who])
+            r = tcp_rows.take(piece)
+            same = x.side_of(r, ss.take(who + c0)) == ks_side.take(who + c0)
+            same &= (c.tcp_flags.take(r) & RST) == 0
+            rows, owner, r = piece.compress(same), who.compress(same), r.compress(same)
             if not rows.size:
                 continue
-            hist += np.bincount(owner * 256 + (x.seg("ttl", rows).astype(np.int64) & 0xFF), minlength=m * 256)
-            u, fi = np.unique(owner, return_index=True)  # owner is non-decreasing: fi = each one's first row
+            hist += np.bincount(owner * 256 + (c.ttl.take(r).astype(np.int64) & 0xFF), minlength=m * 256)
+            fi = np.flatnonzero(np.diff(owner, prepend=-1))  # owner is non-decreasing: each one's first row
+            u = owner.take(fi)
             new = first[c0 + u] < 0
             first[c0 + u[new]] = rows[fi[new]]
         usual[c0 : c0 + m] = hist.reshape(m, 256).argmax(axis=1)
@@ -195,17 +200,15 @@ def resets(x: Ctx) -> list[Finding]:
     keep = established[ss] & ~((st.syn[ss] > 0) & (st.synack[ss] == 0))
     ks, ss = ks[keep], ss[keep]
     usual, first = _usual_ttls(x, ss, ks)
-    ttl_k, fc_k = x.seg("ttl", ks).tolist(), x.client_side(ks).tolist()
-    plain: list[int] = []
+    ttl = x.seg("ttl", ks).astype(np.int64)
+    odd = (usual >= 0) & (np.abs(ttl - usual) >= 2)  # a TTL unlike the sender's: injected
+    plain: list[int] = ks.compress(~odd & (st.data_pkts.take(ss) > 0)).tolist()
     injected: dict[tuple[str, bool, int, int], list[tuple[int, int, int]]] = {}
-    for i, (k, s) in enumerate(zip(ks.tolist(), ss.tolist(), strict=True)):
-        u = int(usual[i])
-        if u >= 0 and abs(int(ttl_k[i]) - u) >= 2:
-            server = ep(st.s_hi[s], st.s_lo[s], st.s_port[s])
-            injected.setdefault((server, bool(fc_k[i]), int(ttl_k[i]), u), []).append((s, k, int(first[i])))
-            continue
-        if st.data_pkts[s] > 0:
-            plain.append(k)
+    fc_odd = x.client_side(ks.compress(odd)).tolist()
+    for i, fc in zip(np.flatnonzero(odd).tolist(), fc_odd, strict=True):
+        k, s, u = int(ks[i]), int(ss[i]), int(usual[i])
+        server = ep(st.s_hi[s], st.s_lo[s], st.s_port[s])
+        injected.setdefault((server, bool(fc), int(ttl[i]), u), []).append((s, k, int(first[i])))
     for (server, by_client, ttl, usual_ttl), hits in injected.items():
         who = "client" if by_client else "server"
         s, k, normal = hits[0]
