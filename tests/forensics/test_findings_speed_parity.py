@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from netghost.forensics import analyze_capture, findings_base
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.findings_base import Ctx, addr, ep, server_groups
+from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_groups, smallest_texts
 from netghost.forensics.findings_num import addr_text, distinct, median, median_p95
+from netghost.forensics.findings_other import _time_jumps
 from netghost.forensics.findings_tcp import _per_group
 from netghost.forensics.flows import mix_hash
 
@@ -100,9 +101,10 @@ def test_per_group_sums_match_numpy(groups: list[list[int]]) -> None:
     rng = np.random.default_rng(len(groups))
     fake = SimpleNamespace(syn=rng.integers(0, 5, 30), first_ts=rng.random(30) * 1e9)
     named = {f"g{i}": g for i, g in enumerate(groups)}
-    attempts, first = _per_group(fake, named)
+    attempts, first, members, bounds = _per_group(fake, named)
     assert attempts == [int(fake.syn[np.asarray(g)].sum()) for g in groups]
     assert first == [float(fake.first_ts[np.asarray(g)].min()) for g in groups]
+    assert [members[bounds[i] : bounds[i + 1]].tolist() for i in range(len(groups))] == groups
 
 
 def test_frames_of_groups_take_lists_in_any_order(analyses: list[Analysis]) -> None:
@@ -177,3 +179,56 @@ def test_median_p95_on_the_int64_view_matches_numpy(n: int, seed: int, kind: str
     want = float(np.percentile(v * 1000.0, 95))
     assert p95 == want or (np.isnan(p95) and np.isnan(want))
     assert median(v.copy()) == float(np.median(v))
+
+
+_V4_OR_V6 = st.one_of(
+    st.tuples(st.just(int(V4_MARK)), st.integers(0, 2**32 - 1)),
+    st.tuples(st.just(int(V4_MARK)), st.sampled_from([0, 1, 9, 10, 99, 100, 255, 256, 0x0A000001, 0x01020304, 2**32 + 5])),
+    st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)),
+    st.tuples(st.just(0), st.integers(0, 2**32 - 1).map(lambda v: (0xFFFF << 32) | v)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(_V4_OR_V6, min_size=1, max_size=12), max_size=6), st.integers(1, 4))
+def test_smallest_texts_match_sorting_every_text(groups: list[list[tuple[int, int]]], k: int) -> None:
+    """IPv4 text order from octet ranks (9 < 10 numerically, "10" < "9" as text), IPv6 and mapped mixed in."""
+    flat = [a for g in groups for a in g]
+    hi = np.array([h for h, _ in flat], np.uint64)
+    lo = np.array([lo for _, lo in flat], np.uint64)
+    bounds = np.cumsum([0, *[len(g) for g in groups]]).tolist()
+    want = [sorted({format_addr(h, lo_) for h, lo_ in g})[:k] for g in groups]
+    assert smallest_texts(hi, lo, bounds, k) == want
+
+
+def _time_jumps_reference(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """The plain chunked fold: every chunk's smallest step folded with ``min``."""
+    step, last = 1 << 16, ts.shape[0] - 1
+    low, count, back = np.inf, 0, []
+    for lo in range(0, max(last, 0), step):
+        d = ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)]
+        low = min(low, float(d.min()))
+        b = np.flatnonzero(d < -1.0)
+        count += b.shape[0]
+        back += (b + lo).tolist()
+    return np.asarray(back[:MAX_FRAMES], np.int64), low if count else 0.0, count
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 199_999), st.sampled_from([-5.0, -1.5, -1.0, -0.5, np.nan])), max_size=6))
+def test_time_jumps_with_mostly_monotonic_chunks(edits: list[tuple[int, float]]) -> None:
+    """Chunks without a step back are skipped by one comparison; jumps, small steps back and NaN are not."""
+    ts = np.arange(200_000) * 0.001
+    for i, step in edits:
+        ts[i:] += 0.0 if np.isnan(step) else step
+        if np.isnan(step):
+            ts[i] = np.nan
+    with np.errstate(invalid="ignore"):
+        first, low, count = _time_jumps(ts)
+        want_first, want_low, want_count = _time_jumps_reference(ts)
+        back = np.flatnonzero(np.diff(ts) < -1.0)
+    assert np.array_equal(first, want_first) and np.array_equal(first, back[:MAX_FRAMES])
+    assert count == want_count == back.shape[0]
+    assert low == want_low or (np.isnan(low) and np.isnan(want_low))
+    for n in range(4):
+        assert _time_jumps(np.arange(float(n)))[1:] == (0.0, 0)

@@ -7,32 +7,35 @@ everything here is internal to :mod:`netghost.forensics` (the public entry is ``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import cached_property, lru_cache
+from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from netghost.forensics import spill
-from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_num import (
     BLOCK,
     CHUNK,
     Collect,
-    addr_text,
+    addr,
     distinct,
+    ep,
     gather,
+    group_rows,
     in_sorted,
     member,
     nonzero_blocks,
     roomy,
     select,
+    smallest_texts,
     spans,
 )
 from netghost.forensics.flows import mix_hash
 
 __all__ = ["MAX_FRAMES", "SEVERITIES", "Ctx", "Finding", "addr", "capture_copies", "capture_duplicates", "ep", "finding", "flow_id",
-           "group_rows", "server_groups"]
+           "group_rows", "server_groups", "smallest_texts"]
 
 SEVERITIES = ("info", "low", "medium", "high", "critical")
 MAX_FRAMES = 10
@@ -42,12 +45,6 @@ Finding = dict[str, Any]
 def flow_id(stream: int) -> str:
     """Stable id of a TCP stream in the semantic output (tshark's ``tcp.stream`` number)."""
     return f"tcp/{stream}"
-
-
-def ep(hi: Any, lo: Any, port: Any) -> str:
-    """``ip:port`` (``[v6]:port``) of one endpoint."""
-    a = addr(hi, lo)
-    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"
 
 
 def finding(kind: str, severity: str, confidence: float, title: str, detail: str,  # noqa: PLR0917  compact call sites
@@ -309,7 +306,7 @@ class Ctx:
         if not groups:
             return []
         sizes = np.fromiter((len(g) for g in groups), np.int64, len(groups))
-        every = np.fromiter((int(s) for g in groups for s in g), np.int64, int(sizes.sum()))
+        every = np.fromiter(chain.from_iterable(groups), np.int64, int(sizes.sum()))
         label = np.repeat(np.arange(len(groups)), sizes)
         o = np.lexsort((every, label))  # per group, its streams by id
         rank = np.arange(every.shape[0]) - np.repeat(np.cumsum(sizes) - sizes, sizes)
@@ -322,40 +319,6 @@ class Ctx:
         bounds = np.searchsorted(grp, np.arange(len(groups) + 1)).tolist()
         frames = self.seg("frame", rows).tolist()
         return [frames[bounds[i] : min(bounds[i + 1], bounds[i] + MAX_FRAMES)] for i in range(len(groups))]
-
-
-_V4 = int(V4_MARK)
-
-
-@lru_cache(maxsize=65536)
-def _addr(hi: int, lo: int) -> str:
-    # the text of str(IPv4Address / IPv6Address), without building the object
-    text = addr_text(hi, lo, _V4)
-    return text if text is not None else format_addr(hi, lo)
-
-
-def addr(hi: Any, lo: Any) -> str:
-    """:func:`format_addr` with a cache (reports name the same few hosts many times)."""
-    return _addr(int(hi), int(lo))
-
-
-def group_rows(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Indices grouped by equal key tuples: group ``i`` is ``o[b[i]:b[i + 1]]`` for the returned ``(o, b)``.
-
-    Groups come in lexicographic key order, members ascending: the grouping (and group order) of
-    ``np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)``, several times faster (a
-    lexsort instead of a sort of structured rows).
-    """
-    n = keys[0].shape[0] if keys else 0
-    if not n:
-        return np.zeros(0, np.int64), np.zeros(1, np.int64)
-    o = np.lexsort(keys[::-1])
-    new = np.zeros(n, bool)
-    new[0] = True
-    for k in keys:
-        ks = k[o]
-        new[1:] |= ks[1:] != ks[:-1]
-    return o, np.r_[np.flatnonzero(new), n]
 
 
 def server_groups(a: Analysis, streams: np.ndarray) -> dict[str, list[int]]:

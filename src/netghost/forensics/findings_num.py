@@ -1,9 +1,10 @@
-"""Small numpy helpers for the summaries and findings that never import ``numpy.ma``.
+"""Small numpy helpers for the summaries and findings that never import ``numpy.ma``, and address text.
 
 Why: numpy imports its masked-array package (~15-40 ms CPU, once per process) the first time
 ``np.median``, ``np.percentile``, a plain ``np.unique`` (no index/inverse/count outputs),
 ``np.union1d`` or a sort-based ``np.isin`` runs. Nothing else in the CLI pipeline needs it, so the
-report stages use these equivalents instead (same values; tests compare with numpy).
+report stages use these equivalents instead (same values; tests compare with numpy). Address text
+(``ipaddress``'s, without its objects) lives here too, shared by the findings and the ICMP summary.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from netghost.forensics import spill
+from netghost.forensics.decode import V4_MARK, format_addr
 
-__all__ = ["BLOCK", "CHUNK", "Collect", "addr_text", "count_by", "distinct", "gather", "in_sorted", "median", "median_p95", "member",
-           "nonzero_blocks", "roomy", "select", "spans"]
+__all__ = ["BLOCK", "CHUNK", "Collect", "addr", "addr_text", "count_by", "distinct", "ep", "gather", "group_rows",
+           "in_sorted", "median", "median_p95", "member", "nonzero_blocks", "roomy", "select", "smallest_texts", "spans"]
 
 
 def distinct(x: np.ndarray) -> np.ndarray:
@@ -249,3 +252,82 @@ def in_sorted(sorted_idx: np.ndarray, r: np.ndarray) -> np.ndarray:
     pos = np.minimum(np.searchsorted(sorted_idx, r), sorted_idx.shape[0] - 1)
     out: np.ndarray = sorted_idx[pos] == r
     return out
+
+
+# --- address text --------------------------------------------------------------------------
+
+_V4 = int(V4_MARK)
+
+
+@lru_cache(maxsize=65536)
+def _addr(hi: int, lo: int) -> str:
+    # the text of str(IPv4Address / IPv6Address), without building the object
+    text = addr_text(hi, lo, _V4)
+    return text if text is not None else format_addr(hi, lo)
+
+
+def addr(hi: Any, lo: Any) -> str:
+    """:func:`format_addr` with a cache (reports name the same few hosts many times)."""
+    return _addr(int(hi), int(lo))
+
+
+# rank of each octet's decimal text among those of 0..255: dotted quads compare as text exactly as
+# the tuples of their octets' ranks do ('.' sorts before every digit, so a shorter octet text that is
+# a prefix of a longer one sorts first either way)
+_OCTET_RANK = np.argsort(np.argsort(np.array([str(v) for v in range(256)]), kind="stable")).astype(np.uint64)
+
+
+def smallest_texts(hi: np.ndarray, lo: np.ndarray, bounds: list[int], k: int = 3) -> list[list[str]]:
+    """Per group ``i`` of addresses ``[bounds[i], bounds[i + 1])``: its ``k`` smallest distinct texts, sorted.
+
+    ``sorted({addr(h, l) for h, l in group})[:k]`` without rendering every address: IPv4 addresses are
+    ranked by a key that orders like their text (octet text ranks), so only each group's ``k`` first
+    IPv4 addresses and its IPv6 ones (never equal to an IPv4 text: they hold a ':') are rendered.
+    """
+    n_groups = len(bounds) - 1
+    v4 = hi == np.uint64(_V4)
+    v = lo & np.uint64(0xFFFFFFFF)
+    key = np.zeros(v.shape[0], np.uint64)
+    for shift in (24, 16, 8, 0):
+        key = (key << np.uint64(8)) | _OCTET_RANK.take(((v >> np.uint64(shift)) & np.uint64(255)).astype(np.int64))
+    grp = np.repeat(np.arange(n_groups), [bounds[i + 1] - bounds[i] for i in range(n_groups)])
+    i4 = np.flatnonzero(v4)
+    o = i4.take(np.lexsort((key.take(i4), grp.take(i4))))  # IPv4 ones by group, then text order
+    g4, k4 = grp.take(o), key.take(o)
+    new = np.ones(o.shape[0], bool)
+    new[1:] = (g4[1:] != g4[:-1]) | (k4[1:] != k4[:-1])
+    o, g4 = o.compress(new), g4.compress(new)  # distinct texts
+    rank = np.arange(o.shape[0]) - np.searchsorted(g4, g4)
+    keep = rank < k
+    picked: list[list[int]] = [[] for _ in range(n_groups)]
+    for g, j in zip(g4.compress(keep).tolist(), o.compress(keep).tolist(), strict=True):
+        picked[g].append(j)
+    for j in np.flatnonzero(~v4).tolist():
+        picked[int(grp[j])].append(j)
+    his, los = hi.tolist(), lo.tolist()
+    return [sorted({addr(his[j], los[j]) for j in js})[:k] for js in picked]
+
+
+def group_rows(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Indices grouped by equal key tuples: group ``i`` is ``o[b[i]:b[i + 1]]`` for the returned ``(o, b)``.
+
+    Groups come in lexicographic key order, members ascending: the grouping (and group order) of
+    ``np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)``, several times faster (a
+    lexsort instead of a sort of structured rows).
+    """
+    n = keys[0].shape[0] if keys else 0
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(1, np.int64)
+    o = np.lexsort(keys[::-1])
+    new = np.zeros(n, bool)
+    new[0] = True
+    for k in keys:
+        ks = k[o]
+        new[1:] |= ks[1:] != ks[:-1]
+    return o, np.r_[np.flatnonzero(new), n]
+
+
+def ep(hi: Any, lo: Any, port: Any) -> str:
+    """``ip:port`` (``[v6]:port``) of one endpoint."""
+    a = addr(hi, lo)
+    return f"[{a}]:{int(port)}" if ":" in a else f"{a}:{int(port)}"

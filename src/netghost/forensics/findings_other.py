@@ -84,19 +84,54 @@ def _time_jumps(ts: np.ndarray) -> tuple[np.ndarray, float, int]:
     """(the first MAX_FRAMES of :func:`_backwards`, ``np.diff(ts).min()`` (0.0 without jumps), how many jumps).
 
     Chunked like :func:`_backwards`, and only the cited jumps are kept: a capture whose clock jumps on
-    every other packet must not need a capture-sized index array for ten evidence frames.
+    every other packet must not need a capture-sized index array for ten evidence frames. The
+    smallest step is folded chunk by chunk with ``min`` (as it always was, NaN quirks included).
     """
+    fast = _time_jumps_ahead(ts)
+    if fast is not None:
+        return fast
     step, last = 1 << 16, ts.shape[0] - 1
     parts: list[np.ndarray] = []
     low, count = np.inf, 0
     for lo in range(0, max(last, 0), step):
         d = ts[lo + 1 : min(lo + step, last) + 1] - ts[lo : min(lo + step, last)]
-        back = np.flatnonzero(d < -1.0)
-        if not back.shape[0]:
-            continue  # (the smallest step is only reported with jumps, and then it is one of them)
         low = min(low, float(d.min()))
+        back = np.flatnonzero(d < -1.0)
         count += back.shape[0]
         if back.shape[0] and sum(p.shape[0] for p in parts) < MAX_FRAMES:
+            parts.append(back + lo)
+    first = np.concatenate(parts)[:MAX_FRAMES] if parts else np.zeros(0, np.int64)
+    return first, low if count else 0.0, count
+
+
+def _time_jumps_ahead(ts: np.ndarray) -> tuple[np.ndarray, float, int] | None:
+    """:func:`_time_jumps` for timestamps without NaN steps (None when one is met: the caller folds all).
+
+    Why: a chunk whose time never goes back (the usual case) is settled by one comparison into a
+    reused buffer (``a >= b`` implies ``a - b >= 0`` in IEEE arithmetic, so it holds no jump), and only
+    chunks with jumps need their smallest step: without NaN the overall smallest step, when there is
+    a jump, is below -1 s and so lies in such a chunk.
+    """
+    step, last = 1 << 16, ts.shape[0] - 1
+    parts: list[np.ndarray] = []
+    low, count = np.inf, 0
+    ahead = np.empty(min(step, max(last, 0)), bool)
+    for lo in range(0, max(last, 0), step):
+        hi = min(lo + step, last)
+        m = ahead[: hi - lo]
+        np.greater_equal(ts[lo + 1 : hi + 1], ts[lo:hi], out=m)
+        if m.all():
+            continue
+        d = ts[lo + 1 : hi + 1] - ts[lo:hi]
+        d_min = float(d.min())
+        if np.isnan(d_min):
+            return None
+        back = np.flatnonzero(d < -1.0)
+        if not back.shape[0]:
+            continue
+        low = min(low, d_min)
+        count += back.shape[0]
+        if sum(p.shape[0] for p in parts) < MAX_FRAMES:
             parts.append(back + lo)
     first = np.concatenate(parts)[:MAX_FRAMES] if parts else np.zeros(0, np.int64)
     return first, low if count else 0.0, count

@@ -6,6 +6,7 @@ cites the frames that show it.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from netghost.forensics.findings_base import (
     flow_id,
     group_rows,
     server_groups,
+    smallest_texts,
 )
 from netghost.forensics.findings_num import (
     count_by,
@@ -50,10 +52,10 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
     if cand.size < SCAN_MIN_PORTS:
         return mask
     # only (client, server) host pairs with >= SCAN_MIN_PORTS streams matter: a 64-bit digest finds the
-    # digests seen that often (a whole host pair shares one digest), the exact grouping runs on those
-    h = np.full(cand.shape[0], np.uint64(11), np.uint64)
-    for col in (st.c_hi, st.c_lo, st.s_hi, st.s_lo):
-        h = mix_hash(h, col[cand])
+    # digests seen that often (a whole host pair shares one digest), the exact grouping runs on those.
+    # The digest folds the low address halves only: the high halves (the IPv4 mark, or an IPv6 prefix)
+    # can only split a digest's streams further, which the exact grouping does.
+    h = mix_hash(mix_hash(np.full(cand.shape[0], np.uint64(11), np.uint64), st.c_lo.take(cand)), st.s_lo.take(cand))
     hs = np.sort(h)
     starts = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
     often = hs[starts[np.diff(np.r_[starts, hs.shape[0]]) >= SCAN_MIN_PORTS]]
@@ -106,12 +108,11 @@ def syn_failures(x: Ctx) -> list[Finding]:
     s0 = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.pkts_s2c == 0) & (st.rst_c == 0) & ~scanned)
     groups = server_groups(a, s0)
     frames = x.frames_of_groups(list(groups.values()), syn)
-    attempts, first_ts = _per_group(st, groups)
-    c_hi, c_lo = st.c_hi[s0].tolist(), st.c_lo[s0].tolist()
-    at = {s: i for i, s in enumerate(s0.tolist())}  # stream -> its position in s0 (client address lists)
+    attempts, first_ts, members, bounds = _per_group(st, groups)
+    first_clients = smallest_texts(st.c_hi.take(members), st.c_lo.take(members), bounds)  # (the text cites 3)
     for g, ((server, ss), evidence) in enumerate(zip(groups.items(), frames, strict=True)):
         per = attempts[g] / len(ss)
-        clients = sorted({addr(h, lo) for h, lo in {(c_hi[at[s]], c_lo[at[s]]) for s in ss}})
+        clients = first_clients[g]
         retried = f"retried {per:.0f}×" if per >= 2 else "sent once"
         conns = f" on {len(ss)} connections" if len(ss) > 1 else ""
         out.append(finding(
@@ -126,7 +127,7 @@ def syn_failures(x: Ctx) -> list[Finding]:
     rej = np.flatnonzero((st.syn > 0) & (st.synack == 0) & (st.rst_s > 0) & ~scanned)
     groups = server_groups(a, rej)
     frames = x.frames_of_groups(list(groups.values()), syn_or_rst)
-    _, first_ts = _per_group(st, groups)
+    _, first_ts, _, _ = _per_group(st, groups)
     for g, ((server, ss), evidence) in enumerate(zip(groups.items(), frames, strict=True)):
         conns = f"{len(ss)} connection attempts" if len(ss) > 1 else "the connection attempt"
         out.append(finding(
@@ -140,20 +141,22 @@ def syn_failures(x: Ctx) -> list[Finding]:
     return out
 
 
-def _per_group(st: Any, groups: dict[str, list[int]]) -> tuple[list[int], list[float]]:
-    """(SYN attempts, earliest first_ts) per group of streams.
+def _per_group(st: Any, groups: dict[str, list[int]]) -> tuple[list[int], list[float], np.ndarray, list[int]]:
+    """(SYN attempts, earliest first_ts) per group of streams; the groups' streams in one array and its group offsets.
 
     Why: one reduction over all groups instead of two numpy calls per group (a big capture's SYN
     failures span a hundred or more servers). Sums and minima are exact, so the values are those of
     ``st.syn[group].sum()`` and ``st.first_ts[group].min()``. (A finding keeps MAX_FRAMES flow
     ids, so only those are rendered.)
     """
+    sizes = [len(ss) for ss in groups.values()]
+    bounds = np.cumsum([0, *sizes])
     if not groups:
-        return [], []
-    members = np.fromiter((s for ss in groups.values() for s in ss), np.int64)
-    starts = np.cumsum([0, *[len(ss) for ss in groups.values()][:-1]])
-    syn_sum = np.add.reduceat(st.syn[members], starts)
-    return syn_sum.tolist(), np.minimum.reduceat(st.first_ts[members], starts).tolist()
+        return [], [], np.zeros(0, np.int64), bounds.tolist()
+    members = np.fromiter(chain.from_iterable(groups.values()), np.int64, int(bounds[-1]))
+    starts = bounds[:-1]
+    syn_sum = np.add.reduceat(st.syn.take(members), starts)
+    return syn_sum.tolist(), np.minimum.reduceat(st.first_ts.take(members), starts).tolist(), members, bounds.tolist()
 
 
 def _usual_ttls(x: Ctx, ss: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
