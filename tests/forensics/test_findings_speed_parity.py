@@ -20,7 +20,7 @@ from netghost.forensics import analyze_capture, findings_base
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_groups, smallest_texts
-from netghost.forensics.findings_num import addr_text, distinct, median, median_p95
+from netghost.forensics.findings_num import _stats_at, addr_text, distinct, median, median_p95
 from netghost.forensics.findings_other import _time_jumps
 from netghost.forensics.findings_tcp import _per_group
 from netghost.forensics.flows import mix_hash
@@ -232,3 +232,21 @@ def test_time_jumps_with_mostly_monotonic_chunks(edits: list[tuple[int, float]])
     assert low == want_low or (np.isnan(low) and np.isnan(want_low))
     for n in range(4):
         assert _time_jumps(np.arange(float(n)))[1:] == (0.0, 0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 3000), st.integers(0, 2**32 - 1), st.lists(st.integers(0, 10**6), min_size=1, max_size=5),
+       st.booleans(), st.booleans())
+def test_order_statistics_match_a_full_partition(n: int, seed: int, raw_ks: list[int], ties: bool, nan: bool) -> None:
+    """Single-kth selections (plus a max for the rank below) leave the values np.partition would."""
+    rng = np.random.default_rng(seed)
+    v = rng.lognormal(size=n)
+    if ties:
+        v = np.round(v, 1)
+    if nan:
+        v[rng.integers(0, n, 2)] = np.nan
+    ks = sorted({k % n for k in raw_ks} | {(raw_ks[0] + 1) % n})
+    want = v.copy()
+    want.partition(ks)
+    got = _stats_at(v.copy(), ks)
+    assert np.array_equal(np.array(got), want[ks], equal_nan=True)
