@@ -27,7 +27,6 @@ from netghost.forensics.findings_num import (
     count_by,
     distinct,
     in_sorted,
-    member,
     select,
     spans,
 )
@@ -51,15 +50,14 @@ def _port_scans(x: Ctx, out: list[Finding]) -> np.ndarray:
     cand = np.flatnonzero(st.syn > 0)
     if cand.size < SCAN_MIN_PORTS:
         return mask
-    # only (client, server) host pairs with >= SCAN_MIN_PORTS streams matter: a 64-bit digest finds the
-    # digests seen that often (a whole host pair shares one digest), the exact grouping runs on those.
+    # only (client, server) host pairs with >= SCAN_MIN_PORTS streams matter: a digest bucket (a whole
+    # host pair shares one) counted that often keeps its streams, the exact grouping runs on those.
     # The digest folds the low address halves only: the high halves (the IPv4 mark, or an IPv6 prefix)
-    # can only split a digest's streams further, which the exact grouping does.
+    # can only split a bucket's streams further, which the exact grouping does (so do collisions).
     h = mix_hash(mix_hash(np.full(cand.shape[0], np.uint64(11), np.uint64), st.c_lo.take(cand)), st.s_lo.take(cand))
-    hs = np.sort(h)
-    starts = np.flatnonzero(np.r_[True, hs[1:] != hs[:-1]])
-    often = hs[starts[np.diff(np.r_[starts, hs.shape[0]]) >= SCAN_MIN_PORTS]]
-    cand = cand[member(h, often)]
+    bucket = (h >> np.uint64(48)).astype(np.int64)
+    often = np.bincount(bucket, minlength=1 << 16) >= SCAN_MIN_PORTS
+    cand = cand.compress(often.take(bucket))
     o, b = group_rows(st.c_hi[cand], st.c_lo[cand], st.s_hi[cand], st.s_lo[cand])
     for i in np.flatnonzero(np.diff(b) >= SCAN_MIN_PORTS).tolist():
         ss = cand[o[b[i] : b[i + 1]]]
