@@ -127,6 +127,19 @@ def test_empty_capture_says_no_traffic(tmp_path: Path) -> None:
     jsonschema.validate(json.loads((tmp_path / "empty_semantic.json").read_text()), load_schema())
 
 
+def test_timestamps_past_the_calendar_still_give_a_report(tmp_path: Path) -> None:
+    """pcapng holds 64-bit timestamps: a corrupt one can lie past year 9999, which datetime refuses."""
+    cap = Capture()
+    far = 3.0e11  # about year 11476
+    cap.tcp(far, "10.0.0.1", "10.0.0.2", 40000, 6379, 1000, 0, SYN)
+    cap.tcp(far + 1.0, "10.0.0.1", "10.0.0.2", 40000, 6379, 1000, 0, SYN)
+    p = cap.write(tmp_path / "far.pcapng", "pcapng")
+    assert main([str(p), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)]) == 0
+    report = (tmp_path / "far_forensic_report.md").read_text()
+    assert f"{far!r} s since the epoch (not a calendar date)" in report
+    assert json.loads((tmp_path / "far_semantic.json").read_text())["summary"]["packets"] == 2
+
+
 def test_truncated_capture_warns_and_succeeds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cap = Capture()
     for k in range(4):

@@ -17,9 +17,17 @@ NO_TRAFFIC = "No traffic captured: the capture contains no packets."
 
 
 def _ts(v: float | None) -> str:
+    """A capture timestamp as a UTC date; the raw value when it is no calendar date.
+
+    Why the fallback: timestamps come straight from the file, and a corrupt or crafted capture can
+    carry ones past year 9999 (or NaN), which ``datetime`` refuses; the report must still be written.
+    """
     if v is None:
         return "-"
-    return datetime.fromtimestamp(v, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    try:
+        return datetime.fromtimestamp(v, UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    except (ValueError, OverflowError, OSError):
+        return f"{v!r} s since the epoch (not a calendar date)"
 
 
 def _frames(fr: list[int], n: int = 6) -> str:
