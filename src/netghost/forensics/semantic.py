@@ -142,8 +142,9 @@ def _values(v: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     n = v.shape[0] if rows is None else rows.shape[0]
     if n <= BLOCK or roomy(n * 24):
         w = v if rows is None else v[rows]
-        # index with flatnonzero, not the bool mask: ~1.5x faster on millions of scattered samples
-        out: np.ndarray = w[np.flatnonzero(~np.isnan(w))]  # (fancy indexing: always a copy)
+        # np.compress, not the bool mask (~3x slower on millions of scattered samples) nor a gather
+        # through flatnonzero (as fast, but its index array is 8 more bytes of fresh memory per sample)
+        out: np.ndarray = np.compress(~np.isnan(w), w)  # always a copy
         return out
     acc = Collect(n, v.dtype)
     for lo, hi in spans(n):
@@ -163,6 +164,7 @@ def median_p95_ms(r: np.ndarray) -> tuple[float, float]:
 
 
 PEEL = 4  # values counted by comparison before the rest is sorted (a capture has few EtherTypes)
+COUNT_BLOCK = 1 << 18  # rows per block of _value_counts
 
 
 def _value_counts(v: np.ndarray) -> list[tuple[int, int]]:
@@ -170,9 +172,9 @@ def _value_counts(v: np.ndarray) -> list[tuple[int, int]]:
     few values are counted by comparison: one pass when every row has the same value (a capture's
     link type), a few for EtherTypes (sorting 2M of them was ~20 ms with its copy)."""
     n = v.shape[0]
-    step = max(n, 1) if roomy(n * 16) else BLOCK  # past the memory budget: in blocks
     total: dict[int, int] = {}
-    for lo, hi in spans(n, step):
+    # in blocks: the comparison masks and the rest stay small (reused memory, no fresh pages to fault in)
+    for lo, hi in spans(n, min(BLOCK, COUNT_BLOCK)):
         part = v[lo:hi]
         # peel off values one comparison pass each (the first row's value, in a capture usually the
         # dominant one), each pass keeping only the rows not yet counted; what is left after a few is sorted
