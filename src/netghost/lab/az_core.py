@@ -118,7 +118,7 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
         AzError: ResourceGroupNotFound / ResourceNotFound (exit 3) or AuthorizationFailed (exit 1).
     """
     if name_or_id.startswith("/subscriptions/"):
-        parts = name_or_id.split("/")
+        parts = id_parts(name_or_id)  # a malformed id is az's "invalid resource ID" (exit 2)
         rg, name = parts[4], parts[-1]
     else:
         name = name_or_id

@@ -12,7 +12,7 @@ from typing import Any
 
 from netghost.lab.arm_network import guid, rule_doc
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm, require_rg
+from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_rg
 from netghost.lab.az_errors import plain_error
 from netghost.lab.az_network import effective_rule_doc
 from netghost.lab.az_watcher import require_watcher
@@ -30,7 +30,7 @@ def _topology(ctx: AzContext, args: ParsedArgs) -> Any:
     rg = args["resource_group"]
     vnet_filter = args["vnet"].split("/")[-1] if args["vnet"] else None
     if rg is None and args["vnet"] and args["vnet"].startswith("/subscriptions/"):
-        rg = args["vnet"].split("/")[4]
+        rg = id_parts(args["vnet"])[4]
     if rg is None:
         raise plain_error("usage error: --resource-group NAME | --vnet ID | --subnet ID")
     require_rg(ctx, rg)
