@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import analyze_capture, findings_base
+from netghost.forensics import analyze_capture, findings_copies
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_groups, smallest_texts
@@ -144,12 +144,12 @@ def _dup_reference(a: Analysis) -> np.ndarray:
 
 def test_capture_duplicates_in_small_chunks(analyses: list[Analysis], monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-shot path's chunked candidate pass (chunks of 7 segments here) finds the same copies."""
-    monkeypatch.setattr(findings_base, "CHUNK", 7)
+    monkeypatch.setattr(findings_copies, "CHUNK", 7)
     seen = 0
     for a in analyses:
         want = _dup_reference(a)
         seen += int(want.sum())
-        assert np.array_equal(findings_base.capture_duplicates(a), want)
+        assert np.array_equal(findings_copies.capture_duplicates(a), want)
     assert seen  # the corpus holds a capture with copies
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from netghost.forensics import findings_base, findings_num, semantic, spill
+from netghost.forensics import findings_base, findings_copies, findings_num, semantic, spill
 from netghost.forensics.engine import analyze_capture
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx
 from netghost.forensics.findings_other import _time_jumps
@@ -29,7 +29,7 @@ SYNTHETIC = sorted(n for n, f in vars(synthetic).items() if n.startswith("test_"
 
 def _blocked(monkeypatch: pytest.MonkeyPatch, rows: int = 3) -> None:
     """Blocks of ``rows`` rows and a zero memory budget (everything long spills to temp files)."""
-    for mod in (findings_num, findings_base, semantic):
+    for mod in (findings_num, findings_base, findings_copies, semantic):
         monkeypatch.setattr(mod, "BLOCK", rows)
     monkeypatch.setattr(spill, "_BUDGET", spill.MemoryBudget(0))
 
@@ -101,10 +101,10 @@ def test_capture_duplicates_split_by_digest_range(tmp_path: Path, monkeypatch: p
         cap.add(0.1 + i * 0.01, seg)
         cap.add(0.1 + i * 0.01 + (0.00002 if i % 4 else 0.005), seg)
     a = analyze_capture(cap.write(tmp_path / "dup.pcap"))
-    want = findings_base.capture_duplicates(a)
+    want = findings_copies.capture_duplicates(a)
     assert 0 < int(want.sum()) < want.shape[0]
     _blocked(monkeypatch, rows=5)
-    got = findings_base.capture_duplicates(a)
+    got = findings_copies.capture_duplicates(a)
     assert np.array_equal(got, want)
 
 
