@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import mmap
 import os
-import resource
 import shutil
 import struct
 import subprocess
@@ -34,8 +32,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE / "_work"
@@ -159,22 +155,32 @@ def evict(cap: Path) -> str:
     return "capture evicted; the untimed warm-up run reads it from disk, the timed runs find it cached"
 
 
+CACHE_CHILD = r"""
+import mmap, resource, sys
+import numpy as np
+with open(sys.argv[1], "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    pages = np.frombuffer(mm, np.uint8)[::4096]
+    int(pages.sum())  # touch one byte per 4 KiB
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    del pages
+"""
+
+
 def cache_state(cap: Path) -> str:
     """How the cached capture maps: the minor faults of touching every 4 KiB of a fresh mapping.
 
     Why print it: mapping costs the analysis ~0.1-0.2 CPU s per 1.5 GB when the page cache holds the
     file in 4 KiB pages (one fault per 64 KiB) and almost nothing in 2 MiB folios (one per 2 MiB), so
     the figures below depend on it; kernels and file systems without large page-cache folios give
-    the former whatever the engine asks for.
+    the former whatever the engine asks for. Probed in a child: mapping the whole file here would
+    raise this process's RSS high-water mark, which every later child's ``ru_maxrss`` inherits.
     """
-    size = cap.stat().st_size
-    with cap.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        pages = np.frombuffer(mm, np.uint8)[::4096]
-        int(pages.sum())  # touch one byte per page
-        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-        del pages
-    per = size / max(faults, 1) / 1024
+    res = subprocess.run([sys.executable, "-c", CACHE_CHILD, str(cap)], capture_output=True, text=True, check=False)
+    if res.returncode != 0 or not res.stdout.strip().isdigit():
+        return f"probe failed: {res.stderr.strip()[-200:]}"
+    faults = int(res.stdout)
+    per = cap.stat().st_size / max(faults, 1) / 1024
     kind = "mostly 2 MiB folios" if per >= 1024 else "small folios (mapping it costs ~0.1-0.2 CPU s per run)"
     return f"mapping the cached capture took {faults:,} faults ({per:,.0f} KiB each): {kind}"
 
