@@ -23,7 +23,7 @@ from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_g
 from netghost.forensics.findings_num import _stats_at, addr_text, distinct, median, median_p95
 from netghost.forensics.findings_other import _time_jumps
 from netghost.forensics.findings_tcp import _per_group
-from netghost.forensics.flows import mix_hash
+from tests.forensics.test_findings_parity import _dup_reference  # the one-piece oracle of capture copies
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = sorted(p for d in ("pcaps", "pairs") for p in (REPO / "tests" / "data" / d).iterdir()
@@ -120,26 +120,6 @@ def test_frames_of_groups_take_lists_in_any_order(analyses: list[Analysis]) -> N
             return (x.seg("fl", r) & 0x02) != 0
 
         assert x.frames_of_groups(groups, pick) == [x.frames_of(np.asarray(g), pick) for g in groups]
-
-
-def _dup_reference(a: Analysis) -> np.ndarray:
-    """Capture copies found in one piece over every segment of a flagged stream."""
-    c = a.cols
-    dup = np.zeros(a.tcp_rows.shape[0], bool)
-    flagged_stream = a.streams.flagged[a.tcp_stream] > 0 if len(a.streams) else np.zeros(0, bool)
-    sel = np.flatnonzero((c.l3[a.tcp_rows] == 4) & (c.ip_id[a.tcp_rows] != 0) & flagged_stream)
-    if sel.size < 2:
-        return dup
-    r = a.tcp_rows[sel]
-    h = np.full(r.shape[0], np.uint64(7), np.uint64)
-    for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
-        h = mix_hash(h, col.astype(np.uint64))
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    d = np.ones(r.shape[0], bool)
-    d[first] = False
-    d &= (c.ts[r] - c.ts[r[first[inv.ravel()]]]) < 0.001
-    dup[sel] = d
-    return dup
 
 
 def test_capture_duplicates_in_small_chunks(analyses: list[Analysis], monkeypatch: pytest.MonkeyPatch) -> None:
