@@ -139,11 +139,11 @@ def evict(cap: Path) -> str:
 
     Why: how a file sits in the page cache depends on who read or wrote it last (the generator's
     buffered writes, a copy tool, an earlier run), and mapping it costs a fault per 64 KiB in 4 KiB
-    pages but one per 2 MiB in huge pages (~0.15 s CPU on this file). The engine asks for huge pages
-    on its mapping (``MADV_HUGEPAGE``), which the kernel honours when the engine is the one reading the
-    file from disk. Evicting first makes every timed run (and tshark's) see the cache as the analyser's
-    own first read of the capture leaves it, the same on every machine and every bench run; use
-    ``--keep-cache`` to time the cache as found.
+    pages but one per 2 MiB in huge pages (~0.15 s CPU on this file). On kernels and file systems with
+    large page-cache folios (Linux 6.18 and ext4 here), a read from disk (the engine's, tshark's or
+    cat's) caches the file in 2 MiB folios, while e.g. ``cp`` leaves it in small ones. Evicting first
+    makes every timed run (and tshark's) see the cache as a first read of the capture leaves it, the
+    same on every bench run; ``--keep-cache`` times the cache as found.
     """
     if not hasattr(os, "posix_fadvise"):
         return "kept as found (no posix_fadvise here)"

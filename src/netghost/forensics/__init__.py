@@ -12,9 +12,10 @@ This package imports only ``netghost.errors`` (and may use ``netghost.contracts`
 
 import gc as _gc
 
-# Why the collector is paused while the package (and numpy) load: the imports create ~100k objects
-# that all live as long as the process, so every cyclic collection they trigger is wasted work
-# (~15% of numpy's import time here). It is restored at once: no lasting effect on the importer.
+# Why the collector is paused while the package (and numpy) load: the imports create objects that
+# all live as long as the process, so every cyclic collection they trigger is wasted work (measured
+# with gc.callbacks: ~12 ms in 49 collections of a ~0.2 s import). It is restored at once: no lasting
+# effect on the importer.
 _gc_was_enabled = _gc.isenabled()
 _gc.disable()
 try:

@@ -176,11 +176,9 @@ def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch, msgs
     while True:
         store.reserve(store.rows + 1, w.base + pos)
         row0 = store.rows
-        # rows this call will most likely write: the rest of the window at the density seen so far, with
-        # a quarter to spare (windows of small packets hold more rows; pages mapped past the rows
-        # written are the next window's, so the margin costs nothing but at the very end)
+        # rows this call will most likely write: the rest of the window at the density seen so far
         dens = store.rows / (w.base + pos) if store.rows and w.base + pos > 0 else 1 / 64
-        store.prefault(mod, min(SEGMENT_ROWS, int((w.n - pos) * dens * 1.25) + 64))
+        store.prefault(mod, min(SEGMENT_ROWS, int((w.n - pos) * dens * 1.02) + 64))
         k, pos, bad, full, nc = mod.walk_decode_pcap(
             w.buf, w.n, pos, w.big, scale, w.linktype, MAX_RECORD, store.raw, row0, store.cap - row0,
             row0 + 1, scr.payoff, scr.capend, 0, scr.ports, scr.cand, 0)

@@ -323,11 +323,12 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
 def _advise_huge(mm: mmap.mmap) -> None:
     """Ask for huge pages on the capture's mapping (``MADV_HUGEPAGE``), where the kernel offers it.
 
-    Why: mapping the page cache costs the kernel one fault per 64 KiB and one page-table entry per
-    4 KiB (~0.18 s CPU for a 1.5 GB capture, about an eighth of the whole analysis). With the hint,
-    a capture read from disk is cached in 2 MiB folios, and every later run maps each with a single
-    entry (measured: 22k faults -> 700). Advisory: it changes no byte read, and kernels or file
-    systems without file-backed huge pages ignore it or refuse it (ignored here).
+    Why: mapping a capture cached in 4 KiB pages costs the kernel one fault per 64 KiB and one
+    page-table entry per 4 KiB (measured on the 1.5 GB bench capture: ~22k faults, 0.1-0.2 CPU s with
+    the unmapping); cached in 2 MiB folios it maps with one entry per folio (~700 faults). Kernels and
+    file systems with large page-cache folios (here Linux 6.18, ext4) build those on a sequential read
+    from disk anyway; the hint asks for them from the first fault on. Advisory: it changes no byte
+    read, and kernels without file-backed huge pages ignore it or refuse it (ignored here).
     """
     if hasattr(mmap, "MADV_HUGEPAGE"):
         with contextlib.suppress(OSError):
