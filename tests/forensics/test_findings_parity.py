@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import analyze_capture
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import Ctx, addr, capture_duplicates, group_rows, server_groups
@@ -29,13 +28,6 @@ from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, _addr,
 from netghost.forensics.semantic import _value_counts, median_p95_ms
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = sorted(p for d in ("pcaps", "pairs") for p in (REPO / "tests" / "data" / d).iterdir()
-                if p.name.endswith((".pcap", ".pcapng")))
-
-
-@pytest.fixture(scope="module")
-def analyses() -> list[Analysis]:
-    return [analyze_capture(p) for p in CORPUS]
 
 
 @settings(max_examples=200, deadline=None)
@@ -104,8 +96,8 @@ def _dup_reference(a: Analysis) -> np.ndarray:
     return dup
 
 
-def test_segment_views_match_full_columns(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_segment_views_match_full_columns(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         x = Ctx(a)
         c, r = a.cols, a.tcp_rows
         st_ = a.streams
@@ -128,8 +120,8 @@ def test_segment_views_match_full_columns(analyses: list[Analysis]) -> None:
         assert np.array_equal(a.tcp_stream[rows], many[owner])
 
 
-def test_group_frames_match_one_group_at_a_time(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_group_frames_match_one_group_at_a_time(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         x = Ctx(a)
         if not len(a.streams):
             continue
@@ -143,8 +135,8 @@ def test_group_frames_match_one_group_at_a_time(analyses: list[Analysis]) -> Non
             assert x.frames_of_groups(groups, pick) == [x.frames_of(g, pick) for g in groups]
 
 
-def test_server_groups_match_unique_rows(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_server_groups_match_unique_rows(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         st_ = a.streams
         streams = np.flatnonzero(st_.syn > 0)
         got = server_groups(a, streams)
@@ -194,8 +186,8 @@ def _icmp_reference(cols: Packets, max_items: int = 20) -> dict[str, Any]:
     return out
 
 
-def test_icmp_summary_matches_the_row_loop(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_icmp_summary_matches_the_row_loop(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         assert analyze_icmp(a.cols) == _icmp_reference(a.cols)
 
 
@@ -273,8 +265,8 @@ def test_report_stages_do_not_import_numpy_ma(tmp_path: Path) -> None:
     assert out[1:] == ["False", "True"]
 
 
-def test_data_segment_bound_never_hides_the_overall_finding(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_data_segment_bound_never_hides_the_overall_finding(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         x = Ctx(a)
         syn_failures(x)  # marks explained streams, as in build_findings
         c, r = a.cols, a.tcp_rows

@@ -7,7 +7,6 @@ and compares on random or corpus inputs, so a speed-up cannot change a report by
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import analyze_capture, findings_copies
+from netghost.forensics import findings_copies
 from netghost.forensics.decode import V4_MARK, format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_groups, smallest_texts
@@ -24,16 +23,6 @@ from netghost.forensics.findings_num import _stats_at, addr_text, distinct, medi
 from netghost.forensics.findings_other import _time_jumps
 from netghost.forensics.findings_tcp import _per_group
 from tests.forensics.test_findings_parity import _dup_reference  # the one-piece oracle of capture copies
-
-REPO = Path(__file__).resolve().parents[2]
-CORPUS = sorted(p for d in ("pcaps", "pairs") for p in (REPO / "tests" / "data" / d).iterdir()
-                if p.name.endswith((".pcap", ".pcapng")))
-
-
-@pytest.fixture(scope="module")
-def analyses() -> list[Analysis]:
-    return [analyze_capture(p) for p in CORPUS]
-
 
 _WORD = st.one_of(st.just(0), st.just(0), st.just(1), st.just(0xFFFF), st.integers(0, 0xFFFF))
 
@@ -89,8 +78,8 @@ def test_server_groups_keys_match_reference(rows: list[tuple[int, int]], rnd: An
     assert list(got.items()) == list(want.items())
 
 
-def test_server_groups_on_the_corpus(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_server_groups_on_the_corpus(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         for streams in (np.flatnonzero(a.streams.syn > 0), np.arange(len(a.streams))):
             assert list(server_groups(a, streams).items()) == list(_server_groups_reference(a, streams).items())
 
@@ -107,8 +96,8 @@ def test_per_group_sums_match_numpy(groups: list[list[int]]) -> None:
     assert [members[bounds[i] : bounds[i + 1]].tolist() for i in range(len(groups))] == groups
 
 
-def test_frames_of_groups_take_lists_in_any_order(analyses: list[Analysis]) -> None:
-    for a in analyses:
+def test_frames_of_groups_take_lists_in_any_order(corpus_analyses: list[Analysis]) -> None:
+    for a in corpus_analyses:
         n = len(a.streams)
         if not n:
             continue
@@ -122,11 +111,11 @@ def test_frames_of_groups_take_lists_in_any_order(analyses: list[Analysis]) -> N
         assert x.frames_of_groups(groups, pick) == [x.frames_of(np.asarray(g), pick) for g in groups]
 
 
-def test_capture_duplicates_in_small_chunks(analyses: list[Analysis], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_capture_duplicates_in_small_chunks(corpus_analyses: list[Analysis], monkeypatch: pytest.MonkeyPatch) -> None:
     """The one-shot path's chunked candidate pass (chunks of 7 segments here) finds the same copies."""
     monkeypatch.setattr(findings_copies, "CHUNK", 7)
     seen = 0
-    for a in analyses:
+    for a in corpus_analyses:
         want = _dup_reference(a)
         seen += int(want.sum())
         assert np.array_equal(findings_copies.capture_duplicates(a), want)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
-from netghost.forensics.findings_num import addr_text, member, nonzero_blocks
+from netghost.forensics.findings_num import addr_text, group_rows, member, nonzero_blocks
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 
@@ -100,7 +100,7 @@ def _error_groups(cols: Packets, pr: int, er: np.ndarray) -> list[dict[str, Any]
         out: np.ndarray = np.where(cond, col[er], -1 if col.dtype.kind == "i" else 0)
         return out
 
-    o, b = _lexgroups(cols.icmp_type[er], cols.icmp_code[er], k(cols.in_proto, has), k(cols.in_src_hi, has),
+    o, b = group_rows(cols.icmp_type[er], cols.icmp_code[er], k(cols.in_proto, has), k(cols.in_src_hi, has),
                       k(cols.in_src_lo, has), k(cols.in_sport, has & (cols.in_sport[er] >= 0)),
                       k(cols.in_dst_hi, has), k(cols.in_dst_lo, has), k(cols.in_dport, has & (cols.in_dport[er] >= 0)))
     heads = o[b[:-1]]  # first member of each bucket (members ascending)
@@ -125,18 +125,6 @@ def _error_groups(cols: Packets, pr: int, er: np.ndarray) -> list[dict[str, Any]
 
 def _key(cols: Packets, r: int) -> tuple[str, str | None]:
     return f"{int(cols.icmp_type[r])}/{int(cols.icmp_code[r])}", _flow(cols, r)
-
-
-def _lexgroups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(stable lexsort of the key columns, start offsets of equal-key runs plus the end)."""
-    n = keys[0].shape[0]
-    o = np.lexsort(keys[::-1])
-    new = np.zeros(n, bool)
-    new[0] = True
-    for key in keys:
-        ks = key[o]
-        new[1:] |= ks[1:] != ks[:-1]
-    return o, np.r_[np.flatnonzero(new), n]
 
 
 def _render(cols: Packets, pr: int, g: dict[str, Any]) -> dict[str, Any]:
