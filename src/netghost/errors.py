@@ -11,22 +11,38 @@ models, never exceptions. Exceptions are for broken inputs and broken invariants
     │   │   └── WalCorruptError  a chain is broken where the caller needs it intact
     │   ├── PlanTokenMismatchError  what is about to run is not what was approved
     │   ├── PolicyError          a policy file or bundle fails to load or its examples fail
+    │   ├── ApprovalMismatchError   an approval answers another plan-token than the request's
     │   ├── ArtifactError        an artifact is missing, malformed or its hash differs
+    │   │   └── ArtifactValidationError  a workspace's artifacts fail validation (every problem listed)
+    │   ├── WorkspaceError       a workspace cannot be created fresh or is not a workspace
     │   └── WorkflowError        an illegal workflow transition was requested
+    │       ├── ReceiptError     an engine's receipt (the take-off result) is malformed
+    │       └── WorkflowTransitionError  an entry is not allowed in the workflow's current state
     ├── ShellError               the Safe-Exec Shell was misused (bad request shape, bad config)
     ├── OrchestratorError
     ├── CaptureFormatError       a file is not a capture we can read (also a ValueError)
+    ├── ColumnNotDecodedError    a packet column was read that this analysis did not decode
     └── LabError                 a lab world or simulator input is invalid
+        └── AzError              a simulated ``az`` failure (exact stderr text and exit code)
 
-Each component may subclass these in its own ``errors`` module; it never raises bare
-``Exception`` and never swallows one.
+Every class lives here, so the whole tree reads in one file; components import and raise them.
+Where the raiser knows the subject (a path, an argv, a task or workflow id, a column) it passes it
+as a keyword and the error carries it as a typed attribute, so a caller can act on it without
+parsing the message. Nothing raises bare ``Exception`` and nothing swallows one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 __all__ = [
+    "ApprovalMismatchError",
     "ArtifactError",
+    "ArtifactValidationError",
+    "AzError",
     "CaptureFormatError",
+    "ColumnNotDecodedError",
     "ContractError",
     "GovernanceError",
     "LabError",
@@ -34,11 +50,14 @@ __all__ = [
     "OrchestratorError",
     "PlanTokenMismatchError",
     "PolicyError",
+    "ReceiptError",
     "ShellError",
     "WalCorruptError",
     "WalError",
     "WalLockedError",
     "WorkflowError",
+    "WorkflowTransitionError",
+    "WorkspaceError",
 ]
 
 
@@ -93,16 +112,82 @@ class PolicyError(GovernanceError, ValueError):
     """Raised when a policy file, rule table or Rego bundle is invalid or its examples fail."""
 
 
+class ApprovalMismatchError(GovernanceError):
+    """Raised when a response names a different plan-token than the request it is offered for."""
+
+    def __init__(self, request_token: str, response_token: str) -> None:
+        super().__init__(f"approval response answers {response_token}, not the pending request {request_token}")
+        self.request_token = request_token
+        self.response_token = response_token
+
+
 class ArtifactError(GovernanceError):
     """Raised when an artifact is missing, malformed, has the wrong role or a different hash."""
+
+
+class ArtifactValidationError(ArtifactError):
+    """Raised when a workspace's artifacts fail validation; ``problems`` lists every finding."""
+
+    def __init__(self, root: Path, problems: Sequence[str]) -> None:
+        super().__init__(f"artifacts of {root} are invalid: " + "; ".join(problems))
+        self.root = root
+        self.problems = list(problems)
+
+
+class WorkspaceError(GovernanceError):
+    """Raised when a workspace cannot be created fresh or is not a workspace."""
+
+    def __init__(self, message: str, *, path: Path | None = None, task_id: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.task_id = task_id
 
 
 class WorkflowError(GovernanceError):
     """Raised when a workflow step is requested out of CabinCrew order."""
 
 
+class ReceiptError(WorkflowError):
+    """Raised when an engine's receipt (the take-off result) is malformed."""
+
+
+class WorkflowTransitionError(WorkflowError):
+    """Raised when an entry is not allowed in the workflow's current state.
+
+    ``event`` is the WAL entry type and its qualifier (step name, outcome, decision), as the
+    transition table keys it.
+    """
+
+    def __init__(
+        self, workflow_id: str, from_state: str | None, event: tuple[str, str | None], detail: str = ""
+    ) -> None:
+        name = event[0] + (f"({event[1]})" if event[1] else "")
+        msg = f"workflow {workflow_id}: {name} is not allowed in state {from_state}"
+        super().__init__(msg + (f": {detail}" if detail else ""))
+        self.workflow_id = workflow_id
+        self.from_state = from_state
+        self.event = event
+
+
 class ShellError(NetGhostError):
-    """Raised when the Safe-Exec Shell is misused (malformed request, invalid configuration)."""
+    """Raised when the Safe-Exec Shell is misused (malformed request, invalid configuration).
+
+    ``field`` names the request or configuration field at fault; ``argv`` the command, where one
+    was parsed; ``path`` the file (an audit dir, a rule table) the shell could not use.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        argv: Sequence[str] | None = None,
+        path: Path | str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.field = field
+        self.argv = list(argv) if argv is not None else None
+        self.path = path
 
 
 class OrchestratorError(NetGhostError):
@@ -110,8 +195,46 @@ class OrchestratorError(NetGhostError):
 
 
 class CaptureFormatError(NetGhostError, ValueError):
-    """Raised when a file is not a packet capture the forensics engine can read."""
+    """Raised when a file is not a packet capture the forensics engine can read.
+
+    ``path`` is the capture (None for bytes handed in memory); ``offset`` the byte where reading
+    failed, when the reader knows it.
+    """
+
+    def __init__(self, message: str, *, path: Path | str | None = None, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.offset = offset
+
+
+class ColumnNotDecodedError(NetGhostError, AttributeError):
+    """A ``Packets`` column was read that this analysis did not decode (ask for it in ``columns=``)."""
+
+    def __init__(self, column: str) -> None:
+        super().__init__(
+            f"packet column {column!r} was not decoded in this analysis; "
+            f"pass it in analyze_capture(columns=...) to have it"
+        )
+        self.column = column
 
 
 class LabError(NetGhostError, ValueError):
-    """Raised when a lab scenario or a simulator input is invalid."""
+    """Raised when a lab scenario or a simulator input is invalid.
+
+    ``world`` names the scenario (a shipped name or a YAML path) and ``path`` the file or the
+    dotted place inside it at fault, when the raiser knows them.
+    """
+
+    def __init__(self, message: str, *, world: str | None = None, path: Path | str | None = None) -> None:
+        super().__init__(message)
+        self.world = world
+        self.path = path
+
+
+class AzError(LabError):
+    """A simulated ``az`` failure: the exact stderr text and the exit code to return."""
+
+    def __init__(self, exit_code: int, stderr: str) -> None:
+        super().__init__(stderr.splitlines()[0] if stderr else f"az exit {exit_code}")
+        self.exit_code = exit_code
+        self.stderr = stderr

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from netghost.errors import NetGhostError
+from netghost.errors import ColumnNotDecodedError
 
 __all__ = ["OPTIONAL_COLUMNS", "AbsentColumn", "ColumnNotDecodedError"]
 
@@ -20,8 +20,6 @@ __all__ = ["OPTIONAL_COLUMNS", "AbsentColumn", "ColumnNotDecodedError"]
 OPTIONAL_COLUMNS: frozenset[str] = frozenset({"caplen", "wirelen", "tcp_hlen", "tsecr"})
 
 
-class ColumnNotDecodedError(NetGhostError, AttributeError):
-    """A ``Packets`` column was read that this analysis did not decode (ask for it in ``columns=``)."""
 
 
 class AbsentColumn:
@@ -37,9 +35,7 @@ class AbsentColumn:
 
     def fail(self, *_args: Any, **_kw: Any) -> NoReturn:
         """Raise the error naming the column (every operator and attribute lands here)."""
-        raise ColumnNotDecodedError(
-            f"packet column {self.name!r} was not decoded in this analysis; "
-            f"pass it in analyze_capture(columns=...) to have it")
+        raise ColumnNotDecodedError(self.name)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") and attr.endswith("__"):

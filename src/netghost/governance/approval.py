@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from netghost.contracts.cabincrew import ApprovalDecision, ApprovalRequest, ApprovalResponse
-from netghost.errors import GovernanceError
+from netghost.errors import ApprovalMismatchError
 from netghost.governance.plan_token import compute_plan_token
 
 __all__ = [
@@ -25,13 +25,6 @@ __all__ = [
 ]
 
 
-class ApprovalMismatchError(GovernanceError):
-    """Raised when a response names a different plan-token than the request it is offered for."""
-
-    def __init__(self, request_token: str, response_token: str) -> None:
-        super().__init__(f"approval response answers {response_token}, not the pending request {request_token}")
-        self.request_token = request_token
-        self.response_token = response_token
 
 
 def build_approval_request(

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from netghost.contracts.cabincrew import ArtifactManifest, ArtifactRecord, ArtifactRole
-from netghost.errors import ArtifactError
+from netghost.errors import ArtifactError, ArtifactValidationError
 from netghost.governance.workspace import ARTIFACTS_DIRNAME, Workspace
 
 __all__ = [
@@ -38,13 +38,6 @@ MANIFEST_NAME = "artifact.json"
 _CHUNK = 1 << 20
 
 
-class ArtifactValidationError(ArtifactError):
-    """Raised when a workspace's artifacts fail validation; ``problems`` lists every finding."""
-
-    def __init__(self, root: Path, problems: Sequence[str]) -> None:
-        super().__init__(f"artifacts of {root} are invalid: " + "; ".join(problems))
-        self.root = root
-        self.problems = list(problems)
 
 
 def _root(workspace: Workspace | Path) -> Path:

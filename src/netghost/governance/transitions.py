@@ -24,7 +24,7 @@ from netghost.contracts.cabincrew import (
     WorkflowState,
     WorkflowStateRecord,
 )
-from netghost.errors import WorkflowError
+from netghost.errors import ReceiptError, WorkflowTransitionError
 from netghost.governance.plan_token import canonical_json, compute_plan_token
 from netghost.governance.wal import read_wal
 
@@ -121,8 +121,6 @@ _PENDING: Mapping[WorkflowState, tuple[str, ...]] = {
 }
 
 
-class ReceiptError(WorkflowError):
-    """Raised when an engine's receipt (the take-off result) is malformed."""
 
 
 def receipt_problem(receipt: object) -> str | None:
@@ -136,16 +134,6 @@ def receipt_problem(receipt: object) -> str | None:
     return None
 
 
-class WorkflowTransitionError(WorkflowError):
-    """Raised when an entry is not allowed in the workflow's current state."""
-
-    def __init__(self, workflow_id: str, from_state: str | None, event: EventKey, detail: str = "") -> None:
-        name = event[0] + (f"({event[1]})" if event[1] else "")
-        msg = f"workflow {workflow_id}: {name} is not allowed in state {from_state}"
-        super().__init__(msg + (f": {detail}" if detail else ""))
-        self.workflow_id = workflow_id
-        self.from_state = from_state
-        self.event = event
 
 
 def _qualifier(entry: WalEntry) -> str | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from netghost.errors import GovernanceError
+from netghost.errors import WorkspaceError
 
 __all__ = [
     "ARTIFACTS_DIRNAME",
@@ -47,8 +47,6 @@ TEMP_DIRNAME = "tmp"
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-class WorkspaceError(GovernanceError):
-    """Raised when a workspace cannot be created fresh or is not a workspace."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +130,7 @@ class Workspace:
 
 def _check_task_id(task_id: str) -> None:
     if not _TASK_ID.match(task_id):
-        raise WorkspaceError(f"task id {task_id!r} is not a safe directory name")
+        raise WorkspaceError(f"task id {task_id!r} is not a safe directory name", task_id=task_id)
 
 
 def create_workspace(base_dir: str | os.PathLike[str], task_id: str) -> Workspace:
@@ -150,7 +148,7 @@ def create_workspace(base_dir: str | os.PathLike[str], task_id: str) -> Workspac
     base.mkdir(mode=0o700, parents=True, exist_ok=True)
     root = base / task_id
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
-        raise WorkspaceError(f"workspace {root} already exists: refusing to reuse another run's state")
+        raise WorkspaceError(f"workspace {root} already exists: refusing to reuse another run's state", path=root)
     root.mkdir(mode=0o700, exist_ok=True)
     for sub in (ARTIFACTS_DIRNAME, TEMP_DIRNAME):
         (root / sub).mkdir(mode=0o700)
@@ -168,5 +166,5 @@ def open_workspace(base_dir: str | os.PathLike[str], task_id: str) -> Workspace:
     _check_task_id(task_id)
     root = Path(base_dir) / task_id
     if not (root / ARTIFACTS_DIRNAME).is_dir() or not (root / TEMP_DIRNAME).is_dir():
-        raise WorkspaceError(f"{root} is not a workspace (needs artifacts/ and tmp/)")
+        raise WorkspaceError(f"{root} is not a workspace (needs artifacts/ and tmp/)", path=root)
     return Workspace(root=root, task_id=task_id)

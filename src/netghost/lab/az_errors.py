@@ -12,18 +12,11 @@ from __future__ import annotations
 
 import uuid
 
-from netghost.errors import LabError
+from netghost.errors import AzError
 
 __all__ = ["AzError", "arm_error", "not_found", "plain_error", "storage_error"]
 
 
-class AzError(LabError):
-    """A simulated ``az`` failure: the exact stderr text and the exit code to return."""
-
-    def __init__(self, exit_code: int, stderr: str) -> None:
-        super().__init__(stderr.splitlines()[0] if stderr else f"az exit {exit_code}")
-        self.exit_code = exit_code
-        self.stderr = stderr
 
 
 def arm_error(code: str, message: str, exit_code: int | None = None) -> AzError:
