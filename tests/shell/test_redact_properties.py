@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netghost.shell import redact
-from netghost.shell.redact_rules import PLACEHOLDER
+from netghost.shell.redact._rules import PLACEHOLDER
 
 _FRAGMENTS = [
     "Password=",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from netghost.shell.redact_find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
+from netghost.shell.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
