@@ -12,9 +12,18 @@ public face:
 
 from netghost.lab.bin import create_bin_dir, lab_path_env
 from netghost.lab.state import LabState, init_state
-from netghost.lab.world import World, fault_problems, load_world, scenario_names
-from netghost.lab.world_model import CloudFaultSpec, WorldSpec
-from netghost.lab.world_types import DnsAnswer, FlowOutcome, NextHop, NsgDecision
+from netghost.lab.world import (
+    CloudFaultSpec,
+    DnsAnswer,
+    FlowOutcome,
+    NextHop,
+    NsgDecision,
+    World,
+    WorldSpec,
+    fault_problems,
+    load_world,
+    scenario_names,
+)
 
 __all__ = [
     "CloudFaultSpec",

@@ -10,9 +10,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from netghost.lab.netcalc import DEFAULT_PRIORITIES, DEFAULT_RULES, EffectiveRoute
-from netghost.lab.world import World
-from netghost.lab.world_model import (
+from netghost.lab.world import (
+    DEFAULT_PRIORITIES,
+    DEFAULT_RULES,
+    EffectiveRoute,
     Nic,
     Nsg,
     Peering,
@@ -22,6 +23,7 @@ from netghost.lab.world_model import (
     SecurityRule,
     Vm,
     VNet,
+    World,
 )
 
 __all__ = [

@@ -18,8 +18,7 @@ from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_
 from netghost.lab.az_errors import AzError, arm_error, not_found
 from netghost.lab.az_storage import storage_account_doc
 from netghost.lab.clock import format_azure_time
-from netghost.lab.world import World
-from netghost.lab.world_model import Vm
+from netghost.lab.world import Vm, World
 
 __all__ = ["COMMANDS", "extension_docs", "vm_doc"]
 

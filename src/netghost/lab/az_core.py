@@ -16,8 +16,7 @@ from netghost.lab.az_args import CommandSpec, ParsedArgs
 from netghost.lab.az_errors import AzError, arm_error, not_found
 from netghost.lab.clock import LabClock, format_azure_time
 from netghost.lab.state import LabState
-from netghost.lab.world import World
-from netghost.lab.world_model import Vm
+from netghost.lab.world import Vm, World
 
 __all__ = ["AzContext", "Command", "Handler", "find_vm", "id_parts", "int_arg", "ipv4_arg", "require_rg"]
 

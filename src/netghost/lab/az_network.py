@@ -18,8 +18,7 @@ from netghost.lab.arm_network import (
 from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, id_parts, require_rg
 from netghost.lab.az_errors import AzError, not_found
-from netghost.lab.netcalc import DEFAULT_RULES, RuleMatchContext
-from netghost.lab.world_model import SecurityRule
+from netghost.lab.world import DEFAULT_RULES, RuleMatchContext, SecurityRule
 
 __all__ = ["COMMANDS"]
 

@@ -17,8 +17,7 @@ from netghost.lab.az_core import AzContext, Command, id_parts, int_arg
 from netghost.lab.az_errors import AzError, not_found, plain_error, storage_error
 from netghost.lab.clock import format_azure_time
 from netghost.lab.faults import KEY_MODE_WARNING, download_failure, find_fault, storage_auth_failure
-from netghost.lab.world import World
-from netghost.lab.world_model import StorageAccount
+from netghost.lab.world import StorageAccount, World
 
 __all__ = ["COMMANDS", "storage_account_doc"]
 

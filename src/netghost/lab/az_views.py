@@ -16,7 +16,7 @@ from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_
 from netghost.lab.az_errors import plain_error
 from netghost.lab.az_network import effective_rule_doc
 from netghost.lab.az_watcher import require_watcher
-from netghost.lab.netcalc import DEFAULT_RULES
+from netghost.lab.world import DEFAULT_RULES
 
 __all__ = ["COMMANDS"]
 

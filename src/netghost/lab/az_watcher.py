@@ -16,7 +16,7 @@ from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az_core import AzContext, Command, find_vm, int_arg, ipv4_arg
 from netghost.lab.az_errors import AzError
 from netghost.lab.faults import extension_missing, find_fault, no_watcher
-from netghost.lab.world_model import TrafficFlow, Vm
+from netghost.lab.world import TrafficFlow, Vm
 
 __all__ = ["COMMANDS", "require_watcher"]
 

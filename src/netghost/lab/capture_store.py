@@ -28,8 +28,7 @@ from typing import Any
 from netghost.lab.capture_filter import apply_session_limits
 from netghost.lab.faults import find_fault
 from netghost.lab.state import LabState
-from netghost.lab.world import World
-from netghost.lab.world_model import CloudFaultSpec
+from netghost.lab.world import CloudFaultSpec, World
 
 __all__ = ["EMPTY_PCAP", "STARTUP_S", "capture_status", "settle", "synthesize"]
 

@@ -18,8 +18,7 @@ from netghost.lab.bin import create_bin_dir
 from netghost.lab.capture_store import capture_status, settle
 from netghost.lab.clock import format_azure_time, scale_from_env
 from netghost.lab.state import LabState, default_state_dir, init_state
-from netghost.lab.world import World, load_world, scenario_names
-from netghost.lab.world_model import CLOUD_FAULT_KINDS, CloudFaultSpec
+from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names
 
 __all__ = ["add_arguments", "run"]
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from netghost.lab.az_errors import AzError, arm_error, plain_error, storage_error
-from netghost.lab.world_model import CLOUD_FAULT_KINDS, CloudFaultSpec
+from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec
 
 __all__ = [
     "CLOUD_FAULT_KINDS",

@@ -23,9 +23,7 @@ from typing import Literal
 
 from netghost.errors import LabError
 from netghost.lab.state import LabState, default_state_dir
-from netghost.lab.world import DnsAnswer, World
-from netghost.lab.world_faults import is_ip
-from netghost.lab.world_model import Nic, Vm
+from netghost.lab.world import DnsAnswer, Nic, Vm, World, is_ip
 
 __all__ = ["Probe", "Vantage", "console_main", "is_ip", "load_vantage", "probe"]
 

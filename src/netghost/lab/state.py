@@ -31,8 +31,7 @@ from typing import Any
 
 from netghost.errors import LabError
 from netghost.lab.clock import SCALE_ENV, LabClock, scale_from_env
-from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
-from netghost.lab.world_model import CloudFaultSpec
+from netghost.lab.world import SCENARIO_DIR, CloudFaultSpec, World, load_world, world_from_yaml
 
 __all__ = ["STATE_ENV", "LabState", "default_state_dir", "init_state"]
 

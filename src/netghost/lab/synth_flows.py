@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from netghost.lab.synth_packets import Pkt
 from netghost.lab.synth_pcap import dns_message, encode_ipv4, icmp_error, udp_datagram
 from netghost.lab.synth_tcp import Endpoint, PathModel, TcpConv
-from netghost.lab.world import DnsAnswer, FlowOutcome, World
-from netghost.lab.world_model import TrafficFlow
+from netghost.lab.world import DnsAnswer, FlowOutcome, TrafficFlow, World
 
 __all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
 

@@ -16,8 +16,7 @@ from netghost.lab.synth_flows import Exchange, seeded, tcp_endpoint
 from netghost.lab.synth_packets import Pkt
 from netghost.lab.synth_pcap import AZURE_GW_MAC, arp_frame, ntp_client, udp_datagram, vm_mac
 from netghost.lab.synth_tcp import PathModel, TcpConv
-from netghost.lab.world import World
-from netghost.lab.world_model import Nic, Vm
+from netghost.lab.world import Nic, Vm, World
 
 __all__ = ["WIRESERVER", "noise_exchanges"]
 

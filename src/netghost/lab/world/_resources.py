@@ -1,40 +1,25 @@
-"""The scenario file's schema: pydantic models of one offline Azure world.
+"""The resources of a scenario file: pydantic models of one offline Azure world's parts.
 
-A scenario is declared in YAML and validated here with ``extra="forbid"`` so a typo in a field
-name fails loudly instead of silently producing a different world. Cross references (a subnet's
-NSG, a NIC's subnet, a route's appliance, a DNS link's VNet, a flow's endpoints) are checked by
-:class:`WorldSpec` after the fields validate, and every broken reference is reported at once.
+A scenario is declared in YAML and validated with ``extra="forbid"`` so a typo in a field name
+fails loudly instead of silently producing a different world. Each model here checks its own
+fields; :class:`~netghost.lab.world._spec.WorldSpec` holds them together and checks the cross
+references between them.
 
-The models only *declare* the world; :mod:`netghost.lab.world` answers questions about it.
+The models only *declare* the world; :class:`~netghost.lab.world.World` answers questions about it.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from netghost.lab.world_faults import (
-    CLOUD_FAULT_KINDS,
-    NETWORK_FAULT_TYPES,
-    CloudFaultSpec,
-    LabModel,
-    NetworkFault,
-    check_ip,
-    check_name,
-    check_network,
-)
-from netghost.lab.world_refs import reference_problems
+from netghost.lab.world._fields import LabModel, check_ip, check_name, check_network
 
 __all__ = [
-    "CLOUD_FAULT_KINDS",
-    "NETWORK_FAULT_TYPES",
-    "CloudFaultSpec",
     "DnsRecord",
     "LocalMachine",
-    "NetworkFault",
     "NetworkWatcherDecl",
     "Nic",
     "Nsg",
@@ -53,10 +38,8 @@ __all__ = [
     "VNet",
     "VNetLink",
     "Vm",
-    "WorldSpec",
 ]
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
 _STORAGE_NAME = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9\-]{1,61}[a-z0-9]$")
 PrefixSpec = str | list[str]
@@ -343,32 +326,3 @@ class LocalMachine(LabModel):
     inside_vnet: str | None = None
     ip: str = "192.168.1.23"
     resolver: str = "1.1.1.1"
-
-
-class WorldSpec(LabModel):
-    """One scenario world, as written in ``scenarios/<name>.yaml``."""
-
-    name: str
-    description: str
-    subscription: Subscription = Field(default_factory=Subscription)
-    clock_start: datetime | None = None
-    resource_groups: list[ResourceGroup]
-    network_watchers: list[NetworkWatcherDecl] = Field(default_factory=list)
-    vnets: list[VNet] = Field(default_factory=list)
-    nsgs: list[Nsg] = Field(default_factory=list)
-    route_tables: list[RouteTable] = Field(default_factory=list)
-    vms: list[Vm] = Field(default_factory=list)
-    private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
-    public_dns: list[PublicDnsRecord] = Field(default_factory=list)
-    storage_accounts: list[StorageAccount] = Field(default_factory=list)
-    traffic: list[TrafficFlow] = Field(default_factory=list)
-    fault: NetworkFault | None = None
-    cloud_faults: list[CloudFaultSpec] = Field(default_factory=list)
-    local_machine: LocalMachine = Field(default_factory=LocalMachine)
-
-    @model_validator(mode="after")
-    def _references(self) -> WorldSpec:
-        problems = reference_problems(self)
-        if problems:
-            raise ValueError("broken references:\n  - " + "\n  - ".join(problems))
-        return self

@@ -1,30 +1,27 @@
-"""A lab world that answers network questions from first principles.
+"""What one world's configuration answers, computed from first principles and never stored.
 
-:class:`World` wraps a validated :class:`~netghost.lab.world_model.WorldSpec` and computes, never
-stores, the answers every consumer needs, so the ``az`` simulator, the probe shims and the
-synthesized captures cannot disagree:
+:class:`Topology` wraps a validated :class:`~netghost.lab.world._spec.WorldSpec` and answers the
+questions that need no walk through the network, so the ``az`` simulator, the probe shims and
+the synthesized captures cannot disagree:
 
-* :meth:`World.evaluate_nsg` — which NSG rule decides a 5-tuple at a VM (``test-ip-flow``);
-* :meth:`World.effective_routes` / :meth:`World.next_hop` — the route for a destination;
-* :meth:`World.resolve` — what a name resolves to from a VNet (or from the laptop outside);
-* :meth:`World.service_at` / :meth:`World.listening` — which services listen where;
-* :meth:`World.flow_outcome` — the end-to-end verdict for one traffic flow, including the
-  injected fault's data-plane impairment (PMTU, loss, RST injection).
+* :meth:`Topology.evaluate_nsg` — which NSG rule decides a 5-tuple at a VM (``test-ip-flow``);
+* :meth:`Topology.effective_routes` / :meth:`Topology.next_hop` — the route for a destination;
+* :meth:`Topology.resolve` — what a name resolves to from a VNet (or from the laptop outside);
+* :meth:`Topology.service_at` / :meth:`Topology.listening` — which services listen where.
 
-Load one with :func:`load_world` (a path or a shipped scenario name).
+The end-to-end verdict of a flow is built from these answers by
+:func:`~netghost.lab.world._flow.evaluate_flow`; :class:`~netghost.lab.world.World` adds it on top.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import ValidationError
-
-from netghost.errors import LabError
-from netghost.lab.netcalc import (
+from netghost.lab.world._answers import DnsAnswer, NextHop, NsgDecision
+from netghost.lab.world._dns import resolve_name
+from netghost.lab.world._fault_specs import NetworkFault
+from netghost.lab.world._netcalc import (
     DEFAULT_PRIORITIES,
     DEFAULT_RULES,
     EffectiveRoute,
@@ -32,10 +29,7 @@ from netghost.lab.netcalc import (
     lookup_route,
     rule_matches,
 )
-from netghost.lab.world_dns import resolve_name
-from netghost.lab.world_flow import evaluate_flow
-from netghost.lab.world_model import (
-    NetworkFault,
+from netghost.lab.world._resources import (
     Nic,
     Nsg,
     RouteTable,
@@ -45,28 +39,16 @@ from netghost.lab.world_model import (
     TrafficFlow,
     Vm,
     VNet,
-    WorldSpec,
 )
-from netghost.lab.world_types import DnsAnswer, FlowOutcome, NextHop, NsgDecision
+from netghost.lab.world._spec import WorldSpec
 
-__all__ = [
-    "SCENARIO_DIR",
-    "DnsAnswer",
-    "FlowOutcome",
-    "NextHop",
-    "NsgDecision",
-    "World",
-    "fault_problems",
-    "load_world",
-    "scenario_names",
-]
+__all__ = ["Topology"]
 
-SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 _RFC1918_NONE = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
 
 
-class World:
-    """Queries over one validated world; see the module docstring for the main questions."""
+class Topology:
+    """Queries over one validated world's configuration; see the module docstring."""
 
     def __init__(self, spec: WorldSpec) -> None:
         self.spec = spec
@@ -274,7 +256,7 @@ class World:
     def resolve(self, name: str, from_vnet: str | None = None) -> DnsAnswer:
         """Resolve ``name`` as a VM in ``from_vnet`` would (Azure DNS + linked private zones), or as
         the laptop outside every VNet would (public DNS only) when ``from_vnet`` is None."""
-        return resolve_name(self, name, from_vnet)
+        return resolve_name(self.spec, name, from_vnet)
 
     # ---- services ----------------------------------------------------------------------------
     def listening(self, vm: Vm) -> list[Service]:
@@ -299,92 +281,3 @@ class World:
     def endpoint_ip(self, end: str) -> str:
         vm = self.vm(end)
         return vm.nics[0].private_ip if vm else end
-
-    def flow_outcome(self, flow: TrafficFlow | str) -> FlowOutcome:
-        """The end-to-end verdict for a flow (see :mod:`netghost.lab.world_flow`)."""
-        if isinstance(flow, str):
-            found = next((t for t in self.spec.traffic if t.name == flow), None)
-            if found is None:
-                raise LabError(f"world {self.name}: no traffic flow named {flow!r}")
-            flow = found
-        return evaluate_flow(self, flow)
-
-
-_FAULT_OUTCOMES = {
-    "nsg-deny": ("nsg-denied-inbound", "nsg-denied-outbound"),
-    "udr-dead-appliance": ("appliance-down",),
-    "service-down": ("service-down",),
-    "dns-nxdomain": ("dns-nxdomain",),
-    "dns-private-zone-not-linked": ("dns-public-answer", "dns-nxdomain"),
-    "pmtu-blackhole": ("delivered",),
-    "path-packet-loss": ("delivered",),
-    "middlebox-rst": ("delivered",),
-    "peering-disconnected": ("no-route",),
-}
-
-
-def fault_problems(world: World) -> list[str]:
-    """Where the declared fault and the world's configuration disagree (empty when coherent).
-
-    The fault's flow must fail the way its type says, computed from first principles; every
-    other flow must be delivered unimpaired, so the fault is the only thing to find.
-    """
-    problems = []
-    fault = world.fault
-    for flow in world.spec.traffic:
-        outcome = world.flow_outcome(flow)
-        if fault is not None and flow.name == fault.flow:
-            if outcome.outcome not in _FAULT_OUTCOMES[fault.type]:
-                problems.append(f"fault {fault.type} on {flow.name}: the world computes {outcome.outcome} "
-                                f"({outcome.reason})")
-            if fault.type == "peering-disconnected" and not any(
-                p.state == "Disconnected" for v in world.spec.vnets for p in v.peerings
-            ):
-                problems.append("fault peering-disconnected but no peering is Disconnected")
-        elif outcome.outcome != "delivered" or outcome.impairment:
-            problems.append(f"flow {flow.name} is not the fault's flow but computes {outcome.outcome}: {outcome.reason}")
-    return problems
-
-
-def scenario_names() -> list[str]:
-    """Names of the shipped scenario worlds (``scenarios/*.yaml``), sorted."""
-    return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
-
-
-def load_world(source: str | Path) -> World:
-    """Load and validate a world from a YAML path or a shipped scenario name.
-
-    Args:
-        source: a path to a ``.yaml`` file, or the name of a shipped scenario.
-
-    Raises:
-        LabError: the file is missing, is not YAML, or does not validate (the message lists
-            every problem pydantic found, with its location in the file).
-    """
-    path = Path(source)
-    if not path.suffix and not path.exists():
-        path = SCENARIO_DIR / f"{source}.yaml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LabError(f"cannot read lab world {path}: {exc.strerror}") from exc
-    return world_from_yaml(text, str(path))
-
-
-def world_from_yaml(text: str, origin: str = "<string>") -> World:
-    """Parse and validate YAML text into a :class:`World` (see :func:`load_world`)."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise LabError(f"lab world {origin} is not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise LabError(f"lab world {origin} must be a YAML mapping at the top level")
-    try:
-        spec = WorldSpec.model_validate(data)
-    except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = ".".join(str(part) for part in err["loc"]) or "<top>"
-            lines.append(f"  {loc}: {err['msg']}")
-        raise LabError(f"lab world {origin} is invalid:\n" + "\n".join(lines)) from exc
-    return World(spec)

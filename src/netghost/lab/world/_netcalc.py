@@ -17,7 +17,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Literal
 
-from netghost.lab.world_model import SecurityRule
+from netghost.lab.world._resources import SecurityRule
 
 __all__ = [
     "AZURE_DNS_IP",

@@ -1,7 +1,7 @@
 """The answers a :class:`~netghost.lab.world.World` gives: plain frozen records.
 
-Kept in their own module so the flow walk (:mod:`netghost.lab.world_flow`) and the world
-(:mod:`netghost.lab.world`) can both use them without importing each other.
+Kept in their own module, below everything that computes them, so the DNS resolver, the topology
+queries and the flow walk all return them without importing each other.
 """
 
 from __future__ import annotations

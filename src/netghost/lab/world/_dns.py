@@ -9,32 +9,32 @@ else is answered from public DNS. CNAME chains are followed (up to 8 links), whi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from netghost.lab.netcalc import AZURE_DNS_IP
-from netghost.lab.world_types import DnsAnswer
-
-if TYPE_CHECKING:
-    from netghost.lab.world import World
-    from netghost.lab.world_model import VNet
+from netghost.lab.world._answers import DnsAnswer
+from netghost.lab.world._netcalc import AZURE_DNS_IP
+from netghost.lab.world._resources import VNet
+from netghost.lab.world._spec import WorldSpec
 
 __all__ = ["resolve_name"]
 
 _MAX_CHAIN = 8
 
 
-def resolve_name(world: World, name: str, from_vnet: str | None) -> DnsAnswer:
-    """See :meth:`netghost.lab.world.World.resolve`."""
-    vnet = world.vnet(from_vnet) if from_vnet else None
+def resolve_name(spec: WorldSpec, name: str, from_vnet: str | None) -> DnsAnswer:
+    """See :meth:`netghost.lab.world.World.resolve`.
+
+    Takes the declared world, not the :class:`~netghost.lab.world.World` that asks, so the world's
+    queries can call it without the two modules importing each other.
+    """
+    vnet = _find_vnet(spec, from_vnet) if from_vnet else None
     if vnet is not None:
         server = vnet.dns_servers[0] if vnet.dns_servers else AZURE_DNS_IP
     else:
-        server = world.spec.local_machine.resolver
+        server = spec.local_machine.resolver
     chain: list[str] = []
     current = name.rstrip(".").lower()
     source = "none"
     for _ in range(_MAX_CHAIN):
-        answer = _lookup_one(world, current, vnet)
+        answer = _lookup_one(spec, current, vnet)
         if answer is None:
             return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
         rtype, values, source = answer
@@ -45,10 +45,14 @@ def resolve_name(world: World, name: str, from_vnet: str | None) -> DnsAnswer:
     return DnsAnswer(name, "NXDOMAIN", (), tuple(chain), server, source)
 
 
-def _lookup_one(world: World, fqdn: str, vnet: VNet | None) -> tuple[str, list[str], str] | None:
+def _find_vnet(spec: WorldSpec, name: str) -> VNet | None:
+    return next((v for v in spec.vnets if v.name.lower() == name.lower()), None)
+
+
+def _lookup_one(spec: WorldSpec, fqdn: str, vnet: VNet | None) -> tuple[str, list[str], str] | None:
     if vnet is not None:
         linked = [
-            z for z in world.spec.private_dns_zones
+            z for z in spec.private_dns_zones
             if any(link.vnet.lower() == vnet.name.lower() for link in z.links)
             and (fqdn == z.name.lower() or fqdn.endswith("." + z.name.lower()))
         ]
@@ -59,7 +63,7 @@ def _lookup_one(world: World, fqdn: str, vnet: VNet | None) -> tuple[str, list[s
             if record is None:
                 return None
             return record.type, record.values, f"private-zone:{zone.name}"
-    public = next((r for r in world.spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
+    public = next((r for r in spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
     if public is None:
         return None
     return public.type, public.values, "public"

@@ -1,28 +1,20 @@
-"""Shared pieces of the scenario schema: the base model, field checks, and the two fault models.
+"""The two kinds of fault a scenario declares, and which kinds exist.
 
-:class:`NetworkFault` is the one fault a world's traffic suffers (config- or data-plane);
-:class:`CloudFaultSpec` is a failure of the Azure API itself (see :mod:`netghost.lab.faults`).
+* :class:`NetworkFault` is the one fault the world's *network* suffers (a deny rule, a dead
+  appliance, a lossy path ...): the world's answers and the synthesized packets show it.
+* :class:`CloudFaultSpec` is a failure of the *Azure API* itself (a missing extension, a quota,
+  a late blob): the ``az`` simulator acts it out (see :mod:`netghost.lab.az`'s cloud faults).
 """
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-__all__ = [
-    "CLOUD_FAULT_KINDS",
-    "NETWORK_FAULT_TYPES",
-    "CloudFaultSpec",
-    "LabModel",
-    "NetworkFault",
-    "check_ip",
-    "check_name",
-    "check_network",
-    "is_ip",
-]
+from netghost.lab.world._fields import LabModel
+
+__all__ = ["CLOUD_FAULT_KINDS", "NETWORK_FAULT_TYPES", "CloudFaultSpec", "NetworkFault"]
 
 NetworkFaultType = Literal[
     "nsg-deny",
@@ -52,45 +44,6 @@ CloudFaultKind = Literal[
 ]
 CLOUD_FAULT_KINDS: tuple[str, ...] = get_args(CloudFaultKind)
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
-
-
-class LabModel(BaseModel):
-    """Every scenario model forbids unknown fields: a typo must fail, not build another world."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-def check_name(value: str) -> str:
-    if not _NAME.match(value):
-        raise ValueError(f"{value!r} is not a valid Azure resource name (1-80 of [A-Za-z0-9_.-])")
-    return value
-
-
-def check_network(value: str) -> str:
-    try:
-        ipaddress.ip_network(value, strict=True)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a CIDR prefix: {exc}") from exc
-    return value
-
-
-def is_ip(value: str) -> bool:
-    """The yes/no form of :func:`check_ip`, for code that branches on "IP or name?" instead of rejecting."""
-    try:
-        ipaddress.IPv4Address(value)
-    except ValueError:
-        return False
-    return True
-
-
-def check_ip(value: str) -> str:
-    try:
-        ipaddress.IPv4Address(value)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not an IPv4 address") from exc
-    return value
-
 
 class NetworkFault(LabModel):
     """The one injected network fault; ``flow`` names the traffic it breaks.
@@ -106,7 +59,7 @@ class NetworkFault(LabModel):
 
 
 class CloudFaultSpec(LabModel):
-    """A failure of the cloud API itself (not of the network), see :mod:`netghost.lab.faults`."""
+    """A failure of the cloud API itself (not of the network), acted out by the ``az`` simulator."""
 
     kind: CloudFaultKind
     vm: str | None = None

@@ -1,0 +1,73 @@
+"""The lab's world: a scenario's declared Azure network, and the answers computed from it.
+
+A scenario (``lab/scenarios/<name>.yaml``) validates into a :class:`WorldSpec`; a :class:`World`
+wraps it and answers every network question (NSG verdicts, effective routes, DNS, listening
+services, the end-to-end outcome of each traffic flow) from first principles, so the ``az``
+simulator, the probe shims and the capture synthesizer, which all ask it, cannot disagree. The
+spec also declares the faults: one network fault (``WorldSpec.fault``) and any number of
+:class:`CloudFaultSpec` failures of the Azure API.
+"""
+
+from netghost.lab.world._answers import DnsAnswer, FlowOutcome, NextHop, NsgDecision
+from netghost.lab.world._fault_specs import CLOUD_FAULT_KINDS, CloudFaultSpec
+from netghost.lab.world._fields import is_ip
+from netghost.lab.world._netcalc import (
+    DEFAULT_PRIORITIES,
+    DEFAULT_RULES,
+    EffectiveRoute,
+    RuleMatchContext,
+)
+from netghost.lab.world._resources import (
+    Nic,
+    Nsg,
+    Peering,
+    PrivateDnsZone,
+    Route,
+    RouteTable,
+    SecurityRule,
+    StorageAccount,
+    TrafficFlow,
+    Vm,
+    VNet,
+)
+from netghost.lab.world._spec import WorldSpec
+from netghost.lab.world._world import (
+    SCENARIO_DIR,
+    World,
+    fault_problems,
+    load_world,
+    scenario_names,
+    world_from_yaml,
+)
+
+__all__ = [
+    "CLOUD_FAULT_KINDS",
+    "DEFAULT_PRIORITIES",
+    "DEFAULT_RULES",
+    "SCENARIO_DIR",
+    "CloudFaultSpec",
+    "DnsAnswer",
+    "EffectiveRoute",
+    "FlowOutcome",
+    "NextHop",
+    "Nic",
+    "Nsg",
+    "NsgDecision",
+    "Peering",
+    "PrivateDnsZone",
+    "Route",
+    "RouteTable",
+    "RuleMatchContext",
+    "SecurityRule",
+    "StorageAccount",
+    "TrafficFlow",
+    "VNet",
+    "Vm",
+    "World",
+    "WorldSpec",
+    "fault_problems",
+    "is_ip",
+    "load_world",
+    "scenario_names",
+    "world_from_yaml",
+]

@@ -1,0 +1,181 @@
+"""One scenario world as written in ``scenarios/<name>.yaml``, and the checks that hold it together.
+
+:class:`WorldSpec` validates each resource with its own model, then :func:`reference_problems`
+checks every name a resource mentions (a subnet's NSG, a NIC's subnet, a peering's remote VNet, a
+DNS link's VNet, a flow's endpoints, a fault's flow) and reports every broken one at once, as
+sentences, so one load shows all of them rather than the first.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from netghost.lab.world._fault_specs import CloudFaultSpec, NetworkFault
+from netghost.lab.world._fields import LabModel, is_ip
+from netghost.lab.world._resources import (
+    LocalMachine,
+    NetworkWatcherDecl,
+    Nsg,
+    PrivateDnsZone,
+    PublicDnsRecord,
+    ResourceGroup,
+    RouteTable,
+    StorageAccount,
+    Subscription,
+    TrafficFlow,
+    Vm,
+    VNet,
+)
+
+__all__ = ["WorldSpec", "reference_problems"]
+
+
+class WorldSpec(LabModel):
+    """One scenario world, as written in ``scenarios/<name>.yaml``."""
+
+    name: str
+    description: str
+    subscription: Subscription = Field(default_factory=Subscription)
+    clock_start: datetime | None = None
+    resource_groups: list[ResourceGroup]
+    network_watchers: list[NetworkWatcherDecl] = Field(default_factory=list)
+    vnets: list[VNet] = Field(default_factory=list)
+    nsgs: list[Nsg] = Field(default_factory=list)
+    route_tables: list[RouteTable] = Field(default_factory=list)
+    vms: list[Vm] = Field(default_factory=list)
+    private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
+    public_dns: list[PublicDnsRecord] = Field(default_factory=list)
+    storage_accounts: list[StorageAccount] = Field(default_factory=list)
+    traffic: list[TrafficFlow] = Field(default_factory=list)
+    fault: NetworkFault | None = None
+    cloud_faults: list[CloudFaultSpec] = Field(default_factory=list)
+    local_machine: LocalMachine = Field(default_factory=LocalMachine)
+
+    @model_validator(mode="after")
+    def _references(self) -> WorldSpec:
+        problems = reference_problems(self)
+        if problems:
+            raise ValueError("broken references:\n  - " + "\n  - ".join(problems))
+        return self
+
+
+def _dupes(kind: str, names: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name.lower() in seen:
+            out.append(f"duplicate {kind} name {name!r}")
+        seen.add(name.lower())
+    return out
+
+
+def reference_problems(w: WorldSpec) -> list[str]:
+    """Every broken cross reference in ``w``, as human sentences (empty when the world is sound)."""
+    nsgs = {n.name for n in w.nsgs}
+    vnets = {v.name: v for v in w.vnets}
+    return [
+        *_duplicate_names(w),
+        *_resource_group_problems(w),
+        *_vnet_problems(w, nsgs, vnets),
+        *_nic_problems(w, nsgs, vnets),
+        *_zone_link_problems(w, vnets),
+        *_traffic_and_fault_problems(w, vnets),
+    ]
+
+
+def _duplicate_names(w: WorldSpec) -> list[str]:
+    return [
+        *_dupes("resource group", [g.name for g in w.resource_groups]),
+        *_dupes("vnet", [v.name for v in w.vnets]),
+        *_dupes("nsg", [n.name for n in w.nsgs]),
+        *_dupes("route table", [r.name for r in w.route_tables]),
+        *_dupes("vm", [v.name for v in w.vms]),
+        *_dupes("storage account", [s.name for s in w.storage_accounts]),
+        *_dupes("traffic flow", [t.name for t in w.traffic]),
+        *_dupes("network watcher region", [n.location for n in w.network_watchers]),
+    ]
+
+
+def _resource_group_problems(w: WorldSpec) -> list[str]:
+    rgs = {g.name.lower() for g in w.resource_groups}
+    owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts]
+    return [
+        f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
+        for res in owned
+        if res.resource_group.lower() not in rgs
+    ]
+
+
+def _vnet_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[str]:
+    p: list[str] = []
+    rts = {r.name for r in w.route_tables}
+    for vnet in w.vnets:
+        nets = [ipaddress.ip_network(a) for a in vnet.address_prefixes]
+        for sn in vnet.subnets:
+            net = ipaddress.ip_network(sn.address_prefix)
+            if not any(net.subnet_of(n) for n in nets):  # type: ignore[arg-type]
+                p.append(f"subnet {vnet.name}/{sn.name} {sn.address_prefix} is outside the VNet's address space")
+            if sn.nsg and sn.nsg not in nsgs:
+                p.append(f"subnet {vnet.name}/{sn.name}: NSG {sn.nsg!r} is not declared")
+            if sn.route_table and sn.route_table not in rts:
+                p.append(f"subnet {vnet.name}/{sn.name}: route table {sn.route_table!r} is not declared")
+        p.extend(
+            f"peering {vnet.name}/{peer.name}: remote VNet {peer.remote_vnet!r} is not declared"
+            for peer in vnet.peerings
+            if peer.remote_vnet not in vnets
+        )
+    return p
+
+
+def _nic_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[str]:
+    p: list[str] = []
+    ips: dict[str, str] = {}
+    for vm in w.vms:
+        for nic in vm.nics:
+            vnet_name, _, sn_name = nic.subnet.partition("/")
+            vnet_decl = vnets.get(vnet_name)
+            subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
+            if subnet is None:
+                p.append(f"VM {vm.name} NIC {nic.name}: subnet {nic.subnet!r} is not declared")
+            elif ipaddress.ip_address(nic.private_ip) not in ipaddress.ip_network(subnet.address_prefix):
+                p.append(f"VM {vm.name} NIC {nic.name}: {nic.private_ip} is outside {nic.subnet} {subnet.address_prefix}")
+            if nic.nsg and nic.nsg not in nsgs:
+                p.append(f"VM {vm.name} NIC {nic.name}: NSG {nic.nsg!r} is not declared")
+            if nic.private_ip in ips:
+                p.append(f"IP {nic.private_ip} is assigned to both {ips[nic.private_ip]} and {vm.name}")
+            ips[nic.private_ip] = vm.name
+    return p
+
+
+def _zone_link_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[str]:
+    return [
+        f"private DNS zone {zone.name} link {link.name}: VNet {link.vnet!r} is not declared"
+        for zone in w.private_dns_zones
+        for link in zone.links
+        if link.vnet not in vnets
+    ]
+
+
+def _traffic_and_fault_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[str]:
+    p: list[str] = []
+    vm_names = {v.name for v in w.vms}
+    for flow in w.traffic:
+        p.extend(
+            f"traffic {flow.name}: endpoint {end!r} is neither a declared VM nor an IPv4 address"
+            for end in (flow.client, flow.server)
+            if end not in vm_names and not is_ip(end)
+        )
+    if w.fault is not None and w.fault.flow not in {t.name for t in w.traffic}:
+        p.append(f"fault {w.fault.type}: flow {w.fault.flow!r} is not a declared traffic flow")
+    p.extend(
+        f"cloud fault {cf.kind}: VM {cf.vm!r} is not declared"
+        for cf in w.cloud_faults
+        if cf.vm is not None and cf.vm not in vm_names
+    )
+    if w.local_machine.inside_vnet is not None and w.local_machine.inside_vnet not in vnets:
+        p.append(f"local_machine.inside_vnet {w.local_machine.inside_vnet!r} is not a declared VNet")
+    return p
