@@ -13,7 +13,6 @@ Run: ``.venv/bin/python bench/shell_bench.py [--rounds N]``
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import statistics
 import subprocess
@@ -22,10 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from netghost.shell.org_policy import parse_org_policy
-
-# `netghost.shell.classify` is also the name of the re-exported function; load the module itself.
-classify_mod = importlib.import_module("netghost.shell.classify")
+from netghost.shell.classify import _classify as classify_mod
+from netghost.shell.classify._policy_file import parse_org_policy
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "shell" / "commands_dev.jsonl"
 POLICY = b"""

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from netghost.shell.classify import classify
-from netghost.shell.parse import ParsedCommand, parse_command
+from netghost.shell.classify._parse import ParsedCommand, parse_command
 
 RANK = {"SAFE": 0, "RISKY": 1, "FORBIDDEN": 2}
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "shell" / "commands_dev.jsonl"

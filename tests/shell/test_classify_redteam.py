@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from netghost.shell.argcheck_options import parse_options
-from netghost.shell.argcheck_values import compile_check
 from netghost.shell.classify import classify
-from netghost.shell.classify_tables import load_tables
-from netghost.shell.org_policy import load_org_policy
-from netghost.shell.parse import MAX_COMMAND_CHARS
+from netghost.shell.classify._options import parse_options
+from netghost.shell.classify._parse import MAX_COMMAND_CHARS
+from netghost.shell.classify._policy_file import load_org_policy
+from netghost.shell.classify._tables import load_tables
+from netghost.shell.classify._values import compile_check
 
 
 def test_double_dash_positionals_get_the_positional_check() -> None:

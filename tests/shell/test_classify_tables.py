@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from netghost.shell.argcheck_az import compile_az
-from netghost.shell.argcheck_options import compile_spec, parse_options
-from netghost.shell.argcheck_values import compile_check
 from netghost.shell.classify import classify
-from netghost.shell.classify_tables import load_tables
-from netghost.shell.classify_tier0 import compile_tier0
+from netghost.shell.classify._az import compile_az
+from netghost.shell.classify._options import compile_spec, parse_options
+from netghost.shell.classify._tables import load_tables
+from netghost.shell.classify._tier0 import compile_tier0
+from netghost.shell.classify._values import compile_check
 
 
 def test_every_rule_has_justification_and_examples() -> None:

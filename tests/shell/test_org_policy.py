@@ -9,7 +9,7 @@ import pytest
 
 from netghost.errors import PolicyError
 from netghost.shell.classify import classify
-from netghost.shell.org_policy import OrgPolicy, load_org_policy, parse_org_policy
+from netghost.shell.classify._policy_file import OrgPolicy, load_org_policy, parse_org_policy
 
 POLICY_TOML = """
 [[rule]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from netghost.shell.parse import ParsedCommand, ParseRejection, parse_command
+from netghost.shell.classify._parse import ParsedCommand, ParseRejection, parse_command
 
 
 @pytest.mark.parametrize(

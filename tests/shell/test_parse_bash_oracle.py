@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from netghost.shell.parse import ParsedCommand, parse_command
+from netghost.shell.classify._parse import ParsedCommand, parse_command
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash is not installed")

@@ -5,10 +5,9 @@ terminal approval callback, and the pure helpers other parts use directly (:func
 :func:`redact`, :func:`load_org_policy`).
 """
 
-from netghost.shell.classify import Classification, classify
+from netghost.shell.classify import Classification, OrgPolicy, classify, load_org_policy
 from netghost.shell.gate import HitlDecision
 from netghost.shell.hitl_terminal import terminal_hitl_callback
-from netghost.shell.org_policy import OrgPolicy, load_org_policy
 from netghost.shell.redact import Redaction, redact
 from netghost.shell.shell import SafeExecShell
 

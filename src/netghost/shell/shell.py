@@ -17,25 +17,22 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from netghost.contracts.audit import ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance.plan_token import compute_plan_token, verify_plan_token
 from netghost.governance.wal import WalWriter
-from netghost.shell.classify import Classification, classify
+from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
 from netghost.shell.redact import redact, redact_command
 from netghost.shell.run import run_argv, scrub_env
 from netghost.shell.shell_record import BAD_REQUEST, Outcome, clean, read_request
 
-if TYPE_CHECKING:
-    from netghost.shell.org_policy import OrgPolicy
-
 __all__ = ["SafeExecShell"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-Classifier = Callable[[str, "OrgPolicy | None"], Classification]
+Classifier = Callable[[str, OrgPolicy | None], Classification]
 
 
 class _SharedWriters:

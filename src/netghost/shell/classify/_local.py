@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from netghost.shell.argcheck_options import OptionSpec, ParsedOptions, parse_options
+from netghost.shell.classify._options import OptionSpec, ParsedOptions, parse_options
 
 __all__ = ["check_curl", "check_ip", "check_python", "is_forensics_call"]
 

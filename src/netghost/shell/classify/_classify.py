@@ -16,18 +16,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from netghost.errors import PolicyError
-from netghost.shell.argcheck_az import classify_az
-from netghost.shell.argcheck_local import POST_CHECKS, check_ip, check_python, is_forensics_call
-from netghost.shell.argcheck_options import parse_options
-from netghost.shell.classify_tables import Tables, load_tables
-from netghost.shell.classify_tier0 import basename, match_tier0
-from netghost.shell.parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
-
-if TYPE_CHECKING:
-    from netghost.shell.org_policy import OrgPolicy
+from netghost.shell.classify._az import classify_az
+from netghost.shell.classify._local import POST_CHECKS, check_ip, check_python, is_forensics_call
+from netghost.shell.classify._options import parse_options
+from netghost.shell.classify._parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
+from netghost.shell.classify._policy import OrgPolicy
+from netghost.shell.classify._tables import Tables, load_tables
+from netghost.shell.classify._tier0 import basename, match_tier0
 
 __all__ = ["ArgvOutcome", "Classification", "Verdict", "classify", "classify_argv", "verdict_rank"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netghost.shell.argcheck_values import ValueCheck, compile_check
+from netghost.shell.classify._values import ValueCheck, compile_check
 
 __all__ = ["OptionSpec", "ParsedOptions", "compile_spec", "parse_options"]
 

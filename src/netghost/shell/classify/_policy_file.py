@@ -23,55 +23,23 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
 from netghost.errors import PolicyError
-from netghost.shell.parse import ParseRejection, parse_command
+from netghost.shell.classify._classify import classify
+from netghost.shell.classify._parse import ParseRejection, parse_command
+from netghost.shell.classify._policy import Decision, OrgPolicy, OrgRule
 
 __all__ = ["OrgPolicy", "OrgRule", "PolicyError", "load_org_policy", "parse_org_policy"]
 
-Decision = Literal["SAFE", "RISKY", "FORBIDDEN"]
 _DECISIONS: dict[str, Decision] = {
     "SAFE": "SAFE", "ALLOW": "SAFE", "RISKY": "RISKY", "PROMPT": "RISKY", "FORBIDDEN": "FORBIDDEN",
 }  # fmt: skip
-_RANK = {"SAFE": 0, "RISKY": 1, "FORBIDDEN": 2}
 _FIELDS = frozenset({"id", "prefix", "decision", "justification", "match", "not_match"})
-
-
-@dataclass(frozen=True)
-class OrgRule:
-    """One prefix rule."""
-
-    id: str
-    prefix: tuple[frozenset[str], ...]
-    decision: Decision
-    justification: str
-
-    def matches(self, argv: Sequence[str]) -> bool:
-        """True when ``argv`` starts with this rule's prefix (each element one of its words)."""
-        return len(argv) >= len(self.prefix) and all(a in alts for a, alts in zip(argv, self.prefix, strict=False))
-
-
-@dataclass(frozen=True, eq=False)
-class OrgPolicy:
-    """A loaded, verified organisation policy (compare by identity; hashable for caching)."""
-
-    rules: tuple[OrgRule, ...]
-    hash: str
-    source: str
-
-    def decide(self, argv: Sequence[str]) -> OrgRule | None:
-        """The strictest rule matching ``argv`` (first in file order among equals), or None."""
-        best: OrgRule | None = None
-        for rule in self.rules:
-            if rule.matches(argv) and (best is None or _RANK[rule.decision] > _RANK[best.decision]):
-                best = rule
-        return best
 
 
 def load_org_policy(path: str | os.PathLike[str]) -> OrgPolicy:
@@ -145,9 +113,6 @@ def _compile_rule(raw: Any, index: int, source: str) -> OrgRule:
 
 
 def _verify_examples(raw: Mapping[str, Any], rule: OrgRule, source: str) -> None:
-    # Local import: classify.py refers to OrgPolicy, so a top-level import would be circular.
-    from netghost.shell.classify import classify  # noqa: PLC0415
-
     where = f"organisation policy {source}, rule {rule.id}"
     for field, want in (("match", True), ("not_match", False)):
         examples = raw.get(field, [])

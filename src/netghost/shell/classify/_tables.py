@@ -3,7 +3,7 @@
 Why TOML data: the tiers are policy that a reviewer reads rule by rule, each with its
 justification and examples; the code only interprets them. Loading is strict: an unknown field,
 a missing justification or a bad value check is a ``PolicyError`` at import time, and the
-examples are verified by ``netghost.shell.classify`` right after it has compiled the tables.
+examples are verified by ``_classify`` right after it has compiled the tables.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from importlib import resources
 from typing import Any
 
 from netghost.errors import PolicyError
-from netghost.shell.argcheck_az import AzTable, compile_az
-from netghost.shell.argcheck_options import OptionSpec, compile_spec
-from netghost.shell.classify_tier0 import Tier0Index, compile_tier0, index_tier0
+from netghost.shell.classify._az import AzTable, compile_az
+from netghost.shell.classify._options import OptionSpec, compile_spec
+from netghost.shell.classify._tier0 import Tier0Index, compile_tier0, index_tier0
 
 __all__ = ["Tables", "load_tables"]
 
@@ -35,7 +35,7 @@ class Tables:
 
 def _read(name: str) -> dict[str, Any]:
     try:
-        text = resources.files("netghost.shell").joinpath("rules", name).read_text(encoding="utf-8")
+        text = resources.files("netghost.shell.classify").joinpath("rules", name).read_text(encoding="utf-8")
         return tomllib.loads(text)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise PolicyError(f"built-in rule file rules/{name} cannot be read: {exc}") from exc

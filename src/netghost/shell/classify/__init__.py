@@ -1,0 +1,14 @@
+"""netghost.shell.classify: one command line in, SAFE / RISKY / FORBIDDEN (tiers 0-3) out, never raising.
+
+It parses the line with tree-sitter-bash (``_parse``), matches the built-in tables in ``rules/*.toml``
+(``_tables`` compiles them: ``_tier0`` FORBIDDEN rules, ``_options``/``_values``/``_local`` per-binary
+argument checks for tier 1, ``_az`` the tier-2 verb table) and applies an optional organisation policy
+(``_policy``, loaded by ``_policy_file``). Argument checking lives here rather than in a subpackage of
+its own because it changes with the rule tables and is used by nothing but the classifier.
+"""
+
+from netghost.shell.classify._classify import Classification, classify
+from netghost.shell.classify._policy import OrgPolicy
+from netghost.shell.classify._policy_file import load_org_policy
+
+__all__ = ["Classification", "OrgPolicy", "classify", "load_org_policy"]
