@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from netghost.shell.run import run_argv, scrub_env
+from netghost.shell.exec._run import run_argv, scrub_env
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from netghost.shell import run as run_mod
-from netghost.shell.run import run_argv, scrub_env
+from netghost.shell.exec import _run as run_mod
+from netghost.shell.exec._run import run_argv, scrub_env
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="child subreaper is Linux-only")
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from netghost.contracts.audit import ShellAuditRecord
 from netghost.shell.classify import Classification
+from netghost.shell.exec import RunResult
 from netghost.shell.redact import redact, redact_argv
-from netghost.shell.run import RunResult
 from netghost.shell.truncate import truncate
 
 __all__ = ["BAD_REQUEST", "Outcome", "clean", "read_request"]

@@ -7,7 +7,7 @@ Why each choice:
 * **new session + killpg** — ``az`` is a Python program that spawns helpers; killing only the direct child
   on timeout leaves grandchildren running and holding our pipes open.
 * **a subreaper launcher (Linux)** — a helper that calls ``setsid()`` (a double-forked daemon) leaves the
-  process group; :mod:`netghost.shell.reaper` runs the command as its child and, being a child subreaper,
+  process group; :mod:`netghost.shell.exec._reaper` runs the command as its child and, being a child subreaper,
   keeps every descendant in its tree and kills them all when the command ends or times out. Anything that
   still survives is reported in stderr, never silently ignored.
 * **scrubbed environment** — the agent's own credentials (``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` ...) must
@@ -68,7 +68,7 @@ _SECRET_FIELD = re.compile(
     r"secret|token)\s*="
 )
 
-_REAPER = Path(__file__).with_name("reaper.py")
+_REAPER = Path(__file__).with_name("_reaper.py")
 _REAPER_MARKER = "netghost-reaper:"
 USE_REAPER = sys.platform == "linux"
 

@@ -8,7 +8,7 @@ is re-parented to it instead of to init, so the whole tree stays visible under
 SIGTERM (timeout), the launcher SIGKILLs every descendant, reaps them, and reports on stderr any that it
 could not kill within a bounded time.
 
-It is run as a script (``python -I -S reaper.py -- argv...``): it imports only the standard library and
+It is run as a script (``python -I -S _reaper.py -- argv...``): it imports only the standard library and
 never the rest of netghost, and avoids slow imports (``signal``'s enum wrapper), so it starts fast.
 """
 
