@@ -29,8 +29,7 @@ from netghost.lab.bin import lab_path_env
 from netghost.lab.clock import SCALE_ENV
 from netghost.lab.state import init_state
 from netghost.lab.world import World, load_world, scenario_names
-from netghost.shell import HitlDecision, SafeExecShell, terminal_hitl_callback
-from netghost.shell.gate import HitlCallback
+from netghost.shell import HitlCallback, HitlDecision, SafeExecShell, terminal_hitl_callback
 
 __all__ = ["add_arguments", "run"]
 

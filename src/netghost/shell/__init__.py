@@ -1,18 +1,19 @@
 """netghost.shell: the Safe-Exec Shell (see ARCHITECTURE.md "The Safe-Exec Shell").
 
-Public face: :class:`SafeExecShell` and :class:`HitlDecision` (the names the seeds import), the
-terminal approval callback, and the pure helpers other parts use directly (:func:`classify`,
-:func:`redact`, :func:`load_org_policy`).
+Public face: :class:`SafeExecShell` and :class:`HitlDecision` (the names the seeds import), the approval
+callback type and the terminal callback, and the pure helpers other parts use directly (:func:`classify`,
+:func:`redact`, :func:`load_org_policy`). Other packages import only from here (see README.md for the map).
 """
 
 from netghost.shell.classify import Classification, OrgPolicy, classify, load_org_policy
-from netghost.shell.gate import HitlDecision
+from netghost.shell.gate import HitlCallback, HitlDecision
 from netghost.shell.hitl_terminal import terminal_hitl_callback
 from netghost.shell.redact import Redaction, redact
 from netghost.shell.shell import SafeExecShell
 
 __all__ = [
     "Classification",
+    "HitlCallback",
     "HitlDecision",
     "OrgPolicy",
     "Redaction",

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from netghost.errors import ShellError
-from netghost.governance.approval import (
+from netghost.governance import (
     ApprovalMismatchError,
     ApprovalRequest,
     ApprovalResponse,

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from netghost.governance.approval import ApprovalRequest
+from netghost.governance import ApprovalRequest
 from netghost.shell.gate import HitlCallback, HitlDecision
 
 __all__ = ["make_terminal_callback", "render_alert", "terminal_hitl_callback", "visible"]

@@ -19,15 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts.audit import ShellAuditRecord
+from netghost.contracts import ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
-from netghost.governance.plan_token import compute_plan_token, verify_plan_token
-from netghost.governance.wal import WalWriter
+from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
 from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.exec import run_argv, scrub_env
 from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
+from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
 from netghost.shell.redact import redact, redact_command
-from netghost.shell.shell_record import BAD_REQUEST, Outcome, clean, read_request
 
 __all__ = ["SafeExecShell"]
 

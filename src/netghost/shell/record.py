@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from netghost.contracts.audit import ShellAuditRecord
+from netghost.contracts import ShellAuditRecord
 from netghost.shell.classify import Classification
 from netghost.shell.exec import RunResult
 from netghost.shell.redact import redact, redact_argv
