@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 import time
-import types
 from collections.abc import Callable
 
 import pytest
 
 from netghost.errors import LabError
+from netghost.lab import capture_store
 from netghost.lab.capture_store import EMPTY_PCAP, capture_status
 from netghost.lab.clock import LabClock, format_azure_time, scale_from_env
 
@@ -100,7 +99,7 @@ def test_blob_holds_the_synthesized_window(make_lab: Callable[..., Lab], monkeyp
         calls.append((vm_name, start, end))
         return EMPTY_PCAP + b"\x00" * 16
 
-    monkeypatch.setitem(sys.modules, "netghost.lab.synth", types.SimpleNamespace(synthesize_capture=synthesize_capture))
+    monkeypatch.setattr(capture_store, "synthesize_capture", synthesize_capture)
     lab = make_lab("nsg-deny")
     lab.az(CREATE.format(name="ghost_s", limit=30))
     lab.state.advance_clock(45)

@@ -14,8 +14,8 @@ from netghost.errors import LabError
 from netghost.forensics import analyze_capture, build_semantic
 from netghost.lab.capture_store import EMPTY_PCAP, synthesize
 from netghost.lab.synth import MAX_SYNTH_S, capture_packets, synthesize_capture
-from netghost.lab.synth_packets import observed, transit
-from netghost.lab.synth_pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
+from netghost.lab.synth._packets import observed, transit
+from netghost.lab.synth._pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram
 from netghost.lab.world import SCENARIO_DIR, World, load_world, world_from_yaml
 
 T0 = 1_795_000_000.0

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from netghost.forensics import analyze_capture, build_semantic
 from netghost.lab.synth import capture_packets, synthesize_capture
-from netghost.lab.synth_packets import observed
+from netghost.lab.synth._packets import observed
 from netghost.lab.world import SCENARIO_DIR, World, world_from_yaml
 
 T0 = 1_795_000_000.0

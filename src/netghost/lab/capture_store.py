@@ -28,6 +28,7 @@ from typing import Any
 from netghost.lab.capture_filter import apply_session_limits
 from netghost.lab.faults import find_fault
 from netghost.lab.state import LabState
+from netghost.lab.synth import synthesize_capture
 from netghost.lab.world import CloudFaultSpec, World
 
 __all__ = ["EMPTY_PCAP", "STARTUP_S", "capture_status", "settle", "synthesize"]
@@ -61,9 +62,7 @@ def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
 
 
 def synthesize(world: World, vm_name: str, start: float, end: float) -> bytes:
-    """The synthesis seam; imported on first use so plain ``az`` reads never pay for the synthesizer."""
-    from netghost.lab.synth import synthesize_capture  # noqa: PLC0415  deferred import, see docstring
-
+    """The synthesis seam: the bytes a capture on ``vm_name`` over ``[start, end]`` holds."""
     return synthesize_capture(world, vm_name, start, end)
 
 

@@ -14,9 +14,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from netghost.lab.synth_packets import Pkt
-from netghost.lab.synth_pcap import dns_message, encode_ipv4, icmp_error, udp_datagram
-from netghost.lab.synth_tcp import Endpoint, PathModel, TcpConv
+from netghost.lab.synth._packets import Pkt
+from netghost.lab.synth._pcap import dns_message, encode_ipv4, icmp_error, udp_datagram
+from netghost.lab.synth._tcp import Endpoint, PathModel, TcpConv
 from netghost.lab.world import DnsAnswer, FlowOutcome, TrafficFlow, World
 
 __all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
@@ -126,32 +126,65 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
     """The packets of request ``k`` of ``flow`` starting at ``t``."""
     pkts: list[Pkt] = []
     if flow.server_name and out.dns is not None:
-        interval = 60.0 / flow.requests_per_minute
-        every = max(1, math.ceil(10.0 / interval))
-        if k % every == 0:  # systemd-resolved caches answers, negative ones too, for the record TTL
-            pkts += dns_lookup(world, out.client_ip, flow.server_name, out.dns, t, rng)
-            t = max(p.arrive or p.t for p in pkts) + 0.0001
-        if out.dns.rcode == "NXDOMAIN" or not out.server_ip:
+        pkts, t = _lookup_if_due(world, flow, out.dns, out.client_ip, t, k, rng)
+        if out.dns.rcode == "NXDOMAIN":
             return pkts
     if not out.server_ip:
         return pkts
     if flow.protocol == "Udp":
         return pkts + udp_exchange(world, flow, out, t, k, rng)
+    return pkts + _tcp_exchange(world, flow, out, out.server_ip, t, k, rng)
+
+
+def _lookup_if_due(world: World, flow: TrafficFlow, dns: DnsAnswer, client_ip: str, t: float,  # noqa: PLR0917  internal
+                   k: int, rng: random.Random) -> tuple[list[Pkt], float]:
+    """The DNS lookup before request ``k``, when the resolver's cache has expired; and when the
+    connection can start."""
+    assert flow.server_name
+    interval = 60.0 / flow.requests_per_minute
+    every = max(1, math.ceil(10.0 / interval))
+    if k % every != 0:  # systemd-resolved caches answers, negative ones too, for the record TTL
+        return [], t
+    pkts = dns_lookup(world, client_ip, flow.server_name, dns, t, rng)
+    return pkts, max(p.arrive or p.t for p in pkts) + 0.0001
+
+
+def _tcp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, server_ip: str, t: float,  # noqa: PLR0917  internal
+                  k: int, rng: random.Random) -> list[Pkt]:
+    """One TCP connection: handshake, request, response, then close (or whatever the fault leaves)."""
     path = _path(world, out, flow, rng)
     client = tcp_endpoint(world, out.client_ip, ephemeral_port(world, flow, k), rng)
-    server = tcp_endpoint(world, out.server_ip, flow.port, rng)
+    server = tcp_endpoint(world, server_ip, flow.port, rng)
     conv = TcpConv(client, server, path)
     if out.outcome in SILENT:
         path.blackhole = True
         conv.handshake(t)
-        return pkts + conv.pkts
+        return conv.pkts
     if out.outcome == "service-down":
         conv.refuse(t)
-        return pkts + conv.pkts
+        return conv.pkts
     established = conv.handshake(t)
     if established is None:
-        return pkts + conv.pkts
-    t = established + 0.0002
+        return conv.pkts
+    t, ok = _request_response(conv, flow, (client, server), established + 0.0002, rng)
+    if conv.reset:
+        return conv.pkts
+    idle = out.params.get("idle_timeout_s") if out.impairment == "middlebox-rst" else None
+    if ok and idle is not None:  # a pooled connection left idle; the box's idle timer kills it
+        conv.forge_resets(t + float(str(idle)))
+        return conv.pkts
+    if ok:
+        conv.close(t + 0.0002, client)
+    else:
+        conv.abandon(t + 0.0002, client)
+    return conv.pkts
+
+
+def _request_response(conv: TcpConv, flow: TrafficFlow, ends: tuple[Endpoint, Endpoint], t: float,
+                      rng: random.Random) -> tuple[float, bool]:
+    """The request then the response on an established connection: (time after, all delivered)."""
+    client, server = ends
+    path = conv.path
     ok = True
     request = _payload(flow, flow.request_bytes, True)
     t_req = t
@@ -164,17 +197,7 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
             # The ACK of the request rode on response segments that all died: the client's RTO
             # resends the (small) request and the server answers with an immediate duplicate ACK.
             conv.resend(t_req + 0.2 + 2 * path.owd, client, client.isn + 1, request)
-    if conv.reset:
-        return pkts + conv.pkts
-    idle = out.params.get("idle_timeout_s") if out.impairment == "middlebox-rst" else None
-    if ok and idle is not None:  # a pooled connection left idle; the box's idle timer kills it
-        conv.forge_resets(t + float(str(idle)))
-        return pkts + conv.pkts
-    if ok:
-        conv.close(t + 0.0002, client)
-    else:
-        conv.abandon(t + 0.0002, client)
-    return pkts + conv.pkts
+    return t, ok
 
 
 def udp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k: int,  # noqa: PLR0917  internal

@@ -1,4 +1,4 @@
-"""A small, deterministic TCP conversation simulator that emits :class:`~.synth_packets.Pkt`.
+"""A small, deterministic TCP conversation simulator that emits :class:`~._packets.Pkt`.
 
 It plays Linux's visible behaviour, nothing more: SYN with MSS/SACK-permitted/timestamps/window
 scale, SYN retries with exponential backoff (1, 2, 4 s), RST+ACK from a closed port, data in
@@ -17,8 +17,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from netghost.lab.synth_packets import Pkt
-from netghost.lab.synth_pcap import TcpOpts, encode_ipv4, icmp_error, tcp_segment
+from netghost.lab.synth._packets import Pkt
+from netghost.lab.synth._pcap import TcpOpts, encode_ipv4, icmp_error, tcp_segment
 
 __all__ = ["Endpoint", "PathModel", "TcpConv"]
 
@@ -68,7 +68,7 @@ class PathModel:
         rst_after: a middlebox forges resets once the server has sent more than this many bytes.
         rst_ttl: the TTL the middlebox writes into its forged resets.
         via: the appliance the path is routed through; MTU and loss drops happen there, it
-            forges the resets, and a capture on it sees the traffic pass (see ``synth_packets``).
+            forges the resets, and a capture on it sees the traffic pass (see ``_packets``).
     """
 
     owd: float

@@ -18,8 +18,8 @@ Design choices, and why:
 * At most :data:`MAX_SYNTH_S` seconds of traffic (from the window's start) are synthesized: a
   capture left at az's default 5 h time limit would otherwise take minutes of pure-Python work.
 
-Modules: :mod:`.synth_pcap` (writer, encoders), :mod:`.synth_packets` (views),
-:mod:`.synth_tcp` (TCP behaviour), :mod:`.synth_flows` (flows × faults), :mod:`.synth_noise`.
+Modules: :mod:`._pcap` (writer, encoders), :mod:`._packets` (views), :mod:`._tcp` (TCP
+behaviour), :mod:`._flows` (flows × faults), :mod:`._noise` (background traffic).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from netghost.errors import LabError
-from netghost.lab.synth_flows import Exchange, flow_exchanges
-from netghost.lab.synth_noise import noise_exchanges
-from netghost.lab.synth_packets import Pkt, render_view, seen_at
-from netghost.lab.synth_pcap import vm_mac
+from netghost.lab.synth._flows import Exchange, flow_exchanges
+from netghost.lab.synth._noise import noise_exchanges
+from netghost.lab.synth._packets import Pkt, render_view, seen_at
+from netghost.lab.synth._pcap import vm_mac
 from netghost.lab.world import World
 
 __all__ = ["MAX_SYNTH_S", "capture_packets", "synthesize_capture"]

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ipaddress
 import math
 
-from netghost.lab.synth_flows import Exchange, seeded, tcp_endpoint
-from netghost.lab.synth_packets import Pkt
-from netghost.lab.synth_pcap import AZURE_GW_MAC, arp_frame, ntp_client, udp_datagram, vm_mac
-from netghost.lab.synth_tcp import PathModel, TcpConv
+from netghost.lab.synth._flows import Exchange, seeded, tcp_endpoint
+from netghost.lab.synth._packets import Pkt
+from netghost.lab.synth._pcap import AZURE_GW_MAC, arp_frame, ntp_client, udp_datagram, vm_mac
+from netghost.lab.synth._tcp import PathModel, TcpConv
 from netghost.lab.world import Nic, Vm, World
 
 __all__ = ["WIRESERVER", "noise_exchanges"]

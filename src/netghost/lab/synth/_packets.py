@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from netghost.lab.synth_pcap import AZURE_GW_MAC, ETH_IPV4, encode_ipv4, ethernet, write_pcap
+from netghost.lab.synth._pcap import AZURE_GW_MAC, ETH_IPV4, encode_ipv4, ethernet, write_pcap
 
 __all__ = ["Pkt", "observed", "passes", "render_view", "seen_at", "transit"]
 
