@@ -167,80 +167,116 @@ def parse_options(spec: OptionSpec, args: Sequence[str]) -> ParsedOptions:
         a = args[i]
         i += 1
         if a == "--":
-            # Everything after `--` is a positional: it gets exactly the positional check (a URL
-            # after `--` is still a URL), and a word that looks like an option is refused outright
-            # (`ss -- -K ...`, `curl -- -x...`): no legitimate probe needs one there.
-            for rest in args[i:]:
-                why = f"{rest!r} after -- looks like an option" if rest.startswith("-") and rest != "-" else spec.positional(rest)
-                if why is not None:
-                    out.problem = f"argument {rest!r}: {why}"
-                    break
-                out.positionals.append(rest)
+            _take_rest(spec, out, args[i:])
             break
         if a.startswith("--") or (spec.single_dash_long and a.startswith("-") and len(a) > 2):
-            typed, eq, attached = a.partition("=")
-            if eq and not spec.long_eq:
-                typed, attached, eq = a, "", ""
-            if spec.single_dash_long and not typed.startswith("--"):
-                typed = "-" + typed  # nslookup style: -type=X is stored as --type
-            full, why = _resolve_long(spec, typed)
-            if full is None:
-                # Denied single letters typed as a long word still explain themselves.
-                out.problem = why
-                break
-            if _takes_value(spec, full) and not eq and full not in spec.deny:
-                if i >= n:
-                    out.problem = f"{typed} needs a value"
-                    break
-                attached, eq = args[i], "="
-                i += 1
-            _accept(spec, out, full, attached if eq else None, a)
-            continue
-        if spec.plus_options is not None and a.startswith("+"):
-            if not spec.plus_options.fullmatch(a):
-                out.problem = f"query option {a} is not on the {spec.name} allowlist"
-            else:
-                out.options.append((a, None))
-            continue
-        if spec.at_server and a.startswith("@"):
-            why = compile_check("host")(a[1:])
-            if why is not None:
-                out.problem = f"server {a}: {why}"
-            continue
-        if a.startswith("-") and a != "-":
-            j = 1
-            while j < len(a) and out.problem is None:
-                c = a[j]
-                j += 1
-                name = "-" + c
-                if name in spec.deny:
-                    out.problem = f"{name}: {spec.deny[name]}"
-                    break
-                if c in spec.short_values:
-                    value = a[j:]
-                    if not value:
-                        if i >= n:
-                            out.problem = f"{name} needs a value"
-                            break
-                        value = args[i]
-                        i += 1
-                    _accept(spec, out, name, value, name)
-                    break
-                if c in spec.short_flags:
-                    out.options.append((_canon(spec, name), None))
-                    continue
-                out.problem = f"option {name} is not on the {spec.name} allowlist"
-            continue
-        why = spec.positional(a)
-        if why is not None:
-            out.problem = f"argument {a!r}: {why}"
-            break
-        out.positionals.append(a)
+            i = _take_long(spec, out, a, args, i)
+        elif a.startswith("-") and a != "-":
+            i = _take_short(spec, out, a, args, i)
+        else:
+            _take_word(spec, out, a)
     if out.problem is None:
-        if len(out.positionals) < spec.min_positional:
-            out.problem = f"{spec.name} needs at least {spec.min_positional} argument(s)"
-        elif len(out.positionals) > spec.max_positional:
-            out.problem = f"{spec.name} takes at most {spec.max_positional} argument(s) here"
-        elif spec.require_any and not out.has(*spec.require_any):
-            out.problem = spec.require_reason or f"{spec.name} needs one of {sorted(spec.require_any)}"
+        out.problem = _count_problem(spec, out)
     return out
+
+
+def _take_rest(spec: OptionSpec, out: ParsedOptions, rest: Sequence[str]) -> None:
+    """Everything after ``--`` is a positional: it gets exactly the positional check (a URL after
+    ``--`` is still a URL), and a word that looks like an option is refused outright (``ss -- -K ...``,
+    ``curl -- -x...``): no legitimate probe needs one there."""
+    for word in rest:
+        why = f"{word!r} after -- looks like an option" if word.startswith("-") and word != "-" else spec.positional(word)
+        if why is not None:
+            out.problem = f"argument {word!r}: {why}"
+            return
+        out.positionals.append(word)
+
+
+def _take_long(spec: OptionSpec, out: ParsedOptions, a: str, args: Sequence[str], i: int) -> int:
+    """One long option ``a`` (``--name``, ``--name=value``, or ``-name`` for single-dash-long
+    binaries); ``args[i]`` is the next word, taken as its value when it needs one.
+
+    Returns:
+        The index of the next word to parse.
+    """
+    typed, eq, attached = a.partition("=")
+    if eq and not spec.long_eq:
+        typed, attached, eq = a, "", ""
+    if spec.single_dash_long and not typed.startswith("--"):
+        typed = "-" + typed  # nslookup style: -type=X is stored as --type
+    full, why = _resolve_long(spec, typed)
+    if full is None:
+        # Denied single letters typed as a long word still explain themselves.
+        out.problem = why
+        return i
+    if _takes_value(spec, full) and not eq and full not in spec.deny:
+        if i >= len(args):
+            out.problem = f"{typed} needs a value"
+            return i
+        attached, eq = args[i], "="
+        i += 1
+    _accept(spec, out, full, attached if eq else None, a)
+    return i
+
+
+def _take_short(spec: OptionSpec, out: ParsedOptions, a: str, args: Sequence[str], i: int) -> int:
+    """A word of short options (``-sXPOST``: flags combined, the first value option taking the rest of
+    the word or else the next word ``args[i]``).
+
+    Returns:
+        The index of the next word to parse.
+    """
+    j = 1
+    while j < len(a) and out.problem is None:
+        c = a[j]
+        j += 1
+        name = "-" + c
+        if name in spec.deny:
+            out.problem = f"{name}: {spec.deny[name]}"
+            break
+        if c in spec.short_values:
+            value = a[j:]
+            if not value:
+                if i >= len(args):
+                    out.problem = f"{name} needs a value"
+                    break
+                value = args[i]
+                i += 1
+            _accept(spec, out, name, value, name)
+            break
+        if c in spec.short_flags:
+            out.options.append((_canon(spec, name), None))
+            continue
+        out.problem = f"option {name} is not on the {spec.name} allowlist"
+    return i
+
+
+def _take_word(spec: OptionSpec, out: ParsedOptions, a: str) -> None:
+    """A word that is not an option: a dig-style ``+query`` option, an ``@server``, or a positional."""
+    if spec.plus_options is not None and a.startswith("+"):
+        if not spec.plus_options.fullmatch(a):
+            out.problem = f"query option {a} is not on the {spec.name} allowlist"
+        else:
+            out.options.append((a, None))
+        return
+    if spec.at_server and a.startswith("@"):
+        why = compile_check("host")(a[1:])
+        if why is not None:
+            out.problem = f"server {a}: {why}"
+        return
+    why = spec.positional(a)
+    if why is not None:
+        out.problem = f"argument {a!r}: {why}"
+        return
+    out.positionals.append(a)
+
+
+def _count_problem(spec: OptionSpec, out: ParsedOptions) -> str | None:
+    """Why the positionals or the required options of a clean parse are not acceptable, or None."""
+    if len(out.positionals) < spec.min_positional:
+        return f"{spec.name} needs at least {spec.min_positional} argument(s)"
+    if len(out.positionals) > spec.max_positional:
+        return f"{spec.name} takes at most {spec.max_positional} argument(s) here"
+    if spec.require_any and not out.has(*spec.require_any):
+        return spec.require_reason or f"{spec.name} needs one of {sorted(spec.require_any)}"
+    return None
