@@ -185,6 +185,29 @@ def _verb_is_safe(table: AzTable, verb: str) -> bool:
 def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     """Classify ``az`` + ``args`` (argv without ``az``)."""
     group = command_group(args)
+    hazard = _hazard(table, group, args)
+    if hazard is not None:
+        return hazard
+    if "--help" in args or "-h" in args:
+        return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
+    if group[:1] == ["rest"]:
+        return _classify_rest(table, args[args.index("rest") + 1 :])
+    if not group:
+        if all(a in ("--version", "--help", "-h") for a in args):
+            return AzDecision("SAFE", "az version/help output", "az-version")
+        return AzDecision("RISKY", "no az command group was given", "az-no-group")
+    verb = group[-1]
+    mutating = [w for w in group if w in table.mutating]
+    if mutating:
+        return AzDecision("RISKY", f"`az {' '.join(group)}` changes Azure state ({mutating[0]})", "az-mutating-verb")
+    if _verb_is_safe(table, verb):
+        return AzDecision("SAFE", f"`az {' '.join(group)}`: `{verb}` is a read-only verb", "az-read-verb")
+    return AzDecision("RISKY", f"`az {' '.join(group)}`: `{verb}` is not on the read-only verb list", "az-verb-not-read-only")
+
+
+def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision | None:
+    """The guards that come before the verb: forbidden and risky group rules, ``@file`` values and
+    credential-returning ARM paths (even ``--help`` does not lift them), or None."""
     g = tuple(group)
     words = [a.split("=", 1)[0] for a in args if a.startswith("--") and len(a) > 3]
     for rule in table.forbidden:
@@ -206,21 +229,7 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
             why = _sensitive_arm_path(a.split("=", 1)[-1] if a.startswith("--") else a)
             if why is not None:
                 return AzDecision("RISKY", f"az: {why}", "az-arm-secret-path", relaxable=False)
-    if "--help" in args or "-h" in args:
-        return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
-    if group[:1] == ["rest"]:
-        return _classify_rest(table, args[args.index("rest") + 1 :])
-    if not group:
-        if all(a in ("--version", "--help", "-h") for a in args):
-            return AzDecision("SAFE", "az version/help output", "az-version")
-        return AzDecision("RISKY", "no az command group was given", "az-no-group")
-    verb = group[-1]
-    mutating = [w for w in group if w in table.mutating]
-    if mutating:
-        return AzDecision("RISKY", f"`az {' '.join(group)}` changes Azure state ({mutating[0]})", "az-mutating-verb")
-    if _verb_is_safe(table, verb):
-        return AzDecision("SAFE", f"`az {' '.join(group)}`: `{verb}` is a read-only verb", "az-read-verb")
-    return AzDecision("RISKY", f"`az {' '.join(group)}`: `{verb}` is not on the read-only verb list", "az-verb-not-read-only")
+    return None
 
 
 # ARM operations whose response is a credential: AKS accessProfiles (kubeconfigs), list*Keys /
@@ -260,6 +269,32 @@ def _sensitive_arm_path(path: str) -> str | None:
 
 
 def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
+    request = _rest_request(table, args)
+    if isinstance(request, AzDecision):
+        return request
+    method, url = request
+    if method != "get":
+        return AzDecision("RISKY", f"az rest --method {method} can change Azure state", "az-rest")
+    if url is None:
+        return AzDecision("RISKY", "az rest without --url", "az-rest")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest", relaxable=False)
+    why = _sensitive_arm_path(parts.path)
+    if why is not None:
+        return AzDecision("RISKY", f"az rest: {why}", "az-rest-secret-path", relaxable=False)
+    if url.startswith("/"):
+        return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
+    host = (parts.hostname or "").lower()
+    if parts.scheme == "https" and host in table.rest_hosts and "@" not in parts.netloc:
+        return AzDecision("SAFE", f"az rest GET to {host}", "az-rest-get")
+    return AzDecision("RISKY", f"az rest to {host or url!r}: only GETs to the ARM endpoint run automatically", "az-rest")
+
+
+def _rest_request(table: AzTable, args: Sequence[str]) -> tuple[str, str | None] | AzDecision:
+    """(method, url) from the options of ``az rest``, or the RISKY decision for an option that is not
+    allowed for an automatic GET (or lacks its value)."""
     method = "get"
     url: str | None = None
     i = 0
@@ -281,20 +316,4 @@ def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
         elif name in ("--url", "--uri", "-u"):
             url = value
         i += 1
-    if method != "get":
-        return AzDecision("RISKY", f"az rest --method {method} can change Azure state", "az-rest")
-    if url is None:
-        return AzDecision("RISKY", "az rest without --url", "az-rest")
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest", relaxable=False)
-    why = _sensitive_arm_path(parts.path)
-    if why is not None:
-        return AzDecision("RISKY", f"az rest: {why}", "az-rest-secret-path", relaxable=False)
-    if url.startswith("/"):
-        return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
-    host = (parts.hostname or "").lower()
-    if parts.scheme == "https" and host in table.rest_hosts and "@" not in parts.netloc:
-        return AzDecision("SAFE", f"az rest GET to {host}", "az-rest-get")
-    return AzDecision("RISKY", f"az rest to {host or url!r}: only GETs to the ARM endpoint run automatically", "az-rest")
+    return method, url

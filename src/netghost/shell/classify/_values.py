@@ -12,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from functools import cache
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 __all__ = ["ValueCheck", "blocked_address", "check_url", "compile_check"]
 
@@ -161,6 +161,30 @@ def _looks_like_token_request(path: str, query: str) -> bool:
 
 def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
     """Accept only http(s) URLs to hosts that are not metadata/link-local, with no userinfo."""
+    url, why = _as_curl_reads(url)
+    if why is not None:
+        return why
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        _ = parts.port
+    except ValueError:
+        return f"{url!r} is not a well-formed URL"
+    why = _request_problem(url, parts, host)
+    if why is not None:
+        return why
+    why = blocked_address(host)
+    if why is None:
+        return None
+    if imds_allowed and host == "169.254.169.254" and _IMDS_ALLOWED_PATH.fullmatch(parts.path) and (
+        not parts.query or _IMDS_ALLOWED_QUERY.fullmatch(parts.query)
+    ):
+        return None  # read-only instance facts, explicitly allowlisted
+    return why
+
+
+def _as_curl_reads(url: str) -> tuple[str, str | None]:
+    """``url`` with the scheme curl would use spelled out, or why curl would guess a non-HTTP one."""
     m = _SCHEME.match(url)
     if m is not None and (m.group(2) or m.group(1).lower() in _KNOWN_SCHEMES):
         # curl accepts 1-3 slashes after the scheme (`http:/host`, `http:///host`): normalise.
@@ -169,14 +193,14 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
         first = url.split("/", 1)[0].split(":", 1)[0].lower()
         # curl guesses the protocol from a scheme-less host's first label (ftp., dict., ldap., ...).
         if re.match(r"(ftp|dict|ldap|imap|pop3|smtp|gopher|tftp|telnet|mqtt|rtsp|smb|scp|sftp)\.", first):
-            return f"scheme-less {url!r} would make curl guess a non-HTTP protocol"
+            return url, f"scheme-less {url!r} would make curl guess a non-HTTP protocol"
         url = "http://" + url
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        _ = parts.port
-    except ValueError:
-        return f"{url!r} is not a well-formed URL"
+    return url, None
+
+
+def _request_problem(url: str, parts: SplitResult, host: str) -> str | None:
+    """Why the request itself (scheme, credentials, token endpoints, globbing, port) must not be
+    sent automatically, before its host address is looked at; or None."""
     if parts.scheme.lower() not in ("http", "https"):
         return f"only http/https URLs run automatically, not {parts.scheme}://"
     if "@" in parts.netloc:
@@ -194,14 +218,7 @@ def check_url(url: str, *, imds_allowed: bool = True) -> str | None:
         return "curl URL globbing ({...} or [...]) expands into many requests"
     if parts.port in _CONTROL_PLANE_PORTS:
         return f"port {parts.port} is a container/cluster control-plane API (Docker, kubelet, etcd, Consul)"
-    why = blocked_address(host)
-    if why is None:
-        return None
-    if imds_allowed and host == "169.254.169.254" and _IMDS_ALLOWED_PATH.fullmatch(parts.path) and (
-        not parts.query or _IMDS_ALLOWED_QUERY.fullmatch(parts.query)
-    ):
-        return None  # read-only instance facts, explicitly allowlisted
-    return why
+    return None
 
 
 def _int_range(spec: str, *, real: bool) -> ValueCheck:
