@@ -148,12 +148,7 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
     name = basename(argv[0])
     args = argv[1:]
     if name == "az":
-        az = classify_az(t.az, args)
-        if az.verdict == "FORBIDDEN":
-            return _forbidden(f"FORBIDDEN ({az.rule}): {az.reason} Instead: {az.advice}", az.rule)
-        if argv[0] != "az":
-            return ArgvOutcome("RISKY", 2, "Call az by its bare name `az`, not through a path.", "path-command")
-        return ArgvOutcome(az.verdict, 2, az.reason, az.rule, az.relaxable)
+        return _classify_az_argv(argv)
     if name in t.wrappers:
         return _unwrap(name, argv, depth)
     if _PYTHON.fullmatch(name) and args[:2] == ("-m", "azure.cli"):
@@ -170,6 +165,22 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
             "RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command",
             relaxable=not hazard,
         )  # fmt: skip
+    return _classify_program(name, args)
+
+
+def _classify_az_argv(argv: tuple[str, ...]) -> ArgvOutcome:
+    """Tier 2: ``az`` (by any path) through the verb table; only the bare name runs automatically."""
+    az = classify_az(_TABLES.az, argv[1:])
+    if az.verdict == "FORBIDDEN":
+        return _forbidden(f"FORBIDDEN ({az.rule}): {az.reason} Instead: {az.advice}", az.rule)
+    if argv[0] != "az":
+        return ArgvOutcome("RISKY", 2, "Call az by its bare name `az`, not through a path.", "path-command")
+    return ArgvOutcome(az.verdict, 2, az.reason, az.rule, az.relaxable)
+
+
+def _classify_program(name: str, args: tuple[str, ...]) -> ArgvOutcome:
+    """A bare program name that is neither az nor a wrapper: tier 1 with argument checks, else RISKY."""
+    t = _TABLES
     problem: str | None
     spec = t.tier1.get(name)
     if spec is not None:

@@ -141,43 +141,9 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
     # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
     secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
     for view in _views(text):
-        lowered = view.lower()
         has_b64_run = _B64_RUN.search(view) is not None
-        for rule in SHAPE_RULES:
-            if rule.needles and not any(
-                has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
-            ):
-                continue
-            for match in rule.pattern.finditer(view):
-                value = match.group("v")
-                if rule.kind == "basic_auth" and len(value) < MIN_SECRET_LEN:
-                    # admin:pw@host: a short password is still the password; replacing "pw" everywhere
-                    # would eat other words, so it is replaced only between its ':' and '@' (a frame).
-                    if not PLACEHOLDER.match(value):
-                        findings.setdefault(f":{value}@", rule.kind)
-                    continue
-                if rule.kind in _B64_KINDS and _public_context(view, match.start("v"), value):
-                    continue
-                if _passes(rule, value, view, match.start("v")):
-                    add(value, rule.kind)
-        for match in JSON_SECRET_KEY.finditer(view):
-            value = _json_unescape(match.group("v"))
-            kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
-            if kind:
-                add(value, kind)
-                add(match.group("v"), kind)
-        for match, line in _assignments(view):
-            if _is_prose(match, line) or _is_cookie_pair(match):
-                continue
-            value = _bounded(match.group("v")) if match.group("q") else match.group("v")
-            kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
-            if kind:
-                add(value, kind)
-        if "</" in view:
-            for match in XML_ELEMENT.finditer(view):
-                kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
-                if kind:
-                    add(match.group("v"), kind)
+        _find_shapes(view, findings, add, has_b64_run=has_b64_run)
+        _find_labels(view, add, secret_cmd=secret_cmd)
         if has_b64_run and "\n" in view:
             _find_wrapped(view, add)
         _find_cli(view, add)
@@ -185,6 +151,52 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
         if bare:
             _find_bare(view, add)
     return findings
+
+
+def _find_shapes(view: str, findings: dict[str, str], add: Callable[[str, str], None], *, has_b64_run: bool) -> None:
+    """Values recognised by their shape (``SHAPE_RULES``); a rule runs only when one of its needles is in
+    the view. A short basic-auth password goes into ``findings`` framed (``:pw@``), past ``add``'s
+    length floor."""
+    lowered = view.lower()
+    for rule in SHAPE_RULES:
+        if rule.needles and not any(
+            has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
+        ):
+            continue
+        for match in rule.pattern.finditer(view):
+            value = match.group("v")
+            if rule.kind == "basic_auth" and len(value) < MIN_SECRET_LEN:
+                # admin:pw@host: a short password is still the password; replacing "pw" everywhere
+                # would eat other words, so it is replaced only between its ':' and '@' (a frame).
+                if not PLACEHOLDER.match(value):
+                    findings.setdefault(f":{value}@", rule.kind)
+                continue
+            if rule.kind in _B64_KINDS and _public_context(view, match.start("v"), value):
+                continue
+            if _passes(rule, value, view, match.start("v")):
+                add(value, rule.kind)
+
+
+def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool) -> None:
+    """Values recognised by their label: JSON keys, ``name=value`` / ``name: value`` pairs, XML elements."""
+    for match in JSON_SECRET_KEY.finditer(view):
+        value = _json_unescape(match.group("v"))
+        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+        if kind:
+            add(value, kind)
+            add(match.group("v"), kind)
+    for match, line in _assignments(view):
+        if _is_prose(match, line) or _is_cookie_pair(match):
+            continue
+        value = _bounded(match.group("v")) if match.group("q") else match.group("v")
+        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+        if kind:
+            add(value, kind)
+    if "</" in view:
+        for match in XML_ELEMENT.finditer(view):
+            kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
+            if kind:
+                add(match.group("v"), kind)
 
 
 def _is_cookie_pair(match: re.Match[str]) -> bool:

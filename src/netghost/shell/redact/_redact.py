@@ -133,15 +133,31 @@ def _spellings(value: str) -> set[str]:
 
 
 def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
-    """Replace every occurrence of every spelling of every finding; overlapping hits merge into one.
-
-    Plain ``str.find`` per spelling (longest first) instead of one big alternation regex: compiling an
-    alternation of hundreds of secrets costs more than scanning for each of them.
-    """
+    """Replace every occurrence of every spelling of every finding; overlapping hits merge into one."""
     variants: dict[str, str] = {}
     for value, kind in findings.items():
         for spelling in _spellings(value):
             variants.setdefault(spelling, kind)
+    hits = _hits(text, variants)
+    if not hits:
+        return text, 0, set()
+    merged = _merge(hits)
+    parts: list[str] = []
+    pos = 0
+    for start, end, kind, _ in merged:
+        parts.append(text[pos:start])
+        parts.append(f"[REDACTED:{kind}]")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts), len(merged), {m[2] for m in merged}
+
+
+def _hits(text: str, variants: dict[str, str]) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every occurrence of every spelling outside earlier placeholders.
+
+    Plain ``str.find`` per spelling (longest first) instead of one big alternation regex: compiling an
+    alternation of hundreds of secrets costs more than scanning for each of them.
+    """
     protected = [(m.start(), m.end()) for m in _PLACEHOLDER_TOKEN.finditer(text)]
     hits: list[tuple[int, int, str]] = []
     for spelling in sorted(variants, key=len, reverse=True):
@@ -154,8 +170,11 @@ def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
                 else:
                     hits.append((start, end, variants[spelling]))
             start = text.find(spelling, start + 1)
-    if not hits:
-        return text, 0, set()
+    return hits
+
+
+def _merge(hits: list[tuple[int, int, str]]) -> list[list[Any]]:
+    """Overlapping hits become one [start, end, kind, length], named by the longest hit's kind."""
     hits.sort()
     merged: list[list[Any]] = []
     for start, end, kind in hits:
@@ -166,11 +185,4 @@ def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
             last[1] = max(last[1], end)
         else:
             merged.append([start, end, kind, end - start])
-    parts: list[str] = []
-    pos = 0
-    for start, end, kind, _ in merged:
-        parts.append(text[pos:start])
-        parts.append(f"[REDACTED:{kind}]")
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts), len(merged), {m[2] for m in merged}
+    return merged
