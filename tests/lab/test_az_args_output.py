@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from netghost.lab.az import REGISTRY, run_az
-from netghost.lab.az_output import render, render_table, render_tsv
+from netghost.lab.az._output import render, render_table, render_tsv
 
 from .conftest import AZURE_DATA, Lab
 

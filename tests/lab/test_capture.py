@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from netghost.errors import LabError
-from netghost.lab import capture_store
-from netghost.lab.capture_store import EMPTY_PCAP, capture_status
+from netghost.lab.az import _capture_store as capture_store
+from netghost.lab.az._capture_store import EMPTY_PCAP, capture_status
 from netghost.lab.clock import LabClock, format_azure_time, scale_from_env
 
 from .conftest import Lab

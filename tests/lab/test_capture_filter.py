@@ -8,8 +8,8 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
-from netghost.lab.capture_filter import apply_session_limits
-from netghost.lab.capture_store import EMPTY_PCAP
+from netghost.lab.az._capture_filter import apply_session_limits
+from netghost.lab.az._capture_store import EMPTY_PCAP
 
 from .conftest import Lab
 

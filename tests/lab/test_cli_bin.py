@@ -148,7 +148,7 @@ def test_corrupt_state_is_an_error_not_a_traceback(tmp_path: Path) -> None:
 
 
 def test_blob_download_to_stdout_is_raw_bytes(lab_env: dict[str, str], tmp_path: Path) -> None:
-    from netghost.lab.capture_store import EMPTY_PCAP
+    from netghost.lab.az._capture_store import EMPTY_PCAP
     from netghost.lab.state import LabState
 
     state = LabState(lab_env["NETGHOST_LAB_STATE"])

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from netghost.lab.capture_store import EMPTY_PCAP
+from netghost.lab.az._capture_store import EMPTY_PCAP
 
 from .conftest import AZURE_DATA, Lab
 

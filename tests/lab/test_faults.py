@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from netghost.lab.faults import STORAGE_RBAC_TEXT
+from netghost.lab.az._cloud_faults import STORAGE_RBAC_TEXT
 from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec
 
 from .conftest import Lab

@@ -12,7 +12,7 @@ import yaml
 
 from netghost.errors import LabError
 from netghost.forensics import analyze_capture, build_semantic
-from netghost.lab.capture_store import EMPTY_PCAP, synthesize
+from netghost.lab.az._capture_store import EMPTY_PCAP, synthesize
 from netghost.lab.synth import MAX_SYNTH_S, capture_packets, synthesize_capture
 from netghost.lab.synth._packets import observed, transit
 from netghost.lab.synth._pcap import PCAP_HEADER, TcpOpts, checksum, encode_ipv4, tcp_segment, udp_datagram

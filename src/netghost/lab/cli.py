@@ -4,7 +4,7 @@
 * ``show [SCENARIO]`` — a world's inventory and, for the running lab, its clock and captures
   (never the fault or the answers: the lab is for investigating);
 * ``reset SCENARIO`` — create or recreate the lab state (default ``./audit/lab``) and its ``bin/``;
-* ``inject KIND`` — add a cloud-API fault (see :mod:`netghost.lab.faults`) to the running lab.
+* ``inject KIND`` — add a cloud-API fault (see :mod:`netghost.lab.az._cloud_faults`) to the running lab.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import os
 import sys
 
 from netghost.errors import LabError
+from netghost.lab.az import capture_status, settle
 from netghost.lab.bin import create_bin_dir
-from netghost.lab.capture_store import capture_status, settle
 from netghost.lab.clock import format_azure_time, scale_from_env
 from netghost.lab.state import LabState, default_state_dir, init_state
 from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names

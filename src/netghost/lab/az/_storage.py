@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from netghost.lab.arm_network import guid
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, id_parts, int_arg
-from netghost.lab.az_errors import AzError, not_found, plain_error, storage_error
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import guid
+from netghost.lab.az._cloud_faults import KEY_MODE_WARNING, download_failure, find_fault, storage_auth_failure
+from netghost.lab.az._context import AzContext, Command, id_parts, int_arg
+from netghost.lab.az._errors import AzError, not_found, plain_error, storage_error
 from netghost.lab.clock import format_azure_time
-from netghost.lab.faults import KEY_MODE_WARNING, download_failure, find_fault, storage_auth_failure
 from netghost.lab.world import StorageAccount, World
 
 __all__ = ["COMMANDS", "storage_account_doc"]

@@ -12,14 +12,14 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from netghost.lab.arm_network import etag
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm
-from netghost.lab.az_errors import arm_error, plain_error
-from netghost.lab.az_watcher import normalise_location, require_extension, require_watcher
-from netghost.lab.capture_store import STARTUP_S, capture_status
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import etag
+from netghost.lab.az._capture_store import STARTUP_S, capture_status
+from netghost.lab.az._cloud_faults import capture_conflict, capture_quota, find_fault, internal_server_error
+from netghost.lab.az._context import AzContext, Command, find_vm
+from netghost.lab.az._errors import arm_error, plain_error
+from netghost.lab.az._watcher import normalise_location, require_extension, require_watcher
 from netghost.lab.clock import format_azure_time
-from netghost.lab.faults import capture_conflict, capture_quota, find_fault, internal_server_error
 
 __all__ = ["COMMANDS", "capture_doc"]
 

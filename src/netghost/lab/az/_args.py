@@ -17,7 +17,7 @@ from typing import Any, Literal
 import jmespath
 from jmespath.exceptions import JMESPathError
 
-from netghost.lab.az_errors import AzError
+from netghost.lab.az._errors import AzError
 
 __all__ = ["GLOBAL_ARGS", "OUTPUT_FORMATS", "Arg", "CommandSpec", "ParsedArgs", "parse_command_args"]
 
@@ -152,36 +152,43 @@ def parse_command_args(spec: CommandSpec, tokens: Sequence[str]) -> ParsedArgs:
             unknown.append(tokens[i])
             i += 1
             continue
-        i += 1
-        if arg.kind == "flag":
-            parsed.values[arg.dest] = True
-        elif arg.kind == "optbool":
-            word = inline if inline is not None else (tokens[i] if i < len(tokens) else None)
-            if word is not None and word.lower() in _BOOL_WORDS:
-                parsed.values[arg.dest] = _BOOL_WORDS[word.lower()]
-                if inline is None:
-                    i += 1
-            else:
-                parsed.values[arg.dest] = True
-        elif arg.kind == "many":
-            items = [inline] if inline is not None else []
-            while i < len(tokens) and not (tokens[i].startswith("-") and len(tokens[i]) > 1):
-                items.append(tokens[i])
-                i += 1
-            if not items:
-                raise _usage_error(spec, f"argument {arg.display}: expected at least one argument", False)
-            parsed.values[arg.dest] = items
-        else:
-            if inline is None:
-                if i >= len(tokens) or (tokens[i].startswith("-") and len(tokens[i]) > 1
-                                        and not tokens[i][1:2].isdigit()):
-                    raise _usage_error(spec, f"argument {arg.display}: expected one argument", False)
-                inline = tokens[i]
-                i += 1
-            parsed.values[arg.dest] = _normalise_choice(spec, arg, inline)
+        parsed.values[arg.dest], i = _take_value(spec, arg, tokens, i + 1, inline)
         parsed.given.add(arg.dest)
     if parsed.values.get("help"):
         return parsed
+    _check_complete(spec, parsed, unknown)
+    return parsed
+
+
+def _take_value(spec: CommandSpec, arg: Arg, tokens: Sequence[str], i: int,
+                inline: str | None) -> tuple[Any, int]:
+    """The value of ``arg`` (given inline after ``=``, or from ``tokens[i:]``) and the next index."""
+    if arg.kind == "flag":
+        return True, i
+    if arg.kind == "optbool":
+        word = inline if inline is not None else (tokens[i] if i < len(tokens) else None)
+        if word is not None and word.lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[word.lower()], i + 1 if inline is None else i
+        return True, i
+    if arg.kind == "many":
+        items = [inline] if inline is not None else []
+        while i < len(tokens) and not (tokens[i].startswith("-") and len(tokens[i]) > 1):
+            items.append(tokens[i])
+            i += 1
+        if not items:
+            raise _usage_error(spec, f"argument {arg.display}: expected at least one argument", False)
+        return items, i
+    if inline is None:
+        if i >= len(tokens) or (tokens[i].startswith("-") and len(tokens[i]) > 1
+                                and not tokens[i][1:2].isdigit()):
+            raise _usage_error(spec, f"argument {arg.display}: expected one argument", False)
+        inline = tokens[i]
+        i += 1
+    return _normalise_choice(spec, arg, inline), i
+
+
+def _check_complete(spec: CommandSpec, parsed: ParsedArgs, unknown: list[str]) -> None:
+    """Raise az's usage error for a missing required argument, an unknown one or a bad ``--query``."""
     missing = [a.display for a in spec.args if a.required and a.dest not in parsed.given]
     if missing:
         raise _usage_error(spec, "the following arguments are required: " + ", ".join(missing), True)
@@ -193,4 +200,3 @@ def parse_command_args(spec: CommandSpec, tokens: Sequence[str]) -> ParsedArgs:
             jmespath.compile(query)
         except JMESPathError as exc:
             raise _usage_error(spec, f"argument --query: invalid jmespath_type value: '{query}'", False) from exc
-    return parsed

@@ -10,13 +10,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from netghost.lab.arm_network import guid, watcher_doc
-from netghost.lab.arm_network import ipconfig_id as _ipconfig_id
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm, int_arg, ipv4_arg
-from netghost.lab.az_errors import AzError
-from netghost.lab.faults import extension_missing, find_fault, no_watcher
-from netghost.lab.world import TrafficFlow, Vm
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import guid, watcher_doc
+from netghost.lab.az._arm_docs import ipconfig_id as _ipconfig_id
+from netghost.lab.az._cloud_faults import extension_missing, find_fault, no_watcher
+from netghost.lab.az._context import AzContext, Command, find_vm, int_arg, ipv4_arg
+from netghost.lab.az._errors import AzError
+from netghost.lab.world import FlowOutcome, TrafficFlow, Vm
 
 __all__ = ["COMMANDS", "require_watcher"]
 
@@ -115,38 +115,48 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
     vm = find_vm(ctx, args["resource_group"], args["source_resource"])
     require_watcher(ctx, w.vm_location(vm))
     require_extension(ctx, vm)
-    server: str | None
-    if args["dest_resource"]:
-        server = find_vm(ctx, args["resource_group"], args["dest_resource"]).name
-    elif args["dest_address"]:
-        server = args["dest_address"]
-        if server.replace(".", "").isdigit():
-            ipv4_arg(server, "--dest-address")
-        else:  # a host name: the agent resolves it from its VNet
-            dns = w.resolve(server, w.subnet_of(vm.nics[0])[0].name)
-            owner = w.vm_by_ip(dns.addresses[0]) if dns.addresses else None
-            server = owner[0].name if owner else (dns.addresses[0] if dns.addresses else None)
-    else:
-        raise AzError(1, "ERROR: usage error: --dest-resource ID | --dest-address ADDRESS\n")
+    server = _connectivity_target(ctx, args, vm)
     protocol = (args["protocol"] or "Tcp")
     port = int_arg(args["dest_port"], "--dest-port") if args["dest_port"] else (80 if protocol == "Http" else 443)
     outcome = None
     if server is not None:
         flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port, protocol="Tcp")
         outcome = w.flow_outcome(flow)
+    hops = _connectivity_hops(ctx, vm, outcome)
+    reachable = outcome is not None and outcome.connects
+    sent = 30
+    doc: dict[str, Any] = {"connectionStatus": "Reachable" if reachable else "Unreachable", "hops": hops,
+                           "probesSent": sent, "probesFailed": 0 if reachable else sent}
+    if reachable and outcome is not None:
+        loss = float(outcome.params.get("loss_rate", 0.0)) if outcome.impairment == "path-packet-loss" else 0.0  # type: ignore[arg-type]
+        doc["probesFailed"] = round(sent * loss)
+        doc.update({"avgLatencyInMs": 2, "minLatencyInMs": 1, "maxLatencyInMs": 4})
+    return doc
+
+
+def _connectivity_target(ctx: AzContext, args: ParsedArgs, vm: Vm) -> str | None:
+    """The destination as a VM name or an address; None when a host name does not resolve."""
+    w = ctx.world
+    if args["dest_resource"]:
+        return find_vm(ctx, args["resource_group"], args["dest_resource"]).name
+    if not args["dest_address"]:
+        raise AzError(1, "ERROR: usage error: --dest-resource ID | --dest-address ADDRESS\n")
+    address: str = args["dest_address"]
+    if address.replace(".", "").isdigit():
+        ipv4_arg(address, "--dest-address")
+        return address
+    # a host name: the agent resolves it from its VNet
+    dns = w.resolve(address, w.subnet_of(vm.nics[0])[0].name)
+    owner = w.vm_by_ip(dns.addresses[0]) if dns.addresses else None
+    return owner[0].name if owner else (dns.addresses[0] if dns.addresses else None)
+
+
+def _connectivity_hops(ctx: AzContext, vm: Vm, outcome: FlowOutcome | None) -> list[dict[str, Any]]:
+    """The hops test-connectivity reports (source, appliance, destination) with their issues."""
+    w = ctx.world
     src_issues: list[dict[str, Any]] = []
     hops = [_hop(ctx, "Source", vm.nics[0].private_ip, _ipconfig_id(w, vm, vm.nics[0]), src_issues)]
-    reachable = outcome is not None and outcome.connects
-    if outcome is None or outcome.outcome == "dns-nxdomain":
-        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "DnsResolution"})
-    elif outcome.outcome.startswith("nsg-denied"):
-        where = "Outbound" if outcome.outcome.endswith("outbound") else "Inbound"
-        issue = {"context": [{"key": "RuleName", "value": (outcome.nsg.rule_name.split("/")[-1] if outcome.nsg else "")}],
-                 "origin": where, "severity": "Error", "type": "NetworkSecurityRule"}
-        (src_issues if where == "Outbound" else hops[-1]["issues"]).append(issue)
-    elif outcome.outcome == "no-route":
-        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "UserDefinedRoute"
-                           if outcome.next_hop and outcome.next_hop.route_table_id != "System Route" else "Platform"})
+    _note_source_issues(outcome, src_issues, hops)
     if outcome is not None and outcome.next_hop and outcome.next_hop.next_hop_type == "VirtualAppliance":
         ip = outcome.next_hop.next_hop_ip or ""
         found = w.vm_by_ip(ip)
@@ -165,14 +175,22 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
                                        "origin": "Inbound", "severity": "Error", "type": "NetworkSecurityRule"})
     for prev, nxt in itertools.pairwise(hops):
         prev["nextHopIds"] = [nxt["id"]]
-    sent = 30
-    doc: dict[str, Any] = {"connectionStatus": "Reachable" if reachable else "Unreachable", "hops": hops,
-                           "probesSent": sent, "probesFailed": 0 if reachable else sent}
-    if reachable and outcome is not None:
-        loss = float(outcome.params.get("loss_rate", 0.0)) if outcome.impairment == "path-packet-loss" else 0.0  # type: ignore[arg-type]
-        doc["probesFailed"] = round(sent * loss)
-        doc.update({"avgLatencyInMs": 2, "minLatencyInMs": 1, "maxLatencyInMs": 4})
-    return doc
+    return hops
+
+
+def _note_source_issues(outcome: FlowOutcome | None, src_issues: list[dict[str, Any]],
+                        hops: list[dict[str, Any]]) -> None:
+    """The issues test-connectivity reports at the source: DNS, an NSG rule, a missing route."""
+    if outcome is None or outcome.outcome == "dns-nxdomain":
+        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "DnsResolution"})
+    elif outcome.outcome.startswith("nsg-denied"):
+        where = "Outbound" if outcome.outcome.endswith("outbound") else "Inbound"
+        issue = {"context": [{"key": "RuleName", "value": (outcome.nsg.rule_name.split("/")[-1] if outcome.nsg else "")}],
+                 "origin": where, "severity": "Error", "type": "NetworkSecurityRule"}
+        (src_issues if where == "Outbound" else hops[-1]["issues"]).append(issue)
+    elif outcome.outcome == "no-route":
+        src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "UserDefinedRoute"
+                           if outcome.next_hop and outcome.next_hop.route_table_id != "System Route" else "Platform"})
 
 
 _VM_ARGS = (Arg("--vm", required=True), Arg("--nic"), Arg("--no-wait", kind="optbool"), Arg("--resource-group", "-g"))

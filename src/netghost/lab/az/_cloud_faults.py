@@ -1,6 +1,6 @@
 """Cloud-API faults: failures of Azure itself, as the real ``az`` reports them.
 
-Each fault is a :class:`~netghost.lab.world_model.CloudFaultSpec`, declared in a world's
+Each fault is a :class:`~netghost.lab.world.CloudFaultSpec`, declared in a world's
 ``cloud_faults`` or injected into a running lab with :meth:`LabState.inject_fault`. The error texts
 and exit codes are the ones AZURE.md documents; where no public source exists (extension missing,
 duplicate capture name, quota) the text is the lab's documented default and a fault's ``message``
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from netghost.lab.az_errors import AzError, arm_error, plain_error, storage_error
+from netghost.lab.az._errors import AzError, arm_error, plain_error, storage_error
 from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec
 
 __all__ = [

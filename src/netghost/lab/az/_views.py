@@ -10,19 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from netghost.lab.arm_network import guid, rule_doc
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_rg
-from netghost.lab.az_errors import plain_error
-from netghost.lab.az_network import effective_rule_doc
-from netghost.lab.az_watcher import require_watcher
-from netghost.lab.world import DEFAULT_RULES
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import guid, rule_doc
+from netghost.lab.az._context import AzContext, Command, find_vm, id_parts, require_rg
+from netghost.lab.az._errors import plain_error
+from netghost.lab.az._network import effective_rule_doc
+from netghost.lab.az._watcher import require_watcher
+from netghost.lab.world import DEFAULT_RULES, World
 
 __all__ = ["COMMANDS"]
 
 
 def _assoc(kind: str, name: str, rid: str) -> dict[str, str]:
     return {"associationType": kind, "name": name, "resourceId": rid}
+
+
+# one topology entry before the region filter: (name, resource id, location, associations)
+_Entry = tuple[str, str, str, list[dict[str, str]]]
 
 
 def _topology(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -36,25 +40,39 @@ def _topology(ctx: AzContext, args: ParsedArgs) -> Any:
     require_rg(ctx, rg)
     location = (args["location"] or w.rg_location(rg)).replace(" ", "").lower()
     require_watcher(ctx, location)
-    resources: list[dict[str, Any]] = []
+    entries = [*_vnet_entries(w, rg, vnet_filter), *_nic_entries(w, rg, vnet_filter)]
+    if not vnet_filter:
+        entries += [(nsg.name, w.nsg_id(nsg), nsg.location or w.rg_location(rg), [])
+                    for nsg in w.spec.nsgs if nsg.resource_group.lower() == rg.lower()]
+    resources = [{"associations": associations, "id": rid, "location": where, "name": name}
+                 for name, rid, where, associations in entries if where.lower() == location]
+    when = ctx.now_text()
+    return {"createdDateTime": when, "id": guid("topology", rg, location), "lastModified": when,
+            "resources": resources}
 
-    def add(name: str, rid: str, where: str, associations: list[dict[str, str]]) -> None:
-        if where.lower() == location:
-            resources.append({"associations": associations, "id": rid, "location": where, "name": name})
 
+def _vnet_entries(w: World, rg: str, vnet_filter: str | None) -> list[_Entry]:
+    """The group's VNets and their subnets (with the NSG and route table each subnet uses)."""
+    entries: list[_Entry] = []
     for vnet in w.spec.vnets:
         if vnet.resource_group.lower() != rg.lower() or (vnet_filter and vnet.name != vnet_filter):
             continue
         where = vnet.location or w.rg_location(vnet.resource_group)
-        add(vnet.name, w.vnet_id(vnet), where,
-            [_assoc("Contains", s.name, w.subnet_id(vnet, s)) for s in vnet.subnets])
+        entries.append((vnet.name, w.vnet_id(vnet), where,
+                        [_assoc("Contains", s.name, w.subnet_id(vnet, s)) for s in vnet.subnets]))
         for sn in vnet.subnets:
             links = []
             if sn.nsg and (nsg := w.nsg(sn.nsg)):
                 links.append(_assoc("Associated", nsg.name, w.nsg_id(nsg)))
             if sn.route_table:
                 links.append(_assoc("Associated", sn.route_table, w.route_table_id(sn.route_table)))
-            add(sn.name, w.subnet_id(vnet, sn), where, links)
+            entries.append((sn.name, w.subnet_id(vnet, sn), where, links))
+    return entries
+
+
+def _nic_entries(w: World, rg: str, vnet_filter: str | None) -> list[_Entry]:
+    """The group's NICs (with VM, subnet and NSG), each VM listed after its first NIC."""
+    entries: list[_Entry] = []
     for vm, nic in w.nics():
         if vm.resource_group.lower() != rg.lower():
             continue
@@ -64,16 +82,11 @@ def _topology(ctx: AzContext, args: ParsedArgs) -> Any:
         links = [_assoc("Associated", vm.name, w.vm_id(vm)), _assoc("Associated", subnet.name, w.subnet_id(vnet, subnet))]
         if nic.nsg and (nsg := w.nsg(nic.nsg)):
             links.append(_assoc("Associated", nsg.name, w.nsg_id(nsg)))
-        add(nic.name or "", w.nic_id(vm, nic), w.vm_location(vm), links)
+        entries.append((nic.name or "", w.nic_id(vm, nic), w.vm_location(vm), links))
         if nic is vm.nics[0]:
-            add(vm.name, w.vm_id(vm), w.vm_location(vm),
-                [_assoc("Contains", n.name or "", w.nic_id(vm, n)) for n in vm.nics])
-    for nsg in w.spec.nsgs:
-        if nsg.resource_group.lower() == rg.lower() and not vnet_filter:
-            add(nsg.name, w.nsg_id(nsg), nsg.location or w.rg_location(rg), [])
-    when = ctx.now_text()
-    return {"createdDateTime": when, "id": guid("topology", rg, location), "lastModified": when,
-            "resources": resources}
+            entries.append((vm.name, w.vm_id(vm), w.vm_location(vm),
+                            [_assoc("Contains", n.name or "", w.nic_id(vm, n)) for n in vm.nics]))
+    return entries
 
 
 def _security_group_view(ctx: AzContext, args: ParsedArgs) -> Any:

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from netghost.lab.arm_network import (
-    guid,
-    nic_doc,
-    nsg_doc,
-    route_table_doc,
-    vnet_doc,
-    watcher_doc,
-    zone_doc,
-)
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, find_vm, id_parts, require_rg
-from netghost.lab.az_errors import AzError, arm_error, not_found
-from netghost.lab.az_storage import storage_account_doc
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import guid, nic_doc, nsg_doc, route_table_doc, vnet_doc, watcher_doc, zone_doc
+from netghost.lab.az._context import AzContext, Command, find_vm, id_parts, require_rg
+from netghost.lab.az._errors import AzError, arm_error, not_found
+from netghost.lab.az._storage import storage_account_doc
 from netghost.lab.clock import format_azure_time
 from netghost.lab.world import Vm, World
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from netghost.lab.arm_network import (
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import (
     effective_route_doc,
     nic_doc,
     nsg_doc,
@@ -15,9 +16,8 @@ from netghost.lab.arm_network import (
     rule_doc,
     vnet_doc,
 )
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, id_parts, require_rg
-from netghost.lab.az_errors import AzError, not_found
+from netghost.lab.az._context import AzContext, Command, id_parts, require_rg
+from netghost.lab.az._errors import AzError, not_found
 from netghost.lab.world import DEFAULT_RULES, RuleMatchContext, SecurityRule
 
 __all__ = ["COMMANDS"]

@@ -17,7 +17,7 @@ bytes come from the synthesis seam::
 
 (``start``/``end`` are lab POSIX seconds of the capture window). The session's
 ``--filters``, ``--capture-size`` and ``--capture-limit`` are then applied by
-:func:`~netghost.lab.capture_filter.apply_session_limits`, as the real agent applies them.
+:func:`~netghost.lab.az._capture_filter.apply_session_limits`, as the real agent applies them.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from netghost.lab.capture_filter import apply_session_limits
-from netghost.lab.faults import find_fault
+from netghost.lab.az._capture_filter import apply_session_limits
+from netghost.lab.az._cloud_faults import find_fault
 from netghost.lab.state import LabState
 from netghost.lab.synth import synthesize_capture
 from netghost.lab.world import CloudFaultSpec, World

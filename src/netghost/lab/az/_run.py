@@ -2,9 +2,9 @@
 
 One invocation: find the command by its words, parse its arguments like az (usage errors exit 2),
 open the lab state named by ``$NETGHOST_LAB_STATE`` under its lock, let finished captures leave
-their blobs (:func:`~netghost.lab.capture_store.settle`), run the handler, then print the result
+their blobs (:func:`~netghost.lab.az._capture_store.settle`), run the handler, then print the result
 through ``--query`` and ``-o`` and any warnings on stderr. Handlers report failures as
-:class:`~netghost.lab.az_errors.AzError`, which carries az's exact stderr text and exit code.
+:class:`~netghost.errors.AzError`, which carries az's exact stderr text and exit code.
 
 The lab must exist (``ghost-agent lab reset <scenario>`` creates it); without one the simulator
 answers like an az that was never logged in.
@@ -21,27 +21,34 @@ from importlib import resources
 from typing import IO
 
 from netghost.errors import LabError
-from netghost.lab import az_capture, az_compute, az_dns, az_network, az_storage, az_views, az_watcher
-from netghost.lab.az_args import parse_command_args
-from netghost.lab.az_core import AzContext, Command
-from netghost.lab.az_errors import AzError
-from netghost.lab.az_output import render
-from netghost.lab.capture_store import settle
+from netghost.lab.az._args import ParsedArgs, parse_command_args
+from netghost.lab.az._capture import COMMANDS as CAPTURE_COMMANDS
+from netghost.lab.az._capture_store import settle
+from netghost.lab.az._compute import COMMANDS as COMPUTE_COMMANDS
+from netghost.lab.az._context import AzContext, Command
+from netghost.lab.az._dns import COMMANDS as DNS_COMMANDS
+from netghost.lab.az._errors import AzError
+from netghost.lab.az._network import COMMANDS as NETWORK_COMMANDS
+from netghost.lab.az._output import render
+from netghost.lab.az._storage import COMMANDS as STORAGE_COMMANDS
+from netghost.lab.az._views import COMMANDS as VIEWS_COMMANDS
+from netghost.lab.az._watcher import COMMANDS as WATCHER_COMMANDS
 from netghost.lab.state import LabState, default_state_dir
 
 __all__ = ["REGISTRY", "main", "run_az"]
 
 REGISTRY: dict[tuple[str, ...], Command] = {
     cmd.spec.words: cmd
-    for module in (az_compute, az_network, az_dns, az_watcher, az_views, az_capture, az_storage)
-    for cmd in module.COMMANDS
+    for commands in (COMPUTE_COMMANDS, NETWORK_COMMANDS, DNS_COMMANDS, WATCHER_COMMANDS, VIEWS_COMMANDS,
+                     CAPTURE_COMMANDS, STORAGE_COMMANDS)
+    for cmd in commands
 }
 _FOOTER = "\nhttps://aka.ms/cli_ref\nRead more about the command in reference docs\n"
 
 
 @cache
 def _help_texts() -> dict[str, str]:
-    text = resources.files("netghost.lab").joinpath("az_help.json").read_text(encoding="utf-8")
+    text = resources.files("netghost.lab.az").joinpath("help.json").read_text(encoding="utf-8")
     data: dict[str, str] = json.loads(text)
     return data
 
@@ -95,12 +102,7 @@ def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
     words, rest = _split(argv)
     cmd = REGISTRY.get(words)
     if cmd is None:
-        is_group = any(w[: len(words)] == words for w in REGISTRY) if words else True
-        if is_group and (not rest or rest[0] in ("-h", "--help")):
-            return 0, _help_for(words), ""
-        bad = next((w for i, w in enumerate(words) if not any(k[: i + 1] == tuple(words[: i + 1]) for k in REGISTRY)),
-                   words[-1] if words else (rest[0] if rest else ""))
-        return 2, "", f"ERROR: '{bad}' is misspelled or not recognized by the system.\n{_FOOTER}"
+        return _not_a_command(words, rest)
     try:
         args = parse_command_args(cmd.spec, rest)
     except AzError as exc:
@@ -110,6 +112,21 @@ def run_az(argv: Sequence[str], env: Mapping[str, str]) -> tuple[int, str, str]:
     state = LabState(default_state_dir(env))
     if not state.exists:
         return 1, "", "ERROR: Please run 'az login' to setup account.\n"
+    return _run_in_lab(cmd, args, state, env)
+
+
+def _not_a_command(words: tuple[str, ...], rest: list[str]) -> tuple[int, str, str]:
+    """A group's help listing, or az's "misspelled or not recognized" usage error (exit 2)."""
+    is_group = any(w[: len(words)] == words for w in REGISTRY) if words else True
+    if is_group and (not rest or rest[0] in ("-h", "--help")):
+        return 0, _help_for(words), ""
+    bad = next((w for i, w in enumerate(words) if not any(k[: i + 1] == tuple(words[: i + 1]) for k in REGISTRY)),
+               words[-1] if words else (rest[0] if rest else ""))
+    return 2, "", f"ERROR: '{bad}' is misspelled or not recognized by the system.\n{_FOOTER}"
+
+
+def _run_in_lab(cmd: Command, args: ParsedArgs, state: LabState, env: Mapping[str, str]) -> tuple[int, str, str]:
+    """Run the handler under the state's lock, then render its result (or az's error text)."""
     warnings = ""
     try:
         with state.locked():
@@ -152,7 +169,3 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         target.write(out)
     (stderr or sys.stderr).write(err)
     return code
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 A command module declares ``COMMANDS``: a list of :class:`Command` (spec, handler and optional
 table transformer). A handler takes ``(ctx, args)`` and returns the result object az would print
-(``None`` prints nothing) or raises :class:`~netghost.lab.az_errors.AzError`.
+(``None`` prints nothing) or raises :class:`~netghost.errors.AzError`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from netghost.lab.az_args import CommandSpec, ParsedArgs
-from netghost.lab.az_errors import AzError, arm_error, not_found
+from netghost.lab.az._args import CommandSpec, ParsedArgs
+from netghost.lab.az._errors import AzError, arm_error, not_found
 from netghost.lab.clock import LabClock, format_azure_time
 from netghost.lab.state import LabState
 from netghost.lab.world import Vm, World

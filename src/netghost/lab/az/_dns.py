@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from netghost.lab.arm_network import guid, ref, zone_doc
-from netghost.lab.az_args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az_core import AzContext, Command, require_rg
-from netghost.lab.az_errors import not_found
+from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
+from netghost.lab.az._arm_docs import guid, ref, zone_doc
+from netghost.lab.az._context import AzContext, Command, require_rg
+from netghost.lab.az._errors import not_found
 
 __all__ = ["COMMANDS"]
 

@@ -1,0 +1,15 @@
+"""The lab's ``az``: a simulator of the Azure CLI commands the agent runs, answering from the world.
+
+``python -m netghost.lab.az ARGS`` (what the lab's ``bin/az`` launcher runs) or, in-process,
+:func:`run_az` find a command by its words, parse its arguments as az does, run its handler
+against the lab state under its lock and print the result through ``--query`` and ``-o``, with
+az's exact error texts and exit codes. Packet captures live on the lab clock: :func:`settle`
+writes the blob of every capture that has stopped, :func:`capture_status` says where one is.
+Cloud-API faults declared in the world or injected at run time make commands fail the way Azure
+does.
+"""
+
+from netghost.lab.az._capture_store import capture_status, settle
+from netghost.lab.az._run import REGISTRY, main, run_az
+
+__all__ = ["REGISTRY", "capture_status", "main", "run_az", "settle"]
