@@ -162,9 +162,37 @@ def run_argv(
         if "/" not in argv[0] and shutil.which(argv[0], path=env.get("PATH", os.defpath)) is None:
             return RunResult(127, "", f"{argv[0]}: command not found", "command_not_found", _ms(start))
         launch = [sys.executable, "-I", "-S", str(_REAPER), "--", *argv]
+    proc = _spawn(launch, argv, env, cwd, start)
+    if isinstance(proc, RunResult):
+        return proc
+    deadline = time.monotonic() + timeout_s
+    note = ""
+    try:
+        out, err, timed_out, overflow = _collect(proc, deadline, max_bytes, reaper=reaper)
+        if not timed_out:
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        # On timeout, overflow or normal exit: no helper outlives the command.
+        note = _kill_tree(proc) if reaper else _kill_group(proc)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    stdout = _decode(out)
+    if overflow:
+        stdout += f"\n... [output exceeded {max_bytes} bytes; the command was stopped] ...\n"
+    return _result(proc.returncode, stdout, _decode(err) + note, start, timed_out=timed_out)
+
+
+def _spawn(
+    launch: list[str], argv: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None, start: float
+) -> subprocess.Popen[bytes] | RunResult:
+    """Start ``launch`` in its own session with piped output, or the result of a failed start."""
     try:
         # argv was classified and approved; no shell is involved.
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             launch,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -181,31 +209,16 @@ def run_argv(
     except (PermissionError, OSError) as exc:
         return RunResult(126, "", f"{argv[0]}: cannot execute ({exc.strerror})", "exec_error", _ms(start))
 
-    deadline = time.monotonic() + timeout_s
-    note = ""
-    try:
-        out, err, timed_out, overflow = _collect(proc, deadline, max_bytes, reaper=reaper)
-        if not timed_out:
-            try:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-    finally:
-        # On timeout, overflow or normal exit: no helper outlives the command.
-        note = _kill_tree(proc) if reaper else _kill_group(proc)
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+
+def _result(returncode: int | None, stdout: str, stderr: str, start: float, *, timed_out: bool) -> RunResult:
+    """The result of a command that ran: 127 is ``command_not_found`` as in a shell, and 126 with the
+    launcher's marker is ``exec_error`` (the launcher could not exec the command)."""
     error: ErrorCode | None = "timeout" if timed_out else None
-    exit_code: int | None = None if timed_out else proc.returncode
-    stderr = _decode(err) + note
+    exit_code: int | None = None if timed_out else returncode
     if error is None and exit_code == 127:
         error = "command_not_found"
     elif error is None and exit_code == 126 and stderr.startswith(_REAPER_MARKER):
         error = "exec_error"
-    stdout = _decode(out)
-    if overflow:
-        stdout += f"\n... [output exceeded {max_bytes} bytes; the command was stopped] ...\n"
     return RunResult(exit_code, stdout, stderr, error, _ms(start))
 
 
