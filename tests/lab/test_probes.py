@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from netghost.lab.bin import create_bin_dir
-from netghost.lab.probes import SHIMS, install_probe_shims, main, run_probe
+from netghost.lab.bin import create_bin_dir, install_probe_shims
+from netghost.lab.probes import SHIMS, main, run_probe
 from netghost.lab.state import STATE_ENV, init_state
 from netghost.lab.world import SCENARIO_DIR
 
@@ -192,7 +192,7 @@ def test_unlinked_private_zone_looks_public_from_everywhere(tmp_path: Path) -> N
 
 def test_shim_without_a_lab_says_so(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), STATE_ENV: str(tmp_path / "none")}
-    proc = subprocess.run([sys.executable, "-m", "netghost.lab.probes_dig", "example.com"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "netghost.lab.probes._dig", "example.com"], env=env,
                           capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 1 and "no lab state" in proc.stderr and proc.stdout == ""
 

@@ -5,7 +5,7 @@ The launcher is a two-line POSIX shell script that ``exec``s this interpreter wi
 path (a subprocess named ``az``) talks to the simulator. Nothing is installed globally: the
 directory lives inside the lab state and only a PATH that the lab builds puts it first. Probe
 shims (``ping``, ``dig`` ...) listed in :data:`netghost.lab.probes.SHIMS` are written beside it by
-the same :func:`write_launcher`.
+the same :func:`write_launcher` (:func:`install_probe_shims` writes them alone).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from netghost.lab.probes import SHIMS
 from netghost.lab.state import STATE_ENV
 
-__all__ = ["create_bin_dir", "lab_path_env", "write_launcher"]
+__all__ = ["create_bin_dir", "install_probe_shims", "lab_path_env", "write_launcher"]
 
 
 def write_launcher(path: Path, module: str, state_dir: Path, python: str) -> Path:
@@ -35,6 +35,26 @@ def write_launcher(path: Path, module: str, state_dir: Path, python: str) -> Pat
     return path
 
 
+def install_probe_shims(bin_dir: Path, state_dir: Path, python: str | None = None) -> list[Path]:
+    """Write one launcher per tool in ``bin_dir`` (beside the ``az`` launcher), pinned to a lab.
+
+    Each is written by :func:`write_launcher`, as the ``az`` launcher is: it sets
+    ``NETGHOST_LAB_STATE`` and ``exec``s this interpreter with ``-m netghost.lab.probes._<tool>``.
+
+    Args:
+        bin_dir: directory to write into (created if missing).
+        state_dir: the lab state the shims answer from.
+        python: interpreter to run; default the current one.
+
+    Returns:
+        The launcher paths, in :data:`~netghost.lab.probes.SHIMS` order.
+    """
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    interpreter = python or sys.executable
+    state = Path(state_dir).resolve()
+    return [write_launcher(bin_dir / tool, module, state, interpreter) for tool, module in SHIMS.items()]
+
+
 def create_bin_dir(state_dir: str | Path, python: str | None = None) -> Path:
     """Write ``<state_dir>/bin/az`` and the probe shims and return the directory.
 
@@ -47,8 +67,7 @@ def create_bin_dir(state_dir: str | Path, python: str | None = None) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     interpreter = python or sys.executable
     write_launcher(bin_dir / "az", "netghost.lab.az", state, interpreter)
-    for tool, module in SHIMS.items():
-        write_launcher(bin_dir / tool, module, state, interpreter)
+    install_probe_shims(bin_dir, state, interpreter)
     return bin_dir
 
 

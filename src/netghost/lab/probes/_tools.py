@@ -10,9 +10,9 @@ tools' (Ubuntu 22.04 versions), so the product's shell path parses them as it wo
 Entry points:
 
 * ``python -m netghost.lab.probes <tool> ARGS...`` — run one tool;
-* ``python -m netghost.lab.probes_<tool> ARGS...`` — what the ``bin/`` launchers exec;
-* :data:`SHIMS` — tool → module, read by :func:`netghost.lab.bin.create_bin_dir`;
-* :func:`install_probe_shims` — write the launchers into a ``bin/`` directory yourself.
+* ``python -m netghost.lab.probes._<tool> ARGS...`` — what the ``bin/`` launchers exec;
+* :data:`SHIMS` — tool → module, read by :func:`netghost.lab.bin.create_bin_dir` and
+  :func:`netghost.lab.bin.install_probe_shims`, which write the launchers.
 """
 
 from __future__ import annotations
@@ -20,38 +20,15 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from netghost.lab.probes_net import load_vantage
+from netghost.lab.probes._vantage import load_vantage
 
-__all__ = ["SHIMS", "install_probe_shims", "main", "run_probe"]
+__all__ = ["SHIMS", "main", "run_probe"]
 
 SHIMS: dict[str, str] = {
-    tool: f"netghost.lab.probes_{tool}"
+    tool: f"netghost.lab.probes._{tool}"
     for tool in ("ping", "dig", "nslookup", "traceroute", "curl", "ss", "netstat")
 }
-
-
-def install_probe_shims(bin_dir: Path, state_dir: Path, python: str | None = None) -> list[Path]:
-    """Write one launcher per tool in ``bin_dir`` (beside the ``az`` launcher), pinned to a lab.
-
-    Each is written by :func:`netghost.lab.bin.write_launcher`, as the ``az`` launcher is: it sets
-    ``NETGHOST_LAB_STATE`` and ``exec``s this interpreter with ``-m netghost.lab.probes_<tool>``.
-
-    Args:
-        bin_dir: directory to write into (created if missing).
-        state_dir: the lab state the shims answer from.
-        python: interpreter to run; default the current one.
-
-    Returns:
-        The launcher paths, in :data:`SHIMS` order.
-    """
-    from netghost.lab.bin import write_launcher  # noqa: PLC0415  bin imports SHIMS from here
-
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    interpreter = python or sys.executable
-    state = Path(state_dir).resolve()
-    return [write_launcher(bin_dir / tool, module, state, interpreter) for tool, module in SHIMS.items()]
 
 
 def run_probe(tool: str, argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -76,7 +53,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = importlib.import_module(SHIMS[args[0]])
     code: int = module.main(args[1:])
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

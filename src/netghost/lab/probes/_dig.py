@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, console_main, is_ip
+from netghost.lab.probes._vantage import Vantage, console_main, is_ip
 from netghost.lab.world import DnsAnswer
 
 __all__ = ["VERSION", "answer_records", "main", "run"]
@@ -29,8 +29,8 @@ def answer_records(ans: DnsAnswer, qname: str, ttl: int) -> list[tuple[str, str,
     return out
 
 
-def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
-    """Run ``dig argv`` from vantage ``v``; returns (exit code, stdout, stderr)."""
+def _parse_args(argv: Sequence[str]) -> tuple[str | None, str, str, bool]:
+    """(``@server`` or None, name (default the root), query type, ``+short``) from dig's arguments."""
     server = None
     name = None
     qtype = "A"
@@ -46,9 +46,13 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
             continue
         else:
             name = arg
+    return server, "." if name is None else name, qtype, short
+
+
+def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
+    """Run ``dig argv`` from vantage ``v``; returns (exit code, stdout, stderr)."""
+    server, name, qtype, short = _parse_args(argv)
     cmdline = " ".join(argv)
-    if name is None:
-        name = "."
     server = server or v.resolver
     if not is_ip(server):
         return 10, "", f"dig: couldn't get address for '{server}': not found\n"

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from netghost.lab.probes_net import Vantage, console_main
+from netghost.lab.probes._vantage import Vantage, console_main
 
 __all__ = ["SOCKETS", "Sock", "local_sockets", "main", "run"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import HOME_GATEWAY, Vantage, console_main, is_ip, probe
+from netghost.lab.probes._vantage import HOME_GATEWAY, Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 
@@ -19,8 +19,8 @@ _USAGE = ("Usage:\n  traceroute [ -46dFITnreAUDV ] [ -f first_ttl ] [ -g gate,..
           "[ -s src_addr ] [ -z sendwait ] [ --fwmark=num ] host [ packetlen ]\n")
 
 
-def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
-    """Run ``traceroute argv`` from vantage ``v``; returns (exit code, stdout, stderr)."""
+def _parse_args(argv: Sequence[str]) -> tuple[int, bool, str, str] | None:
+    """(max TTL, ``-n``, probe protocol, host) from traceroute's arguments; None for a usage error."""
     max_ttl, numeric, proto = 30, False, "Udp"
     rest: list[str] = []
     it = iter(argv)
@@ -28,7 +28,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
         if arg == "-m":
             value = next(it, "")
             if not value.isdigit():
-                return 2, "", _USAGE
+                return None
             max_ttl = int(value)
         elif arg in ("-n",):
             numeric = True
@@ -43,8 +43,16 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
         else:
             rest.append(arg)
     if not rest:
+        return None
+    return max_ttl, numeric, proto, rest[0]
+
+
+def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
+    """Run ``traceroute argv`` from vantage ``v``; returns (exit code, stdout, stderr)."""
+    parsed = _parse_args(argv)
+    if parsed is None:
         return 2, "", _USAGE
-    target = rest[0]
+    max_ttl, numeric, proto, target = parsed
     ip = target
     if not is_ip(target):
         ans = v.resolve(target)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from netghost.lab.probes_net import Vantage, console_main, is_ip, probe
+from netghost.lab.probes._vantage import Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 

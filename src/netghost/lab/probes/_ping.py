@@ -11,7 +11,7 @@ import statistics
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, console_main, is_ip, probe
+from netghost.lab.probes._vantage import Vantage, console_main, is_ip, probe
 
 __all__ = ["main", "run"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, console_main
-from netghost.lab.probes_ss import local_sockets
+from netghost.lab.probes._ss import local_sockets
+from netghost.lab.probes._vantage import Vantage, console_main
 
 __all__ = ["main", "run"]
 

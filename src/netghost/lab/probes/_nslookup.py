@@ -1,4 +1,4 @@
-"""``nslookup`` as BIND 9.18 prints it, answered like :mod:`netghost.lab.probes_dig`.
+"""``nslookup`` as BIND 9.18 prints it, answered like :mod:`netghost.lab.probes._dig`.
 
 ``nslookup NAME [SERVER]``: a found name is a ``Non-authoritative answer`` (exit 0), NXDOMAIN is
 ``** server can't find NAME: NXDOMAIN`` (exit 1), an unreachable server is
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from netghost.lab.probes_net import Vantage, console_main, is_ip
+from netghost.lab.probes._vantage import Vantage, console_main, is_ip
 
 __all__ = ["main", "run"]
 
