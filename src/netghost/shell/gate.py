@@ -49,9 +49,9 @@ class HitlDecision:
 
     def __post_init__(self) -> None:
         if self.decision == "modify" and not (self.command and self.command.strip()):
-            raise ShellError("HitlDecision.modify needs the replacement command")
+            raise ShellError("HitlDecision.modify needs the replacement command", field="command")
         if self.decision != "modify" and self.command is not None:
-            raise ShellError(f"HitlDecision.{self.decision} takes no command")
+            raise ShellError(f"HitlDecision.{self.decision} takes no command", field="command")
 
     @classmethod
     def approve(cls, reason: str = "") -> HitlDecision:

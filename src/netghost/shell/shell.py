@@ -105,9 +105,9 @@ class SafeExecShell:
         classifier: Classifier | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
-            raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]")
+            raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
         if not timeout_s > 0:
-            raise ShellError(f"timeout_s must be positive, got {timeout_s!r}")
+            raise ShellError(f"timeout_s must be positive, got {timeout_s!r}", field="timeout_s")
         if classifier is None:
             classifier = classify
         self.session_id = session_id
@@ -193,7 +193,9 @@ class SafeExecShell:
         if raised is not None:
             raise raised
         if stored["seq"] != seq:
-            raise ShellError(f"audit seq {stored['seq']} != expected {seq}: the audit file is shared")
+            raise ShellError(
+                f"audit seq {stored['seq']} != expected {seq}: the audit file is shared", path=self.audit_path
+            )
         return record.response()
 
     def _write_inflight(self, out: Outcome) -> None:
@@ -299,7 +301,11 @@ class SafeExecShell:
             out.fail("parse_error", "the classifier returned no argv to run")
             return
         if self._writer.closed:
-            raise ShellError("the audit file is closed; refusing to run a command that cannot be audited")
+            raise ShellError(
+                "the audit file is closed; refusing to run a command that cannot be audited",
+                argv=argv,
+                path=self.audit_path,
+            )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
         out.ran(result, command or out.command)

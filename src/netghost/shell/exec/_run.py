@@ -187,7 +187,11 @@ def run_argv(
 
 
 def _spawn(
-    launch: list[str], argv: Sequence[str], env: Mapping[str, str], cwd: str | os.PathLike[str] | None, start: float
+    launch: list[str],
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | os.PathLike[str] | None,
+    start: float,
 ) -> subprocess.Popen[bytes] | RunResult:
     """Start ``launch`` in its own session with piped output, or the result of a failed start."""
     try:

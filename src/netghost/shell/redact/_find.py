@@ -153,7 +153,9 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
     return findings
 
 
-def _find_shapes(view: str, findings: dict[str, str], add: Callable[[str, str], None], *, has_b64_run: bool) -> None:
+def _find_shapes(
+    view: str, findings: dict[str, str], add: Callable[[str, str], None], *, has_b64_run: bool
+) -> None:
     """Values recognised by their shape (``SHAPE_RULES``); a rule runs only when one of its needles is in
     the view. A short basic-auth password goes into ``findings`` framed (``:pw@``), past ``add``'s
     length floor."""
