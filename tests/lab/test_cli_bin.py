@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-import netghost.lab as lab_pkg
 from netghost.agent.cli import main as ghost_main
 from netghost.lab.bin import create_bin_dir, lab_path_env
 
@@ -105,10 +105,18 @@ def test_bin_script_pins_interpreter_and_state(tmp_path: Path) -> None:
     assert os.access(bin_dir / "az", os.X_OK)
 
 
-def test_public_names_are_exported_and_sorted() -> None:
-    assert lab_pkg.__all__ == sorted(lab_pkg.__all__)
-    for name in lab_pkg.__all__:
-        assert hasattr(lab_pkg, name), name
+def _isort_key(name: str) -> tuple[int, str]:
+    """ruff's RUF022 order: CONSTANTS, then Classes, then functions."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+
+@pytest.mark.parametrize("face", ["netghost.lab", "netghost.lab.world", "netghost.lab.az", "netghost.lab.probes",
+                                  "netghost.lab.synth"])
+def test_public_names_are_exported_and_sorted(face: str) -> None:
+    module = importlib.import_module(face)
+    assert module.__all__ == sorted(module.__all__, key=_isort_key)
+    for name in module.__all__:
+        assert hasattr(module, name), name
 
 
 def test_lab_inject_then_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ from netghost import __version__
 # name -> (module implementing it, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("netghost.governance.audit_cli", "verify hash-chained audit, registry and workflow logs"),
-    "lab": ("netghost.lab.cli", "list, show and reset the offline Azure lab worlds"),
+    "lab": ("netghost.lab", "list, show and reset the offline Azure lab worlds"),
     "demo": ("netghost.agent.demo", "run an investigation against the offline lab (no cloud, no key)"),
 }
 

@@ -25,10 +25,7 @@ from rich.table import Table
 from netghost.agent.lab_playbook import PlaybookResult, Symptom, run_playbook
 from netghost.contracts.cabincrew import ApprovalRequest
 from netghost.governance.wal import verify
-from netghost.lab.bin import lab_path_env
-from netghost.lab.clock import SCALE_ENV
-from netghost.lab.state import init_state
-from netghost.lab.world import World, load_world, scenario_names
+from netghost.lab import SCALE_ENV, World, init_state, lab_path_env, load_world, scenario_names
 from netghost.shell import HitlCallback, HitlDecision, SafeExecShell, terminal_hitl_callback
 
 __all__ = ["add_arguments", "run"]

@@ -1,43 +1,32 @@
 """netghost.lab: an offline Azure world for demos and tests (see ARCHITECTURE.md "Lab").
 
-Nothing in the product imports this package except the CLI's ``demo`` entry and the tests. The
-public face:
+Nothing in the product imports this package except the ``ghost-agent lab`` and ``demo``
+commands and the tests. Inside, the lab is cut into :mod:`~netghost.lab.world` (the scenario and
+its answers), :mod:`~netghost.lab.az` (the ``az`` simulator), :mod:`~netghost.lab.probes` (the
+``ping``/``dig``/... shims) and :mod:`~netghost.lab.synth` (synthesized captures), with the
+state, clock, ``bin/`` and CLI modules at the root. Other packages use only this face:
 
-* :func:`load_world` / :class:`World` — a validated scenario that answers network questions
-  (NSG verdicts, effective routes, DNS, listening services, end-to-end flow outcomes);
-* :func:`init_state` / :class:`LabState` — the lab's on-disk state (clock, captures, blobs, faults);
-* :func:`create_bin_dir` / :func:`lab_path_env` — the ``bin/`` with the ``az`` launcher;
-* :class:`CloudFaultSpec` — cloud-API faults to inject.
+* :func:`load_world` / :func:`scenario_names` / :class:`World` — a validated scenario that
+  answers network questions (NSG verdicts, effective routes, DNS, flow outcomes);
+* :func:`init_state` — create the lab's on-disk state (clock, captures, blobs, faults);
+* :func:`lab_path_env` — an environment whose PATH finds the lab's ``az`` and probe shims first;
+* :data:`SCALE_ENV` — the variable that makes lab time run faster than wall time;
+* :func:`add_arguments` / :func:`run` — the ``ghost-agent lab list|show|reset|inject`` command.
 """
 
-from netghost.lab.bin import create_bin_dir, lab_path_env
-from netghost.lab.state import LabState, init_state
-from netghost.lab.world import (
-    CloudFaultSpec,
-    DnsAnswer,
-    FlowOutcome,
-    NextHop,
-    NsgDecision,
-    World,
-    WorldSpec,
-    fault_problems,
-    load_world,
-    scenario_names,
-)
+from netghost.lab.bin import lab_path_env
+from netghost.lab.cli import add_arguments, run
+from netghost.lab.clock import SCALE_ENV
+from netghost.lab.state import init_state
+from netghost.lab.world import World, load_world, scenario_names
 
 __all__ = [
-    "CloudFaultSpec",
-    "DnsAnswer",
-    "FlowOutcome",
-    "LabState",
-    "NextHop",
-    "NsgDecision",
+    "SCALE_ENV",
     "World",
-    "WorldSpec",
-    "create_bin_dir",
-    "fault_problems",
+    "add_arguments",
     "init_state",
     "lab_path_env",
     "load_world",
+    "run",
     "scenario_names",
 ]

@@ -56,7 +56,7 @@ def init_state(directory: str | Path, scenario: str | Path, *, lab_start: float 
     world = load_world(scenario)
     root = Path(directory)
     if (root / "meta.json").exists() and not force:
-        raise LabError(f"{root} already holds a lab state (use reset to start over)")
+        raise LabError(f"{root} already holds a lab state (use reset to start over)", world=str(scenario), path=root)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     state = LabState(root)
     with state.locked():  # an az process running against the old state finishes first
@@ -112,7 +112,7 @@ class LabState:
     def require(self) -> LabState:
         """Raises LabError when the directory holds no lab state."""
         if not self.exists:
-            raise LabError(f"no lab state in {self.root}: run `ghost-agent lab reset <scenario>` first")
+            raise LabError(f"no lab state in {self.root}: run `ghost-agent lab reset <scenario>` first", path=self.root)
         return self
 
     @contextmanager
@@ -131,9 +131,9 @@ class LabState:
         try:
             return json.loads((self.root / name).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
-            raise LabError(f"lab state {self.root} is missing {name}") from exc
+            raise LabError(f"lab state {self.root} is missing {name}", path=self.root / name) from exc
         except json.JSONDecodeError as exc:
-            raise LabError(f"lab state file {self.root / name} is corrupt: {exc}") from exc
+            raise LabError(f"lab state file {self.root / name} is corrupt: {exc}", path=self.root / name) from exc
 
     def write(self, name: str, data: Any) -> None:
         """Atomically replace ``name`` (write a temp file, fsync, rename)."""
@@ -225,7 +225,7 @@ class LabState:
         storage = self.storage()
         blobs = storage.setdefault(account, {}).get(container)
         if blobs is None:
-            raise LabError(f"container {account}/{container} does not exist")
+            raise LabError(f"container {account}/{container} does not exist", path=self.root / "storage.json")
         digest = hashlib.sha256(f"{account}/{container}/{name}".encode()).hexdigest()[:32]
         (self.root / "blobs" / digest).write_bytes(body)
         blobs[name] = {

@@ -46,9 +46,9 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
     """
     vm = world.vm(vm_name)
     if vm is None:
-        raise LabError(f"world {world.name}: no VM named {vm_name!r}")
+        raise LabError(f"world {world.name}: no VM named {vm_name!r}", world=world.name, path="vms")
     if end < start:
-        raise LabError(f"capture window ends ({end}) before it starts ({start})")
+        raise LabError(f"capture window ends ({end}) before it starts ({start})", world=world.name)
     if vm.power_state != "running":
         return []
     end = min(end, start + MAX_SYNTH_S)
