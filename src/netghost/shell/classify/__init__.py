@@ -1,9 +1,10 @@
-"""netghost.shell.classify: one command line in, SAFE / RISKY / FORBIDDEN (tiers 0-3) out, never raising.
+"""netghost.shell.classify: one command line in, SAFE / RISKY / FORBIDDEN (tiers 0-3) and a reason out.
 
-It parses the line with tree-sitter-bash (``_parse``), matches the built-in tables in ``rules/*.toml``
-(``_tables`` compiles them: ``_tier0`` FORBIDDEN rules, ``_options``/``_values``/``_local`` per-binary
-argument checks for tier 1, ``_az`` the tier-2 verb table) and applies an optional organisation policy
-(``_policy``, loaded by ``_policy_file``). Argument checking lives here rather than in a subpackage of
+:func:`classify` never raises: it parses the line with tree-sitter-bash (``_parse``), matches the built-in
+tables in ``rules/*.toml`` (``_tables`` compiles them: ``_tier0`` FORBIDDEN rules, ``_options``,
+``_values``, ``_urls`` and ``_local`` per-binary argument checks for tier 1, ``_az`` the tier-2 verb table)
+and applies an optional organisation policy (``_policy``; :func:`load_org_policy` in ``_policy_file``
+reads and verifies one, raising PolicyError). Argument checking lives here rather than in a subpackage of
 its own because it changes with the rule tables and is used by nothing but the classifier.
 """
 
