@@ -29,7 +29,7 @@ from pathlib import Path
 from netghost.forensics import spill
 from netghost.forensics.engine import analyze_capture
 from netghost.forensics.report import render_executive_summary, render_report
-from netghost.forensics.semantic import build_semantic
+from netghost.forensics.report import build_semantic
 cap, budget = sys.argv[1], sys.argv[2]
 if budget != "none":
     spill.reset_budget(spill.parse_size(budget))

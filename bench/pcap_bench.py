@@ -87,7 +87,9 @@ import numpy as np
 mark("import numpy")
 import netghost.forensics.cli  # noqa: F401  everything the CLI imports
 import netghost.forensics.engine as E
-from netghost.forensics import accel, report, semantic
+from netghost.forensics import accel
+from netghost.forensics.report import _markdown as report
+from netghost.forensics.report import _semantic as semantic
 mark("import netghost.forensics")
 inner = {}
 def wrap(mod, name, label=None):

@@ -73,7 +73,7 @@ def test_cli_unknown_format_fails_in_one_line(tmp_path: Path, capsys: pytest.Cap
 
 def test_compare_with_missing_second_capture_is_one_line_exit_2(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("netghost.forensics.compare_report")
+    pytest.importorskip("netghost.forensics.compare._report")
     rc = main([str(PCAPS / "zeek_smtp.pcap"), "--compare", str(tmp_path / "other.pcap"), "--report-dir", str(tmp_path)])
     assert rc == 2
     err = capsys.readouterr().err.strip()
@@ -81,7 +81,7 @@ def test_compare_with_missing_second_capture_is_one_line_exit_2(tmp_path: Path,
 
 
 def test_compare_mode_is_routed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("netghost.forensics.compare_report")
+    pytest.importorskip("netghost.forensics.compare._report")
     a = PCAPS / "chrissanders_ip_ttl_source.pcapng"
     b = PCAPS / "chrissanders_ip_ttl_dest.pcapng"
     assert main([str(a), "--compare", str(b), "--semantic-dir", str(tmp_path), "--report-dir", str(tmp_path)]) == 0
@@ -90,7 +90,7 @@ def test_compare_mode_is_routed(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_narrative_without_key_leaves_report_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("netghost.forensics.narrative")
+    pytest.importorskip("netghost.forensics.report._narrative")
     plain, story = tmp_path / "plain", tmp_path / "story"
     assert main([str(PCAPS / "zeek_smtp.pcap"), "--semantic-dir", str(plain), "--report-dir", str(plain)]) == 0
     assert main([str(PCAPS / "zeek_smtp.pcap"), "--narrative", "--semantic-dir", str(story),
@@ -101,7 +101,7 @@ def test_narrative_without_key_leaves_report_unchanged(tmp_path: Path, capsys: p
 
 
 def test_single_capture_html_report(tmp_path: Path) -> None:
-    pytest.importorskip("netghost.forensics.html_report")
+    pytest.importorskip("netghost.forensics.report._html")
     pytest.importorskip("matplotlib")
     assert main([str(PCAPS / "zeek_smtp.pcap"), "--format", "md,html", "--report-dir", str(tmp_path)]) == 0
     html = (tmp_path / "zeek_smtp_forensic_report.html").read_text()

@@ -8,8 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from netghost.forensics.compare import compare_analyses
-from netghost.forensics.compare_report import load_compare_schema
+from netghost.forensics.compare import compare_analyses, load_compare_schema
 from netghost.forensics.engine import Analysis, analyze_capture
 
 PCAPS = Path(__file__).resolve().parent.parent / "data" / "pcaps"

@@ -16,17 +16,16 @@ import jsonschema
 import pytest
 
 from netghost.errors import CaptureFormatError
-from netghost.forensics.compare import compare_captures
-from netghost.forensics.compare_report import (
+from netghost.forensics.compare import (
     build_compare_semantic,
-    capture_stem,
+    compare_captures,
     load_compare_schema,
     run_compare,
     write_compare_outputs,
 )
+from netghost.forensics.compare._report import capture_stem
 from netghost.forensics.engine import analyze_capture
-from netghost.forensics.report import MAX_SUMMARY_LINES
-from netghost.forensics.semantic import load_schema
+from netghost.forensics.report import MAX_SUMMARY_LINES, load_schema
 from tests.forensics.pcapwriter import ACK, PSH, RST, SYN, Capture, ether, ipv4_packet, tcp_segment
 
 Ep = tuple[str, int]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from netghost.forensics import FLAG_NAMES, analyze_capture
-from netghost.forensics.semantic import build_semantic
+from netghost.forensics.report import build_semantic
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
 TRUTHS = sorted(PCAPS.glob("*.tshark.json"))

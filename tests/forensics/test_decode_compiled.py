@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics.capture import PAD, CaptureInfo, RawBatch
-from netghost.forensics.decode_jit import kernel
+from netghost.forensics.decode import walkdecode_module as kernel
 from netghost.forensics.engine import ALL_COLUMNS
 from netghost.forensics.engine import analyze_capture as _analyze_all
-from netghost.forensics.reader import iter_batches
+from netghost.forensics.read import iter_batches
 from tests.forensics.pcapwriter import ACK, SYN, ether, ipv4_packet, tcp_segment, udp_datagram
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"
@@ -184,7 +184,7 @@ def test_mutated_captures_read_and_decode_the_same(tmp_path: Path, monkeypatch: 
 def test_store_growth_mid_window_keeps_rows_and_dns(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """A tiny first capacity makes the fused pass run out of room inside windows again and again: the
     store grows by copying, the walk resumes where it stopped and DNS candidates keep accumulating."""
-    from netghost.forensics import decode_jit
+    from netghost.forensics.decode import _columns as decode_jit
 
     ref = analyze_capture(PCAPS / name)
     monkeypatch.setattr(decode_jit, "MIN_CAP", 7)
@@ -200,7 +200,7 @@ def test_store_growth_mid_window_keeps_rows_and_dns(monkeypatch: pytest.MonkeyPa
 def test_mmap_windows_in_every_byte_order_and_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          kind: str) -> None:
     """Big-endian and nanosecond pcaps through the mmap windows equal the stream reader and the pure path."""
-    from netghost.forensics import reader
+    from netghost.forensics.read import _pcap as reader
     from tests.forensics.pcapwriter import Capture
 
     cap = Capture()

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from netghost.forensics import analyze_capture, engine
-from netghost.forensics.decode_absent import OPTIONAL_COLUMNS, AbsentColumn, ColumnNotDecodedError
-from netghost.forensics.decode_jit import ColumnStore, packets_spec
+from netghost.forensics.decode import OPTIONAL_COLUMNS, AbsentColumn, ColumnStore, packets_spec
+from netghost.forensics.decode._absent import ColumnNotDecodedError
 from netghost.forensics.engine import ALL_COLUMNS
-from netghost.forensics.history import _segments_of
+from netghost.forensics.report._history import _segments_of
 from netghost.forensics.tcp import compiled_tcp
 
 PCAPS = Path(__file__).resolve().parents[1] / "data" / "pcaps"

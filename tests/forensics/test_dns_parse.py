@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import dns as D
-from netghost.forensics.decode import Packets, decode_batch
-from netghost.forensics.flows import mix_hash
-from netghost.forensics.gather import Gather
-from netghost.forensics.reader import CaptureInfo, iter_batches
+from netghost.forensics.decode import Gather, Packets, decode_batch
+from netghost.forensics.dns import _parse as D
+from netghost.forensics.read import iter_batches
+from netghost.forensics.read._pcap import CaptureInfo
+from netghost.forensics.tcp import mix_hash
 from tests.forensics.pcapwriter import (
     ACK,
     PSH,

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from netghost.forensics import analyze_capture, build_semantic, load_schema
-from netghost.forensics.compare_report import build_compare_semantic
+from netghost.forensics.compare import build_compare_semantic
 from netghost.forensics.decode import format_addr
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import SEVERITIES

@@ -17,15 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from netghost.forensics.arrays import distinct, median, median_p95, member
 from netghost.forensics.decode import V4_MARK, Packets, format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.findings_base import Ctx, addr, capture_duplicates, group_rows, server_groups
-from netghost.forensics.findings_num import distinct, median, median_p95, member
-from netghost.forensics.findings_other import _backwards
-from netghost.forensics.findings_tcp import _data_segments, syn_failures
-from netghost.forensics.flows import mix_hash
+from netghost.forensics.findings import Ctx
+from netghost.forensics.findings._context import addr, capture_duplicates, group_rows, server_groups
+from netghost.forensics.findings._other import _backwards
+from netghost.forensics.findings._tcp import _data_segments, syn_failures
 from netghost.forensics.icmp import ICMP6_NAMES, ICMP_NAMES, PROTO_NAMES, _addr, analyze_icmp
-from netghost.forensics.semantic import _value_counts, median_p95_ms
+from netghost.forensics.report._semantic import _value_counts, median_p95_ms
+from netghost.forensics.tcp import mix_hash
 
 REPO = Path(__file__).resolve().parents[2]
 

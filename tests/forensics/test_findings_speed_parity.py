@@ -15,13 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.forensics import findings_copies
-from netghost.forensics.decode import V4_MARK, format_addr
+from netghost.forensics.arrays import _stats_at, distinct, median, median_p95
+from netghost.forensics.decode import V4_MARK, addr_text, format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.findings_base import MAX_FRAMES, Ctx, addr, ep, server_groups, smallest_texts
-from netghost.forensics.findings_num import _stats_at, addr_text, distinct, median, median_p95
-from netghost.forensics.findings_other import _time_jumps
-from netghost.forensics.findings_tcp import _per_group
+from netghost.forensics.findings import MAX_FRAMES, Ctx
+from netghost.forensics.findings import _copies as findings_copies
+from netghost.forensics.findings._context import addr, ep, server_groups, smallest_texts
+from netghost.forensics.findings._other import _time_jumps
+from netghost.forensics.findings._tcp import _per_group
 from tests.forensics.test_findings_parity import _dup_reference  # the one-piece oracle of capture copies
 
 _WORD = st.one_of(st.just(0), st.just(0), st.just(1), st.just(0xFFFF), st.integers(0, 0xFFFF))

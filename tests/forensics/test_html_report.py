@@ -11,17 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from netghost.forensics.charts import charts_available, rtt_samples, sequence_graph_png, timeline_png
-from netghost.forensics.compare_report import write_compare_outputs
+from netghost.forensics.compare import write_compare_outputs
 from netghost.forensics.engine import analyze_capture
-from netghost.forensics.html_report import (
-    NO_MATPLOTLIB,
-    markdown_to_html,
-    render_html,
-    worst_stream,
-    write_html_report,
-)
-from netghost.forensics.semantic import build_semantic
+from netghost.forensics.report import build_semantic, write_html_report
+from netghost.forensics.report._charts import charts_available, rtt_samples, sequence_graph_png, timeline_png
+from netghost.forensics.report._html import NO_MATPLOTLIB, markdown_to_html, render_html, worst_stream
 from tests.forensics.pcapwriter import ACK, PSH, SYN, Capture
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"

@@ -16,10 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from netghost.forensics import findings_base, findings_copies, findings_num, semantic, spill
+from netghost.forensics import arrays as findings_num
+from netghost.forensics import spill
 from netghost.forensics.engine import analyze_capture
-from netghost.forensics.findings_base import MAX_FRAMES, Ctx
-from netghost.forensics.findings_other import _time_jumps
+from netghost.forensics.findings import MAX_FRAMES, Ctx
+from netghost.forensics.findings import _context as findings_base
+from netghost.forensics.findings import _copies as findings_copies
+from netghost.forensics.findings._other import _time_jumps
+from netghost.forensics.report import _semantic as semantic
 from tests.forensics import test_findings_synthetic as synthetic
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -16,18 +16,10 @@ from typing import Any
 
 import pytest
 
-from netghost.forensics.compare_report import write_compare_outputs
+from netghost.forensics.compare import write_compare_outputs
 from netghost.forensics.engine import analyze_capture
-from netghost.forensics.narrative import (
-    MAX_INPUT_CHARS,
-    NO_KEY,
-    generate_narrative,
-    narrative_config,
-    narrative_input,
-    with_narrative,
-)
-from netghost.forensics.report import render_report
-from netghost.forensics.semantic import build_semantic
+from netghost.forensics.report import build_semantic, generate_narrative, render_report, with_narrative
+from netghost.forensics.report._narrative import MAX_INPUT_CHARS, NO_KEY, narrative_config, narrative_input
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 A = PAIRS / "chrissanders_ppa2e_http_espn_A.pcap"

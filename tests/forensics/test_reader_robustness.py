@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from netghost.errors import CaptureFormatError
 from netghost.forensics.engine import ALL_COLUMNS
 from netghost.forensics.engine import analyze_capture as _analyze_all
-from netghost.forensics.reader import CaptureInfo, iter_batches
+from netghost.forensics.read import iter_batches
+from netghost.forensics.read._pcap import CaptureInfo
 from tests.forensics.pcapwriter import (
     ACK,
     SYN,
@@ -167,14 +168,14 @@ def test_mutated_corpus_never_raises_anything_but_capture_errors(tmp_path: Path,
         a = analyze_capture(p)
     except CaptureFormatError:
         return
-    from netghost.forensics.semantic import build_semantic
+    from netghost.forensics.report import build_semantic
 
     sem = build_semantic(a)
     assert sem["summary"]["packets"] == a.packets
 
 
 def _compiled_available() -> bool:
-    from netghost.forensics.decode_jit import kernel
+    from netghost.forensics.decode import walkdecode_module as kernel
 
     return kernel() is not None
 
@@ -204,7 +205,7 @@ def test_compiled_and_pure_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Big files take the mmap path; force it on small ones (whole, cut short, corrupt) and compare."""
-    from netghost.forensics import reader
+    from netghost.forensics.read import _pcap as reader
 
     src = (PCAPS / "chrissanders_ppa1e_ftp-crack.pcap").read_bytes()
     variants = {"whole": src, "cut": src[:-100]}
@@ -230,7 +231,7 @@ def test_mmap_window_path_matches_stream_path(monkeypatch: pytest.MonkeyPatch, t
 
 def test_huge_page_hint_is_advisory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A kernel or file system refusing ``MADV_HUGEPAGE`` on the mapping changes nothing."""
-    from netghost.forensics import reader
+    from netghost.forensics.read import _pcap as reader
 
     src = PCAPS / "chrissanders_ppa1e_ftp-crack.pcap"
     if not hasattr(mmap, "MADV_HUGEPAGE"):
@@ -262,8 +263,10 @@ def _both_decoders(data: bytes, tmp_path: Path) -> list[str]:
     import dataclasses
 
     from netghost.forensics import decode, engine
-    from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec
-    from netghost.forensics.reader import iter_windows, read_all
+    from netghost.forensics.capture import RawBatch
+    from netghost.forensics.decode import ColumnStore, packets_spec
+    from netghost.forensics.decode import walkdecode_module as kernel
+    from netghost.forensics.read import iter_windows, read_all
 
     p = tmp_path / "d.bin"
     p.write_bytes(data)
@@ -289,7 +292,7 @@ def _both_decoders(data: bytes, tmp_path: Path) -> list[str]:
     scr = engine._Scratch()
     msgs = engine.DnsMessages()
     for item in iter_windows(p):
-        if isinstance(item, decode.RawBatch):
+        if isinstance(item, RawBatch):
             engine.decode_into(mod, item, store, scr, 0, msgs)
         else:
             engine.walk_decode(mod, item, store, scr, msgs)
@@ -328,7 +331,8 @@ def test_compiled_decoder_equals_numpy_decoder_on_mutations(tmp_path: Path, whic
 
 
 def test_issue_codes_shared_by_split_modules_agree() -> None:
-    from netghost.forensics import decode, decode_l4
+    from netghost.forensics import decode
+    from netghost.forensics.decode import _l4 as decode_l4
 
     assert decode.ISSUES[decode_l4.TRUNCATED_ICMP] == "truncated_icmp_header"
     assert decode_l4.V4_MARK == decode.V4_MARK

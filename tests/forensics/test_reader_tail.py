@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from netghost.forensics import reader
-from netghost.forensics.decode_jit import kernel
+from netghost.forensics.decode import walkdecode_module as kernel
 from netghost.forensics.engine import ALL_COLUMNS
 from netghost.forensics.engine import analyze_capture as _analyze_all
+from netghost.forensics.read import _pcap as reader
 from tests.forensics.pcapwriter import ACK, SYN, Capture
 
 

@@ -54,7 +54,7 @@ def test_comparison_object_is_checked_not_just_allowed(compare_doc: dict[str, An
 
 def test_raw_schema_files_resolve_through_a_registry(compare_doc: dict[str, Any]) -> None:
     """A consumer that loads the two shipped files itself (no bundling) gets the same verdict."""
-    pkg = resources.files("netghost.forensics")
+    pkg = resources.files("netghost.forensics").joinpath("schemas")
     sem = json.loads(pkg.joinpath("semantic.schema.json").read_text(encoding="utf-8"))
     cmp_schema = json.loads(pkg.joinpath("compare.schema.json").read_text(encoding="utf-8"))
     assert sem["properties"]["comparison"]["$ref"] == cmp_schema["$id"]

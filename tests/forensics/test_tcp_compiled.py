@@ -24,8 +24,15 @@ from hypothesis import strategies as st
 
 from netghost.forensics import analyze_capture, spill
 from netghost.forensics.decode import V4_MARK, Packets
-from netghost.forensics.flows import TcpAnalysis, analyze_tcp, build_streams, group_conversations
-from netghost.forensics.tcp import FLAG_BITS, analyze_tcp_sequences, compiled_tcp
+from netghost.forensics.tcp import (
+    FLAG_BITS,
+    TcpAnalysis,
+    analyze_tcp,
+    analyze_tcp_sequences,
+    build_streams,
+    compiled_tcp,
+    group_conversations,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CAPTURES = sorted(p for d in ("pcaps", "pairs", "azure") for p in (DATA / d).glob("*")

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from netghost.forensics import analyze_capture, build_semantic
-from netghost.forensics.decode import format_addr
+from netghost.forensics.decode._packets import format_addr
 from netghost.forensics.engine import Analysis
-from netghost.forensics.tcp import FLAG_BITS
+from netghost.forensics.tcp._flags import FLAG_BITS
 from netghost.lab.synth import synthesize_capture
 from netghost.lab.world import SCENARIO_DIR, World, load_world, scenario_names
 

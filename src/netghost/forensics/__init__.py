@@ -1,33 +1,35 @@
 """netghost.forensics: a fast, Wireshark-faithful capture analyser (the ``pcap-forensics`` program).
 
-Pipeline: :func:`~netghost.forensics.reader.iter_batches` (chunked raw records) →
-:func:`~netghost.forensics.decode.decode_batch` (numpy columns) →
-:func:`~netghost.forensics.tcp.analyze_tcp_sequences` (tshark 4.0 rules) →
-:func:`~netghost.forensics.flows.build_streams` → DNS/ICMP summaries → findings → semantic JSON →
-Markdown reports. :func:`analyze_capture` runs the whole analysis and keeps the decoded columns in
-the returned :class:`Analysis` so other consumers (compare mode, charts) can reuse them.
+Pipeline, one subpackage a stage: ``read`` (pcap/pcapng records in bounded chunks) → ``decode``
+(one numpy column per header field) → ``tcp`` (tshark 4.0's sequence analysis, conversations and
+streams), ``dns``, ``icmp`` → :func:`analyze_capture` (``engine``: the whole analysis, kept as
+columns in an :class:`Analysis` so compare mode and charts never decode again) → ``findings`` →
+``report`` (semantic JSON, Markdown, HTML, narrative); ``compare`` matches two capture points.
+
+This face is lazy (PEP 562): importing ``netghost.forensics`` loads nothing heavy, each name below
+loads its module on first use. That keeps ``python -m netghost.forensics`` able to settle process
+settings (see ``__main__``) before numpy is imported, and costs importers only what they use.
 
 This package imports only ``netghost.errors`` (and may use ``netghost.contracts``) from netghost.
 """
 
-import gc as _gc
+from __future__ import annotations
 
-# Why the collector is paused while the package (and numpy) load: the imports create objects that
-# all live as long as the process, so every cyclic collection they trigger is wasted work (measured
-# with gc.callbacks: ~12 ms in 49 collections of a ~0.2 s import). It is restored at once: no lasting
-# effect on the importer.
-_gc_was_enabled = _gc.isenabled()
-_gc.disable()
-try:
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
     from netghost.forensics.decode import Packets, format_addr
     from netghost.forensics.engine import Analysis, analyze_capture
     from netghost.forensics.findings import build_findings
-    from netghost.forensics.report import render_executive_summary, render_report
-    from netghost.forensics.semantic import SEMANTIC_VERSION, build_semantic, load_schema
+    from netghost.forensics.report import (
+        SEMANTIC_VERSION,
+        build_semantic,
+        load_schema,
+        render_executive_summary,
+        render_report,
+    )
     from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES
-finally:
-    if _gc_was_enabled:
-        _gc.enable()
 
 __all__ = [
     "FLAG_BITS",
@@ -43,3 +45,32 @@ __all__ = [
     "render_executive_summary",
     "render_report",
 ]
+
+# where each public name lives (the subpackage face or root module that exports it)
+_HOMES = {
+    "FLAG_BITS": "tcp",
+    "FLAG_NAMES": "tcp",
+    "SEMANTIC_VERSION": "report",
+    "Analysis": "engine",
+    "Packets": "decode",
+    "analyze_capture": "engine",
+    "build_findings": "findings",
+    "build_semantic": "report",
+    "format_addr": "decode",
+    "load_schema": "report",
+    "render_executive_summary": "report",
+    "render_report": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -23,8 +23,7 @@ import numpy as np
 from netghost.errors import CaptureFormatError
 from netghost.forensics import spill
 from netghost.forensics.engine import Analysis, analyze_capture
-from netghost.forensics.report import render_executive_summary, render_report
-from netghost.forensics.semantic import build_semantic
+from netghost.forensics.report import build_semantic, render_executive_summary, render_report
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -118,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)")
     if args.compare:
         try:
-            from netghost.forensics.compare_report import run_compare  # noqa: PLC0415  compare mode is optional
+            from netghost.forensics.compare import run_compare  # noqa: PLC0415  compare mode is optional
         except ImportError:
             return _fail("--compare is not available in this build; analyse each capture alone")
         return int(run_compare(args, PROG, analyze=_analyze))
@@ -136,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     story, model = None, None
     if args.narrative:
         try:
-            from netghost.forensics.narrative import generate_narrative  # noqa: PLC0415  optional SDK
+            from netghost.forensics.report import generate_narrative  # noqa: PLC0415  optional SDK
         except ImportError:
             notices.append("--narrative is not available in this build; the deterministic report is unchanged")
         else:
@@ -145,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             notices.append(nres.message)
     report = render_report(sem)
     if story:
-        from netghost.forensics.narrative import with_narrative  # noqa: PLC0415
+        from netghost.forensics.report import with_narrative  # noqa: PLC0415
 
         report = with_narrative(report, story, model)
     try:
@@ -176,7 +175,7 @@ def _write_html(out: Path, sem: dict[str, Any], analysis: Analysis, report: str,
                 model: str | None, written: list[Path]) -> list[str]:
     """HTML report with charts (html_report.py, matplotlib optional); returns its notices."""
     try:
-        from netghost.forensics.html_report import write_html_report  # noqa: PLC0415  optional matplotlib
+        from netghost.forensics.report import write_html_report  # noqa: PLC0415  optional matplotlib
     except ImportError:
         return ["--format html is not available in this build; wrote md/json only"]
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 Compiled path (``_walkdecode`` built, see ``accel``): the reader hands over pcap windows of the file
 (mmap views for big files) and one Cython pass walks the records and decodes each straight into the
-preallocated final columns (:class:`~netghost.forensics.decode_jit.ColumnStore`); pcapng packet
+preallocated final columns (:class:`~netghost.forensics.decode._columns.ColumnStore`); pcapng packet
 blocks are walked by a compiled loop too and decoded the same way. Pure path: the reader's record
 batches, the numpy decoder, and a copy into the same store. Both give identical columns.
 
@@ -22,15 +22,22 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics import spill
-from netghost.forensics.capture import MAX_RECORD, RawBatch
-from netghost.forensics.decode import COLUMN_DTYPES, ISSUES, Packets, decode_batch
-from netghost.forensics.decode_absent import OPTIONAL_COLUMNS
-from netghost.forensics.decode_jit import ColumnStore, kernel, packets_spec, port_marks
+from netghost.forensics.capture import MAX_RECORD, CaptureInfo, RawBatch
+from netghost.forensics.decode import (
+    COLUMN_DTYPES,
+    ISSUES,
+    OPTIONAL_COLUMNS,
+    ColumnStore,
+    Packets,
+    decode_batch,
+    packets_spec,
+    port_marks,
+    walkdecode_module,
+)
 from netghost.forensics.dns import DNS_PORTS, DnsMessages, analyze_dns, parse_dns
-from netghost.forensics.flows import TcpStreams, analyze_tcp
 from netghost.forensics.icmp import analyze_icmp
-from netghost.forensics.reader import LINKTYPE_NAMES, CaptureInfo, PcapWindow, iter_batches, iter_windows
-from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, compiled_tcp
+from netghost.forensics.read import LINKTYPE_NAMES, PcapWindow, iter_batches, iter_windows
+from netghost.forensics.tcp import FLAG_BITS, FLAG_NAMES, TcpStreams, analyze_tcp, compiled_tcp
 
 __all__ = ["ALL_COLUMNS", "Analysis", "analyze_capture"]
 
@@ -222,7 +229,7 @@ def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: 
     total = Path(path).stat().st_size if Path(path).exists() else 0
     store = ColumnStore(total, packets_spec(), absent)
     msgs = DnsMessages()
-    mod = kernel()
+    mod = walkdecode_module()
     if mod is None:  # pure path: reader batches, numpy decode, copy into the store
         for batch in iter_batches(path, info, **kw):
             row0 = store.rows

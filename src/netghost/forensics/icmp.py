@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.decode import V4_MARK, Packets, format_addr
-from netghost.forensics.findings_num import addr_text, group_rows, member, nonzero_blocks
+from netghost.forensics.arrays import group_rows, member, nonzero_blocks
+from netghost.forensics.decode import V4_MARK, Packets, addr_text, format_addr
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
 

@@ -1,0 +1,150 @@
+"""Self-contained HTML report: the Markdown report's content plus inline PNG charts.
+
+WHY one file: the report is attached to tickets and opened offline, so charts are embedded as
+``data:`` URIs and the style is inline; nothing is fetched. The text is converted from the very
+Markdown the ``md`` format writes (a converter for the subset our reports use), so the HTML and
+Markdown reports never disagree. Without matplotlib the report is complete and says, where the
+charts would be, how to get them.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+from netghost.forensics.engine import Analysis
+from netghost.forensics.report._charts import charts_available, delay_png, sequence_graph_png, timeline_png
+from netghost.forensics.report._markdown import render_report
+
+__all__ = ["NO_MATPLOTLIB", "markdown_to_html", "render_html", "worst_stream", "write_html_report"]
+
+NO_MATPLOTLIB = ("Charts are not available: matplotlib is not installed. Install the charts extra "
+                 "(pip install 'netghost[charts]') and run again with --format html.")
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
+th{background:#f0f0f0}code{background:#f4f4f4;padding:0 3px}img{max-width:100%;border:1px solid #ddd}
+.narrative{background:#eef5ff;border-left:4px solid #3a7bd5;padding:.6em 1em}.notice{background:#fff6e0;
+border-left:4px solid #e0a000;padding:.6em 1em}
+"""
+
+
+def _inline(text: str) -> str:
+    t = html.escape(text, quote=False)
+    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def markdown_to_html(md: str) -> str:
+    """Convert the Markdown subset our reports use: headings, bullets, pipe tables, paragraphs, bold, code."""
+    out: list[str] = []
+    lines = md.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"^(#{1,6}) (.*)$", line)
+        if m:
+            n = len(m.group(1))
+            out.append(f"<h{n}>{_inline(m.group(2))}</h{n}>")
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append(lines[i])
+                i += 1
+            head = "".join(f"<th>{_inline(c)}</th>" for c in _cells(rows[0]))
+            body = "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in _cells(r)) + "</tr>"
+                           for r in rows[1:] if not re.fullmatch(r"\|[-|: ]+\|?", r.strip()))
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+            continue
+        elif line.strip():
+            out.append(f"<p>{_inline(line)}</p>")
+        i += 1
+    return "\n".join(out)
+
+
+def worst_stream(sem: dict[str, Any], an: Analysis) -> int | None:
+    """The TCP stream to draw: the comparison's most-impaired flow, else the top-ranked flow."""
+    cands: list[str] = []
+    comp = sem.get("comparison")
+    if comp:
+        cands += [f["id"] for f in comp["per_flow"]
+                  if any(d["lost"] + d["injected"] + d["blocked"] for d in f["directions"].values())]
+    cands += [f["id"] for f in sem.get("flows", [])]
+    for fid in cands:
+        if fid.startswith("tcp/") and fid[4:].isdigit() and int(fid[4:]) < len(an.streams):
+            return int(fid[4:])
+    return None
+
+
+def _img(png: bytes, caption: str) -> str:
+    src = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{src}">'
+            f"<figcaption>{html.escape(caption, quote=False)}</figcaption></figure>")
+
+
+def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = None, narrative: str | None = None,
+                model: str | None = None, delay: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+    """Return (the HTML page, notices for stderr).
+
+    Args:
+        sem: semantic document (single or compare mode).
+        an: the analysis of the capture the charts are drawn from (point A in compare mode).
+        markdown: the Markdown report to convert (default :func:`render_report` of ``sem``).
+        narrative: optional Gemini paragraph, shown labelled above the report.
+        model: the model that wrote the narrative.
+        delay: compare mode's per-packet delay series (``t``, ``delay_ms``, ``a_to_b``) for a delay chart.
+    """
+    md = markdown if markdown is not None else render_report(sem)
+    title, _, rest = md.partition("\n")
+    notices: list[str] = []
+    parts = [markdown_to_html(title)]
+    if narrative:
+        who = f"Gemini ({model})" if model else "Gemini"
+        parts.append(f'<div class="narrative"><strong>Narrative (written by {html.escape(who)} from the semantic '
+                     f"summary; the findings below are the evidence)</strong><p>{_inline(narrative)}</p></div>")
+    parts.append("<h2>Charts</h2>")
+    if not charts_available():
+        parts.append(f'<p class="notice">{html.escape(NO_MATPLOTLIB, quote=False)}</p>')
+        notices.append("--format html: " + NO_MATPLOTLIB)
+    elif not an.packets:
+        parts.append('<p class="notice">No traffic captured: nothing to chart.</p>')
+    else:
+        s = worst_stream(sem, an)
+        if s is not None:
+            cap = f"Sequence graph of the worst flow, tcp/{s}"
+            parts.append(_img(sequence_graph_png(an, s, cap), cap + " (tcptrace style)"))
+        parts.append(_img(timeline_png(an, s), "Retransmissions and RTT over time"))
+        if delay and len(delay.get("t", ())):
+            parts.append(_img(delay_png(delay["t"], delay["delay_ms"], delay["a_to_b"]),
+                              "One-way delay between the capture points over time"))
+    parts.append(markdown_to_html(rest))
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title.lstrip("# "))}</title>'
+            f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+    return page, notices
+
+
+def write_html_report(out: str | Path, sem: dict[str, Any], an: Analysis, *, markdown: str | None = None,
+                      narrative: str | None = None, model: str | None = None, delay: dict[str, Any] | None = None) -> list[str]:
+    """Write :func:`render_html` to ``out``; returns the notices (e.g. matplotlib missing).
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    page, notices = render_html(sem, an, markdown=markdown, narrative=narrative, model=model, delay=delay)
+    Path(out).write_text(page, encoding="utf-8")
+    return notices
