@@ -212,7 +212,7 @@ def _line(label: str, packets: int, size_mb: float, r: dict[str, float]) -> str:
             f"peak RSS {r['rss_mb']:,.0f} MB = {r['rss_mb'] / size_mb:.2f}x file")
 
 
-def main() -> int:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packets", type=int, default=2_000_000)
     ap.add_argument("--runs", type=int, default=3, help="timed warm runs of the compiled path (median reported)")
@@ -221,8 +221,47 @@ def main() -> int:
     ap.add_argument("--keep-cache", action="store_true",
                     help="time the capture as it already sits in the page cache (default: evict it first, see evict())")
     ap.add_argument("--stages", action="store_true", help="also print a per-stage CPU breakdown (both paths; compiled only with --no-pure)")
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+def time_compiled(argv: list[str], env: dict[str, str], *, runs: int, packets: int) -> dict[str, float]:
+    """The median of ``runs`` timed warm runs, printed with every run and the fixed cost of a run."""
+    timed = sorted((measure(argv, env) for _ in range(max(runs, 1))), key=lambda r: r["cpu"])
+    print("  runs wall: " + ", ".join(f"{r['wall']:.2f}" for r in timed) + " s; CPU: "
+          + ", ".join(f"{r['cpu']:.2f}" for r in timed) + " s")
+    fixed = startup_cost(argv, env)
+    med = timed[len(timed) // 2]
+    print(f"  fixed cost of a run (interpreter, imports, outputs written; header-only capture, median of 3): "
+          f"CPU {fixed:.2f} s -> the per-packet work alone runs at {packets / max(med['cpu'] - fixed, 1e-9):,.0f} "
+          "pkt/s per CPU second (the goal below counts the whole run)")
+    return med
+
+
+def print_goals(packets: int, size_mb: float, best: dict[str, float]) -> None:
+    """Whether the run meets the throughput and memory goals."""
+    print(f"goal >= 1,500,000 pkt/s on one core: {'met' if packets / best['cpu'] >= 1.5e6 else 'NOT met'} "
+          f"(compiled {packets / best['cpu']:,.0f} pkt/s per CPU second, {packets / best['wall']:,.0f} by wall clock)")
+    print(f"goal peak RSS <= 2x file size: {'met' if best['rss_mb'] <= 2 * size_mb else 'NOT met'} "
+          f"({best['rss_mb'] / size_mb:.2f}x)")
+
+
+def compare_tshark(cap: Path, packets: int, size_mb: float, best: dict[str, float], *, skip: bool) -> None:
+    """The ratio vs ``tshark -n -q -z expert`` on the same file, when tshark is installed."""
+    tshark = shutil.which("tshark")
+    if skip:
+        print("tshark: skipped (--no-tshark)")
+    elif not tshark:
+        print("tshark: not installed here, ratio vs `tshark -n -q -z expert` not measured "
+              "(PCAP-NOTES.md §7 measured ~120,000 packets/s and ~1.5 GB RSS on this file shape)")
+    else:
+        t = measure([tshark, "-n", "-r", str(cap), "-q", "-z", "expert"])
+        print(_line("tshark -n -q -z expert", packets, size_mb, t))
+        print(f"pcap-forensics vs tshark: {t['wall'] / best['wall']:.1f}x by wall, {t['cpu'] / best['cpu']:.1f}x "
+              "by CPU (goal >= 10x)")
+
+
+def main() -> int:
+    args = _parse_args()
     cap = build_capture(args.packets)
     size = cap.stat().st_size
     size_mb = size / (1024 * 1024)  # same unit as ru_maxrss / 1024
@@ -244,17 +283,8 @@ def main() -> int:
         print(f"page cache: {evict(cap)}")
     measure(argv, env)  # warm-up: page cache
     print(f"page cache: {cache_state(cap)}")
-    results: dict[str, dict[str, float]] = {}
-    runs = sorted((measure(argv, env) for _ in range(max(args.runs, 1))), key=lambda r: r["cpu"])
     label = "compiled" if active not in {"none", ""} else "compiled NOT built (pure)"
-    results[f"{label} (median of {len(runs)})"] = runs[len(runs) // 2]
-    print("  runs wall: " + ", ".join(f"{r['wall']:.2f}" for r in runs) + " s; CPU: "
-          + ", ".join(f"{r['cpu']:.2f}" for r in runs) + " s")
-    fixed = startup_cost(argv, env)
-    med = runs[len(runs) // 2]
-    print(f"  fixed cost of a run (interpreter, imports, outputs written; header-only capture, median of 3): "
-          f"CPU {fixed:.2f} s -> the per-packet work alone runs at {n / max(med['cpu'] - fixed, 1e-9):,.0f} "
-          "pkt/s per CPU second (the goal below counts the whole run)")
+    results = {f"{label} (median of {max(args.runs, 1)})": time_compiled(argv, env, runs=args.runs, packets=n)}
     if not args.no_pure:
         results["pure (NETGHOST_NO_COMPILED=1)"] = measure(argv, pure_env)
     for lab, r in results.items():
@@ -262,21 +292,8 @@ def main() -> int:
     sem = json.loads((outdir / f"{cap.stem}_semantic.json").read_text())
     assert sem["summary"]["packets"] == n, sem["summary"]["packets"]
     best = next(iter(results.values()))
-    print(f"goal >= 1,500,000 pkt/s on one core: {'met' if n / best['cpu'] >= 1.5e6 else 'NOT met'} "
-          f"(compiled {n / best['cpu']:,.0f} pkt/s per CPU second, {n / best['wall']:,.0f} by wall clock)")
-    print(f"goal peak RSS <= 2x file size: {'met' if best['rss_mb'] <= 2 * size_mb else 'NOT met'} "
-          f"({best['rss_mb'] / size_mb:.2f}x)")
-    tshark = shutil.which("tshark")
-    if args.no_tshark:
-        print("tshark: skipped (--no-tshark)")
-    elif not tshark:
-        print("tshark: not installed here, ratio vs `tshark -n -q -z expert` not measured "
-              "(PCAP-NOTES.md §7 measured ~120,000 packets/s and ~1.5 GB RSS on this file shape)")
-    else:
-        t = measure([tshark, "-n", "-r", str(cap), "-q", "-z", "expert"])
-        print(_line("tshark -n -q -z expert", n, size_mb, t))
-        print(f"pcap-forensics vs tshark: {t['wall'] / best['wall']:.1f}x by wall, {t['cpu'] / best['cpu']:.1f}x "
-              "by CPU (goal >= 10x)")
+    print_goals(n, size_mb, best)
+    compare_tshark(cap, n, size_mb, best, skip=args.no_tshark)
     if args.stages:
         stage_breakdown(cap, env, "compiled path")
         if not args.no_pure:
