@@ -100,7 +100,7 @@ def wrap(mod, name, label=None):
 # compiled path: walk_decode (fused pcap walk + decode into the column store, DNS included),
 # decode_into (pcapng, DNS included), dns_of_segment (parse_dns on the kernel's DNS-port candidates,
 # nested in the two); pure path: decode_batch (numpy), parse_dns per batch and the store's append
-compiled_path = accel.compiled("_walkdecode") is not None
+compiled_path = accel.compiled("decode._walkdecode") is not None
 NESTED = {"dns_of_segment"}
 for name in ("walk_decode", "decode_into", "dns_of_segment") if compiled_path else ("decode_batch", "parse_dns"):
     wrap(E, name)
@@ -121,7 +121,7 @@ mark("build_semantic (incl. findings)")
 report.render_report(sem); report.render_executive_summary(sem)
 import json; json.dumps(sem)
 mark("reports rendered + JSON dumped")
-print(f"  path: {'compiled' if accel.compiled('_walkdecode') is not None else 'pure (numpy)'}")
+print(f"  path: {'compiled' if accel.compiled('decode._walkdecode') is not None else 'pure (numpy)'}")
 for label, v in rows:
     print(f"  {label:<42} {v:6.2f} s CPU")
 print(f"  {'total':<42} {cpu():6.2f} s CPU (interpreter start excluded)")
@@ -201,7 +201,7 @@ def startup_cost(argv: list[str], env: dict[str, str]) -> float:
 def compiled_status(env: dict[str, str]) -> str:
     """Which compiled extensions a child process would load (built .so present and importable)."""
     probe = ("from netghost.forensics import accel; "
-             "print(', '.join(n for n in ('_walkdecode', '_tcp', '_dns') if accel.compiled(n) is not None) or 'none')")
+             "print(', '.join(n for n in ('decode._walkdecode', 'tcp._compiled', 'dns._compiled') if accel.compiled(n) is not None) or 'none')")
     res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
     return res.stdout.strip() or f"probe failed: {res.stderr.strip()[-200:]}"
 
