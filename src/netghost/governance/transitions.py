@@ -8,6 +8,7 @@ deterministic. :mod:`netghost.governance.workflow` is the imperative shell that 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,8 +122,6 @@ _PENDING: Mapping[WorkflowState, tuple[str, ...]] = {
 }
 
 
-
-
 def receipt_problem(receipt: object) -> str | None:
     """Why an engine receipt is malformed (not a plain-JSON mapping), or None if it is fine."""
     if not isinstance(receipt, Mapping):
@@ -132,8 +131,6 @@ def receipt_problem(receipt: object) -> str | None:
     except (TypeError, ValueError) as exc:
         return f"engine receipt is not plain JSON: {exc}"
     return None
-
-
 
 
 def _qualifier(entry: WalEntry) -> str | None:
@@ -164,85 +161,149 @@ def step(record: WorkflowStateRecord | None, entry: WalEntry) -> WorkflowStateRe
         WorkflowTransitionError: the entry is out of order, names another workflow, answers
             another plan-token, or starts take-off without a verified plan-token.
     """
-    current: WorkflowState | None = record.state if record is not None else None
-    key: EventKey = (entry.entry_type, _qualifier(entry))
-    wid = entry.workflow_id
-
-    def illegal(detail: str = "") -> WorkflowTransitionError:
-        return WorkflowTransitionError(wid, current, key, detail)
-
-    target = TRANSITIONS.get(current, {}).get(key)
+    move = _Move(entry, (entry.entry_type, _qualifier(entry)), record.state if record is not None else None)
+    target = TRANSITIONS.get(move.current, {}).get(move.key)
     if target is None:
-        raise illegal()
-    data = entry.data
+        raise move.illegal()
     if record is None:
-        token = data.get("plan_token")
-        if not isinstance(token, str):
-            raise illegal("workflow_started without a plan_token")
-        return WorkflowStateRecord(
-            workflow_id=wid,
-            state=target,
-            plan_token=token,
-            plan=data.get("plan"),
-            created_at=entry.ts,
-            updated_at=entry.ts,
-            pending_steps=list(_PENDING["flight_plan"]),
-            last_seq=entry.seq,
-        )
-    if wid != record.workflow_id:
-        raise illegal(f"entry belongs to workflow {wid}, not {record.workflow_id}")
-    if entry.seq <= record.last_seq:
-        raise illegal(f"seq {entry.seq} does not follow {record.last_seq}")
-
+        return _started(move, target)
+    _check_follows(record, move)
     new = record.model_copy(deep=True)
     new.state = target
     new.updated_at = entry.ts
     new.last_seq = entry.seq
-    etype = entry.entry_type
-    if etype == "step_completed":
-        new.completed_steps.append(str(data["step"]))
-        if key[1] == "flight_plan" and isinstance(data.get("plan_token"), str):
-            new.plan_token = data["plan_token"]  # created from the flight-plan's artifacts (§4.1)
-            new.plan = data.get("plan")
-    elif etype == "artifact_created":
-        new.artifacts.append(ArtifactRecord.model_validate(data["artifact"]))
-    elif etype == "policy_evaluated":
-        evaluation = PolicyEvaluation.model_validate(data["evaluation"])
-        new.policy_results.append(evaluation)
-        new.completed_steps.append("preflight")
-        if evaluation.outcome == "warn":
-            new.warnings.extend(evaluation.reasons)
-    elif etype == "approval_requested":
-        request = ApprovalRequest.model_validate(data["request"])
-        if request.plan_token != record.plan_token:
-            raise illegal("the request is not bound to the workflow's plan-token")
-        new.approvals.append(ApprovalRecord(request=request))
-    elif etype == "approval_received":
-        response = ApprovalResponse.model_validate(data["response"])
-        pending = new.approvals[-1] if new.approvals else None
-        if pending is None or pending.response is not None or not response.answers(pending.request):
-            raise illegal("the response does not answer the pending request's plan-token")
-        pending.response = response
-        if response.decision in ("approve", "modify"):
-            new.completed_steps.append("approval")
-        if response.decision == "modify":
-            if response.modified_plan is None:
-                raise illegal("a 'modify' decision must carry the modified plan")
-            new.plan = response.modified_plan
-            new.plan_token = compute_plan_token(response.modified_plan)
-            new.token_verified = False
-    elif etype == "plan_token_verified":
-        new.token_verified = key[1] == "ok" and data.get("expected") == record.plan_token
-    elif etype == "step_started" and key[1] == "take_off" and not record.token_verified:
-        raise illegal("take-off before the plan-token was verified")
-    elif etype == "workflow_completed":
-        new.completed_steps.append("completion")
-    elif etype == "workflow_failed":
-        new.failure_reason = str(data.get("reason", "unknown"))
-    new.pending_steps = list(_PENDING.get(target, ()))
-    if target == "cleared" and "approval" in new.pending_steps:
-        new.pending_steps.remove("approval")
+    apply = _APPLY.get(entry.entry_type)
+    if apply is not None:
+        apply(new, record, move)
+    new.pending_steps = _pending_steps(target)
     return new
+
+
+@dataclass(frozen=True)
+class _Move:
+    """One entry being applied: the entry, its TRANSITIONS key and the state it leaves."""
+
+    entry: WalEntry
+    key: EventKey
+    current: WorkflowState | None
+
+    def illegal(self, detail: str = "") -> WorkflowTransitionError:
+        """The error for this entry: out of order, or allowed by the table but not by the data."""
+        return WorkflowTransitionError(self.entry.workflow_id, self.current, self.key, detail)
+
+
+def _started(move: _Move, target: WorkflowState) -> WorkflowStateRecord:
+    """The first state of a workflow, from its ``workflow_started`` entry."""
+    entry = move.entry
+    token = entry.data.get("plan_token")
+    if not isinstance(token, str):
+        raise move.illegal("workflow_started without a plan_token")
+    return WorkflowStateRecord(
+        workflow_id=entry.workflow_id,
+        state=target,
+        plan_token=token,
+        plan=entry.data.get("plan"),
+        created_at=entry.ts,
+        updated_at=entry.ts,
+        pending_steps=list(_PENDING["flight_plan"]),
+        last_seq=entry.seq,
+    )
+
+
+def _check_follows(record: WorkflowStateRecord, move: _Move) -> None:
+    """An entry must belong to this workflow and come after its last entry."""
+    wid, seq = move.entry.workflow_id, move.entry.seq
+    if wid != record.workflow_id:
+        raise move.illegal(f"entry belongs to workflow {wid}, not {record.workflow_id}")
+    if seq <= record.last_seq:
+        raise move.illegal(f"seq {seq} does not follow {record.last_seq}")
+
+
+def _pending_steps(target: WorkflowState) -> list[str]:
+    """The lifecycle stages still ahead of a workflow in state ``target``."""
+    pending = list(_PENDING.get(target, ()))
+    if target == "cleared" and "approval" in pending:
+        pending.remove("approval")
+    return pending
+
+
+# An applier records what its entry type adds to the state: ``new`` is a deep copy of ``before``
+# whose state, time and seq already moved on.
+_Apply = Callable[[WorkflowStateRecord, WorkflowStateRecord, _Move], None]
+
+
+def _apply_step_started(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    if move.key[1] == "take_off" and not before.token_verified:
+        raise move.illegal("take-off before the plan-token was verified")
+
+
+def _apply_step_completed(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    data = move.entry.data
+    new.completed_steps.append(str(data["step"]))
+    if move.key[1] == "flight_plan" and isinstance(data.get("plan_token"), str):
+        new.plan_token = data["plan_token"]  # created from the flight-plan's artifacts (§4.1)
+        new.plan = data.get("plan")
+
+
+def _apply_artifact_created(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    new.artifacts.append(ArtifactRecord.model_validate(move.entry.data["artifact"]))
+
+
+def _apply_policy_evaluated(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    evaluation = PolicyEvaluation.model_validate(move.entry.data["evaluation"])
+    new.policy_results.append(evaluation)
+    new.completed_steps.append("preflight")
+    if evaluation.outcome == "warn":
+        new.warnings.extend(evaluation.reasons)
+
+
+def _apply_approval_requested(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    request = ApprovalRequest.model_validate(move.entry.data["request"])
+    if request.plan_token != before.plan_token:
+        raise move.illegal("the request is not bound to the workflow's plan-token")
+    new.approvals.append(ApprovalRecord(request=request))
+
+
+def _apply_approval_received(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    response = ApprovalResponse.model_validate(move.entry.data["response"])
+    pending = new.approvals[-1] if new.approvals else None
+    if pending is None or pending.response is not None or not response.answers(pending.request):
+        raise move.illegal("the response does not answer the pending request's plan-token")
+    pending.response = response
+    if response.decision in ("approve", "modify"):
+        new.completed_steps.append("approval")
+    if response.decision == "modify":
+        if response.modified_plan is None:
+            raise move.illegal("a 'modify' decision must carry the modified plan")
+        new.plan = response.modified_plan
+        new.plan_token = compute_plan_token(response.modified_plan)
+        new.token_verified = False
+
+
+def _apply_plan_token_verified(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    new.token_verified = move.key[1] == "ok" and move.entry.data.get("expected") == before.plan_token
+
+
+def _apply_workflow_completed(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    new.completed_steps.append("completion")
+
+
+def _apply_workflow_failed(new: WorkflowStateRecord, before: WorkflowStateRecord, move: _Move) -> None:
+    new.failure_reason = str(move.entry.data.get("reason", "unknown"))
+
+
+_APPLY: Mapping[WalEntryType, _Apply] = {
+    "step_started": _apply_step_started,
+    "step_completed": _apply_step_completed,
+    "artifact_created": _apply_artifact_created,
+    "policy_evaluated": _apply_policy_evaluated,
+    "approval_requested": _apply_approval_requested,
+    "approval_received": _apply_approval_received,
+    "plan_token_verified": _apply_plan_token_verified,
+    "workflow_completed": _apply_workflow_completed,
+    "workflow_failed": _apply_workflow_failed,
+}
+"""entry type -> what it records in the state (``workflow_started`` begins one: :func:`_started`)."""
 
 
 _AUDIT_TYPE: Mapping[EventKey, AuditEventType] = {
