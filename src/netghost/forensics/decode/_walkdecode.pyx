@@ -12,7 +12,7 @@ bounds-clipped reads of garbage (every read is clipped to ``[0, len(buf) - 9]`` 
 with the numpy reference is tested on the corpus and on mutated captures.
 
 Column pointers travel in a C struct built from a tuple of numpy arrays in :data:`COLUMNS` order
-(the Python side owns the arrays and checks their dtypes; see ``decode_jit.py``).
+(the Python side owns the arrays and checks their dtypes; see ``_columns.py``).
 """
 
 from libc.string cimport memcpy

@@ -106,7 +106,7 @@ def _qname(data: bytes, pos: int) -> tuple[str, int]:
     return ".".join(labels), -1
 
 
-def _kernel() -> Any:
+def _compiled_parser() -> Any:
     """The compiled ``dns._compiled`` module, or None (not built, or ``NETGHOST_NO_COMPILED`` set)."""
     return compiled("dns._compiled")
 
@@ -166,7 +166,7 @@ def parse_dns(buf: np.ndarray, cols: Packets, payoff: np.ndarray, capend: np.nda
             ``cols``. Same messages as without ``rows`` when every DNS row is among them, and no
             column is copied (unlike ``cols.take(rows)``).
     """
-    k = _kernel()
+    k = _compiled_parser()
     if k is not None:
         u64 = np.uint64
         res = k.parse(np.ascontiguousarray(buf), np.asarray(cols.proto, np.int16),

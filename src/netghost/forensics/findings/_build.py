@@ -3,8 +3,8 @@
 Each detector reads the analysis columns and emits findings in an investigator's vocabulary
 ("SYN to 10.0.2.4:6379 retried 3× with no answer → silently dropped (NSG/firewall)"). Detectors
 are pure functions of the :class:`~netghost.forensics.engine.Analysis`, so they are testable with
-synthetic captures whose faults are known. They live in findings_tcp.py, findings_pmtu.py and
-findings_other.py; this module runs them in dependency order and ranks the result.
+synthetic captures whose faults are known. They live in _tcp.py, _pmtu.py and
+_other.py; this module runs them in dependency order and ranks the result.
 """
 
 from __future__ import annotations

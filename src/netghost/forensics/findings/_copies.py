@@ -1,6 +1,6 @@
 """Copies made by the capture itself (a SPAN port or bridge seeing a packet twice, merged files).
 
-Split from findings_base.py (the shared detector toolkit, whose ``Ctx`` answers "is this segment a
+Split from _context.py (the shared detector toolkit, whose ``Ctx`` answers "is this segment a
 copy?" from :func:`capture_copies`): finding the copies is one self-contained job with its own
 bounded-memory path.
 """

@@ -1,7 +1,7 @@
 """Capture reader: pcap (both byte orders, µs/ns), pcapng (multi-interface, EPB/SPB/OPB, if_tsresol) and gzip.
 
 The reader yields :class:`RawBatch` objects: one bytes buffer per chunk plus numpy columns of record
-offsets, lengths, timestamps and link types. Decoding is a separate, vectorised step (``decode.py``),
+offsets, lengths, timestamps and link types. Decoding is a separate, vectorised step (``forensics/decode/``),
 the way dpkt's reader yields raw ``(ts, bytes)`` and decodes lazily, except that here a whole chunk
 is handed over at once so no Python object is created per packet.
 

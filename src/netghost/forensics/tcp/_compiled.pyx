@@ -133,7 +133,7 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
 
     Returns:
         (aflags, ack_rtt, sid, order, table) where ``order`` lists segments stream by stream (capture
-        order inside) and ``table`` is a dict of the :class:`~netghost.forensics.flows.TcpStreams`
+        order inside) and ``table`` is a dict of the :class:`~netghost.forensics.tcp.TcpStreams`
         columns except ``conn_state``, plus ``syn_c``/``synack_s`` (pure SYNs from the client, SYN-ACKs
         from the server) for it.
     """

@@ -121,7 +121,7 @@ cdef void _bucket_order(const int64_t* key, Py_ssize_t n, int64_t* pos, int64_t 
 def group_conversations(const int64_t[::1] rows, const uint64_t[::1] src_hi, const uint64_t[::1] src_lo,
                         const int32_t[::1] sport, const uint64_t[::1] dst_hi, const uint64_t[::1] dst_lo,
                         const int32_t[::1] dport):
-    """(conv, dirn, order): see :func:`netghost.forensics.flows.group_conversations`."""
+    """(conv, dirn, order): see :func:`netghost.forensics.tcp.group_conversations`."""
     cdef Py_ssize_t n = rows.shape[0], i
     conv = np.empty(n, np.int64)
     dirn = np.empty(n, np.int64)
