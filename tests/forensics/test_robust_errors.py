@@ -95,3 +95,17 @@ def test_corrupt_gzip_stream_is_a_warning_or_a_clean_error(tmp_path: Path, where
     assert a.info.compressed
     assert a.info.truncated and any("corrupt" in w for w in a.info.warnings)
     assert a.packets < 400
+
+
+def test_capture_format_error_carries_the_path_and_offset(tmp_path: Path) -> None:
+    """The error names the file (and where reading failed) as fields, not only in its message."""
+    bad = tmp_path / "notes.txt"
+    bad.write_bytes(b"this is not a capture, just some text")
+    with pytest.raises(CaptureFormatError) as info:
+        analyze_capture(bad)
+    assert Path(info.value.path) == bad
+    assert info.value.offset == 0
+    missing = tmp_path / "gone.pcap"
+    with pytest.raises(CaptureFormatError) as info:
+        analyze_capture(missing)
+    assert Path(info.value.path) == missing

@@ -67,9 +67,9 @@ def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
     try:
         raw = path.open("rb")
     except IsADirectoryError as exc:
-        raise CaptureFormatError(f"{path}: is a directory, not a capture file") from exc
+        raise CaptureFormatError(f"{path}: is a directory, not a capture file", path=path) from exc
     except OSError as exc:
-        raise CaptureFormatError(f"{path}: cannot open ({exc.strerror or exc})") from exc
+        raise CaptureFormatError(f"{path}: cannot open ({exc.strerror or exc})", path=path) from exc
     head = raw.read(2)
     raw.seek(0)
     if head == b"\x1f\x8b":
@@ -116,14 +116,14 @@ def iter_windows(path: str | Path, info: CaptureInfo | None = None,
     p = Path(path)
     info = info if info is not None else CaptureInfo(path=str(p))
     if not p.exists():
-        raise CaptureFormatError(f"{p}: no such file")
+        raise CaptureFormatError(f"{p}: no such file", path=p)
     raw, fh = _open(p, info)
     with raw, fh:
         head = read_bytes(fh, 24, info)
         if len(head) < 4:
             if info.compressed and info.truncated:
-                raise CaptureFormatError(f"{p}: compressed stream is corrupt or cut before the capture header")
-            raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)")
+                raise CaptureFormatError(f"{p}: compressed stream is corrupt or cut before the capture header", path=p)
+            raise CaptureFormatError(f"{p}: not a capture file (too short for a pcap/pcapng header)", path=p, offset=0)
         magic = head[:4]
         if magic in PCAP_MAGICS and not info.compressed and len(head) == 24 and p.stat().st_size > MMAP_MIN:
             yield from _iter_pcap_mmap(raw, head, info, chunk_bytes or CHUNK_BYTES)
@@ -134,7 +134,8 @@ def iter_windows(path: str | Path, info: CaptureInfo | None = None,
         else:
             raise CaptureFormatError(
                 f"{p}: not a pcap/pcapng capture (unrecognised magic); one in another format (not a pcap or pcapng) "
-                "converts with editcap -F pcap"
+                "converts with editcap -F pcap",
+                path=p, offset=0,
             )
 
 
@@ -250,7 +251,8 @@ def _stop_cut(info: CaptureInfo, at: int, tail_bytes: int) -> None:
 
 def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[PcapWindow]:
     if len(head) < 24:
-        raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)")
+        raise CaptureFormatError(f"{info.path}: pcap global header cut short ({len(head)} of 24 bytes)", path=info.path,
+                                 offset=len(head))
     fmt, ns_factor, linktype = _pcap_header(head, info)
     carry = np.zeros(0, np.uint8)
     consumed = 24
