@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -116,11 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         return _fail(f"unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)")
     if args.compare:
-        try:
-            from netghost.forensics.compare import run_compare  # noqa: PLC0415  compare mode is optional
-        except ImportError:
-            return _fail("--compare is not available in this build; analyse each capture alone")
-        return int(run_compare(args, PROG, analyze=_analyze))
+        return _run_compare(args)
     path = Path(args.capture)
     try:
         analysis = _analyze(path)
@@ -129,11 +125,40 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"{path}: {exc.strerror or exc}")
     sem = build_semantic(analysis, path.stat().st_size)
-    stem = _stem(path)
-    written: list[Path] = []
     notices = [f"warning: {w}" for w in analysis.info.warnings]
+    rendered = _render(sem, narrative=args.narrative, notices=notices)
+    written: list[Path] = []
+    try:
+        notices += _write_outputs(args, formats, _stem(path), sem, analysis, rendered=rendered, written=written)
+    except OSError as exc:
+        return _fail(f"cannot write outputs: {exc.strerror or exc}")
+    for n in notices:
+        print(f"{PROG}: {n}", file=sys.stderr)
+    _print_done(sem, written)
+    return 0
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    try:
+        from netghost.forensics.compare import run_compare  # noqa: PLC0415  compare mode is optional
+    except ImportError:
+        return _fail("--compare is not available in this build; analyse each capture alone")
+    return int(run_compare(args, PROG, analyze=_analyze))
+
+
+class _Rendered(NamedTuple):
+    """The Markdown forensic report, with the narrative (and its model) folded in when one was written."""
+
+    markdown: str
+    story: str | None
+    model: str | None
+
+
+def _render(sem: dict[str, Any], *, narrative: bool, notices: list[str]) -> _Rendered:
+    """Render the report; with ``narrative``, ask for the optional narrative first (its notice goes to
+    ``notices``)."""
     story, model = None, None
-    if args.narrative:
+    if narrative:
         try:
             from netghost.forensics.report import generate_narrative  # noqa: PLC0415  optional SDK
         except ImportError:
@@ -147,28 +172,34 @@ def run(args: argparse.Namespace) -> int:
         from netghost.forensics.report import with_narrative  # noqa: PLC0415
 
         report = with_narrative(report, story, model)
-    try:
-        if "json" in formats:
-            sdir = Path(args.semantic_dir)
-            sdir.mkdir(parents=True, exist_ok=True)
-            out = sdir / f"{stem}_semantic.json"
-            out.write_text(json.dumps(sem, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return _Rendered(report, story, model)
+
+
+def _write_outputs(args: argparse.Namespace, formats: set[str], stem: str, sem: dict[str, Any],
+                   analysis: Analysis, *, rendered: _Rendered, written: list[Path]) -> list[str]:
+    """Write the requested formats, appending each file to ``written``; returns the notices (HTML's).
+
+    Raises:
+        OSError: an output directory or file cannot be written.
+    """
+    if "json" in formats:
+        sdir = Path(args.semantic_dir)
+        sdir.mkdir(parents=True, exist_ok=True)
+        out = sdir / f"{stem}_semantic.json"
+        out.write_text(json.dumps(sem, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(out)
+    rdir = Path(args.report_dir)
+    if "md" in formats:
+        rdir.mkdir(parents=True, exist_ok=True)
+        for suffix, text in (("forensic_report", rendered.markdown),
+                             ("executive_summary", render_executive_summary(sem))):
+            out = rdir / f"{stem}_{suffix}.md"
+            out.write_text(text, encoding="utf-8")
             written.append(out)
-        rdir = Path(args.report_dir)
-        if "md" in formats:
-            rdir.mkdir(parents=True, exist_ok=True)
-            for suffix, text in (("forensic_report", report), ("executive_summary", render_executive_summary(sem))):
-                out = rdir / f"{stem}_{suffix}.md"
-                out.write_text(text, encoding="utf-8")
-                written.append(out)
-        if "html" in formats:
-            notices += _write_html(rdir / f"{stem}_forensic_report.html", sem, analysis, report, story, model, written)
-    except OSError as exc:
-        return _fail(f"cannot write outputs: {exc.strerror or exc}")
-    for n in notices:
-        print(f"{PROG}: {n}", file=sys.stderr)
-    _print_done(sem, written)
-    return 0
+    if "html" in formats:
+        return _write_html(rdir / f"{stem}_forensic_report.html", sem, analysis, rendered.markdown, rendered.story,
+                           rendered.model, written)
+    return []
 
 
 def _write_html(out: Path, sem: dict[str, Any], analysis: Analysis, report: str, story: str | None,  # noqa: PLR0917  internal
