@@ -16,7 +16,7 @@ from the sign of the offset-corrected delay) and downstream point D:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -137,77 +137,17 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
     a, b, ia, ib, nf = p.a, p.b, p.ia, p.ib, p.nflows
     fl = _Flows(p)
     labels: dict[int, dict[str, Any]] = {}
-    ng = 2 * nf
     fd_a = p.fid_a * 2 + p.dir_a
     fd_b = p.fid_b * 2 + p.dir_b
     dt = b.c.ts[b.rows[ib]] - a.c.ts[a.rows[ia]]
     fdm = fd_a[ia]
-    # sort-free group reductions (ufunc.at): only the fastest/slowest packet per direction matter
-    cnt_m = np.bincount(fdm, minlength=ng)
-    dmin = _at(np.minimum, fdm, dt, ng, np.inf)
-    dmax = _at(np.maximum, fdm, dt, ng, -np.inf)
-    c0, c1 = cnt_m[0::2], cnt_m[1::2]
-    both = (c0 > 0) & (c1 > 0)
-    # the direction whose fastest packet has the larger t_B - t_A goes A → B
-    hi0 = (dmin[0::2] > dmin[1::2]) | ((dmin[0::2] == dmin[1::2]) & (dmax[0::2] >= dmax[1::2]))
-    lo_max = np.where(hi0, dmax[1::2], dmax[0::2])
-    hi_min = np.where(hi0, dmin[0::2], dmin[1::2])
-    theta_f = np.full(nf, np.nan)
-    theta_f[both] = (hi_min[both] + lo_max[both]) / 2
-    half = np.zeros(nf)
-    half[both] = (hi_min[both] - lo_max[both]) / 2
-    theta = float(np.median(theta_f[both])) if both.any() else None
+    cnt_m, theta_f, theta, up = _orient(fdm, dt, nf)
     th_g = theta if theta is not None else 0.0
-    up2 = np.zeros((nf, 2), np.int64)
-    sep = both & (half > TOL_S)  # the two directions are separated by a measurable delay
-    up2[sep] = np.where(hi0[sep, None], [1, -1], [-1, 1])
-    seen = cnt_m.reshape(-1, 2) > 0
-    u1 = np.where(dmin.reshape(-1, 2) - th_g > TOL_S, 1, np.where(dmax.reshape(-1, 2) - th_g < -TOL_S, -1, 0))
-    u1 = np.where(seen, u1, 0)
-    u1 = np.where(seen, u1, -u1[:, ::-1])  # a direction without matches: the reverse of the other one
-    up2[~both] = u1[~both]
-    # flows never matched: orient them like the compared flows when those agree (≥ 80 % of votes), so a
-    # connection whose every SYN died between the probes is reported as lost, not just "unmatched"
-    seen_any = seen.any(1)
-    votes = up2[seen_any, 0]
-    votes = votes[votes != 0]
-    if votes.size and abs(int(votes.sum())) >= 0.8 * votes.size:
-        maj = 1 if votes.sum() > 0 else -1
-        up2[~seen_any] = (maj, -maj)
-    up = up2.ravel()
-    # per-packet one-way delay against the capture's offset (robust: a median over flows); a flow's
-    # delay is its fastest packet either way (the base delay, jitter excluded)
-    corr = (dt - th_g) * up[fdm]
+    corr, owd = _one_way_delays(fdm, dt, up, th_g)
     if series is not None:  # chart arrays (never in the JSON)
         keep = up[fdm] != 0
         series.update(t=a.c.ts[a.rows[ia]][keep], delay_ms=corr[keep] * 1000.0, a_to_b=(up[fdm] == 1)[keep])
-    cmin = np.where(up != 0, _at(np.minimum, fdm, corr, ng, np.inf), np.nan).reshape(-1, 2)
-    cmin[~np.isfinite(cmin)] = np.nan
-    owd = np.where(np.isnan(cmin).all(1), np.nan, np.fmax(np.fmin(cmin[:, 0], cmin[:, 1]), 0.0))
-
-    only_a = np.ones(a.rows.shape[0], bool)
-    only_a[ia] = False
-    only_b = np.ones(b.rows.shape[0], bool)
-    only_b[ib] = False
-    oa, ob = np.flatnonzero(only_a), np.flatnonzero(only_b)
-    last_a = np.full(nf, -1, np.int64)
-    np.maximum.at(last_a, p.fid_a[ia], ia)
-    last_b = np.full(nf, -1, np.int64)
-    np.maximum.at(last_b, p.fid_b[ib], ib)
-
-    def inj_rst(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, up_x: np.ndarray) -> np.ndarray:
-        fl_ = x.c.tcp_flags[x.rows[only]]
-        m = (fl_ >= 0) & ((fl_ & 0x04) != 0) & (up_x[fd[only]] == -1)
-        out = np.zeros(nf, bool)
-        out[fid[only[m]]] = True
-        return out
-
-    ir_b = inj_rst(b, p.fid_b, fd_b, ob, -up)
-    ir_a = inj_rst(a, p.fid_a, fd_a, oa, up)
-    win_b = (float(b.c.ts.min()) - th_g, float(b.c.ts.max()) - th_g) if len(b.c) else (np.inf, -np.inf)
-    win_a = (float(a.c.ts.min()) + th_g, float(a.c.ts.max()) + th_g) if len(a.c) else (np.inf, -np.inf)
-    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b, window=win_b)
-    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a, window=win_a)
+    ca, cb = _classify_unmatched(p, fd_a, fd_b, up, th_g)
 
     comp: dict[str, Any] = {
         "version": COMPARE_VERSION,
@@ -242,6 +182,98 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
                           "b": [fl.label(int(f))["id"] for f in fo_b[:MAX_FRAMES // 10]]}
     comp["per_flow"] = _per_flow(p, fl, labels, cnt_m, up, owd, theta_f, corr, fdm, ca, cb, fd_a, fd_b)
     return comp
+
+
+class _Orientation(NamedTuple):
+    """Which point each flow direction passes first, and the clock offset that decides it."""
+
+    cnt_m: np.ndarray  # matched packets per (flow, direction) group ``2 * flow + direction``
+    theta_f: np.ndarray  # per-flow clock offset (s), NaN unless the flow matched both ways
+    theta: float | None  # the capture pair's clock offset (median over flows), None when unknown
+    up: np.ndarray  # per group: +1 when A is upstream, -1 when B is, 0 unknown
+
+
+def _orient(fdm: np.ndarray, dt: np.ndarray, nf: int) -> _Orientation:
+    """Orient every flow direction from the delays ``dt`` (t_B - t_A) of its matched packets (groups ``fdm``)."""
+    ng = 2 * nf
+    # sort-free group reductions (ufunc.at): only the fastest/slowest packet per direction matter
+    cnt_m = np.bincount(fdm, minlength=ng)
+    dmin = _at(np.minimum, fdm, dt, ng, np.inf)
+    dmax = _at(np.maximum, fdm, dt, ng, -np.inf)
+    c0, c1 = cnt_m[0::2], cnt_m[1::2]
+    both = (c0 > 0) & (c1 > 0)
+    # the direction whose fastest packet has the larger t_B - t_A goes A → B
+    hi0 = (dmin[0::2] > dmin[1::2]) | ((dmin[0::2] == dmin[1::2]) & (dmax[0::2] >= dmax[1::2]))
+    lo_max = np.where(hi0, dmax[1::2], dmax[0::2])
+    hi_min = np.where(hi0, dmin[0::2], dmin[1::2])
+    theta_f = np.full(nf, np.nan)
+    theta_f[both] = (hi_min[both] + lo_max[both]) / 2
+    half = np.zeros(nf)
+    half[both] = (hi_min[both] - lo_max[both]) / 2
+    theta = float(np.median(theta_f[both])) if both.any() else None
+    th_g = theta if theta is not None else 0.0
+    up2 = np.zeros((nf, 2), np.int64)
+    sep = both & (half > TOL_S)  # the two directions are separated by a measurable delay
+    up2[sep] = np.where(hi0[sep, None], [1, -1], [-1, 1])
+    seen = cnt_m.reshape(-1, 2) > 0
+    u1 = np.where(dmin.reshape(-1, 2) - th_g > TOL_S, 1, np.where(dmax.reshape(-1, 2) - th_g < -TOL_S, -1, 0))
+    u1 = np.where(seen, u1, 0)
+    u1 = np.where(seen, u1, -u1[:, ::-1])  # a direction without matches: the reverse of the other one
+    up2[~both] = u1[~both]
+    # flows never matched: orient them like the compared flows when those agree (≥ 80 % of votes), so a
+    # connection whose every SYN died between the probes is reported as lost, not just "unmatched"
+    seen_any = seen.any(1)
+    votes = up2[seen_any, 0]
+    votes = votes[votes != 0]
+    if votes.size and abs(int(votes.sum())) >= 0.8 * votes.size:
+        maj = 1 if votes.sum() > 0 else -1
+        up2[~seen_any] = (maj, -maj)
+    return _Orientation(cnt_m, theta_f, theta, up2.ravel())
+
+
+def _one_way_delays(fdm: np.ndarray, dt: np.ndarray, up: np.ndarray, th_g: float) -> tuple[np.ndarray, np.ndarray]:
+    """(per matched packet: one-way delay against the offset ``th_g``, per flow: its base delay).
+
+    The offset is the capture's (robust: a median over flows); a flow's delay is its fastest packet
+    either way (the base delay, jitter excluded), NaN for a flow with no oriented match.
+    """
+    corr = (dt - th_g) * up[fdm]
+    cmin = np.where(up != 0, _at(np.minimum, fdm, corr, up.shape[0], np.inf), np.nan).reshape(-1, 2)
+    cmin[~np.isfinite(cmin)] = np.nan
+    owd = np.where(np.isnan(cmin).all(1), np.nan, np.fmax(np.fmin(cmin[:, 0], cmin[:, 1]), 0.0))
+    return corr, owd
+
+
+def _classify_unmatched(p: _Pair, fd_a: np.ndarray, fd_b: np.ndarray, up: np.ndarray,
+                        th_g: float) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Each point's unmatched packets by category (see :func:`_classify`): (at A, at B)."""
+    a, b, ia, ib, nf = p.a, p.b, p.ia, p.ib, p.nflows
+    only_a = np.ones(a.rows.shape[0], bool)
+    only_a[ia] = False
+    only_b = np.ones(b.rows.shape[0], bool)
+    only_b[ib] = False
+    oa, ob = np.flatnonzero(only_a), np.flatnonzero(only_b)
+    last_a = np.full(nf, -1, np.int64)
+    np.maximum.at(last_a, p.fid_a[ia], ia)
+    last_b = np.full(nf, -1, np.int64)
+    np.maximum.at(last_b, p.fid_b[ib], ib)
+    ir_b = _injected_rst_flows(b, p.fid_b, fd_b, ob, -up, nf)
+    ir_a = _injected_rst_flows(a, p.fid_a, fd_a, oa, up, nf)
+    win_b = (float(b.c.ts.min()) - th_g, float(b.c.ts.max()) - th_g) if len(b.c) else (np.inf, -np.inf)
+    win_a = (float(a.c.ts.min()) + th_g, float(a.c.ts.max()) + th_g) if len(a.c) else (np.inf, -np.inf)
+    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b, window=win_b)
+    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a, window=win_a)
+    return ca, cb
+
+
+def _injected_rst_flows(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, up_x: np.ndarray,  # noqa: PLR0917  internal
+                        nf: int) -> np.ndarray:
+    """Per flow: True when an unmatched RST at this point came from downstream (injected)."""
+    fl_ = x.c.tcp_flags[x.rows[only]]
+    m = (fl_ >= 0) & ((fl_ & 0x04) != 0) & (up_x[fd[only]] == -1)
+    out = np.zeros(nf, bool)
+    out[fid[only[m]]] = True
+    return out
 
 
 def _point(x: _Side) -> dict[str, Any]:
