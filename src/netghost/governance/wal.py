@@ -23,7 +23,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -241,71 +241,113 @@ def verify(path: str | os.PathLike[str], *, expected_head: str | None = None) ->
     """
     result = read_wal(path)
     records, line_nos = result.records, result.line_numbers
-    breaks: list[ChainBreak] = []
-    # seq -> every hash (stored and recomputed) a successor may legitimately link to
+    recomputed, hashes_by_seq = _rehash(result)
+    seen = set(hashes_by_seq)
+    issue_breaks, corrupt_seqs = _issue_breaks(result, seen)
+    breaks = _chain_breaks(result, recomputed, hashes_by_seq, sorted(seen | corrupt_seqs))
+    breaks.extend(issue_breaks)
+    breaks.sort(key=lambda b: (b.line_no, b.seq or 0))
+    head = records[-1]["sha256"] if records else None
+    if expected_head is not None and head != expected_head:
+        breaks.append(_head_mismatch(records, line_nos, expected_head))
+    return VerifyReport(str(path), len(records), head, breaks)
+
+
+def _rehash(result: WalReadResult) -> tuple[list[str], dict[int, set[str]]]:
+    """Each record's recomputed hash, and seq -> every hash (stored and recomputed) a successor
+    may legitimately link to."""
     hashes_by_seq: dict[int, set[str]] = {}
     recomputed: list[str] = []
-    for rec, raw in zip(records, result.raw_lines, strict=True):
+    for rec, raw in zip(result.records, result.raw_lines, strict=True):
         h = _fast_hash(raw, rec["sha256"]) or _record_hash(rec)
         recomputed.append(h)
         hashes_by_seq.setdefault(rec["seq"], set()).update({h, rec["sha256"]})
-    seen = set(hashes_by_seq)
+    return recomputed, hashes_by_seq
 
-    # Unparseable lines: infer the seq they held (from the raw bytes, else from the neighbour).
+
+def _issue_breaks(result: WalReadResult, seen: set[int]) -> tuple[list[ChainBreak], set[int]]:
+    """The skipped lines as breaks, with the seq each most likely held, and the seqs of the
+    corrupt lines (which then do not count as missing)."""
     corrupt_seqs: set[int] = set()
     issue_breaks: list[ChainBreak] = []
     for issue in result.issues:
-        m = _SEQ_RE.search(issue.raw)
-        guess: int | None
-        if m is not None:
-            guess = int(m.group(1))
-        else:
-            idx = bisect.bisect_left(line_nos, issue.line_no)
-            neighbour = records[idx - 1]["seq"] + 1 if idx > 0 else 1
-            guess = neighbour if neighbour not in seen else None
+        guess = _guess_seq(issue, result, seen)
         if issue.kind == "corrupt_line" and guess is not None and guess not in seen:
             corrupt_seqs.add(guess)
         issue_breaks.append(ChainBreak(guess, issue.line_no, issue.kind, issue.detail))
+    return issue_breaks, corrupt_seqs
 
-    known = sorted(seen | corrupt_seqs)
+
+def _guess_seq(issue: WalIssue, result: WalReadResult, seen: set[int]) -> int | None:
+    """The seq an unparseable line held: from its raw bytes, else one after its neighbour."""
+    m = _SEQ_RE.search(issue.raw)
+    if m is not None:
+        return int(m.group(1))
+    idx = bisect.bisect_left(result.line_numbers, issue.line_no)
+    neighbour: int = result.records[idx - 1]["seq"] + 1 if idx > 0 else 1
+    return neighbour if neighbour not in seen else None
+
+
+def _chain_breaks(
+    result: WalReadResult, recomputed: list[str], hashes_by_seq: dict[int, set[str]], known: list[int]
+) -> list[ChainBreak]:
+    """Breaks of the parsed records, in file order: their hashes, links and seq order.
+
+    ``known`` is every seq present or held by a corrupt line, sorted.
+    """
+    breaks: list[ChainBreak] = []
     max_seq = 0
     seq_counts: dict[int, int] = {}
-    for rec, line_no, h in zip(records, line_nos, recomputed, strict=True):
+    for rec, line_no, h in zip(result.records, result.line_numbers, recomputed, strict=True):
         seq: int = rec["seq"]
         seq_counts[seq] = seq_counts.get(seq, 0) + 1
         if h != rec["sha256"]:
             breaks.append(ChainBreak(seq, line_no, "hash_mismatch", f"stored {rec['sha256']}, content hashes to {h}"))
-        prev = rec.get("prev_sha256")
-        if seq == 1:
-            if prev is not None:
-                breaks.append(ChainBreak(seq, line_no, "chain_break", "first record has a prev_sha256"))
-        elif seq - 1 in seen and prev not in hashes_by_seq[seq - 1]:
-            breaks.append(ChainBreak(seq, line_no, "chain_break", f"prev_sha256 {prev} names no record {seq - 1}"))
+        link = _link_break(seq, line_no, rec.get("prev_sha256"), hashes_by_seq)
+        if link is not None:
+            breaks.append(link)
         if seq_counts[seq] > 1:
             breaks.append(ChainBreak(seq, line_no, "duplicate_seq", f"seq {seq} appears again"))
         elif seq <= max_seq:
             breaks.append(ChainBreak(seq, line_no, "out_of_order", f"seq {seq} after seq {max_seq}"))
         elif seq > max_seq + 1:
-            # Work on the known seqs inside the gap, never on the gap itself (a forged seq may be huge).
-            lo, hi = bisect.bisect_right(known, max_seq), bisect.bisect_left(known, seq)
-            if any(s in seen for s in known[lo:hi]):
-                breaks.append(ChainBreak(seq, line_no, "out_of_order", f"seq {seq} before seq {max_seq + 1}"))
-            for first, last in _gaps(max_seq + 1, seq - 1, known[lo:hi]):
-                span = f"{first}" if first == last else f"{first}..{last}"
-                breaks.append(ChainBreak(first, line_no, "missing", f"record(s) {span} missing before seq {seq}"))
+            breaks.extend(_gap_breaks(seq, line_no, max_seq, known, hashes_by_seq))
         max_seq = max(max_seq, seq)
+    return breaks
 
-    breaks.extend(issue_breaks)
-    breaks.sort(key=lambda b: (b.line_no, b.seq or 0))
-    head = records[-1]["sha256"] if records else None
-    if expected_head is not None and head != expected_head:
-        last_seq = records[-1]["seq"] if records else None
-        last_line = line_nos[-1] if line_nos else 0
-        anchored = next((r["seq"] for r in records if r["sha256"] == expected_head), None)
-        where = f"it is record {anchored}: records after it were appended" if anchored is not None else (
-            "no record has it: records were cut off the end or rewritten")
-        breaks.append(ChainBreak(last_seq, last_line, "head_mismatch", f"expected head {expected_head}; {where}"))
-    return VerifyReport(str(path), len(records), head, breaks)
+
+def _link_break(seq: int, line_no: int, prev: object, hashes_by_seq: dict[int, set[str]]) -> ChainBreak | None:
+    """A record's ``prev_sha256`` must be None for seq 1, else name a record with ``seq - 1``."""
+    if seq == 1:
+        if prev is not None:
+            return ChainBreak(seq, line_no, "chain_break", "first record has a prev_sha256")
+    elif seq - 1 in hashes_by_seq and prev not in hashes_by_seq[seq - 1]:
+        return ChainBreak(seq, line_no, "chain_break", f"prev_sha256 {prev} names no record {seq - 1}")
+    return None
+
+
+def _gap_breaks(seq: int, line_no: int, max_seq: int, known: list[int], seen: Container[int]) -> list[ChainBreak]:
+    """A record jumps past ``max_seq + 1``: the seqs in between came earlier (out of order) or are
+    missing (reported once per run). Works on the known seqs inside the gap, never on the gap
+    itself (a forged seq may be huge)."""
+    breaks: list[ChainBreak] = []
+    lo, hi = bisect.bisect_right(known, max_seq), bisect.bisect_left(known, seq)
+    if any(s in seen for s in known[lo:hi]):
+        breaks.append(ChainBreak(seq, line_no, "out_of_order", f"seq {seq} before seq {max_seq + 1}"))
+    for first, last in _gaps(max_seq + 1, seq - 1, known[lo:hi]):
+        span = f"{first}" if first == last else f"{first}..{last}"
+        breaks.append(ChainBreak(first, line_no, "missing", f"record(s) {span} missing before seq {seq}"))
+    return breaks
+
+
+def _head_mismatch(records: list[dict[str, Any]], line_nos: list[int], expected_head: str) -> ChainBreak:
+    """The break for a last record that is not ``expected_head``: truncated or extended."""
+    last_seq = records[-1]["seq"] if records else None
+    last_line = line_nos[-1] if line_nos else 0
+    anchored = next((r["seq"] for r in records if r["sha256"] == expected_head), None)
+    where = f"it is record {anchored}: records after it were appended" if anchored is not None else (
+        "no record has it: records were cut off the end or rewritten")
+    return ChainBreak(last_seq, last_line, "head_mismatch", f"expected head {expected_head}; {where}")
 
 
 def _gaps(first: int, last: int, present: list[int]) -> list[tuple[int, int]]:
