@@ -86,26 +86,41 @@ def render_executive_summary(sem: dict[str, Any]) -> str:
 
 
 def render_report(sem: dict[str, Any]) -> str:
-    """The full Markdown forensic report."""
-    cap, s = sem["capture"], sem["summary"]
-    out = [f"# PCAP forensic report: {cap['file']}", "", "## Executive Summary", ""]
-    out += _headline(sem)
-    out.append("")
+    """The full Markdown forensic report: its sections in reading order, one blank line between them."""
+    sections = [[f"# PCAP forensic report: {sem['capture']['file']}"], _summary_section(sem), _capture_section(sem),
+                _findings_section(sem), _flows_section(sem), _tcp_section(sem["summary"]), _dns_section(sem),
+                _icmp_section(sem), _decode_section(sem["summary"])]
+    out = sections[0]
+    for lines in sections[1:]:
+        out += ["", *lines]
+    return "\n".join(out) + "\n"
+
+
+def _summary_section(sem: dict[str, Any]) -> list[str]:
+    out = ["## Executive Summary", "", *_headline(sem)]
     if sem["findings"]:
-        out.append(f"**Most likely issue:** {sem['findings'][0]['title']}")
-        out.append("")
-    out += ["## Capture", "",
-            f"- File type: {cap['file_type']}{' (gzip)' if cap['compressed'] else ''}, size {cap['size_bytes']} bytes",
-            f"- First packet: {_ts(cap['first_ts'])}; last packet: {_ts(cap['last_ts'])}",
-            f"- Link types: {', '.join(f'{k} ({v})' for k, v in s['link_types'].items()) or '-'}",
-            f"- Network layer: {', '.join(f'{k} ({v})' for k, v in s['l3'].items()) or '-'}"]
-    for w in cap["warnings"]:
-        out.append(f"- Warning: {w}")
-    out.append("")
-    out += ["## Findings", ""]
+        out += ["", f"**Most likely issue:** {sem['findings'][0]['title']}"]
+    return out
+
+
+def _capture_section(sem: dict[str, Any]) -> list[str]:
+    cap, s = sem["capture"], sem["summary"]
+    out = ["## Capture", "",
+           f"- File type: {cap['file_type']}{' (gzip)' if cap['compressed'] else ''}, size {cap['size_bytes']} bytes",
+           f"- First packet: {_ts(cap['first_ts'])}; last packet: {_ts(cap['last_ts'])}",
+           f"- Link types: {', '.join(f'{k} ({v})' for k, v in s['link_types'].items()) or '-'}",
+           f"- Network layer: {', '.join(f'{k} ({v})' for k, v in s['l3'].items()) or '-'}"]
+    out += [f"- Warning: {w}" for w in cap["warnings"]]
+    return out
+
+
+def _findings_section(sem: dict[str, Any]) -> list[str]:
+    out = ["## Findings", ""]
     if not sem["findings"]:
-        out += ["No findings." if s["packets"] else NO_TRAFFIC, ""]
-    for f in sem["findings"]:
+        return [*out, "No findings." if sem["summary"]["packets"] else NO_TRAFFIC]
+    for i, f in enumerate(sem["findings"]):
+        if i:
+            out.append("")  # a blank line between findings
         out += [f"### {f['id']} [{f['severity'].upper()}, confidence {f['confidence']:.0%}] {f['title']}", "",
                 f["detail"], "",
                 f"- Evidence frames: {_frames(f['evidence']['frames'], 10)}"
@@ -114,24 +129,29 @@ def render_report(sem: dict[str, Any]) -> str:
             out.append(f"- Flows: {', '.join(f['flows'])}")
         if f["metrics"]:
             out.append("- Metrics: " + ", ".join(f"{k}={v}" for k, v in f["metrics"].items()))
-        out.append("")
-    out += ["## Worst flows", ""]
-    if sem["flows"]:
-        # retr = every segment tshark flags (SYN retries included); the % is over payload-carrying segments only
-        out += ["retr counts every retransmitted segment (SYN retries included); the % is the data retransmission "
-                "rate (payload segments only).", ""]
-        out += ["| flow | client | server | state (history) | pkts c→s/s→c | bytes c→s/s→c | retr (data %) | iRTT ms | flags | frames |",
-                "|---|---|---|---|---|---|---|---|---|---|"]
-        for fl in sem["flows"][:15]:
-            flags = ", ".join(f"{k} {v}" for k, v in fl["analysis"].items()) or "-"
-            rtt = "-" if fl["handshake_rtt_ms"] is None else f"{fl['handshake_rtt_ms']:.1f}"
-            out.append(
-                f"| {fl['id']} | {fl['client']} | {fl['server']} | {fl['conn_state']} ({fl['history'] or '-'}) | {fl['packets']['c2s']}/{fl['packets']['s2c']} "
-                f"| {fl['bytes']['c2s']}/{fl['bytes']['s2c']} | {fl['retransmissions']} ({100 * fl.get('retransmission_rate', 0.0):.1f}%) | {rtt} | {flags} | {_frames(fl['evidence_frames'], 4)} |")
-    else:
-        out.append("No TCP flows.")
-    out += ["", "## TCP analysis (tshark flag semantics)", "",
-            "| flag | frames |", "|---|---|"]
+    return out
+
+
+def _flows_section(sem: dict[str, Any]) -> list[str]:
+    out = ["## Worst flows", ""]
+    if not sem["flows"]:
+        return [*out, "No TCP flows."]
+    # retr = every segment tshark flags (SYN retries included); the % is over payload-carrying segments only
+    out += ["retr counts every retransmitted segment (SYN retries included); the % is the data retransmission "
+            "rate (payload segments only).", ""]
+    out += ["| flow | client | server | state (history) | pkts c→s/s→c | bytes c→s/s→c | retr (data %) | iRTT ms | flags | frames |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for fl in sem["flows"][:15]:
+        flags = ", ".join(f"{k} {v}" for k, v in fl["analysis"].items()) or "-"
+        rtt = "-" if fl["handshake_rtt_ms"] is None else f"{fl['handshake_rtt_ms']:.1f}"
+        out.append(
+            f"| {fl['id']} | {fl['client']} | {fl['server']} | {fl['conn_state']} ({fl['history'] or '-'}) | {fl['packets']['c2s']}/{fl['packets']['s2c']} "
+            f"| {fl['bytes']['c2s']}/{fl['bytes']['s2c']} | {fl['retransmissions']} ({100 * fl.get('retransmission_rate', 0.0):.1f}%) | {rtt} | {flags} | {_frames(fl['evidence_frames'], 4)} |")
+    return out
+
+
+def _tcp_section(s: dict[str, Any]) -> list[str]:
+    out = ["## TCP analysis (tshark flag semantics)", "", "| flag | frames |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in s["tcp_analysis"].items() if v] or ["| (none) | 0 |"]
     if s["conn_states"]:
         out += ["", "Connection states (Zeek): " + ", ".join(f"{k} {v}" for k, v in s["conn_states"].items())]
@@ -139,30 +159,41 @@ def render_report(sem: dict[str, Any]) -> str:
     if rtt["count"]:
         out += ["", f"ACK RTT (tshark ack_rtt, {rtt['count']} samples): median {rtt['median_ms']:.2f} ms, "
                 f"p95 {rtt['p95_ms']:.2f} ms, max {rtt['max_ms']:.2f} ms"]
-    out += ["", "## DNS", ""]
+    return out
+
+
+def _dns_section(sem: dict[str, Any]) -> list[str]:
+    s = sem["summary"]
     d = s["dns"]
-    if d["queries"] or s["dns_rcodes"]:
-        out.append(f"- {d['queries']} queries, {d['responses']} responses, {d['unanswered']} unanswered")
-        if d["latency_s"]:
-            lat = d["latency_s"]
-            out.append(f"- Latency: median {lat['median'] * 1000:.1f} ms, p95 {lat['p95'] * 1000:.1f} ms, max {lat['max'] * 1000:.1f} ms")
-        out.append("- Response codes: " + (", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "-"))
-        for f in sem["dns"]["failures"][:10]:
-            out.append(f"- {f['rcode']} for `{f['qname']}` ({f['qtype']}) ×{f['count']}, frames {_frames(f['frames'])}")
-        for u in sem["dns"]["unanswered"][:10]:
-            out.append(f"- unanswered: `{u['qname']}` ×{u['queries']}, frames {_frames(u['frames'])}")
-    else:
-        out.append("No DNS traffic.")
-    out += ["", "## ICMP", ""]
-    if s["icmp"] or s["icmpv6"]:
-        out.append("- ICMP type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmp"].items()) or "-"))
-        out.append("- ICMPv6 type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmpv6"].items()) or "-"))
-        for e in sem["icmp_errors"][:10]:
-            mtu = f", MTU {e['mtu']}" if e["mtu"] is not None else ""
-            out.append(f"- {e['family']} {e['type_code']} {e['name']} ×{e['count']} from {', '.join(e['reporters'])} "
-                       f"about {e['inner_flow']}{mtu}; frames {_frames(e['frames'])}")
-    else:
-        out.append("No ICMP traffic.")
-    out += ["", "## Decode issues", ""]
-    out.append(", ".join(f"{k}: {v}" for k, v in s["decode_issues"].items()) if s["decode_issues"] else "None: every packet decoded.")
-    return "\n".join(out) + "\n"
+    if not (d["queries"] or s["dns_rcodes"]):
+        return ["## DNS", "", "No DNS traffic."]
+    out = ["## DNS", "", f"- {d['queries']} queries, {d['responses']} responses, {d['unanswered']} unanswered"]
+    if d["latency_s"]:
+        lat = d["latency_s"]
+        out.append(f"- Latency: median {lat['median'] * 1000:.1f} ms, p95 {lat['p95'] * 1000:.1f} ms, max {lat['max'] * 1000:.1f} ms")
+    out.append("- Response codes: " + (", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "-"))
+    for f in sem["dns"]["failures"][:10]:
+        out.append(f"- {f['rcode']} for `{f['qname']}` ({f['qtype']}) ×{f['count']}, frames {_frames(f['frames'])}")
+    for u in sem["dns"]["unanswered"][:10]:
+        out.append(f"- unanswered: `{u['qname']}` ×{u['queries']}, frames {_frames(u['frames'])}")
+    return out
+
+
+def _icmp_section(sem: dict[str, Any]) -> list[str]:
+    s = sem["summary"]
+    if not (s["icmp"] or s["icmpv6"]):
+        return ["## ICMP", "", "No ICMP traffic."]
+    out = ["## ICMP", "",
+           "- ICMP type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmp"].items()) or "-"),
+           "- ICMPv6 type/code: " + (", ".join(f"{k} {v}" for k, v in s["icmpv6"].items()) or "-")]
+    for e in sem["icmp_errors"][:10]:
+        mtu = f", MTU {e['mtu']}" if e["mtu"] is not None else ""
+        out.append(f"- {e['family']} {e['type_code']} {e['name']} ×{e['count']} from {', '.join(e['reporters'])} "
+                   f"about {e['inner_flow']}{mtu}; frames {_frames(e['frames'])}")
+    return out
+
+
+def _decode_section(s: dict[str, Any]) -> list[str]:
+    issues = s["decode_issues"]
+    return ["## Decode issues", "",
+            ", ".join(f"{k}: {v}" for k, v in issues.items()) if issues else "None: every packet decoded."]
