@@ -235,7 +235,7 @@ def _ack_peer_segments(st: _Directions, r: int, a: int, t: float) -> float | Non
     return rtt
 
 
-def run_rules(  # noqa: PLR0917  the rule walk takes the columns positionally, as the compiled port does
+def run_rules(  # noqa: PLR0912, PLR0915, PLR0917  the per-segment walk (hot: state bound to locals once, the rules already in helpers), taking the columns positionally as the compiled port does
     order: Any, rows: Any, conv: Any, dirn: Any, seq: Any, ack: Any, flags: Any, win: Any, seglen: Any,
     ts: Any, wscale: Any, out_flags: Any, out_sub: Any, out_irtt: Any, out_rtt: Any,
 ) -> None:

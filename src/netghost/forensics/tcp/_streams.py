@@ -192,8 +192,61 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
     Returns:
         (stream id per row of ``rows``, the stream table).
     """
-    n = rows.shape[0]
-    key = conv * (int(sub.max()) + 1 if sub.size else 1) + sub
+    sid, first, last = _number_streams(conv * (int(sub.max()) + 1 if sub.size else 1) + sub, order)
+    ns = first.shape[0]
+    fl = cols.tcp_flags[rows].astype(np.int64)
+    pay = cols.paylen[rows].astype(np.int64)
+    is_syn = (fl & 0x12) == 0x02
+    is_synack = (fl & 0x12) == 0x12
+    from_c = dirn == _originator_direction(dirn, sid, first, is_syn=is_syn, is_synack=is_synack)[sid]
+
+    def cnt(m: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.bincount(sid[m], minlength=ns)
+        return out
+
+    # (stream, direction) in one code: one bincount gives both directions' counts
+    code = sid * 2 + (~from_c)
+
+    def pair(m: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        both = np.bincount(code if m is None else code[m], minlength=2 * ns).reshape(ns, 2)
+        return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
+
+    crow = rows[first]
+    irtt = np.full(ns, np.nan)
+    has = ~np.isnan(irtt_pkt)
+    irtt[sid[has]] = irtt_pkt[has]
+    rst = (fl & 0x04) != 0
+    fin = (fl & 0x01) != 0
+    retr = (aflags & FLAG_BITS["retransmission"]) != 0
+    pkts_c2s, pkts_s2c = pair()
+    fin_c, fin_s = pair(fin)
+    rst_c, rst_s = pair(rst)
+    syn_c, syn_s = pair(is_syn)
+    synack_c, synack_s = pair(is_synack)
+    byts = np.bincount(code, weights=pay, minlength=2 * ns).reshape(ns, 2).astype(np.int64)
+    t = TcpStreams(
+        first_frame=cols.frame[crow], last_frame=cols.frame[rows[last]], first_ts=cols.ts[crow],
+        last_ts=cols.ts[rows[last]], **_endpoint_columns(cols, crow, from_c[first]),
+        pkts_c2s=pkts_c2s, pkts_s2c=pkts_s2c,
+        bytes_c2s=np.ascontiguousarray(byts[:, 0]), bytes_s2c=np.ascontiguousarray(byts[:, 1]),
+        syn=syn_c + syn_s, synack=synack_c + synack_s, fin_c=fin_c, fin_s=fin_s,
+        rst_c=rst_c, rst_s=rst_s, data_pkts=cnt(pay > 0), retrans=cnt(retr), retrans_data=cnt(retr & (pay > 0)),
+        flagged=cnt(aflags != 0), zero_window=cnt((aflags & FLAG_BITS["zero_window"]) != 0),
+        lost=cnt((aflags & (FLAG_BITS["lost_segment"] | FLAG_BITS["ack_lost_segment"])) != 0),
+        irtt=irtt, **_syn_options(cols, rows, fl, sid=sid, from_c=from_c, ns=ns),
+        conn_state=np.zeros(ns, np.int8),
+    )
+    t.conn_state = _conn_state(t, syn_c, synack_s)
+    return sid, t
+
+
+def _number_streams(key: np.ndarray, order: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(stream id per segment, each stream's first and last segment), streams numbered by first segment.
+
+    ``key`` is one value per (conversation, sub-stream); ``order`` a permutation making equal keys
+    contiguous in capture order (a stable sort of ``key`` when None).
+    """
+    n = key.shape[0]
     if order is None:
         order = np.argsort(key, kind="stable")
     ks = key[order]
@@ -208,79 +261,48 @@ def build_streams(cols: Packets, rows: np.ndarray, *, conv: np.ndarray, dirn: np
     rank[by_first] = np.arange(ns)
     sid = np.empty(n, np.int64)
     sid[order] = rank[block]
-    first = first[by_first]
-    last = last[by_first]
+    return sid, first[by_first], last[by_first]
 
-    fl = cols.tcp_flags[rows].astype(np.int64)
-    pay = cols.paylen[rows].astype(np.int64)
-    is_syn = (fl & 0x12) == 0x02
-    is_synack = (fl & 0x12) == 0x12
-    # originator direction per stream
+
+def _originator_direction(dirn: np.ndarray, sid: np.ndarray, first: np.ndarray, *, is_syn: np.ndarray,
+                          is_synack: np.ndarray) -> np.ndarray:
+    """Per stream, the direction (0/1) of its client: the sender of the first pure SYN, else the
+    receiver of the first SYN-ACK, else the sender of the first segment."""
+    ns = first.shape[0]
+    n = dirn.shape[0]
     big = np.iinfo(np.int64).max
-    pos = np.arange(rows.shape[0])
+    pos = np.arange(n)
     first_syn = np.full(ns, big)
     np.minimum.at(first_syn, sid[is_syn], pos[is_syn])
     first_sa = np.full(ns, big)
     np.minimum.at(first_sa, sid[is_synack], pos[is_synack])
-    odir = np.where(first_syn < big, dirn[np.minimum(first_syn, rows.shape[0] - 1)],
-                    np.where(first_sa < big, 1 - dirn[np.minimum(first_sa, rows.shape[0] - 1)], dirn[first]))
-    from_c = dirn == odir[sid]
+    out: np.ndarray = np.where(first_syn < big, dirn[np.minimum(first_syn, n - 1)],
+                               np.where(first_sa < big, 1 - dirn[np.minimum(first_sa, n - 1)], dirn[first]))
+    return out
 
-    def cnt(m: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.bincount(sid[m], minlength=ns)
-        return out
 
-    # (stream, direction) in one code: one bincount gives both directions' counts
-    code = sid * 2 + (~from_c)
+def _endpoint_columns(cols: Packets, crow: np.ndarray, c_is_src: np.ndarray) -> dict[str, np.ndarray]:
+    """Client and server address and port of each stream, read from its first segment (rows ``crow``)."""
+    return {
+        "c_hi": np.where(c_is_src, cols.src_hi[crow], cols.dst_hi[crow]),
+        "c_lo": np.where(c_is_src, cols.src_lo[crow], cols.dst_lo[crow]),
+        "c_port": np.where(c_is_src, cols.sport[crow], cols.dport[crow]),
+        "s_hi": np.where(c_is_src, cols.dst_hi[crow], cols.src_hi[crow]),
+        "s_lo": np.where(c_is_src, cols.dst_lo[crow], cols.src_lo[crow]),
+        "s_port": np.where(c_is_src, cols.dport[crow], cols.sport[crow]),
+    }
 
-    def pair(m: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        both = np.bincount(code if m is None else code[m], minlength=2 * ns).reshape(ns, 2)
-        return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
 
-    crow = rows[first]
-    c_is_src = from_c[first]
-    c_hi = np.where(c_is_src, cols.src_hi[crow], cols.dst_hi[crow])
-    c_lo = np.where(c_is_src, cols.src_lo[crow], cols.dst_lo[crow])
-    c_port = np.where(c_is_src, cols.sport[crow], cols.dport[crow])
-    s_hi = np.where(c_is_src, cols.dst_hi[crow], cols.src_hi[crow])
-    s_lo = np.where(c_is_src, cols.dst_lo[crow], cols.src_lo[crow])
-    s_port = np.where(c_is_src, cols.dport[crow], cols.sport[crow])
-
-    last_frame = cols.frame[rows[last]]
-    last_ts = cols.ts[rows[last]]
-    irtt = np.full(ns, np.nan)
-    has = ~np.isnan(irtt_pkt)
-    irtt[sid[has]] = irtt_pkt[has]
+def _syn_options(cols: Packets, rows: np.ndarray, fl: np.ndarray, *, sid: np.ndarray, from_c: np.ndarray,
+                 ns: int) -> dict[str, np.ndarray]:
+    """MSS and window scale each side announced in its first SYN (-1 when none)."""
     mss_c, mss_s, ws_c, ws_s = (np.full(ns, -1, np.int64) for _ in range(4))
     syn_rows = np.flatnonzero((fl & 0x02) != 0)[::-1]  # reversed so the first SYN's value wins
     for tgt_m, tgt_w, side in ((mss_c, ws_c, True), (mss_s, ws_s, False)):
         sr = syn_rows[from_c[syn_rows] == side]
         tgt_m[sid[sr]] = cols.mss[rows[sr]]
         tgt_w[sid[sr]] = cols.wscale[rows[sr]]
-
-    rst = (fl & 0x04) != 0
-    fin = (fl & 0x01) != 0
-    retr = (aflags & FLAG_BITS["retransmission"]) != 0
-    pkts_c2s, pkts_s2c = pair()
-    fin_c, fin_s = pair(fin)
-    rst_c, rst_s = pair(rst)
-    syn_c, syn_s = pair(is_syn)
-    synack_c, synack_s = pair(is_synack)
-    byts = np.bincount(code, weights=pay, minlength=2 * ns).reshape(ns, 2).astype(np.int64)
-    t = TcpStreams(
-        first_frame=cols.frame[crow], last_frame=last_frame, first_ts=cols.ts[crow], last_ts=last_ts,
-        c_hi=c_hi, c_lo=c_lo, c_port=c_port, s_hi=s_hi, s_lo=s_lo, s_port=s_port,
-        pkts_c2s=pkts_c2s, pkts_s2c=pkts_s2c,
-        bytes_c2s=np.ascontiguousarray(byts[:, 0]), bytes_s2c=np.ascontiguousarray(byts[:, 1]),
-        syn=syn_c + syn_s, synack=synack_c + synack_s, fin_c=fin_c, fin_s=fin_s,
-        rst_c=rst_c, rst_s=rst_s, data_pkts=cnt(pay > 0), retrans=cnt(retr), retrans_data=cnt(retr & (pay > 0)),
-        flagged=cnt(aflags != 0), zero_window=cnt((aflags & FLAG_BITS["zero_window"]) != 0),
-        lost=cnt((aflags & (FLAG_BITS["lost_segment"] | FLAG_BITS["ack_lost_segment"])) != 0),
-        irtt=irtt, mss_c=mss_c, mss_s=mss_s, ws_c=ws_c, ws_s=ws_s,
-        conn_state=np.zeros(ns, np.int8),
-    )
-    t.conn_state = _conn_state(t, syn_c, synack_s)
-    return sid, t
+    return {"mss_c": mss_c, "mss_s": mss_s, "ws_c": ws_c, "ws_s": ws_s}
 
 
 def _conn_state(t: TcpStreams, orig_syn: np.ndarray, resp_synack: np.ndarray) -> np.ndarray:
