@@ -11,6 +11,8 @@ A packet that does not decode is never silently dropped: it gets an ``issue`` co
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from netghost.forensics.capture import RawBatch
@@ -107,7 +109,8 @@ def decode_batch(b: RawBatch, first_frame: int, compiled: bool | None = None) ->
     """Decode every record of a batch into columns.
 
     This numpy version is the reference; the compiled kernel (``_walkdecode.pyx``) gives identical
-    columns and is used when it is built and not disabled.
+    columns and is used when it is built and not disabled. One function per layer (link, IPv4, IPv6,
+    TCP, UDP, ICMP) fills its columns for the packets that reach it.
 
     Args:
         b: the raw batch from the reader.
@@ -122,146 +125,228 @@ def decode_batch(b: RawBatch, first_frame: int, compiled: bool | None = None) ->
     if mod is not None:
         return decode_batch_compiled(mod, b, first_frame)
     g = Gather(b.buf)
-    off = b.off
-    end = off + b.caplen
+    end = b.off + b.caplen
     issue = np.zeros(n, np.int8)
     issue[b.caplen == 0] = _ISSUE["empty_record"]
     et, p, vlan, lim = _link_layer(g, b, issue)
+    net = _Network.empty(n)
+    _ipv4(g, net, et == 0x0800, p=p, end=end, lim=lim, issue=issue)
+    _ipv6(g, net, et == 0x86DD, p=p, end=end, lim=lim, issue=issue)
+    tr = _Transport.empty(n)
+    has_l4 = (net.l3 > 0) & ~net.frag
+    _tcp(g, tr, np.flatnonzero(has_l4 & (net.proto == 6)), net=net, end=end, issue=issue)
+    _udp(g, tr, np.flatnonzero(has_l4 & (net.proto == 17)), net=net, end=end, issue=issue)
+    ic = _Icmp.empty(n)
+    icmp_columns(g, n, has_l4, net.proto, net.l4, end, issue, ic.itype, ic.icode, ic.imtu, ic.in_proto, ic.in_sport,
+                 ic.in_dport, (ic.in_src_hi, ic.in_src_lo, ic.in_dst_hi, ic.in_dst_lo))
+    ph = _payload_hash(g, tr.paylen, tr.payoff, end)
+    opt = {"mss": _absent_i64(n), "wscale": _absent_i64(n), "sack": np.zeros(n, bool), "tsval": _absent_i64(n),
+           "tsecr": _absent_i64(n)}
+    with_opts = np.flatnonzero((tr.tflags >= 0) & (tr.thl > 20))
+    if with_opts.size:
+        tcp_options(g, with_opts, tr.payoff - tr.thl + 20, np.minimum(tr.payoff, end), (tr.tflags & 2) != 0, opt)
+    cols = Packets(
+        frame=np.arange(first_frame, first_frame + n, dtype=np.int64),
+        ts=b.ts, caplen=b.caplen, wirelen=b.wirelen, linktype=b.linktype, ethertype=et.astype(np.int32),
+        vlan=vlan, l3=net.l3, src_hi=net.src_hi, src_lo=net.src_lo, dst_hi=net.dst_hi, dst_lo=net.dst_lo,
+        ttl=net.ttl.astype(np.int16), ip_id=net.ip_id.astype(np.int32), dscp=net.dscp.astype(np.int16),
+        ip_frag=net.frag, proto=net.proto.astype(np.int16), sport=tr.sport.astype(np.int32),
+        dport=tr.dport.astype(np.int32), seq=tr.seq, ack=tr.ack, tcp_flags=tr.tflags.astype(np.int16),
+        win=tr.win.astype(np.int32), tcp_hlen=tr.thl.astype(np.int16), paylen=tr.paylen.astype(np.int32), pay_hash=ph,
+        icmp_type=ic.itype.astype(np.int16), icmp_code=ic.icode.astype(np.int16), icmp_mtu=ic.imtu.astype(np.int32),
+        in_proto=ic.in_proto.astype(np.int16), in_src_hi=ic.in_src_hi, in_src_lo=ic.in_src_lo,
+        in_dst_hi=ic.in_dst_hi, in_dst_lo=ic.in_dst_lo, in_sport=ic.in_sport.astype(np.int32),
+        in_dport=ic.in_dport.astype(np.int32), mss=opt["mss"].astype(np.int32), wscale=opt["wscale"].astype(np.int16),
+        sack_perm=opt["sack"], tsval=opt["tsval"], tsecr=opt["tsecr"], issue=issue,
+    )
+    return cols, tr.payoff, end
 
 
-    def i64() -> np.ndarray:
-        return np.full(n, -1, np.int64)
-    l3 = np.zeros(n, np.int8)
-    src_hi, src_lo, dst_hi, dst_lo = (np.zeros(n, np.uint64) for _ in range(4))
-    ttl, ip_id, dscp, proto, l4, l4len = i64(), i64(), i64(), i64(), i64(), i64()
-    frag = np.zeros(n, bool)
+def _absent_i64(n: int) -> np.ndarray:
+    """An int64 column of -1 ("absent") that a layer fills for its packets."""
+    return np.full(n, -1, np.int64)
 
-    m4 = et == 0x0800
-    if m4.any():
-        q = p[m4]
-        ok = q + 20 <= end[m4]
-        vihl = g.u8(q)
-        ihl = (vihl & 15) * 4
-        bad_v = ok & ((vihl >> 4) != 4)
-        bad_h = ok & ~bad_v & ((ihl < 20) | (q + ihl > end[m4]))
-        iss = np.where(~ok, _ISSUE["truncated_ip_header"], np.where(bad_v, _ISSUE["bad_ip_version"], np.where(bad_h, _ISSUE["bad_ip_header_length"], 0)))
-        good = iss == 0
-        sub = np.flatnonzero(m4)
-        issue[sub[~good]] = iss[~good]
-        s = sub[good]
-        q, ihl = q[good], ihl[good]
-        l3[s] = 4
-        tot = g.u16(q + 2)
-        ff = g.u16(q + 6)
-        dscp[s] = g.u8(q + 1) >> 2
-        ip_id[s] = g.u16(q + 4)
-        ttl[s] = g.u8(q + 8)
-        proto[s] = g.u8(q + 9)
-        src_hi[s] = V4_MARK
-        dst_hi[s] = V4_MARK
-        src_lo[s] = g.u32(q + 12).astype(np.uint64)
-        dst_lo[s] = g.u32(q + 16).astype(np.uint64)
-        frag[s] = (ff & 0x3FFF) != 0
-        l4[s] = q + ihl
-        # tot == 0 happens with TSO offload captures: fall back to the captured length
-        l4len[s] = np.where(tot == 0, end[s] - q, np.minimum(tot, lim[s] - q)) - ihl
 
-    m6 = et == 0x86DD
-    if m6.any():
-        sub = np.flatnonzero(m6)
-        q = p[sub]
-        ok = q + 40 <= end[sub]
-        bad_v = ok & ((g.u8(q) >> 4) != 6)
-        issue[sub[~ok]] = _ISSUE["truncated_ip_header"]
-        issue[sub[bad_v]] = _ISSUE["bad_ip_version"]
-        good = ok & ~bad_v
-        s, q = sub[good], q[good]
-        l3[s] = 6
-        dscp[s] = (g.u16(q) >> 6) & 0x3F
-        ttl[s] = g.u8(q + 7)
-        src_hi[s], src_lo[s] = g.u64(q + 8), g.u64(q + 16)
-        dst_hi[s], dst_lo[s] = g.u64(q + 24), g.u64(q + 32)
-        nh = g.u8(q + 6)
-        plen = g.u16(q + 4)
-        q = q + 40
-        fr = np.zeros(s.shape[0], bool)
-        for _ in range(6):
-            e = np.isin(nh, IPV6_EXT)
-            if not e.any():
-                break
-            hl = np.where(nh == 44, 8, np.where(nh == 51, (g.u8(q + 1) + 2) * 4, (g.u8(q + 1) + 1) * 8))
-            fr |= e & (nh == 44) & ((g.u16(q + 2) & 0xFFF9) != 0)
-            nnh = g.u8(q)
-            nh = np.where(e, nnh, nh)
-            plen = np.where(e, plen - hl, plen)
-            q = np.where(e, q + hl, q)
-        proto[s] = nh
-        frag[s] = fr
-        l4[s] = q
-        l4len[s] = np.minimum(plen, lim[s] - q)
+def _zeros_u64(n: int) -> np.ndarray:
+    return np.zeros(n, np.uint64)
 
-    sport, dport, seq, ack, tflags, win, thl = i64(), i64(), i64(), i64(), i64(), i64(), i64()
-    paylen, payoff = i64(), i64()
-    itype, icode, imtu = i64(), i64(), i64()
-    in_proto, in_sport, in_dport = i64(), i64(), i64()
-    in_src_hi, in_src_lo, in_dst_hi, in_dst_lo = (np.zeros(n, np.uint64) for _ in range(4))
-    has_l4 = (l3 > 0) & ~frag
 
-    t = np.flatnonzero(has_l4 & (proto == 6))
-    if t.size:
-        q = l4[t]
-        ok = q + 20 <= end[t]
-        issue[t[~ok]] = _ISSUE["truncated_tcp_header"]
-        hl = (g.u8(q + 12) >> 4) * 4
-        bad = ok & (hl < 20)
-        issue[t[bad]] = _ISSUE["bad_tcp_header_length"]
-        good = ok & ~bad
-        t, q, hl = t[good], q[good], hl[good]
-        sport[t], dport[t] = g.u16(q), g.u16(q + 2)
-        seq[t], ack[t] = g.u32(q + 4), g.u32(q + 8)
-        tflags[t] = g.u16(q + 12) & 0x0FFF
-        win[t] = g.u16(q + 14)
-        thl[t] = hl
-        paylen[t] = np.maximum(l4len[t] - hl, 0)
-        payoff[t] = q + hl
-    u = np.flatnonzero(has_l4 & (proto == 17))
-    if u.size:
-        q = l4[u]
-        ok = q + 8 <= end[u]
-        issue[u[~ok]] = _ISSUE["truncated_udp_header"]
-        u, q = u[ok], q[ok]
-        sport[u], dport[u] = g.u16(q), g.u16(q + 2)
-        paylen[u] = np.maximum(np.minimum(g.u16(q + 4), l4len[u]) - 8, 0)
-        payoff[u] = q + 8
-    icmp_columns(g, n, has_l4, proto, l4, end, issue, itype, icode, imtu, in_proto, in_sport, in_dport,
-          (in_src_hi, in_src_lo, in_dst_hi, in_dst_lo))
+@dataclass
+class _Network:
+    """The IPv4/IPv6 columns, filled by :func:`_ipv4` / :func:`_ipv6`; ``l4``/``l4len`` locate the L4 header."""
 
-    # 64-bit fingerprint of the first 8 payload bytes + length (cross-capture packet matching).
+    l3: np.ndarray
+    src_hi: np.ndarray
+    src_lo: np.ndarray
+    dst_hi: np.ndarray
+    dst_lo: np.ndarray
+    ttl: np.ndarray
+    ip_id: np.ndarray
+    dscp: np.ndarray
+    proto: np.ndarray
+    l4: np.ndarray
+    l4len: np.ndarray
+    frag: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Network:
+        return cls(l3=np.zeros(n, np.int8), src_hi=_zeros_u64(n), src_lo=_zeros_u64(n), dst_hi=_zeros_u64(n),
+                   dst_lo=_zeros_u64(n), ttl=_absent_i64(n), ip_id=_absent_i64(n), dscp=_absent_i64(n),
+                   proto=_absent_i64(n), l4=_absent_i64(n), l4len=_absent_i64(n), frag=np.zeros(n, bool))
+
+
+def _ipv4(g: Gather, net: _Network, m4: np.ndarray, *, p: np.ndarray, end: np.ndarray, lim: np.ndarray,
+          issue: np.ndarray) -> None:
+    """IPv4 header fields of the packets in mask ``m4`` (network layer at ``p``); bad headers get an issue."""
+    if not m4.any():
+        return
+    q = p[m4]
+    ok = q + 20 <= end[m4]
+    vihl = g.u8(q)
+    ihl = (vihl & 15) * 4
+    bad_v = ok & ((vihl >> 4) != 4)
+    bad_h = ok & ~bad_v & ((ihl < 20) | (q + ihl > end[m4]))
+    iss = np.where(~ok, _ISSUE["truncated_ip_header"], np.where(bad_v, _ISSUE["bad_ip_version"], np.where(bad_h, _ISSUE["bad_ip_header_length"], 0)))
+    good = iss == 0
+    sub = np.flatnonzero(m4)
+    issue[sub[~good]] = iss[~good]
+    s = sub[good]
+    q, ihl = q[good], ihl[good]
+    net.l3[s] = 4
+    tot = g.u16(q + 2)
+    ff = g.u16(q + 6)
+    net.dscp[s] = g.u8(q + 1) >> 2
+    net.ip_id[s] = g.u16(q + 4)
+    net.ttl[s] = g.u8(q + 8)
+    net.proto[s] = g.u8(q + 9)
+    net.src_hi[s] = V4_MARK
+    net.dst_hi[s] = V4_MARK
+    net.src_lo[s] = g.u32(q + 12).astype(np.uint64)
+    net.dst_lo[s] = g.u32(q + 16).astype(np.uint64)
+    net.frag[s] = (ff & 0x3FFF) != 0
+    net.l4[s] = q + ihl
+    # tot == 0 happens with TSO offload captures: fall back to the captured length
+    net.l4len[s] = np.where(tot == 0, end[s] - q, np.minimum(tot, lim[s] - q)) - ihl
+
+
+def _ipv6(g: Gather, net: _Network, m6: np.ndarray, *, p: np.ndarray, end: np.ndarray, lim: np.ndarray,
+          issue: np.ndarray) -> None:
+    """IPv6 header fields of the packets in mask ``m6``, walking up to 6 extension headers to the L4 one."""
+    if not m6.any():
+        return
+    sub = np.flatnonzero(m6)
+    q = p[sub]
+    ok = q + 40 <= end[sub]
+    bad_v = ok & ((g.u8(q) >> 4) != 6)
+    issue[sub[~ok]] = _ISSUE["truncated_ip_header"]
+    issue[sub[bad_v]] = _ISSUE["bad_ip_version"]
+    good = ok & ~bad_v
+    s, q = sub[good], q[good]
+    net.l3[s] = 6
+    net.dscp[s] = (g.u16(q) >> 6) & 0x3F
+    net.ttl[s] = g.u8(q + 7)
+    net.src_hi[s], net.src_lo[s] = g.u64(q + 8), g.u64(q + 16)
+    net.dst_hi[s], net.dst_lo[s] = g.u64(q + 24), g.u64(q + 32)
+    nh = g.u8(q + 6)
+    plen = g.u16(q + 4)
+    q = q + 40
+    fr = np.zeros(s.shape[0], bool)
+    for _ in range(6):
+        e = np.isin(nh, IPV6_EXT)
+        if not e.any():
+            break
+        hl = np.where(nh == 44, 8, np.where(nh == 51, (g.u8(q + 1) + 2) * 4, (g.u8(q + 1) + 1) * 8))
+        fr |= e & (nh == 44) & ((g.u16(q + 2) & 0xFFF9) != 0)
+        nnh = g.u8(q)
+        nh = np.where(e, nnh, nh)
+        plen = np.where(e, plen - hl, plen)
+        q = np.where(e, q + hl, q)
+    net.proto[s] = nh
+    net.frag[s] = fr
+    net.l4[s] = q
+    net.l4len[s] = np.minimum(plen, lim[s] - q)
+
+
+@dataclass
+class _Transport:
+    """The TCP/UDP columns, filled by :func:`_tcp` / :func:`_udp`; ``payoff``/``paylen`` locate the payload."""
+
+    sport: np.ndarray
+    dport: np.ndarray
+    seq: np.ndarray
+    ack: np.ndarray
+    tflags: np.ndarray
+    win: np.ndarray
+    thl: np.ndarray
+    paylen: np.ndarray
+    payoff: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Transport:
+        return cls(*(_absent_i64(n) for _ in range(9)))
+
+
+def _tcp(g: Gather, tr: _Transport, t: np.ndarray, *, net: _Network, end: np.ndarray, issue: np.ndarray) -> None:
+    """TCP header fields of rows ``t``; a truncated header or a data offset below 20 gets an issue."""
+    if not t.size:
+        return
+    q = net.l4[t]
+    ok = q + 20 <= end[t]
+    issue[t[~ok]] = _ISSUE["truncated_tcp_header"]
+    hl = (g.u8(q + 12) >> 4) * 4
+    bad = ok & (hl < 20)
+    issue[t[bad]] = _ISSUE["bad_tcp_header_length"]
+    good = ok & ~bad
+    t, q, hl = t[good], q[good], hl[good]
+    tr.sport[t], tr.dport[t] = g.u16(q), g.u16(q + 2)
+    tr.seq[t], tr.ack[t] = g.u32(q + 4), g.u32(q + 8)
+    tr.tflags[t] = g.u16(q + 12) & 0x0FFF
+    tr.win[t] = g.u16(q + 14)
+    tr.thl[t] = hl
+    tr.paylen[t] = np.maximum(net.l4len[t] - hl, 0)
+    tr.payoff[t] = q + hl
+
+
+def _udp(g: Gather, tr: _Transport, u: np.ndarray, *, net: _Network, end: np.ndarray, issue: np.ndarray) -> None:
+    """UDP ports and payload of rows ``u`` (length: the UDP header's, clipped to the IP payload)."""
+    if not u.size:
+        return
+    q = net.l4[u]
+    ok = q + 8 <= end[u]
+    issue[u[~ok]] = _ISSUE["truncated_udp_header"]
+    u, q = u[ok], q[ok]
+    tr.sport[u], tr.dport[u] = g.u16(q), g.u16(q + 2)
+    tr.paylen[u] = np.maximum(np.minimum(g.u16(q + 4), net.l4len[u]) - 8, 0)
+    tr.payoff[u] = q + 8
+
+
+@dataclass
+class _Icmp:
+    """The ICMP/ICMPv6 columns :func:`~netghost.forensics.decode._l4.icmp_columns` fills (``in_*``: the
+    flow of the packet an ICMP error quotes)."""
+
+    itype: np.ndarray
+    icode: np.ndarray
+    imtu: np.ndarray
+    in_proto: np.ndarray
+    in_sport: np.ndarray
+    in_dport: np.ndarray
+    in_src_hi: np.ndarray
+    in_src_lo: np.ndarray
+    in_dst_hi: np.ndarray
+    in_dst_lo: np.ndarray
+
+    @classmethod
+    def empty(cls, n: int) -> _Icmp:
+        return cls(*(_absent_i64(n) for _ in range(6)), *(_zeros_u64(n) for _ in range(4)))
+
+
+def _payload_hash(g: Gather, paylen: np.ndarray, payoff: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """64-bit fingerprint of the first 8 payload bytes + length (cross-capture packet matching)."""
     avail = np.clip(np.minimum(paylen, end - payoff), 0, 8)
-    ph = np.zeros(n, np.uint64)
+    ph = np.zeros(paylen.shape[0], np.uint64)
     for k in range(8):
         byte = np.where(avail > k, g.u8(payoff + k), 0).astype(np.uint64)
         ph = (ph << np.uint64(8)) | byte
     ph ^= paylen.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-
-    opt = {"mss": i64(), "wscale": i64(), "sack": np.zeros(n, bool), "tsval": i64(), "tsecr": i64()}
-    with_opts = np.flatnonzero((tflags >= 0) & (thl > 20))
-    if with_opts.size:
-        tcp_options(g, with_opts, payoff - thl + 20, np.minimum(payoff, end), (tflags & 2) != 0, opt)
-    mss, wscale, sack = opt["mss"], opt["wscale"], opt["sack"]
-
-    cols = Packets(
-        frame=np.arange(first_frame, first_frame + n, dtype=np.int64),
-        ts=b.ts, caplen=b.caplen, wirelen=b.wirelen, linktype=b.linktype, ethertype=et.astype(np.int32),
-        vlan=vlan, l3=l3, src_hi=src_hi, src_lo=src_lo, dst_hi=dst_hi, dst_lo=dst_lo,
-        ttl=ttl.astype(np.int16), ip_id=ip_id.astype(np.int32), dscp=dscp.astype(np.int16), ip_frag=frag,
-        proto=proto.astype(np.int16), sport=sport.astype(np.int32), dport=dport.astype(np.int32),
-        seq=seq, ack=ack, tcp_flags=tflags.astype(np.int16), win=win.astype(np.int32),
-        tcp_hlen=thl.astype(np.int16), paylen=paylen.astype(np.int32), pay_hash=ph,
-        icmp_type=itype.astype(np.int16), icmp_code=icode.astype(np.int16), icmp_mtu=imtu.astype(np.int32),
-        in_proto=in_proto.astype(np.int16), in_src_hi=in_src_hi, in_src_lo=in_src_lo,
-        in_dst_hi=in_dst_hi, in_dst_lo=in_dst_lo, in_sport=in_sport.astype(np.int32),
-        in_dport=in_dport.astype(np.int32), mss=mss.astype(np.int32), wscale=wscale.astype(np.int16),
-        sack_perm=sack, tsval=opt["tsval"], tsecr=opt["tsecr"], issue=issue,
-    )
-    return cols, payoff, end
+    return ph
