@@ -1,18 +1,18 @@
-"""``az resource show``, ``az vm show/list``, ``az vm extension list``, ``az account show``."""
+"""``az vm show|list|get-instance-view``, ``az vm extension list|show``, ``az account show|list``, ``az login``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az._arm_docs import guid, nic_doc, nsg_doc, route_table_doc, vnet_doc, watcher_doc, zone_doc
+from netghost.lab.az._arm_docs import guid, nic_doc
+from netghost.lab.az._cloud_faults import WATCHER_EXTENSIONS, find_fault
 from netghost.lab.az._context import AzContext, Command, find_vm, id_parts, require_rg
-from netghost.lab.az._errors import AzError, arm_error, not_found
-from netghost.lab.az._storage import storage_account_doc
+from netghost.lab.az._errors import AzError, not_found
 from netghost.lab.clock import format_azure_time
 from netghost.lab.world import Vm, World
 
-__all__ = ["COMMANDS", "extension_docs", "vm_doc"]
+__all__ = ["COMMANDS", "extension_docs", "vm_doc", "vm_extensions"]
 
 _PUBLISHERS = {
     "NetworkWatcherAgentLinux": ("Microsoft.Azure.NetworkWatcher", "1.4"),
@@ -117,9 +117,25 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
     return doc
 
 
-def extension_docs(world: World, vm: Vm) -> list[dict[str, Any]]:
+def vm_extensions(ctx: AzContext, vm: Vm) -> list[tuple[str, str]]:
+    """``(name, provisioningState)`` of the VM's extensions as Azure reports them under the faults:
+    ``extension-missing`` removes the Network Watcher agent, ``extension-failed`` marks it Failed."""
+    faults = ctx.state.cloud_faults()
+    missing = find_fault(faults, "extension-missing", vm=vm.name) is not None
+    failed = find_fault(faults, "extension-failed", vm=vm.name) is not None
     out = []
     for name in vm.extensions:
+        agent = name.lower() in WATCHER_EXTENSIONS
+        if agent and missing:
+            continue
+        out.append((name, "Failed" if agent and failed else "Succeeded"))
+    return out
+
+
+def extension_docs(world: World, vm: Vm, states: list[tuple[str, str]] | None = None) -> list[dict[str, Any]]:
+    """``az vm extension list`` elements (``states`` from :func:`vm_extensions`; default: all Succeeded)."""
+    out = []
+    for name, state in states if states is not None else [(e, "Succeeded") for e in vm.extensions]:
         publisher, version = _PUBLISHERS.get(name, ("Microsoft.Azure.Extensions", "2.1"))
         out.append({
             "autoUpgradeMinorVersion": True,
@@ -132,7 +148,7 @@ def extension_docs(world: World, vm: Vm) -> list[dict[str, Any]]:
             "protectedSettings": None,
             "protectedSettingsFromKeyVault": None,
             "provisionAfterExtensions": None,
-            "provisioningState": "Succeeded",
+            "provisioningState": state,
             "publisher": publisher,
             "resourceGroup": vm.resource_group,
             "settings": None,
@@ -167,7 +183,7 @@ def _vm_list(ctx: AzContext, args: ParsedArgs) -> Any:
     if rg:
         require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", f"/subscriptions/{ctx.world.sub_id}/resourceGroups/{rg}")
     return [vm_doc(ctx.world, vm, bool(args["show_details"])) for vm in ctx.world.spec.vms
-            if rg is None or vm.resource_group.lower() == rg.lower()]
+            if vm.scale_set is None and (rg is None or vm.resource_group.lower() == rg.lower())]
 
 
 def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -182,11 +198,15 @@ def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:
         power = {"code": f"PowerState/{vm.power_state}", "displayStatus": f"VM {vm.power_state}", "level": "Info",
                  "message": None, "time": None}
         running = vm.power_state == "running"
+        failed = {"code": "ProvisioningState/failed/1", "displayStatus": "Provisioning failed", "level": "Error",
+                  "message": "Enable failed: the Network Watcher agent did not start.", "time": when}
         doc["instanceView"] = {
             "computerName": vm.name if running else None,
-            "extensions": [{"name": e["name"], "statuses": [ok] if running else [],
+            "extensions": [{"name": e["name"],
+                            "statuses": ([ok] if e["provisioningState"] == "Succeeded" else [failed]) if running else [],
                             "type": f"{e['publisher']}.{e['typePropertiesType']}",
-                            "typeHandlerVersion": e["typeHandlerVersion"]} for e in extension_docs(ctx.world, vm)],
+                            "typeHandlerVersion": e["typeHandlerVersion"]}
+                           for e in extension_docs(ctx.world, vm, vm_extensions(ctx, vm))],
             "osName": "ubuntu" if vm.os == "Linux" and running else None,
             "osVersion": "22.04" if vm.os == "Linux" and running else None,
             "statuses": [ok, power],
@@ -200,68 +220,31 @@ def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:
     return docs[0] if len(docs) == 1 else docs
 
 
-def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    return extension_docs(ctx.world, find_vm(ctx, args["resource_group"], args["vm_name"]))
-
-
-def _generic(doc: dict[str, Any]) -> dict[str, Any]:
-    """A flattened doc folded back into ARM's generic shape for ``az resource show``."""
-    top = {"id", "name", "type", "location", "resourceGroup", "tags", "etag"}
-    return {
-        "extendedLocation": None, "id": doc["id"], "identity": None, "kind": None,
-        "location": doc.get("location", "global"), "managedBy": None, "name": doc["name"], "plan": None,
-        "properties": {k: v for k, v in doc.items() if k not in top and v is not None},
-        "resourceGroup": doc["resourceGroup"], "sku": None, "tags": doc.get("tags") or {}, "type": doc["type"],
-    }
-
-
-def resource_doc(ctx: AzContext, rg: str, rtype: str, name: str) -> dict[str, Any]:
-    """``az resource show`` for the resource types the lab holds (404 for anything else)."""
-    w = ctx.world
-    require_rg(ctx, rg, f"{rtype}/read", w.rid(rg, rtype, name))
-    key = rtype.lower()
-    doc: dict[str, Any] | None = None
-    if key == "microsoft.compute/virtualmachines" and (vm := w.vm(name)):
-        doc = vm_doc(w, vm)
-    elif key == "microsoft.network/networkinterfaces" and (found := w.nic(name)):
-        doc = nic_doc(w, *found)
-    elif key == "microsoft.network/networksecuritygroups" and (nsg := w.nsg(name)):
-        doc = nsg_doc(w, nsg)
-    elif key == "microsoft.network/virtualnetworks" and (vnet := w.vnet(name)):
-        doc = vnet_doc(w, vnet)
-    elif key == "microsoft.network/routetables" and (rt := w.route_table(name)):
-        doc = route_table_doc(w, rt)
-    elif key == "microsoft.network/privatednszones":
-        zone = next((z for z in w.spec.private_dns_zones if z.name.lower() == name.lower()), None)
-        doc = zone_doc(w, zone) if zone else None
-    elif key == "microsoft.network/networkwatchers":
-        decl = next((d for d in w.spec.network_watchers if d.watcher_name.lower() == name.lower()), None)
-        doc = watcher_doc(w, decl.location, decl.watcher_name, decl.resource_group) if decl else None
-    elif key == "microsoft.storage/storageaccounts":
-        account = next((s for s in w.spec.storage_accounts if s.name == name), None)
-        doc = storage_account_doc(w, account) if account else None
-    if doc is None or doc["resourceGroup"].lower() != rg.lower():
-        raise not_found(f"{rtype}/{name}", rg)
-    return _generic(doc)
-
-
-def _resource_show(ctx: AzContext, args: ParsedArgs) -> Any:
+def _extension_target(args: ParsedArgs) -> tuple[str | None, str, str | None]:
+    """(group, VM name, extension name) from ``-g/--vm-name/-n`` or an extension's (or VM's) ``--ids``."""
     if args["ids"]:
-        docs = []
-        for rid in args["ids"]:
-            parts = rid.strip("/").split("/")
-            if len(parts) < 8 or parts[0].lower() != "subscriptions" or parts[4].lower() != "providers":
-                raise arm_error("InvalidResourceId", f"The resource ID '{rid}' is not valid.", 1)
-            docs.append(resource_doc(ctx, parts[3], f"{parts[5]}/{parts[6]}", parts[7]))
-        return docs[0] if len(docs) == 1 else docs
-    rtype, rg, name = args["resource_type"], args["resource_group"], args["name"]
-    if not (rtype and rg and name):
-        raise AzError(2, "ERROR: (--name --resource-group --resource-type | --ids) are required\n")
-    if "/" not in rtype:
-        if not args["namespace"]:
-            raise AzError(1, "ERROR: --namespace is required if --resource-type is not of the form 'namespace/type'\n")
-        rtype = f"{args['namespace']}/{rtype}"
-    return resource_doc(ctx, rg, rtype, name)
+        parts = id_parts(args["ids"][0])
+        if len(parts) >= 11 and parts[9].lower() == "extensions":
+            return parts[4], parts[8], parts[10]
+        return parts[4], parts[8], args["name"]
+    return args["resource_group"], args["vm_name"] or "", args["name"]
+
+
+def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, vm_name, _ext = _extension_target(args)
+    vm = find_vm(ctx, rg, vm_name)
+    return extension_docs(ctx.world, vm, vm_extensions(ctx, vm))
+
+
+def _extension_show(ctx: AzContext, args: ParsedArgs) -> Any:
+    rg, vm_name, ext = _extension_target(args)
+    if not (rg and vm_name and ext):
+        raise AzError(2, "ERROR: (--resource-group --vm-name --name | --ids) are required\n")
+    vm = find_vm(ctx, rg, vm_name)
+    for doc in extension_docs(ctx.world, vm, vm_extensions(ctx, vm)):
+        if doc["name"].lower() == ext.lower():
+            return doc
+    raise not_found(f"Microsoft.Compute/virtualMachines/{vm.name}/extensions/{ext}", vm.resource_group)
 
 
 def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -294,11 +277,6 @@ def _login(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 COMMANDS = [
-    Command(CommandSpec(("resource", "show"), (
-        Arg("--include-response-body", choices=("false", "true")), Arg("--api-version"), Arg("--ids", kind="many"),
-        Arg("--latest-include-preview", "-v", kind="flag"), Arg("--name", "-n"), Arg("--namespace"),
-        Arg("--parent"), Arg("--resource-group", "-g"), Arg("--resource-type"),
-    )), _resource_show),
     Command(CommandSpec(("vm", "show"), (
         Arg("--include-user-data", "-u", kind="flag"), Arg("--show-details", "-d", kind="flag"), *_IDS_ARGS,
     )), _vm_show),
@@ -311,6 +289,10 @@ COMMANDS = [
         Arg("--resource-group", "-g", required=True), Arg("--vm-name", required=True), Arg("--ids", kind="many"),
     ), (("List the extensions attached to a VM.", "az vm extension list -g MyResourceGroup --vm-name MyVm"),)),
         _extension_list),
+    Command(CommandSpec(("vm", "extension", "show"), (
+        Arg("--ids", kind="many"), Arg("--instance-view", kind="flag"), Arg("--name", "-n"),
+        Arg("--resource-group", "-g"), Arg("--vm-name"),
+    )), _extension_show),
     Command(CommandSpec(("account", "show"), (Arg("--name", "-n"),)), _account_show),
     Command(CommandSpec(("account", "list"), (Arg("--all", kind="flag"), Arg("--refresh", kind="flag"))),
             _account_list),

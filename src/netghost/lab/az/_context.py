@@ -126,6 +126,7 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
     scope = ctx.world.rid(rg, "Microsoft.Compute/virtualMachines", name)
     require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", scope)
     vm = ctx.world.vm(name)
-    if vm is None or vm.resource_group.lower() != rg.lower():
+    # a uniform scale set's instances are not virtualMachines resources: `vm show` cannot see them
+    if vm is None or vm.scale_set is not None or vm.resource_group.lower() != rg.lower():
         raise not_found(f"Microsoft.Compute/virtualMachines/{name}", rg)
     return vm

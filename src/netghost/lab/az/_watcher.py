@@ -13,14 +13,12 @@ from typing import Any
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import guid, watcher_doc
 from netghost.lab.az._arm_docs import ipconfig_id as _ipconfig_id
-from netghost.lab.az._cloud_faults import extension_missing, find_fault, no_watcher
+from netghost.lab.az._cloud_faults import WATCHER_EXTENSIONS, extension_missing, find_fault, no_watcher
 from netghost.lab.az._context import AzContext, Command, find_vm, int_arg, ipv4_arg
 from netghost.lab.az._errors import AzError
 from netghost.lab.world import FlowOutcome, TrafficFlow, Vm
 
 __all__ = ["COMMANDS", "require_watcher"]
-
-_WATCHER_EXTENSIONS = {"networkwatcheragentlinux", "networkwatcheragentwindows"}
 
 
 def normalise_location(location: str) -> str:
@@ -40,7 +38,7 @@ def require_watcher(ctx: AzContext, location: str) -> str:
 def require_extension(ctx: AzContext, vm: Vm) -> None:
     """Packet capture and connectivity checks need AzureNetworkWatcherExtension on the VM."""
     fault = find_fault(ctx.state.cloud_faults(), "extension-missing", vm=vm.name)
-    if fault is not None or not any(e.lower() in _WATCHER_EXTENSIONS for e in vm.extensions):
+    if fault is not None or not any(e.lower() in WATCHER_EXTENSIONS for e in vm.extensions):
         raise extension_missing(ctx.world.vm_id(vm), fault)
 
 

@@ -41,6 +41,11 @@ CloudFaultKind = Literal[
     "download-failure",
     "capture-name-conflict",
     "capture-quota",
+    "extension-failed",
+    "vm-stopped",
+    "wireserver-blocked",
+    "capture-early-stop",
+    "create-unknown-outcome",
 ]
 CLOUD_FAULT_KINDS: tuple[str, ...] = get_args(CloudFaultKind)
 
@@ -71,3 +76,11 @@ class CloudFaultSpec(LabModel):
     account: str | None = Field(default=None, description="storage faults: the account (default: all)")
     container: str | None = Field(default=None, description="container-missing: the container removed")
     message: str | None = Field(default=None, description="override the lab's default error text")
+    auth_mode: Literal["login", "key"] = Field(
+        default="login", description="storage-auth-failure: the --auth-mode refused (key: shared key disabled)")
+    writes_only: bool = Field(
+        default=False, description="storage-auth-failure: reads pass, writes are refused (a reader role)")
+    power_state: Literal["stopped", "deallocated"] = Field(
+        default="deallocated", description="vm-stopped: the power state the VM is put in")
+    stop_reason: str = Field(
+        default="BytesExceeded", description="capture-early-stop: the stopReason reported after delay_s")

@@ -29,6 +29,7 @@ __all__ = [
     "ResourceGroup",
     "Route",
     "RouteTable",
+    "ScaleSet",
     "SecurityRule",
     "Service",
     "StorageAccount",
@@ -225,6 +226,8 @@ class Vm(LabModel):
     services: list[Service] = Field(default_factory=list)
     mtu: int = 1500
     role: str | None = None
+    scale_set: str | None = Field(default=None, description="the VM is instance `instance_id` of this scale set")
+    instance_id: str | None = Field(default=None, description="its instance id in the scale set ('0', '1', ...)")
 
     _n = field_validator("name")(check_name)
 
@@ -236,6 +239,27 @@ class Vm(LabModel):
             if nic.name is None:
                 nic.name = f"{self.name}VMNic" if index == 0 else f"{self.name}VMNic{index}"
         return self
+
+
+class ScaleSet(LabModel):
+    """A virtual machine scale set (uniform orchestration).
+
+    Its instances are declared as VMs with ``scale_set: <name>`` and ``instance_id``, named
+    ``<name>_<instance_id>`` as ARM names them, so they carry traffic, services and NSG verdicts
+    like any VM; ``az vm list``/``vm show`` do not show them, as the real CLI does not for a uniform set.
+    """
+
+    name: str
+    resource_group: str
+    location: str | None = None
+    os: Literal["Linux", "Windows"] = "Linux"
+    size: str = "Standard_D2s_v3"
+    extensions: list[str] = Field(
+        default_factory=lambda: ["NetworkWatcherAgentLinux"],
+        description="extension names of the scale-set model; NetworkWatcherAgentLinux/Windows enable capture",
+    )
+
+    _n = field_validator("name")(check_name)
 
 
 class DnsRecord(LabModel):

@@ -24,6 +24,7 @@ from netghost.lab.world._resources import (
     PublicDnsRecord,
     ResourceGroup,
     RouteTable,
+    ScaleSet,
     StorageAccount,
     Subscription,
     TrafficFlow,
@@ -47,6 +48,7 @@ class WorldSpec(LabModel):
     nsgs: list[Nsg] = Field(default_factory=list)
     route_tables: list[RouteTable] = Field(default_factory=list)
     vms: list[Vm] = Field(default_factory=list)
+    vm_scale_sets: list[ScaleSet] = Field(default_factory=list)
     private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
     public_dns: list[PublicDnsRecord] = Field(default_factory=list)
     storage_accounts: list[StorageAccount] = Field(default_factory=list)
@@ -84,6 +86,7 @@ def reference_problems(w: WorldSpec) -> list[str]:
         *_nic_problems(w, nsgs, vnets),
         *_zone_link_problems(w, vnets),
         *_traffic_and_fault_problems(w, vnets),
+        *_scale_set_problems(w),
     ]
 
 
@@ -94,6 +97,7 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
         *_dupes("nsg", [n.name for n in w.nsgs]),
         *_dupes("route table", [r.name for r in w.route_tables]),
         *_dupes("vm", [v.name for v in w.vms]),
+        *_dupes("vm scale set", [s.name for s in w.vm_scale_sets]),
         *_dupes("storage account", [s.name for s in w.storage_accounts]),
         *_dupes("traffic flow", [t.name for t in w.traffic]),
         *_dupes("network watcher region", [n.location for n in w.network_watchers]),
@@ -102,7 +106,8 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
 
 def _resource_group_problems(w: WorldSpec) -> list[str]:
     rgs = {g.name.lower() for g in w.resource_groups}
-    owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts]
+    owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts,
+                        *w.vm_scale_sets]
     return [
         f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
         for res in owned
@@ -178,4 +183,27 @@ def _traffic_and_fault_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[st
     )
     if w.local_machine.inside_vnet is not None and w.local_machine.inside_vnet not in vnets:
         p.append(f"local_machine.inside_vnet {w.local_machine.inside_vnet!r} is not a declared VNet")
+    return p
+
+
+def _scale_set_problems(w: WorldSpec) -> list[str]:
+    """An instance names a declared set, lives in its group, is called ``<set>_<id>``, ids unique."""
+    p: list[str] = []
+    sets = {s.name: s for s in w.vm_scale_sets}
+    seen: set[tuple[str, str]] = set()
+    for vm in w.vms:
+        if vm.scale_set is None and vm.instance_id is None:
+            continue
+        owner = sets.get(vm.scale_set or "")
+        if owner is None or vm.instance_id is None:
+            p.append(f"VM {vm.name}: scale_set {vm.scale_set!r} and instance_id must name a declared scale set "
+                     "and an instance id together")
+            continue
+        if vm.name != f"{owner.name}_{vm.instance_id}":
+            p.append(f"VM {vm.name}: an instance of {owner.name} must be named {owner.name}_{vm.instance_id}")
+        if vm.resource_group.lower() != owner.resource_group.lower():
+            p.append(f"VM {vm.name}: an instance must be in its scale set's group {owner.resource_group!r}")
+        if (owner.name, vm.instance_id) in seen:
+            p.append(f"scale set {owner.name}: instance id {vm.instance_id!r} is declared twice")
+        seen.add((owner.name, vm.instance_id))
     return p

@@ -33,6 +33,7 @@ from netghost.lab.world._resources import (
     Nic,
     Nsg,
     RouteTable,
+    ScaleSet,
     SecurityRule,
     Service,
     Subnet,
@@ -58,6 +59,7 @@ class Topology:
         self._vnets = {v.name.lower(): v for v in spec.vnets}
         self._rts = {r.name.lower(): r for r in spec.route_tables}
         self._rgs = {g.name.lower(): g for g in spec.resource_groups}
+        self._sets = {s.name.lower(): s for s in spec.vm_scale_sets}
 
     # ---- lookups -----------------------------------------------------------------------------
     @property
@@ -79,6 +81,17 @@ class Topology:
 
     def vm_location(self, vm: Vm) -> str:
         return vm.location or self.rg_location(vm.resource_group)
+
+    def scale_set(self, name: str) -> ScaleSet | None:
+        return self._sets.get(name.lower())
+
+    def scale_set_location(self, vmss: ScaleSet) -> str:
+        return vmss.location or self.rg_location(vmss.resource_group)
+
+    def instances(self, vmss: ScaleSet) -> list[Vm]:
+        """The set's instance VMs, in instance-id order."""
+        found = [v for v in self.spec.vms if v.scale_set and v.scale_set.lower() == vmss.name.lower()]
+        return sorted(found, key=lambda v: (len(v.instance_id or ""), v.instance_id or ""))
 
     def vnet(self, name: str) -> VNet | None:
         return self._vnets.get(name.lower())
@@ -122,7 +135,14 @@ class Topology:
         return f"/subscriptions/{self.sub_id}/resourceGroups/{rg}/providers/{provider_type}/{name}"
 
     def vm_id(self, vm: Vm) -> str:
+        """A VM's id; a scale-set instance's is ``.../virtualMachineScaleSets/<set>/virtualMachines/<id>``."""
+        if vm.scale_set is not None:
+            return f"{self.rid(vm.resource_group, 'Microsoft.Compute/virtualMachineScaleSets', vm.scale_set)}" \
+                   f"/virtualMachines/{vm.instance_id}"
         return self.rid(vm.resource_group, "Microsoft.Compute/virtualMachines", vm.name)
+
+    def vmss_id(self, vmss: ScaleSet) -> str:
+        return self.rid(vmss.resource_group, "Microsoft.Compute/virtualMachineScaleSets", vmss.name)
 
     def nic_id(self, vm: Vm, nic: Nic) -> str:
         return self.rid(vm.resource_group, "Microsoft.Network/networkInterfaces", nic.name or "")
