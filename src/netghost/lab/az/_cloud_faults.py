@@ -20,7 +20,24 @@ blob-late                  3      the blob appears ``delay_s`` lab seconds after
 download-failure           1      the first ``count`` downloads fail (storage InternalError)
 capture-name-conflict      1      a create reusing a live capture name fails (Conflict)
 capture-quota              1      more than ``limit`` unfinished captures in a region fail (QuotaExceeded)
+extension-failed           0      the agent extension reports ``provisioningState: Failed``; a capture
+                                  on the VM ends ``Error`` / ``AgentStopped``
+vm-stopped                 0      the VM is put in ``power_state`` (the world copy changes); captures
+                                  running on it end ``Error`` / ``AgentStopped``
+wireserver-blocked         0      an outbound NSG rule denies 168.63.129.16 at the VM (world copy);
+                                  a capture on it ends ``Error`` / ``AgentStopped``
+capture-early-stop         0      the capture stops ``delay_s`` after it starts with ``stop_reason``
+create-unknown-outcome     1      the first ``count`` creates fail (InternalServerError) although the
+                                  session was created: a later ``show`` finds it
+storage-auth-failure       1      (``auth_mode: key``) shared-key access refused: KeyBasedAuthentication-
+                                  NotPermitted; (``writes_only``) reads pass, writes print the RBAC block
 =========================  =====  ====================================================================
+
+What the lab had to choose where no public source speaks (AZURE.md §2, §4): the texts of
+``extension-missing``, ``capture-name-conflict`` and ``capture-quota``; ``AgentStopped`` as the
+``packetCaptureError`` of a capture whose agent cannot run (the value is in the REST enum, the
+circumstances are the lab's); and ``BytesExceeded`` as the ``stopReason`` of a byte-limited
+capture (only ``Manual`` [REC] and ``TimeExceeded`` [DOC] are documented).
 """
 
 from __future__ import annotations
@@ -33,15 +50,20 @@ from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec
 __all__ = [
     "CLOUD_FAULT_KINDS",
     "STORAGE_RBAC_TEXT",
+    "WATCHER_EXTENSIONS",
     "capture_conflict",
     "capture_quota",
     "download_failure",
     "extension_missing",
     "find_fault",
     "internal_server_error",
+    "key_auth_not_permitted",
     "no_watcher",
     "storage_auth_failure",
 ]
+
+# the Network Watcher agent's extension names (AZURE.md §2), lowercased
+WATCHER_EXTENSIONS = frozenset({"networkwatcheragentlinux", "networkwatcheragentwindows"})
 
 STORAGE_RBAC_TEXT = (
     "ERROR: \n"
@@ -113,6 +135,12 @@ def internal_server_error() -> AzError:
 
 def storage_auth_failure() -> AzError:
     return AzError(1, STORAGE_RBAC_TEXT)
+
+
+def key_auth_not_permitted(time_text: str) -> AzError:
+    """Azure Storage's 403 when the account disallows shared-key access (``allowSharedKeyAccess: false``)."""
+    return storage_error("Key based authentication is not permitted on this storage account.",
+                         "KeyBasedAuthenticationNotPermitted", time_text, exit_code=1)
 
 
 def download_failure(time_text: str) -> AzError:
