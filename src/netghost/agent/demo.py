@@ -23,8 +23,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from netghost.agent.lab_playbook import PlaybookResult, Symptom, run_playbook
-from netghost.contracts.cabincrew import ApprovalRequest
-from netghost.governance.wal import verify
+from netghost.contracts import ApprovalRequest
+from netghost.governance import verify
 from netghost.lab import SCALE_ENV, World, init_state, lab_path_env, load_world, scenario_names
 from netghost.shell import HitlCallback, HitlDecision, SafeExecShell, terminal_hitl_callback
 

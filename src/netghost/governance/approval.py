@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from netghost.contracts.cabincrew import ApprovalDecision, ApprovalRequest, ApprovalResponse
+from netghost.contracts import ApprovalDecision, ApprovalRequest, ApprovalResponse
 from netghost.errors import ApprovalMismatchError
 from netghost.governance.plan_token import compute_plan_token
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from netghost.contracts.cabincrew import ArtifactManifest, ArtifactRecord, ArtifactRole
+from netghost.contracts import ArtifactManifest, ArtifactRecord, ArtifactRole
 from netghost.errors import ArtifactError, ArtifactValidationError
 from netghost.governance.workspace import ARTIFACTS_DIRNAME, Workspace
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from regopy import Interpreter, RegoError
 
-from netghost.contracts.cabincrew import PolicyEvaluation, PolicyOutcome
+from netghost.contracts import PolicyEvaluation, PolicyOutcome
 from netghost.errors import PolicyError
 from netghost.governance.plan_token import canonical_json, sha256_tagged
 

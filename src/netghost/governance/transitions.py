@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts.cabincrew import (
+from netghost.contracts import (
     ApprovalRecord,
     ApprovalRequest,
     ApprovalResponse,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from netghost.contracts.cabincrew import (
+from netghost.contracts import (
     ApprovalRequest,
     ApprovalResponse,
     ArtifactRecord,
