@@ -196,14 +196,21 @@ def test_state_machine_values_and_terminal_states() -> None:
     assert {s.value for s in TERMINAL_TASK_STATES} == {"DONE", "CANCELLED", "ABANDONED"}
 
 
+def test_task_record_version_1_lines_are_still_read() -> None:
+    """A registry written before version 2 stays readable: every v2 field is optional."""
+    record = TaskRecord.model_validate(dict(_task("WAITING"), v=1))
+    assert record.v == 1 and record.location is None and record.plan is None
+
+
 def test_task_record_full_dump_carries_version_and_defaults() -> None:
     record = TaskRecord.model_validate(_task("CREATED"))
     full = record.model_dump(mode="json")
-    assert full["v"] == 1
+    assert full["v"] == 2
     assert full["cleanup_plan"] == [] and full["shell_audit_ids"] == [] and full["cleanup_status"] is None
+    assert full["artifact_hashes"] == {} and full["create_issued"] is False
     assert TaskRecord.model_validate(full) == record
     with pytest.raises(ValidationError):
-        TaskRecord.model_validate(dict(full, v=2))
+        TaskRecord.model_validate(dict(full, v=3))
     with pytest.raises(ValidationError):
         TaskRecord.model_validate(dict(full, intent="check_task"))
 
@@ -246,4 +253,6 @@ def test_seed_001_tool_response_keys_exist(tool: str) -> None:
 
 
 def test_check_task_result_carries_the_three_seed_paths() -> None:
-    assert set(CaptureResult.model_fields) == {"local_pcap_path", "semantic_json_path", "report_path"}
+    seed = {"local_pcap_path", "semantic_json_path", "report_path"}
+    assert seed <= set(CaptureResult.model_fields)
+    assert set(CaptureResult.model_fields) - seed == {"mode", "artifact_hashes", "stop_reason"}

@@ -154,7 +154,7 @@ def test_task_registry_replay_yields_valid_latest_records(tmp_path: Path) -> Non
     latest = replay_latest(path, "task_id")
     (line,) = latest.values()
     stored = StoredTaskRecord.model_validate(line)
-    assert stored.state == "WAITING" and stored.seq == 5 and stored.v == 1
+    assert stored.state == "WAITING" and stored.seq == 5 and stored.v == 2
     assert stored.storage_container == "captures" and stored.max_polls == 20
 
 

@@ -85,10 +85,12 @@ from netghost.contracts.shell import (
 )
 from netghost.contracts.task import (
     CAPTURE_MAX_DURATION_SECONDS,
+    TASK_RECORD_VERSION,
     TERMINAL_TASK_STATES,
     CaptureTrafficParameters,
     CleanupStatus,
     CleanupStep,
+    DenialAction,
     StorageAuthMode,
     StoredTaskRecord,
     TargetType,
@@ -113,6 +115,7 @@ __all__ = [
     "CHAIN_FIELD_NAMES",
     "CHECKSUM_KEY",
     "INTENTS",
+    "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "TOOL_NAMES",
     "AbandonedTaskOrphan",
@@ -130,6 +133,7 @@ __all__ = [
     "CleanupTaskArgs",
     "CleanupTaskRequest",
     "CompleteInvestigationArgs",
+    "DenialAction",
     "DenialEvent",
     "EvidenceConflict",
     "Hypothesis",

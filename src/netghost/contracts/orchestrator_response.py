@@ -21,7 +21,7 @@ from pydantic import Discriminator, Field, Tag, TypeAdapter
 from netghost.contracts.base import WireModel
 from netghost.contracts.meta import ToolResultMeta
 from netghost.contracts.orphans import Orphan
-from netghost.contracts.task import CleanupStatus, TaskRecord, TaskState
+from netghost.contracts.task import CleanupStatus, DenialAction, TaskRecord, TaskState
 
 __all__ = [
     "CaptureResult",
@@ -50,11 +50,18 @@ because the seeds give no code for a parameter that is present but out of range.
 
 
 class CaptureResult(WireModel):
-    """File paths a finished task produced (single-end or comparison analysis)."""
+    """File paths a finished task produced (single-end or comparison analysis).
+
+    Beyond the seed's three paths: ``mode`` (``single`` or ``compare``), the SHA-256 of every artifact
+    (verified before analysis: the chain of custody the RCA cites) and Azure's ``stopReason``.
+    """
 
     local_pcap_path: str | None = None
     semantic_json_path: str | None = None
     report_path: str | None = None
+    mode: Literal["single", "compare"] | None = None
+    artifact_hashes: dict[str, str] | None = None
+    stop_reason: str | None = None
 
 
 class SingleEndFallbackResult(WireModel):
@@ -64,6 +71,8 @@ class SingleEndFallbackResult(WireModel):
     report_path: str
     semantic_json_path: str | None = None
     local_pcap_path: str | None = None
+    artifact_hashes: dict[str, str] | None = None
+    stop_reason: str | None = None
 
 
 class PairedTaskStatus(WireModel):
@@ -85,6 +94,8 @@ class _TaskResponse(WireModel):
     result: CaptureResult | SingleEndFallbackResult | None = None
     cleanup_status: CleanupStatus | None = None
     error_detail: str | None = None
+    failure_reason: str | None = None
+    denied_action: DenialAction | None = None
     poll_count: int | None = Field(default=None, ge=0)
     max_polls: int | None = Field(default=None, ge=1)
     elapsed_seconds: float | None = Field(default=None, ge=0)

@@ -23,10 +23,12 @@ from netghost.contracts.chain import ChainFields
 
 __all__ = [
     "CAPTURE_MAX_DURATION_SECONDS",
+    "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "CaptureTrafficParameters",
     "CleanupStatus",
     "CleanupStep",
+    "DenialAction",
     "StorageAuthMode",
     "StoredTaskRecord",
     "TargetType",
@@ -66,8 +68,15 @@ TERMINAL_TASK_STATES: frozenset[TaskState] = frozenset(
 CleanupStatus = Literal["pending", "completed", "partial", "skipped"]
 """Seed 000 response table; ``None`` on the wire means cleanup was not attempted yet."""
 
-TargetType = Literal["vm", "aks"]
+TargetType = Literal["vm", "vmss", "aks"]
 StorageAuthMode = Literal["login", "key"]
+DenialAction = Literal["user_denied", "user_abandoned", "blocked"]
+"""Why a gated command did not run: a human said no, the gate failed closed, or it was FORBIDDEN."""
+
+TASK_RECORD_VERSION: Literal[2] = 2
+"""Version 2 adds what the real azure-cli needs (location, VM id, storage path, auth mode), the task's
+CabinCrew plan, workspace and artifact hashes, and the named failure / Azure stop reasons. A version 1
+record is read as is: every new field is optional."""
 
 
 class CaptureTrafficParameters(WireModel):
@@ -116,7 +125,7 @@ class TaskRecord(WireModel):
     ``plan_token`` (ARCHITECTURE.md: the capture plan's token is stored in the task record).
     """
 
-    v: Literal[1] = 1
+    v: Literal[1, 2] = TASK_RECORD_VERSION
     task_id: str = Field(min_length=1, description="ghost_{target}_{YYYYMMDDTHHMMSS}")
     session_id: str | None = None
     intent: Literal["capture_traffic"]
@@ -142,6 +151,33 @@ class TaskRecord(WireModel):
     error_detail: str | None = None
     duration_seconds: float | None = Field(default=None, ge=0)
     plan_token: str | None = None
+    # ---- version 2: what the real azure-cli and the CabinCrew plan need ----
+    location: str | None = Field(default=None, description="the VM's region: -l of show-status/delete/list")
+    vm_id: str | None = Field(default=None, description="full ARM id of the target, resolved in DETECTING")
+    storage_path: str | None = Field(
+        default=None, description="blob URL from the create output's storageLocation.storagePath"
+    )
+    storage_auth_mode: StorageAuthMode | None = None
+    plan: list[list[str]] | None = Field(
+        default=None, description="the task's whole command plan as argv templates; plan_token hashes it"
+    )
+    policy_outcome: Literal["allow", "warn", "deny", "require_approval"] | None = None
+    policy_hash: str | None = None
+    workspace: str | None = Field(default=None, description="root of the task's CabinCrew workspace")
+    artifact_hashes: dict[str, str] = Field(
+        default_factory=dict, description="artifact path (relative to the workspace) -> sha256:<hex>"
+    )
+    capture_status: str | None = Field(default=None, description="last packetCaptureStatus from show-status")
+    stop_reason: str | None = Field(default=None, description="Azure's stopReason (TimeExceeded, Manual ...)")
+    failure_reason: str | None = Field(
+        default=None, description="named reason a task failed or stopped (vm_not_running, quota_exceeded ...)"
+    )
+    denied_action: DenialAction | None = None
+    download_attempts: int = Field(default=0, ge=0)
+    analysis_mode: Literal["single", "compare", "single_end_fallback"] | None = None
+    create_issued: bool = Field(
+        default=False, description="the create command was sent: a restart must ask Azure before creating again"
+    )
 
 
 class StoredTaskRecord(TaskRecord, ChainFields):
