@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -92,84 +92,118 @@ def iter_pcapng(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) 
     """Walk pcapng blocks.
 
     Runs of packet blocks go through the compiled walker when it is built (``_walkdecode``); it stops
-    at every other or malformed block, which this Python loop handles (interfaces, sections, the
-    warnings), so both paths give the same batches and messages.
+    at every other or malformed block, which the Python walk (:class:`_BlockWalk`) handles (interfaces,
+    sections, the warnings), so both paths give the same batches and messages.
     """
     info.file_type = "pcapng"
-    mod = walkdecode_module()
+    walk = _BlockWalk(info, walkdecode_module())
     data = head + read_bytes(fh, chunk_bytes, info)
-    fmt = "<"
-    ifaces: list[_Iface] = []
-    if_arrays = _iface_arrays(ifaces)
     pos = 0
-    consumed = 0
-    eof = False
     while True:
-        n = len(data)
-        out = _Packets(n, mod is not None)
-        while pos + 12 <= n:
-            if mod is not None:
-                pos, out.k = mod.walk_pcapng_packets(data, pos, n, fmt == ">", *if_arrays, out.offs, out.caps,
-                                                     out.wires, out.tss, out.lts, out.k, MAX_RECORD + 4096)
-                if pos + 12 > n:
-                    break
-            btype = struct.unpack_from(fmt + "I", data, pos)[0]
-            if btype == 0x0A0D0D0A:
-                bom = data[pos + 8 : pos + 12]
-                if bom == b"\x4d\x3c\x2b\x1a":
-                    fmt = "<"
-                elif bom == b"\x1a\x2b\x3c\x4d":
-                    fmt = ">"
-                else:
-                    info.truncated = True
-                    info.warnings.append(f"corrupt section header at byte {consumed + pos}; analysed up to there")
-                    eof = True
-                    break
-                ifaces = []
-                if_arrays = _iface_arrays(ifaces)
-            blen = struct.unpack_from(fmt + "I", data, pos + 4)[0]
-            if blen < 12 or blen % 4 or blen > MAX_RECORD + 4096:
-                info.truncated = True
-                info.warnings.append(f"corrupt block at byte {consumed + pos} (length {blen}); analysed up to there")
-                eof = True
-                break
-            if pos + blen > n:
-                break
-            body = data[pos + 8 : pos + blen - 4]
-            try:
-                if btype == 1:
-                    ifaces.append(_parse_idb(body, fmt))
-                    if_arrays = _iface_arrays(ifaces)
-                    if ifaces[-1].linktype not in info.link_types:
-                        info.link_types.append(ifaces[-1].linktype)
-                elif btype in (6, 2):  # EPB / obsolete PB
-                    if btype == 6:
-                        iid, hi, lo, cap, wire = struct.unpack_from(fmt + "IIIII", body, 0)
-                    else:
-                        iid, _drops, hi, lo, cap, wire = struct.unpack_from(fmt + "HHIIII", body, 0)
-                    iface = ifaces[iid]
-                    if 20 + cap > len(body):
-                        raise ValueError("packet data overruns its block")
-                    out.add(pos + 8 + 20, cap, wire, ((hi << 32) | lo) * iface.tsdiv + iface.tsoffset, iface.linktype)
-                elif btype == 3:  # SPB: no timestamp, interface 0
-                    wire = struct.unpack_from(fmt + "I", body, 0)[0]
-                    cap = min(wire, len(body) - 4)
-                    out.add(pos + 8 + 4, cap, wire, out.last_ts(), ifaces[0].linktype)
-            except (struct.error, IndexError, ValueError) as exc:
-                info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {consumed + pos}: {exc}")
-            pos += blen
+        out = _Packets(len(data), walk.mod is not None)
+        pos, corrupt = walk.blocks(data, pos, out)
         if out.k:
             yield out.batch(data)
-        if eof:
+        if corrupt:
             return
         more = read_bytes(fh, chunk_bytes, info)
-        consumed += pos
+        walk.consumed += pos
         data = data[pos:] + more
         pos = 0
         if not more:
             if data:
                 info.truncated = True
                 info.warnings.append(
-                    f"capture cut short: last block at byte {consumed} is incomplete; analysed up to the cut"
+                    f"capture cut short: last block at byte {walk.consumed} is incomplete; analysed up to the cut"
                 )
             return
+
+
+class _BlockWalk:
+    """The block walk's state across chunks: the current section's byte order and interfaces.
+
+    Why a class: the walk resumes chunk after chunk (a block may straddle two reads), and the section
+    (byte order, interface table) outlives each chunk.
+    """
+
+    def __init__(self, info: CaptureInfo, mod: Any) -> None:
+        self.info = info
+        self.mod = mod
+        self.fmt = "<"
+        self.ifaces: list[_Iface] = []
+        self.if_arrays = _iface_arrays(self.ifaces)
+        self.consumed = 0  # file bytes before the current chunk (for the byte offsets in warnings)
+
+    def blocks(self, data: bytes, pos: int, out: _Packets) -> tuple[int, bool]:
+        """Walk the whole blocks of ``data`` from ``pos``, adding packets to ``out``.
+
+        Returns:
+            (offset of the first block not walked (incomplete in this chunk), True when a corrupt
+            section header or block length ends the capture there).
+        """
+        n = len(data)
+        mod, info, fmt = self.mod, self.info, self.fmt
+        while pos + 12 <= n:
+            if mod is not None:
+                pos, out.k = mod.walk_pcapng_packets(data, pos, n, fmt == ">", *self.if_arrays, out.offs, out.caps,
+                                                     out.wires, out.tss, out.lts, out.k, MAX_RECORD + 4096)
+                if pos + 12 > n:
+                    break
+            btype = struct.unpack_from(fmt + "I", data, pos)[0]
+            if btype == 0x0A0D0D0A:
+                if not self._new_section(data[pos + 8 : pos + 12], pos):
+                    return pos, True
+                fmt = self.fmt
+            blen = struct.unpack_from(fmt + "I", data, pos + 4)[0]
+            if blen < 12 or blen % 4 or blen > MAX_RECORD + 4096:
+                info.truncated = True
+                info.warnings.append(f"corrupt block at byte {self.consumed + pos} (length {blen}); analysed up to there")
+                return pos, True
+            if pos + blen > n:
+                break
+            try:
+                self._block(btype, data[pos + 8 : pos + blen - 4], pos, out)
+            except (struct.error, IndexError, ValueError) as exc:
+                info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {self.consumed + pos}: {exc}")
+            pos += blen
+        return pos, False
+
+    def _new_section(self, bom: bytes, pos: int) -> bool:
+        """A section header: take its byte order and start an empty interface table (False: corrupt)."""
+        if bom == b"\x4d\x3c\x2b\x1a":
+            self.fmt = "<"
+        elif bom == b"\x1a\x2b\x3c\x4d":
+            self.fmt = ">"
+        else:
+            self.info.truncated = True
+            self.info.warnings.append(f"corrupt section header at byte {self.consumed + pos}; analysed up to there")
+            return False
+        self.ifaces = []
+        self.if_arrays = _iface_arrays(self.ifaces)
+        return True
+
+    def _block(self, btype: int, body: bytes, pos: int, out: _Packets) -> None:
+        """One whole block at ``pos`` (``body`` without its type, length and trailing length).
+
+        Raises:
+            struct.error, IndexError, ValueError: the block is malformed (the caller warns and skips it).
+        """
+        fmt = self.fmt
+        if btype in (6, 2):  # EPB / obsolete PB
+            if btype == 6:
+                iid, hi, lo, cap, wire = struct.unpack_from(fmt + "IIIII", body, 0)
+            else:
+                iid, _drops, hi, lo, cap, wire = struct.unpack_from(fmt + "HHIIII", body, 0)
+            iface = self.ifaces[iid]
+            if 20 + cap > len(body):
+                raise ValueError("packet data overruns its block")
+            out.add(pos + 8 + 20, cap, wire, ((hi << 32) | lo) * iface.tsdiv + iface.tsoffset, iface.linktype)
+        elif btype == 1:
+            self.ifaces.append(_parse_idb(body, fmt))
+            self.if_arrays = _iface_arrays(self.ifaces)
+            if self.ifaces[-1].linktype not in self.info.link_types:
+                self.info.link_types.append(self.ifaces[-1].linktype)
+        elif btype == 3:  # SPB: no timestamp, interface 0
+            wire = struct.unpack_from(fmt + "I", body, 0)[0]
+            cap = min(wire, len(body) - 4)
+            out.add(pos + 8 + 4, cap, wire, out.last_ts(), self.ifaces[0].linktype)
