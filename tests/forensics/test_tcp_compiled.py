@@ -219,64 +219,88 @@ def segment_runs(draw: st.DrawFn) -> dict[str, list[Any]]:
     (data, retransmission, keep-alive, zero-window probe and its ACK, dup-ACK bursts followed by a
     fast retransmission, SYN reuse with a new ISN, gaps, raw flags), with ISNs near 0, 2**31 and
     2**32 so sequence numbers wrap."""
-    nconv = draw(st.integers(1, 3))
-    isn_pick = st.sampled_from([0, 1, 2**31 - 2, 2**31 + 7, M32 - 3, M32, 123456789])
-    isn = [[draw(isn_pick), draw(isn_pick)] for _ in range(nconv)]
-    sent = [[0, 0] for _ in range(nconv)]  # bytes sent per side (relative), SYN counted
-    out: dict[str, list[Any]] = {k: [] for k in ("conv", "dirn", "seq", "ack", "flags", "win", "len", "ts", "wscale")}
-    t = [1000.0]
-
-    def emit(c: int, d: int, off: int, *, fl: int, win: int, ln: int, back: int = 0) -> None:
-        t[0] += draw(STEPS)
-        seq = isn[c][d] if fl & SYN else (isn[c][d] + off) & M32
-        ack = (isn[c][1 - d] + max(sent[c][1 - d] - back, 0)) & M32 if fl & ACK else 0
-        for k, v in (("conv", c), ("dirn", d), ("seq", seq), ("ack", ack), ("flags", fl), ("win", win), ("len", ln),
-                     ("ts", t[0]), ("wscale", draw(st.sampled_from([-1, -1, 0, 2, 7, 14, 40])))):
-            out[k].append(v)
-
+    sim = _Senders(draw, draw(st.integers(1, 3)))
     for _ in range(draw(st.integers(1, 25))):
-        c, d = draw(st.integers(0, nconv - 1)), draw(st.integers(0, 1))
+        c, d = draw(st.integers(0, sim.nconv - 1)), draw(st.integers(0, 1))
         kind = draw(st.sampled_from(KINDS))
         win = draw(st.sampled_from([0, 1, 512, 65535]))
-        off = sent[c][d]
         back = draw(st.sampled_from([0, 0, 0, 1, 100, -5]))
         if kind in ("syn", "synack", "reuse"):
-            if kind == "reuse":
-                isn[c][d] = draw(st.integers(0, M32))
-            emit(c, d, 0, fl=SYN | (ACK if kind == "synack" else 0), win=win, ln=0)
-            sent[c][d] = 1
+            sim.syn(c, d, kind, win)
         elif kind in ("data", "gap", "retx", "keepalive", "zwp", "fin", "raw"):
-            ln, fl = draw(st.sampled_from([1, 2, 100, 1460])), ACK | PSH
-            if kind == "gap":
-                off += draw(st.sampled_from([1, 1460, 2**31 + 5]))
-            elif kind == "retx":
-                off = max(off - draw(st.sampled_from([1, 100, 1460, 3000])), 0)
-            elif kind == "keepalive":
-                off, ln = off - 1, draw(st.integers(0, 1))
-            elif kind == "zwp":
-                ln = 1
-            elif kind == "fin":
-                fl, ln = FIN | ACK, draw(st.sampled_from([0, 0, 10]))
-            elif kind == "raw":
-                fl, ln, off = draw(st.integers(0, 0xFFF)), draw(st.integers(0, 3)), off + draw(st.integers(-3, 3))
-            emit(c, d, off, fl=fl, win=win, ln=ln, back=back)
-            if kind in ("data", "gap", "zwp", "fin", "raw") and off + ln < 2**31:
-                sent[c][d] = max(sent[c][d], off + ln + (1 if fl & FIN else 0))
+            sim.data(c, d, kind, win, back)
         elif kind == "dupacks":
-            # the receiver repeats one ACK (same window); the sender may then resend that byte
-            zero = draw(st.booleans())
-            w = 0 if zero else max(win, 1)
-            for _ in range(draw(st.integers(1, 4))):
-                emit(c, d, off, fl=ACK, win=w, ln=0, back=back)
-            if zero:
-                emit(c, 1 - d, sent[c][1 - d], fl=ACK, win=512, ln=1)  # zero-window probe ...
-                emit(c, d, off, fl=ACK, win=0, ln=0, back=back)  # ... and its ACK
-            else:
-                emit(c, 1 - d, max(sent[c][1 - d] - back, 0), fl=ACK | PSH, win=512, ln=draw(st.sampled_from([1, 1460])))
+            sim.dupacks(c, d, win, back)
         else:  # "ack", "zerowin", "rst"
             fl = draw(st.sampled_from([RST, RST | ACK])) if kind == "rst" else ACK
-            emit(c, d, off, fl=fl, win=0 if kind == "zerowin" else win, ln=0, back=back)
-    return out
+            sim.emit(c, d, sim.sent[c][d], fl=fl, win=0 if kind == "zerowin" else win, ln=0, back=back)
+    return sim.out
+
+
+class _Senders:
+    """The simulated endpoints behind :func:`segment_runs`: ISNs, bytes sent per side and the segment
+    columns emitted so far; each action method draws what it needs."""
+
+    def __init__(self, draw: st.DrawFn, nconv: int) -> None:
+        self.draw = draw
+        self.nconv = nconv
+        isn_pick = st.sampled_from([0, 1, 2**31 - 2, 2**31 + 7, M32 - 3, M32, 123456789])
+        self.isn = [[draw(isn_pick), draw(isn_pick)] for _ in range(nconv)]
+        self.sent = [[0, 0] for _ in range(nconv)]  # bytes sent per side (relative), SYN counted
+        self.out: dict[str, list[Any]] = {k: [] for k in ("conv", "dirn", "seq", "ack", "flags", "win", "len", "ts",
+                                                          "wscale")}
+        self.t = 1000.0
+
+    def emit(self, c: int, d: int, off: int, *, fl: int, win: int, ln: int, back: int = 0) -> None:
+        draw = self.draw
+        self.t += draw(STEPS)
+        seq = self.isn[c][d] if fl & SYN else (self.isn[c][d] + off) & M32
+        ack = (self.isn[c][1 - d] + max(self.sent[c][1 - d] - back, 0)) & M32 if fl & ACK else 0
+        for k, v in (("conv", c), ("dirn", d), ("seq", seq), ("ack", ack), ("flags", fl), ("win", win), ("len", ln),
+                     ("ts", self.t), ("wscale", draw(st.sampled_from([-1, -1, 0, 2, 7, 14, 40])))):
+            self.out[k].append(v)
+
+    def syn(self, c: int, d: int, kind: str, win: int) -> None:
+        """A SYN or SYN-ACK; ``reuse`` first picks a new ISN (port reuse)."""
+        if kind == "reuse":
+            self.isn[c][d] = self.draw(st.integers(0, M32))
+        self.emit(c, d, 0, fl=SYN | (ACK if kind == "synack" else 0), win=win, ln=0)
+        self.sent[c][d] = 1
+
+    def data(self, c: int, d: int, kind: str, win: int, back: int) -> None:
+        """A segment at, past (gap), before (retx, keepalive) the sender's next byte, a probe, a FIN or raw flags."""
+        draw = self.draw
+        off = self.sent[c][d]
+        ln, fl = draw(st.sampled_from([1, 2, 100, 1460])), ACK | PSH
+        if kind == "gap":
+            off += draw(st.sampled_from([1, 1460, 2**31 + 5]))
+        elif kind == "retx":
+            off = max(off - draw(st.sampled_from([1, 100, 1460, 3000])), 0)
+        elif kind == "keepalive":
+            off, ln = off - 1, draw(st.integers(0, 1))
+        elif kind == "zwp":
+            ln = 1
+        elif kind == "fin":
+            fl, ln = FIN | ACK, draw(st.sampled_from([0, 0, 10]))
+        elif kind == "raw":
+            fl, ln, off = draw(st.integers(0, 0xFFF)), draw(st.integers(0, 3)), off + draw(st.integers(-3, 3))
+        self.emit(c, d, off, fl=fl, win=win, ln=ln, back=back)
+        if kind in ("data", "gap", "zwp", "fin", "raw") and off + ln < 2**31:
+            self.sent[c][d] = max(self.sent[c][d], off + ln + (1 if fl & FIN else 0))
+
+    def dupacks(self, c: int, d: int, win: int, back: int) -> None:
+        """The receiver repeats one ACK (same window); the sender may then resend that byte."""
+        off = self.sent[c][d]
+        zero = self.draw(st.booleans())
+        w = 0 if zero else max(win, 1)
+        for _ in range(self.draw(st.integers(1, 4))):
+            self.emit(c, d, off, fl=ACK, win=w, ln=0, back=back)
+        if zero:
+            self.emit(c, 1 - d, self.sent[c][1 - d], fl=ACK, win=512, ln=1)  # zero-window probe ...
+            self.emit(c, d, off, fl=ACK, win=0, ln=0, back=back)  # ... and its ACK
+        else:
+            self.emit(c, 1 - d, max(self.sent[c][1 - d] - back, 0), fl=ACK | PSH, win=512,
+                      ln=self.draw(st.sampled_from([1, 1460])))
 
 
 def _run_sequences(s: dict[str, list[Any]]) -> tuple[np.ndarray, ...]:
