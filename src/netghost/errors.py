@@ -109,7 +109,16 @@ class PlanTokenMismatchError(GovernanceError):
 
 
 class PolicyError(GovernanceError, ValueError):
-    """Raised when a policy file, rule table or Rego bundle is invalid or its examples fail."""
+    """Raised when a policy file, rule table or Rego bundle is invalid or its examples fail.
+
+    ``path`` is the file, directory or bundle at fault (a Rego module's name when it came from
+    memory); ``rule`` the rule inside it: its id, or ``#n`` (its place in the file) before it has one.
+    """
+
+    def __init__(self, message: str, *, path: Path | str | None = None, rule: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.rule = rule
 
 
 class ApprovalMismatchError(GovernanceError):

@@ -87,7 +87,7 @@ def lint_rego(name: str, source: str) -> None:
         code = line.split("#", 1)[0]
         for pattern, why in _BUGGY_CONSTRUCTS:
             if pattern.search(code):
-                raise PolicyError(f"{name}:{lineno}: {why}")
+                raise PolicyError(f"{name}:{lineno}: {why}", path=name)
 
 
 def default_policy_sources() -> list[PolicySource]:
@@ -108,10 +108,10 @@ def load_policy_dir(directory: str | Path) -> list[PolicySource]:
     """
     path = Path(directory)
     if not path.is_dir():
-        raise PolicyError(f"policy directory {path} does not exist")
+        raise PolicyError(f"policy directory {path} does not exist", path=path)
     files = sorted(path.glob("*.rego"))
     if not files:
-        raise PolicyError(f"policy directory {path} holds no .rego file")
+        raise PolicyError(f"policy directory {path} holds no .rego file", path=path)
     return [(f"{path.name}/{f.name}", f.read_text(encoding="utf-8")) for f in files]
 
 
@@ -289,7 +289,8 @@ class PolicyEngine:
         try:
             Interpreter().save_bundle(str(out), self._bundle)
         except RegoError as exc:
-            raise PolicyError(f"cannot save policy bundle to {out}: {str(exc).strip()[:200]}") from exc
+            detail = str(exc).strip()[:200]
+            raise PolicyError(f"cannot save policy bundle to {out}: {detail}", path=out) from exc
         manifest = {"policy_hash": self.policy_hash, "modules": [n for n, _ in self.sources]}
         (out / _BUNDLE_MANIFEST).write_text(canonical_json(manifest) + "\n", encoding="utf-8")
         return out
@@ -306,7 +307,7 @@ class PolicyEngine:
             manifest = json.loads((path / _BUNDLE_MANIFEST).read_text(encoding="utf-8"))
             bundle = Interpreter().load_bundle(str(path))
         except (OSError, json.JSONDecodeError, RegoError) as exc:
-            raise PolicyError(f"{path} is not a policy bundle: {exc}") from exc
+            raise PolicyError(f"{path} is not a policy bundle: {exc}", path=path) from exc
         engine = cls.__new__(cls)
         engine.sources = ()
         engine.policy_hash = str(manifest["policy_hash"])

@@ -34,11 +34,11 @@ class Tables:
 
 
 def _read(name: str) -> dict[str, Any]:
+    source = resources.files("netghost.shell.classify").joinpath("rules", name)
     try:
-        text = resources.files("netghost.shell.classify").joinpath("rules", name).read_text(encoding="utf-8")
-        return tomllib.loads(text)
+        return tomllib.loads(source.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise PolicyError(f"built-in rule file rules/{name} cannot be read: {exc}") from exc
+        raise PolicyError(f"built-in rule file rules/{name} cannot be read: {exc}", path=str(source)) from exc
 
 
 @lru_cache(maxsize=1)
