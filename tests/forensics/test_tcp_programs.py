@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,78 +168,121 @@ class _Conv:
         self.emit(y, self.snd[y], self.got[y], ACK, self.win[y], 0)
 
     def run(self, kind: str, x: int, p: int, q: int) -> None:
-        y = 1 - x
+        """One program step: advance the clock, then the action ``kind`` by side ``x`` (``y`` is the peer);
+        ``p`` and ``q`` are the step's free integers (timing, lengths, sequence values)."""
         self.t += -0.01 if kind == "back_time" else STEPS[p % len(STEPS)]
         ln = (1, 100, 1448, 536, 1, 2)[q % 6]
-        if kind in {"data", "lose"}:
-            self.data(x, ln, lose=kind == "lose")
-        elif kind == "ack":
+        action = _ACTIONS.get(kind)  # "back_time" only moves the clock
+        if action is not None:
+            action(self, x, 1 - x, p, q, ln)
+
+    # one method per action kind, all called as (x, y, p, q, ln); see _ACTIONS below
+    def _data(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.data(x, ln)
+
+    def _lose(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.data(x, ln, lose=True)
+
+    def _ack(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.ack(y)
+
+    def _fastretx(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        hole = [h for h in self.hist[x] if h[0] == self.got[y]]
+        if hole:
+            self.emit(x, hole[0][0], self.got[x], ACK, self.win[x], hole[0][1])
+            self.got[y] = self.snd[x]
+
+    def _resend(self, x: int, y: int, seg: tuple[int, int]) -> None:
+        s, n = seg
+        self.emit(x, s, self.got[x], ACK, self.win[x], n)
+        if self.got[y] == s:
+            self.got[y] = self.snd[x]
+
+    def _retx(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        if self.hist[x]:
+            self._resend(x, y, self.hist[x][q % len(self.hist[x])])
+
+    def _spurious(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        if self.hist[x]:
+            self._resend(x, y, self.hist[x][0])
+
+    def _swap(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        a, b = self.snd[x], (self.snd[x] + ln) & M
+        self.emit(x, b, self.got[x], ACK, self.win[x], ln)
+        self.t += 0.0003
+        self.emit(x, a, self.got[x], ACK, self.win[x], ln)
+        self.snd[x] = (b + ln) & M
+        if self.got[y] == a:
+            self.got[y] = self.snd[x]
+
+    def _dupack(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        for _ in range(1 + q % 4):
             self.ack(y)
-        elif kind == "fastretx":
-            hole = [h for h in self.hist[x] if h[0] == self.got[y]]
-            if hole:
-                self.emit(x, hole[0][0], self.got[x], ACK, self.win[x], hole[0][1])
-                self.got[y] = self.snd[x]
-        elif kind in {"retx", "spurious"} and self.hist[x]:
-            s, n = self.hist[x][q % len(self.hist[x])] if kind == "retx" else self.hist[x][0]
-            self.emit(x, s, self.got[x], ACK, self.win[x], n)
-            if self.got[y] == s:
-                self.got[y] = self.snd[x]
-        elif kind == "swap":
-            a, b = self.snd[x], (self.snd[x] + ln) & M
-            self.emit(x, b, self.got[x], ACK, self.win[x], ln)
-            self.t += 0.0003
-            self.emit(x, a, self.got[x], ACK, self.win[x], ln)
-            self.snd[x] = (b + ln) & M
-            if self.got[y] == a:
-                self.got[y] = self.snd[x]
-        elif kind == "dupack":
-            for _ in range(1 + q % 4):
-                self.ack(y)
-                self.t += STEPS[p % 3]
-        elif kind == "zerowin":
+            self.t += STEPS[p % 3]
+
+    def _zerowin(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.ack(y, 0)
+
+    def _zwp(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        if q % 3:
             self.ack(y, 0)
-        elif kind == "zwp":
-            if q % 3:
-                self.ack(y, 0)
-            for _ in range(1 + p % 3):
-                self.t += 0.001
-                self.emit(x, self.snd[x], self.got[x], ACK, self.win[x], 1)
-                self.t += 0.001
-                self.ack(y)
-        elif kind == "winupd":
-            self.ack(y, 1 + q % 65535)
-        elif kind == "keepalive":
-            self.emit(x, self.snd[x] - 1, self.got[x], ACK, self.win[x], q % 2)
+        for _ in range(1 + p % 3):
+            self.t += 0.001
+            self.emit(x, self.snd[x], self.got[x], ACK, self.win[x], 1)
             self.t += 0.001
             self.ack(y)
-        elif kind == "fill":
-            la, lw = self.last[y]
-            sh = max(self.ws[y], 0) if min(self.ws) >= 0 and q % 2 else 0
-            room = (la + (lw << sh) - self.snd[x]) & M
-            if 0 < room <= 64000:
-                self.data(x, room)
-        elif kind == "fin":
-            self.emit(x, self.snd[x], self.got[x], FIN | ACK, self.win[x], 0)
-            self.snd[x] = (self.snd[x] + 1) & M
-        elif kind == "rst":
-            self.emit(x, self.snd[x], self.got[x], RST | ACK, 0, 0)
-        elif kind == "rst0":
-            self.emit(x, 0, 0, RST, 0, 0)
-        elif kind == "syn_again":
-            new = q if p % 2 else (self.snd[0] - 1)
-            self.emit(0, new, 0, SYN, 64240, 0, self.ws[0])
-            if p % 3:
-                self.snd[0] = (new + 1) & M
-                self.got[1] = self.snd[0]
-        elif kind == "synack_new":
-            self.emit(1, q, self.snd[0], SYN | ACK, 65160, 0, self.ws[1])
-            self.snd[1] = (q + 1) & M
-            self.got[0] = self.snd[1]
-        elif kind == "jump":
-            self.snd[x] = q
-        elif kind == "wild_ack":
-            self.emit(y, self.snd[y], q, ACK, self.win[y], 0)
+
+    def _winupd(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.ack(y, 1 + q % 65535)
+
+    def _keepalive(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(x, self.snd[x] - 1, self.got[x], ACK, self.win[x], q % 2)
+        self.t += 0.001
+        self.ack(y)
+
+    def _fill(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        la, lw = self.last[y]
+        sh = max(self.ws[y], 0) if min(self.ws) >= 0 and q % 2 else 0
+        room = (la + (lw << sh) - self.snd[x]) & M
+        if 0 < room <= 64000:
+            self.data(x, room)
+
+    def _fin(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(x, self.snd[x], self.got[x], FIN | ACK, self.win[x], 0)
+        self.snd[x] = (self.snd[x] + 1) & M
+
+    def _rst(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(x, self.snd[x], self.got[x], RST | ACK, 0, 0)
+
+    def _rst0(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(x, 0, 0, RST, 0, 0)
+
+    def _syn_again(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        new = q if p % 2 else (self.snd[0] - 1)
+        self.emit(0, new, 0, SYN, 64240, 0, self.ws[0])
+        if p % 3:
+            self.snd[0] = (new + 1) & M
+            self.got[1] = self.snd[0]
+
+    def _synack_new(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(1, q, self.snd[0], SYN | ACK, 65160, 0, self.ws[1])
+        self.snd[1] = (q + 1) & M
+        self.got[0] = self.snd[1]
+
+    def _jump(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.snd[x] = q
+
+    def _wild_ack(self, x: int, y: int, p: int, q: int, ln: int) -> None:
+        self.emit(y, self.snd[y], q, ACK, self.win[y], 0)
+
+
+_ACTIONS: dict[str, Callable[[_Conv, int, int, int, int, int], None]] = {
+    "data": _Conv._data, "lose": _Conv._lose, "ack": _Conv._ack, "fastretx": _Conv._fastretx, "retx": _Conv._retx,
+    "spurious": _Conv._spurious, "swap": _Conv._swap, "dupack": _Conv._dupack, "zerowin": _Conv._zerowin,
+    "zwp": _Conv._zwp, "winupd": _Conv._winupd, "keepalive": _Conv._keepalive, "fill": _Conv._fill,
+    "fin": _Conv._fin, "rst": _Conv._rst, "rst0": _Conv._rst0, "syn_again": _Conv._syn_again,
+    "synack_new": _Conv._synack_new, "jump": _Conv._jump, "wild_ack": _Conv._wild_ack,
+}
 
 
 def _segments(convs: list[Any], seed: int) -> tuple[np.ndarray, ...]:
