@@ -8,7 +8,6 @@ TaskRecord``), and ``python -m netghost.contracts.export DIR`` writes their JSON
 
 from __future__ import annotations
 
-from netghost.contracts import cabincrew as _cabincrew
 from netghost.contracts.audit import (
     ShellAuditRecord,
     StoredShellAuditRecord,
@@ -19,7 +18,23 @@ from netghost.contracts.base import (
     WireModel,
     format_timestamp,
 )
-from netghost.contracts.cabincrew import *  # noqa: F403  see the note above __all__ +=
+from netghost.contracts.cabincrew import (
+    ApprovalDecision,
+    ApprovalRecord,
+    ApprovalRequest,
+    ApprovalResponse,
+    ArtifactManifest,
+    ArtifactRecord,
+    ArtifactRole,
+    AuditEvent,
+    AuditEventType,
+    PolicyEvaluation,
+    PolicyOutcome,
+    WalEntry,
+    WalEntryType,
+    WorkflowState,
+    WorkflowStateRecord,
+)
 from netghost.contracts.chain import (
     CHAIN_FIELD_NAMES,
     ChainFields,
@@ -119,6 +134,15 @@ __all__ = [
     "TERMINAL_TASK_STATES",
     "TOOL_NAMES",
     "AbandonedTaskOrphan",
+    "ApprovalDecision",
+    "ApprovalRecord",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "ArtifactManifest",
+    "ArtifactRecord",
+    "ArtifactRole",
+    "AuditEvent",
+    "AuditEventType",
     "CancelTaskArgs",
     "CancelTaskRequest",
     "CaptureResult",
@@ -151,6 +175,8 @@ __all__ = [
     "OutputFormat",
     "OutputMetadata",
     "PairedTaskStatus",
+    "PolicyEvaluation",
+    "PolicyOutcome",
     "RunShellCmdArgs",
     "SessionChecksumStatus",
     "SessionState",
@@ -182,14 +208,14 @@ __all__ = [
     "ToolName",
     "ToolResultMeta",
     "UntrackedAzureOrphan",
+    "WalEntry",
+    "WalEntryType",
     "WireModel",
+    "WorkflowState",
+    "WorkflowStateRecord",
     "check_session_checksum",
     "compute_session_checksum",
     "format_timestamp",
     "parse_orchestrator_request",
     "parse_orchestrator_response",
 ]
-# CabinCrew models are owned by the governance engineer and grow with the kernel; re-export the
-# module's whole public face so a new model there cannot be forgotten here.
-__all__ += _cabincrew.__all__
-__all__.sort(key=lambda name: (0 if name.isupper() else 1 if name[0].isupper() else 2, name))
