@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from netghost import __version__
 
+__all__ = ["build_parser", "main"]
+
 # name -> (module implementing it, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("netghost.governance.audit_cli", "verify hash-chained audit, registry and workflow logs"),
