@@ -36,6 +36,8 @@ def test_every_kind_is_covered_here() -> None:
     tested = {"extension-missing", "no-network-watcher", "container-missing", "storage-auth-failure",
               "capture-error", "poll-transient", "blob-late", "download-failure", "capture-name-conflict",
               "capture-quota"}
+    # the orchestrator's preflight faults are tested in test_orchestrator_commands.py
+    tested |= {"extension-failed", "vm-stopped", "wireserver-blocked", "capture-early-stop", "create-unknown-outcome"}
     assert tested == set(CLOUD_FAULT_KINDS)
 
 

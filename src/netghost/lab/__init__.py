@@ -8,7 +8,9 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
 
 * :func:`load_world` / :func:`scenario_names` / :class:`World` — a validated scenario that
   answers network questions (NSG verdicts, effective routes, DNS, flow outcomes);
-* :func:`init_state` — create the lab's on-disk state (clock, captures, blobs, faults);
+* :func:`init_state` — create the lab's on-disk state (clock, captures, blobs, faults) as a
+  :class:`LabState`, whose ``inject_fault(CloudFaultSpec(kind=...))`` (kinds: :data:`CLOUD_FAULT_KINDS`)
+  makes Azure fail the way a test needs and ``advance_clock(seconds)`` moves lab time;
 * :func:`lab_path_env` — an environment whose PATH finds the lab's ``az`` and probe shims first;
 * :data:`SCALE_ENV` — the variable that makes lab time run faster than wall time;
 * :func:`add_arguments` / :func:`run` — the ``ghost-agent lab list|show|reset|inject`` command.
@@ -17,11 +19,14 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
 from netghost.lab.bin import lab_path_env
 from netghost.lab.cli import add_arguments, run
 from netghost.lab.clock import SCALE_ENV
-from netghost.lab.state import init_state
-from netghost.lab.world import World, load_world, scenario_names
+from netghost.lab.state import LabState, init_state
+from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names
 
 __all__ = [
+    "CLOUD_FAULT_KINDS",
     "SCALE_ENV",
+    "CloudFaultSpec",
+    "LabState",
     "World",
     "add_arguments",
     "init_state",

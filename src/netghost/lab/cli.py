@@ -42,6 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     inject.add_argument("--count", type=int)
     inject.add_argument("--delay-s", type=float)
     inject.add_argument("--limit", type=int)
+    inject.add_argument("--auth-mode", choices=("login", "key"))
+    inject.add_argument("--writes-only", action="store_true", default=None)
+    inject.add_argument("--power-state", choices=("stopped", "deallocated"))
+    inject.add_argument("--stop-reason")
 
 
 def _state_dir(args: argparse.Namespace) -> str:
@@ -83,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         if action == "inject":
             state = LabState(_state_dir(args)).require()
             fields = {k: getattr(args, k) for k in ("kind", "vm", "region", "account", "container", "error",
-                                                     "message", "count", "delay_s", "limit")}
+                                                     "message", "count", "delay_s", "limit", "auth_mode",
+                                                     "writes_only", "power_state", "stop_reason")}
             fault = CloudFaultSpec.model_validate({k: v for k, v in fields.items() if v is not None})
             state.inject_fault(fault)
             print(f"injected {fault.kind} into {state.root}")

@@ -24,10 +24,12 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from netghost.errors import LabError
 from netghost.lab.clock import SCALE_ENV, LabClock, scale_from_env
@@ -36,6 +38,8 @@ from netghost.lab.world import SCENARIO_DIR, CloudFaultSpec, World, load_world, 
 __all__ = ["STATE_ENV", "LabState", "default_state_dir", "init_state"]
 
 STATE_ENV = "NETGHOST_LAB_STATE"
+_WORLD_FAULTS = ("vm-stopped", "wireserver-blocked")
+WIRESERVER_RULE = "DenyWireServerOutbound"
 _FORMAT = 1
 _WORLD_CACHE: dict[tuple[str, int, int], World] = {}
 
@@ -200,6 +204,45 @@ class LabState:
                     if fault.account in (None, account):
                         containers.pop(fault.container or "captures", None)
                 self.write("storage.json", storage)
+            elif fault.kind in _WORLD_FAULTS:
+                self._apply_world_fault(fault)
+
+    def _apply_world_fault(self, fault: CloudFaultSpec) -> None:
+        """vm-stopped / wireserver-blocked change the world copy (so flows, probes and captures all
+        see it) and end the sessions running on the VM: their agent can no longer report."""
+        if fault.vm is None:
+            raise LabError(f"{fault.kind} needs the VM it happens to (vm=...)", path=self.root / "world.yaml")
+        vm_name = fault.vm
+        if fault.kind == "vm-stopped":
+            self.edit_world(lambda data: _set_power_state(data, vm_name, fault.power_state))
+        else:
+            self.edit_world(lambda data: _deny_wireserver(data, vm_name))
+        now = self.clock().now()
+        captures = self.captures()
+        for rec in captures.values():
+            if rec.get("blob_written"):
+                continue
+            instances = rec.get("instances")
+            if instances is not None and vm_name in instances and len(instances) > 1:
+                instances.remove(vm_name)  # the other instances go on capturing
+            elif rec["vm"].lower() == vm_name.lower() or (instances and vm_name in instances):
+                rec["error_at"] = min(float(rec.get("error_at") or now), now)
+                rec["error_kind"] = "AgentStopped"
+        self.save_captures(captures)
+
+    def edit_world(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change this lab's copy of its world (caller holds the lock); the shipped file never changes.
+
+        Raises:
+            LabError: the changed world no longer validates.
+        """
+        path = self.root / "world.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        change(data)
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        world_from_yaml(text, str(path))  # validate before anything is written
+        path.write_text(text, encoding="utf-8")
+        self._world = None
 
     def bump_counter(self, key: str) -> int:
         """Increment and return a fault counter (caller holds the lock)."""
@@ -256,3 +299,32 @@ class LabState:
 
     def save_captures(self, captures: Mapping[str, Any]) -> None:
         self.write("captures.json", dict(captures))
+
+
+def _vm_entry(data: dict[str, Any], vm_name: str) -> dict[str, Any]:
+    entry = next((v for v in data.get("vms", []) if str(v.get("name", "")).lower() == vm_name.lower()), None)
+    if not isinstance(entry, dict):
+        raise LabError(f"the lab's world has no VM {vm_name!r}")
+    return entry
+
+
+def _set_power_state(data: dict[str, Any], vm_name: str, power_state: str) -> None:
+    _vm_entry(data, vm_name)["power_state"] = power_state
+
+
+def _deny_wireserver(data: dict[str, Any], vm_name: str) -> None:
+    """Add an outbound Deny of 168.63.129.16 to the NSG of the VM's first NIC (else of its subnet)."""
+    nic = _vm_entry(data, vm_name)["nics"][0]
+    nsg_name = nic.get("nsg")
+    if nsg_name is None:
+        vnet_name, _, subnet_name = str(nic["subnet"]).partition("/")
+        vnet = next(v for v in data.get("vnets", []) if v["name"] == vnet_name)
+        nsg_name = next(s for s in vnet["subnets"] if s["name"] == subnet_name).get("nsg")
+    nsg = next((n for n in data.get("nsgs", []) if n["name"] == nsg_name), None)
+    if nsg is None:
+        raise LabError(f"VM {vm_name!r} has no NSG on its NIC or subnet to deny 168.63.129.16 in")
+    rules = nsg.setdefault("rules", [])
+    taken = {int(r["priority"]) for r in rules if r.get("direction") == "Outbound"}
+    priority = next(p for p in range(100, 4097) if p not in taken)
+    rules.append({"name": WIRESERVER_RULE, "priority": priority, "direction": "Outbound", "access": "Deny",
+                  "protocol": "*", "destination_address_prefix": "168.63.129.16"})

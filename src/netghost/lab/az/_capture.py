@@ -9,23 +9,36 @@ unrecognized argument (exit 2), exactly as the real CLI.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import etag
 from netghost.lab.az._capture_store import STARTUP_S, capture_status
-from netghost.lab.az._cloud_faults import capture_conflict, capture_quota, find_fault, internal_server_error
+from netghost.lab.az._cloud_faults import (
+    WATCHER_EXTENSIONS,
+    capture_conflict,
+    capture_quota,
+    create_lost,
+    extension_missing,
+    find_fault,
+    internal_server_error,
+)
 from netghost.lab.az._context import AzContext, Command, find_vm
 from netghost.lab.az._errors import arm_error, plain_error
+from netghost.lab.az._vmss import find_scale_set
 from netghost.lab.az._watcher import normalise_location, require_extension, require_watcher
 from netghost.lab.clock import format_azure_time
+from netghost.lab.world import Vm
 
-__all__ = ["COMMANDS", "capture_doc"]
+__all__ = ["COMMANDS", "WIRESERVER_IP", "capture_doc"]
 
 _MAX_TIME = 18000
 _REAL_QUOTA = 10000  # [DOC] parallel sessions per region per subscription
 _WRITE = "Microsoft.Network/networkWatchers/packetCaptures/write"
+WIRESERVER_IP = "168.63.129.16"  # the host agent (WireServer) the capture extension reports through
 
 
 def _key(location: str, name: str) -> str:
@@ -78,13 +91,14 @@ def _int_arg(args: ParsedArgs, dest: str, flag: str, default: int, maximum: int)
     return value
 
 
-def _default_blob(ctx: AzContext, rg: str, vm_name: str, now: float) -> str:
+def _default_blob(ctx: AzContext, rg: str, target: _Target, now: float) -> str:
     dt = datetime.fromtimestamp(now, tz=UTC)
+    kind = "virtualmachinescalesets" if target.target_type == "AzureVMSS" else "virtualmachines"
     return (f"subscriptions/{ctx.world.sub_id}/resourcegroups/{rg.lower()}/providers/microsoft.compute/"
-            f"virtualmachines/{vm_name.lower()}/{dt:%Y/%m/%d}/packetcapture_{dt:%H_%M_%S}_{dt.microsecond // 1000:03d}.cap")
+            f"{kind}/{target.name.lower()}/{dt:%Y/%m/%d}/packetcapture_{dt:%H_%M_%S}_{dt.microsecond // 1000:03d}.cap")
 
 
-def _storage_target(ctx: AzContext, args: ParsedArgs, rg: str, vm_name: str) -> dict[str, Any]:
+def _storage_target(ctx: AzContext, args: ParsedArgs, rg: str, target: _Target) -> dict[str, Any]:
     """storageId/storagePath plus the (account, container, blob) the capture will write."""
     account_arg, path, file_path = args["storage_account"], args["storage_path"], args["file_path"]
     usage = "usage error: --storage-account NAME_OR_ID [--storage-path PATH] [--file-path PATH] | --file-path PATH"
@@ -106,10 +120,10 @@ def _storage_target(ctx: AzContext, args: ParsedArgs, rg: str, vm_name: str) -> 
         if not container:
             raise plain_error(f"--storage-path {path} is not a blob container URL")
         if not blob or "." not in blob.rsplit("/", 1)[-1]:
-            blob = (blob.rstrip("/") + "/" if blob else "") + _default_blob(ctx, rg, vm_name, now)
+            blob = (blob.rstrip("/") + "/" if blob else "") + _default_blob(ctx, rg, target, now)
             path = f"https://{account}.blob.core.windows.net/{container}/{blob}"
     else:
-        container, blob = "network-watcher-logs", _default_blob(ctx, rg, vm_name, now)
+        container, blob = "network-watcher-logs", _default_blob(ctx, rg, target, now)
         path = f"https://{account}.blob.core.windows.net/{container}/{blob}"
         if any(a.name == account for a in ctx.world.spec.storage_accounts):
             ctx.state.ensure_container(account, container)  # the service creates it if missing
@@ -131,66 +145,136 @@ def _check_storage_reference(ctx: AzContext, storage: dict[str, Any], cap_id: st
                         "that the referenced resource exists, and that both resources are in the same region.", 1)
 
 
-def _create(ctx: AzContext, args: ParsedArgs) -> Any:
-    rg, name = args["resource_group"], args["name"]
-    target_arg = args["target"] if args["target_type"] == "AzureVMSS" else (args["vm"] or args["target"])
-    if not target_arg:
+@dataclass(frozen=True)
+class _Target:
+    """What a create captures: one VM, or the chosen instances of a scale set."""
+
+    target_id: str
+    target_type: str
+    rg: str
+    name: str  # the VM's or the scale set's name (the default blob path names it)
+    location: str
+    vms: list[Vm]
+    extensions: list[str]
+
+
+def _resolve_target(ctx: AzContext, args: ParsedArgs) -> _Target:
+    """``--vm``/``--target`` as a VM, or with ``--target-type AzureVMSS`` a scale set and its
+    ``--include``/``--exclude`` instance scope (AZURE.md §2 "VMSS support")."""
+    rg = args["resource_group"]
+    if args["target_type"] != "AzureVMSS":
+        target_arg = args["vm"] or args["target"]
+        if not target_arg:
+            raise plain_error("usage error: --vm NAME_OR_ID | --target NAME_OR_ID")
+        vm = find_vm(ctx, rg, target_arg)
+        return _Target(ctx.world.vm_id(vm), "AzureVM", vm.resource_group, vm.name, ctx.world.vm_location(vm), [vm],
+                       list(vm.extensions))
+    if not args["target"]:  # the wrapper reads args.target for a scale set (Azure/azure-cli#31442)
         raise plain_error("usage error: --vm NAME_OR_ID | --target NAME_OR_ID")
-    if args["target_type"] == "AzureVMSS":
-        raise arm_error("ResourceNotFound", f"The Resource 'Microsoft.Compute/virtualMachineScaleSets/{target_arg}' "
-                        f"under resource group '{rg}' was not found. For more details please go to "
-                        "https://aka.ms/ARMResourceNotFoundFix")
-    vm = find_vm(ctx, rg, target_arg)
-    location = ctx.world.vm_location(vm)
-    watcher = require_watcher(ctx, location)
-    time_limit = _int_arg(args, "time_limit", "--time-limit", _MAX_TIME, _MAX_TIME)
-    capture_limit = _int_arg(args, "capture_limit", "--capture-limit", 1073741824, 4294967295)
-    capture_size = _int_arg(args, "capture_size", "--capture-size", 0, 4294967295)
-    storage = _storage_target(ctx, args, rg, vm.name)
-    cap_id = ctx.world.rid("NetworkWatcherRG", "Microsoft.Network/networkWatchers", f"{watcher}/packetCaptures/{name}")
-    ctx.check_action(_WRITE, cap_id)
-    _check_storage_reference(ctx, storage, cap_id)
-    require_extension(ctx, vm)
+    vmss = find_scale_set(ctx, rg, args["target"])
+    include, exclude = args["include"] or [], args["exclude"] or []
+    chosen = [v for v in ctx.world.instances(vmss)
+              if (not include or v.instance_id in include) and v.instance_id not in exclude]
+    return _Target(ctx.world.vmss_id(vmss), "AzureVMSS", vmss.resource_group, vmss.name,
+                   ctx.world.scale_set_location(vmss), chosen, list(vmss.extensions))
+
+
+def _parse_filters(raw: str | None) -> list[dict[str, Any]]:
+    if not raw:
+        return []
+    try:
+        filters = json.loads(raw) if not raw.startswith("@") else json.loads(Path(raw[1:]).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise plain_error(f"Failed to parse '--filters' argument: {exc}") from exc
+    if not isinstance(filters, list) or not all(isinstance(f, dict) for f in filters):
+        raise plain_error("Failed to parse '--filters' argument: expected a JSON list of filter objects")
+    return [{"protocol": "Any", **f} for f in filters]
+
+
+def _check_room(ctx: AzContext, location: str, name: str, watcher: str) -> None:
+    """A live session of the same name, or the region's session quota, refuses the create."""
     faults = ctx.state.cloud_faults()
     captures = ctx.state.captures()
-    now = ctx.now()
     if _key(location, name) in captures:
         raise capture_conflict(name, watcher, find_fault(faults, "capture-name-conflict"))
     quota = find_fault(faults, "capture-quota", region=location)
     limit = quota.limit if quota else _REAL_QUOTA
+    now = ctx.now()
     live = [r for r in captures.values() if r["location"] == location.lower()
             and capture_status(r, now)["status"] in ("NotStarted", "Running")]
     if len(live) >= limit:
         raise capture_quota(location, limit, quota)
-    filters = []
-    if args["filters"]:
-        raw = args["filters"]
-        try:
-            filters = json.loads(raw) if not raw.startswith("@") else json.loads(open(raw[1:]).read())  # noqa: SIM115
-        except (OSError, json.JSONDecodeError) as exc:
-            raise plain_error(f"Failed to parse '--filters' argument: {exc}") from exc
-        if not isinstance(filters, list) or not all(isinstance(f, dict) for f in filters):
-            raise plain_error("Failed to parse '--filters' argument: expected a JSON list of filter objects")
-        filters = [{"protocol": "Any", **f} for f in filters]
+
+
+def _blocks_wireserver(ctx: AzContext, vm: Vm) -> bool:
+    """The VM's effective outbound NSG denies the host agent at 168.63.129.16 (80 or 32526/tcp)."""
+    nic = vm.nics[0]
+    return any(ctx.world.evaluate_nsg(vm, "Outbound", protocol="Tcp", local_ip=nic.private_ip, local_port=None,
+                                      remote_ip=WIRESERVER_IP, remote_port=port, nic=nic).access == "Deny"
+               for port in (80, 32526))
+
+
+def _agent_fate(ctx: AzContext, target: _Target, time_limit: int, now: float) -> dict[str, Any]:
+    """When and how the session fails or stops early, from the VMs' state and the injected faults.
+
+    An agent that cannot run (VM not running, extension Failed, WireServer blocked) leaves the
+    session in ``Error``/``AgentStopped`` at once; ARM still accepts it, as the real service does.
+    """
+    faults = ctx.state.cloud_faults()
+    running = [v for v in target.vms if v.power_state == "running"
+               and find_fault(faults, "extension-failed", vm=v.name) is None and not _blocks_wireserver(ctx, v)]
+    if not running:
+        return {"error_at": now, "error_kind": "AgentStopped", "instances": []}
+    fate: dict[str, Any] = {"instances": [v.name for v in running]}
+    error = find_fault(faults, "capture-error", vm=target.vms[0].name, region=target.location)
+    if error is not None:
+        fate["error_at"] = now + min(float(time_limit), error.delay_s)
+        fate["error_kind"] = error.error or "CaptureFailed"
+    early = find_fault(faults, "capture-early-stop", vm=target.vms[0].name, region=target.location)
+    if early is not None:
+        fate["early_stop_at"] = now + STARTUP_S + min(float(time_limit), early.delay_s)
+        fate["early_stop_reason"] = early.stop_reason
+    return fate
+
+
+def _create(ctx: AzContext, args: ParsedArgs) -> Any:
+    name = args["name"]
+    target = _resolve_target(ctx, args)
+    watcher = require_watcher(ctx, target.location)
+    time_limit = _int_arg(args, "time_limit", "--time-limit", _MAX_TIME, _MAX_TIME)
+    capture_limit = _int_arg(args, "capture_limit", "--capture-limit", 1073741824, 4294967295)
+    capture_size = _int_arg(args, "capture_size", "--capture-size", 0, 4294967295)
+    storage = _storage_target(ctx, args, args["resource_group"], target)
+    cap_id = ctx.world.rid("NetworkWatcherRG", "Microsoft.Network/networkWatchers", f"{watcher}/packetCaptures/{name}")
+    ctx.check_action(_WRITE, cap_id)
+    _check_storage_reference(ctx, storage, cap_id)
+    if target.target_type == "AzureVM":
+        require_extension(ctx, target.vms[0])
+    elif not any(e.lower() in WATCHER_EXTENSIONS for e in target.extensions):
+        raise extension_missing(target.target_id, find_fault(ctx.state.cloud_faults(), "extension-missing"))
+    _check_room(ctx, target.location, name, watcher)
+    filters = _parse_filters(args["filters"])
+    now = ctx.now()
     rec: dict[str, Any] = {
-        "name": name, "location": location.lower(), "watcher": watcher, "vm": vm.name, "rg": vm.resource_group,
-        "target": ctx.world.vm_id(vm), "target_type": "AzureVM", "time_limit": time_limit,
+        "name": name, "location": target.location.lower(), "watcher": watcher, "vm": target.name,
+        "rg": target.rg, "target": target.target_id, "target_type": target.target_type, "time_limit": time_limit,
         "capture_limit": capture_limit, "capture_size": capture_size, "filters": filters,
         "created": now, "stopped_at": None, "blob_written": False,
         "include": args["include"] or [], "exclude": args["exclude"] or [], **storage,
     }
-    error = find_fault(faults, "capture-error", vm=vm.name, region=location)
-    if vm.power_state != "running":  # ARM accepts the session; the agent on a stopped VM never starts it
-        rec["error_at"] = now
-        rec["error_kind"] = "AgentStopped"
-    elif error is not None:
-        rec["error_at"] = now + min(float(time_limit), error.delay_s)
-        rec["error_kind"] = error.error or "CaptureFailed"
+    fate = _agent_fate(ctx, target, time_limit, now)
+    if target.target_type == "AzureVMSS":
+        rec["instances"] = fate["instances"]
+    rec.update({k: v for k, v in fate.items() if k != "instances"})
     if not args["no_wait"]:
         # az waited for the LRO: by the time it prints, the session is already Running
         rec["created"] = now - STARTUP_S
-    captures[_key(location, name)] = rec
+    captures = ctx.state.captures()
+    captures[_key(target.location, name)] = rec
     ctx.state.save_captures(captures)
+    unknown = find_fault(ctx.state.cloud_faults(), "create-unknown-outcome", region=target.location)
+    if unknown is not None and ctx.state.bump_counter("create-unknown-outcome") <= unknown.count:
+        raise create_lost(unknown)  # the session exists: a later `show` finds it
     return None if args["no_wait"] else capture_doc(ctx, rec)
 
 

@@ -5,8 +5,10 @@ lab time, never stored, so any process reading the state at any scale agrees:
 
     NotStarted  until created + STARTUP_S
     Running     until the time limit, a manual stop, or an injected capture error
-    Stopped     stopReason TimeExceeded (time limit) or Manual (``stop``)
-    Error       packetCaptureError [<kind>] (capture-error fault, or storage container missing)
+    Stopped     stopReason TimeExceeded (time limit), Manual (``stop``) or an early stop's reason
+                (capture-early-stop fault; ``BytesExceeded`` by default)
+    Error       packetCaptureError [<kind>] (capture-error fault, storage container missing, or
+                AgentStopped: the VM is not running, its agent extension failed, WireServer is blocked)
 
 ``provisioningState`` stays ``Succeeded`` throughout, as the real service reports (AZURE.md T4).
 
@@ -49,6 +51,8 @@ def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
     ends: list[tuple[float, str, str | None]] = [(limit_end, "Stopped", "TimeExceeded")]
     if rec.get("stopped_at") is not None:
         ends.append((max(float(rec["stopped_at"]), start), "Stopped", "Manual"))
+    if rec.get("early_stop_at") is not None:
+        ends.append((float(rec["early_stop_at"]), "Stopped", str(rec.get("early_stop_reason") or "BytesExceeded")))
     if rec.get("error_at") is not None:
         ends.append((float(rec["error_at"]), "Error", None))
     # an error at the same instant as the stop wins: the upload failed as the capture ended
@@ -69,6 +73,25 @@ def synthesize(world: World, vm_name: str, start: float, end: float) -> bytes:
 def _late_delay(faults: list[CloudFaultSpec], account: str) -> float:
     fault = find_fault(faults, "blob-late", account=account)
     return fault.delay_s if fault else 0.0
+
+
+def _blobs_of(rec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(VM, blob) pairs a stopped session writes: its VM's at the announced path, or for a scale
+    set one blob per captured instance, ``<path stem>_<instance id>.cap`` beside the announced path
+    (the lab's layout: no public source shows the service's; list by prefix to find them)."""
+    if rec.get("target_type") != "AzureVMSS":
+        return [(rec["vm"], rec["blob"])]
+    stem = rec["blob"][:-4] if rec["blob"].endswith(".cap") else rec["blob"]
+    return [(vm, f"{stem}_{vm.rsplit('_', 1)[-1]}.cap") for vm in rec.get("instances", [])]
+
+
+def _capture_bytes(world: World, rec: dict[str, Any], vm_name: str, end: float) -> bytes:
+    """The session's bytes on one VM: the synthesized window under its filters and limits."""
+    body = synthesize(world, vm_name, float(rec["created"]) + STARTUP_S, end)
+    vm = world.vm(vm_name)
+    return apply_session_limits(body, filters=rec.get("filters") or [], capture_size=int(rec["capture_size"]),
+                                capture_limit=int(rec["capture_limit"]),
+                                vm_ips={n.private_ip for n in vm.nics} if vm else set())
 
 
 def settle(state: LabState, now: float) -> None:
@@ -97,15 +120,10 @@ def settle(state: LabState, now: float) -> None:
             rec["blob_written"] = True
             changed = True
             continue
-        start = float(rec["created"]) + STARTUP_S
-        world = state.world()
-        body = synthesize(world, rec["vm"], start, float(st["end"]))
-        vm = world.vm(rec["vm"])
-        body = apply_session_limits(body, filters=rec.get("filters") or [], capture_size=int(rec["capture_size"]),
-                                    capture_limit=int(rec["capture_limit"]),
-                                    vm_ips={n.private_ip for n in vm.nics} if vm else set())
-        state.put_blob(rec["account"], rec["container"], rec["blob"], body, created=float(st["end"]),
-                       available_at=float(st["end"]) + _late_delay(faults, rec["account"]))
+        for vm_name, blob in _blobs_of(rec):
+            body = _capture_bytes(state.world(), rec, vm_name, float(st["end"]))
+            state.put_blob(rec["account"], rec["container"], blob, body, created=float(st["end"]),
+                           available_at=float(st["end"]) + _late_delay(faults, rec["account"]))
         rec["blob_written"] = True
         changed = True
     if changed:

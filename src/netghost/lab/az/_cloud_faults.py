@@ -53,6 +53,7 @@ __all__ = [
     "WATCHER_EXTENSIONS",
     "capture_conflict",
     "capture_quota",
+    "create_lost",
     "download_failure",
     "extension_missing",
     "find_fault",
@@ -161,3 +162,14 @@ def capture_quota(location: str, limit: int, fault: CloudFaultSpec | None) -> Az
                f"The number of concurrent packet capture sessions in region '{location}' has reached the "
                f"limit of {limit} for this subscription.")
     return arm_error("PacketCaptureQuotaExceeded", message, 1)
+
+
+def create_lost(fault: CloudFaultSpec) -> AzError:
+    """A create whose outcome the caller cannot know: the session exists, the call failed.
+
+    Default: the real service-side failure text (AZURE.md §4); ``message`` overrides it, e.g. with
+    a client-side read timeout.
+    """
+    if fault.message:
+        return plain_error(fault.message)
+    return internal_server_error()
