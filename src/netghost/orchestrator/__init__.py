@@ -1,9 +1,26 @@
-"""The Cloud Orchestrator: packet-capture tasks on Azure Network Watcher (not built yet).
+"""The Cloud Orchestrator: packet captures as persistent, plan-bound, crash-safe tasks on the real Azure CLI.
 
-It will turn the agent's ``capture_traffic``/``check_task``/``cancel_task``/``cleanup_task`` requests
-(``netghost.contracts``) into ``az`` commands run through the Safe-Exec Shell, keep the task
-registry in a hash-chained WAL (``netghost.governance``) and answer with the contracts' response
-models. Nothing is exported until it lands; ``OrchestratorError`` is already in ``netghost.errors``.
+:class:`CloudOrchestrator` turns the Brain's ``capture_traffic`` / ``check_task`` / ``cancel_task`` /
+``list_tasks`` / ``cleanup_task`` requests (``netghost.contracts``) into ``az`` commands the real
+azure-cli 2.91 accepts, run one by one through the Safe-Exec Shell; it keeps each task in a
+hash-chained registry (the governance WAL), binds it to a CabinCrew plan checked by the preflight
+policy, and answers with the contracts' response models. :data:`TRANSITIONS`, :data:`ROWS` and
+:func:`step` are the lifecycle's transition table and its pure step; :class:`TaskTransitionError`
+is raised for an edge the table does not have. See README.md for the map of the modules.
 """
 
-__all__: list[str] = []
+from netghost.orchestrator._orchestrator import CloudOrchestrator
+from netghost.orchestrator._polling import backoff
+from netghost.orchestrator._preflight import STOP_REASONS
+from netghost.orchestrator._states import ROWS, TRANSITIONS, TaskTransitionError, Transition, step
+
+__all__ = [
+    "ROWS",
+    "STOP_REASONS",
+    "TRANSITIONS",
+    "CloudOrchestrator",
+    "TaskTransitionError",
+    "Transition",
+    "backoff",
+    "step",
+]

@@ -1,0 +1,150 @@
+"""The capture itself: create (APPROVED -> PROVISIONING), download, hash, verify and analyse.
+
+Create is written ahead (``create_issued`` is saved before the command runs), so a restart knows a
+capture may exist. An outcome the orchestrator cannot read (the shell could not run az, az failed
+with a server error) is settled by asking Azure with ``show`` before deciding: a second capture is
+never created. The download goes into the task's workspace, is registered as an evidence artifact
+(SHA-256) and its hash is verified again right before the engine reads it; the engine's outputs are
+registered too and every hash is returned in ``result``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from netghost.contracts import TaskRecord, TaskState
+from netghost.errors import ArtifactError
+from netghost.governance import open_workspace, register_artifact, validate_artifacts
+from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._plan import bindings, split_blob_url
+from netghost.orchestrator._preflight import name_az_error
+from netghost.orchestrator._runtime import Ran, Runtime, parse_json
+
+__all__ = ["analyse", "download", "provision", "settle_unknown_create"]
+
+_WROTE = re.compile(r"^wrote (?P<path>\S.*)$", re.MULTILINE)
+_UNCLEAR = ("InternalServerError", "timed out", "outcome unknown", "GatewayTimeout", "ServiceUnavailable")
+
+
+def provision(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    """Run the create (the first HITL prompt); the task ends PROVISIONING, CANCELLED or FAILED."""
+    params = record.parameters
+    assert params is not None and record.plan is not None
+    create = next(s for s in record.plan if s[4:5] == ["create"])
+    record = rt.save(record.model_copy(update={"create_issued": True}))
+    record, ran = rt.run(record, create, f"Creating packet capture on {record.target} for {params.duration_seconds} "
+                                         f"seconds (capture name {record.task_id}).")
+    if ran.outcome == "denied":
+        rt.say(f"[Cloud Orchestrator] {record.task_id}: create not approved ({ran.action})")
+        return rt.move(record, TaskState.CANCELLED, create_issued=False, denied_action=ran.action,
+                       failure_reason="cancelled", cleanup_status="skipped",
+                       error_detail=f"capture creation not approved: {ran.error_text()}")
+    if ran.outcome == "ok":
+        return _provisioned(rt, record, ran)
+    if ran.outcome == "error" or any(k in ran.stderr for k in _UNCLEAR):
+        return settle_unknown_create(rt, record, ran.error_text())
+    reason = name_az_error(ran.stderr, "create_failed")
+    record = rt.move(record, TaskState.PROVISIONING)
+    return rt.move(record, TaskState.FAILED, create_issued=False, failure_reason=reason,
+                   error_detail=f"Azure provisioning failed: {ran.error_text()}")
+
+
+def _provisioned(rt: Runtime, record: TaskRecord, ran: Ran) -> TaskRecord:
+    doc = parse_json(ran.output)
+    location = doc.get("storageLocation", {}) if isinstance(doc, dict) else {}
+    path = location.get("storagePath") if isinstance(location, dict) else None
+    planned = bindings(record.task_id, None, None, record.storage_container)
+    path = path or cmd.blob_url(record.storage_account or "", str(planned["container"]), str(planned["blob"]))
+    rt.say(f"[Cloud Orchestrator] Task {record.task_id}: PROVISIONING")
+    return rt.move(record, TaskState.PROVISIONING, azure_operation_id=record.task_id, storage_path=path)
+
+
+def settle_unknown_create(rt: Runtime, record: TaskRecord, why: str) -> TaskRecord:
+    """The create's outcome is unknown: ask Azure (``show``) and adopt the capture, or fail; never re-create."""
+    record, ran = rt.run(record, cmd.capture_show(record.location or "", record.task_id),
+                         "The capture's creation outcome is unknown: ask Azure whether it exists before deciding.")
+    if ran.outcome == "ok":
+        rt.say(f"[Cloud Orchestrator] {record.task_id}: the capture exists on Azure; adopting it")
+        fake = Ran("ok", {"output": ran.output})
+        if record.state == TaskState.APPROVED:
+            return _provisioned(rt, record, fake)
+        return record
+    record = rt.move(record, TaskState.PROVISIONING) if record.state == TaskState.APPROVED else record
+    gone = ran.outcome == "failed" and ran.exit_code == 3
+    return rt.move(record, TaskState.FAILED, create_issued=not gone, failure_reason="create_failed",
+                   error_detail=f"Azure provisioning failed: {why}" + ("" if gone else
+                                                                       f"; show also failed: {ran.error_text()}"))
+
+
+def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    """DOWNLOADING: fetch the blob (second HITL prompt), one retry after a pause; register it."""
+    parts = split_blob_url(record.storage_path or "")
+    bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
+    account = parts[0] if parts else record.storage_account or ""
+    argv = cmd.blob_download(account, str(bound["container"]), str(bound["blob"]), record.local_pcap_path or "",
+                             record.storage_auth_mode or "login")
+    errors: list[str] = []
+    for attempt in (1, 2):
+        record, ran = rt.run(record, argv, "Downloading the finished capture for analysis.")
+        record = rt.save(record.model_copy(update={"download_attempts": record.download_attempts + 1}))
+        if ran.outcome == "denied":
+            return rt.move(record, TaskState.CANCELLED, denied_action=ran.action, failure_reason="cancelled",
+                           error_detail=f"download not approved: {ran.error_text()}")
+        if ran.outcome == "ok" and Path(record.local_pcap_path or "").is_file():
+            return _register_download(rt, record)
+        errors.append(f"attempt {attempt}: {ran.error_text()}")
+        Path(record.local_pcap_path or "").unlink(missing_ok=True)  # a partial file is not evidence
+        if attempt == 1:
+            rt.config.sleeper(rt.config.download_retry_delay_s)
+    return rt.move(record, TaskState.FAILED, failure_reason="download_failed",
+                   error_detail="Blob download failed: " + "; ".join(errors))
+
+
+def _register_download(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    workspace = open_workspace(Path(record.workspace or "").parent, record.task_id)
+    artifact = register_artifact(workspace, record.local_pcap_path or "", "evidence", now=rt.now(),
+                                 description=f"packet capture {record.task_id} from {record.storage_path}")
+    size = Path(record.local_pcap_path or "").stat().st_size
+    rt.say(f"[Cloud Orchestrator] Download complete: {record.local_pcap_path} ({size / 1e6:.1f} MB)")
+    hashes = {**record.artifact_hashes, artifact.path: artifact.sha256}
+    return rt.save(record.model_copy(update={"artifact_hashes": hashes}))
+
+
+def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) -> TaskRecord:
+    """ANALYZING: verify every artifact's hash, run the engine through the shell, register its outputs."""
+    workspace = open_workspace(Path(record.workspace or "").parent, record.task_id)
+    try:
+        validate_artifacts(workspace)
+        if partner is not None and partner.workspace:
+            validate_artifacts(open_workspace(Path(partner.workspace).parent, partner.task_id))
+    except ArtifactError as exc:
+        return rt.move(record, TaskState.FAILED, failure_reason="artifact_hash_mismatch",
+                       error_detail=f"evidence failed verification before analysis: {exc}")
+    compare = partner.local_pcap_path if partner is not None else None
+    argv = cmd.engine_run(rt.config.engine_command, record.local_pcap_path or "", str(rt.workdir(record)), compare)
+    what = "Comparing captures from both ends of the path." if compare else "Analysing the capture with the PCAP engine."
+    record, ran = rt.run(record, argv, what)
+    if ran.outcome != "ok":
+        return rt.move(record, TaskState.FAILED, failure_reason="analysis_failed",
+                       error_detail=f"PCAP Engine failed: {ran.error_text()}")
+    return _register_outputs(rt, record, ran, workspace, mode="compare" if compare else record.analysis_mode)
+
+
+def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: object, mode: str | None) -> TaskRecord:
+    hashes = dict(record.artifact_hashes)
+    semantic = report = None
+    for match in _WROTE.finditer(ran.output):
+        path = Path(match["path"].strip())
+        if not path.is_file():
+            continue
+        artifact = register_artifact(workspace, path, "evidence", now=rt.now(),  # type: ignore[arg-type]
+                                     description=f"forensics engine output for {record.task_id}")
+        hashes[artifact.path] = artifact.sha256
+        if path.name.endswith("_semantic.json"):
+            semantic = str(path)
+        elif path.name.endswith("_forensic_report.md") or (report is None and path.suffix == ".md"):
+            report = str(path)
+    rt.say(f"[Cloud Orchestrator] Task {record.task_id}: COMPLETED")
+    return rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,
+                   artifact_hashes=hashes, analysis_mode=mode or "single")

@@ -1,0 +1,101 @@
+"""Orphan detection at start-up, three layers (seed 000 "Orphan Detection").
+
+1. Registries: tasks of *earlier* sessions still active (abandoned) or never cleaned (COMPLETED with
+   cleanup pending, FAILED/TIMED_OUT not cleaned, a partial cleanup).
+2. Azure: ``ghost_*`` capture sessions no registry knows, in every region the registries or the
+   subscription's watchers name (``packet-capture list -l``: SAFE reads, no prompt).
+3. Local: ``ghost_*`` files older than ``local_artifact_max_age_days`` in the workspaces.
+The result is returned by the first ``list_tasks``; cleaning any of it goes through the HITL gate.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from netghost.contracts import TERMINAL_TASK_STATES, TaskRecord, TaskState
+from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._runtime import Runtime, parse_json
+
+__all__ = ["detect_orphans"]
+
+S = TaskState
+
+
+def _layer1(rt: Runtime) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for task_id, record in rt.registry.tasks.items():
+        session = rt.registry.session_of(task_id)
+        if session == rt.session_id:
+            continue
+        if record.state not in TERMINAL_TASK_STATES and record.state not in (S.COMPLETED, S.FAILED, S.TIMED_OUT):
+            found.append({"kind": "abandoned_task", "task_id": task_id, "session_id": session,
+                          "state": record.state.value, "target": record.target})
+        elif _needs_cleanup(record):
+            found.append({"kind": "needs_cleanup", "task_id": task_id, "session_id": session,
+                          "state": record.state.value, "cleanup_status": record.cleanup_status})
+    return found
+
+
+def _needs_cleanup(record: TaskRecord) -> bool:
+    if record.state == S.COMPLETED:
+        return record.cleanup_status in (None, "pending", "partial")
+    if record.state in (S.FAILED, S.TIMED_OUT):
+        return record.cleanup_status is None
+    return record.state == S.DONE and record.cleanup_status == "partial"
+
+
+def _regions(rt: Runtime) -> list[str]:
+    regions = {r.location for r in rt.registry.tasks.values() if r.location}
+    ran = rt.run_free(cmd.watcher_list(), "Startup orphan detection: which regions have a Network Watcher.")
+    if ran.outcome == "ok":
+        regions.update(str(x).lower() for x in parse_json(ran.output) or [])
+    return sorted(regions)
+
+
+def _layer2(rt: Runtime) -> list[dict[str, Any]]:
+    known = set(rt.registry.tasks)
+    prefix = rt.config.capture_name_prefix + "_"
+    found: list[dict[str, Any]] = []
+    for region in _regions(rt):
+        ran = rt.run_free(cmd.capture_list(region), "Startup orphan detection: scanning for ghost_* packet captures "
+                                                   "that may have been left by a previous session.")
+        if ran.outcome != "ok":
+            rt.say(f"[yellow]orphan scan of {region} failed: {ran.error_text()}[/]")
+            continue
+        for name in parse_json(ran.output) or []:
+            if isinstance(name, str) and name.startswith(prefix) and name not in known:
+                found.append({"kind": "untracked_azure", "name": name, "resource_type": "packet_capture",
+                              "resource_group": f"NetworkWatcherRG ({region})"})
+    return found
+
+
+def _layer3(rt: Runtime) -> list[dict[str, Any]]:
+    base = Path(rt.config.local_capture_dir)
+    limit = rt.config.local_artifact_max_age_days * 86400.0
+    now = rt.now().timestamp() if rt.now() else time.time()
+    found: list[dict[str, Any]] = []
+    prefix = rt.config.capture_name_prefix + "_"
+    try:
+        files = sorted(base.glob(f"{prefix}*/artifacts/{prefix}*"))
+    except OSError:
+        return found
+    for path in files:
+        try:
+            age = now - path.stat().st_mtime
+        except OSError:
+            continue
+        if age > limit and path.is_file():
+            artifact = "capture" if path.suffix in (".cap", ".pcap") else "analysis"
+            found.append({"kind": "stale_local_file", "path": str(path), "artifact": artifact,
+                          "age_days": round(age / 86400.0, 2)})
+    return found
+
+
+def detect_orphans(rt: Runtime) -> list[dict[str, Any]]:
+    """All three layers, in order."""
+    found = _layer1(rt)
+    if rt.config.scan_azure_orphans:
+        found += _layer2(rt)
+    return found + _layer3(rt)

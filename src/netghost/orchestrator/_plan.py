@@ -1,0 +1,161 @@
+"""A capture task's CabinCrew plan: every command it may run, as argv templates, bound by a plan-token.
+
+At creation, before any command runs, the whole plan (detect, verify storage, create, poll,
+download, analyse, cleanup) is written down as argv templates. Values only Azure can tell (the
+VM's region, the NIC ids, the container and blob of ``storagePath``) are placeholders. The plan is
+hashed into the task's plan-token and checked by the preflight policy (Rego, through governance's
+:class:`~netghost.governance.PolicyEngine`); a plan that breaks the capture limits is denied before
+anything exists. Later, every command must be a *member* of the plan: its argv equals a template
+whose placeholders are bound to the record's values. The shell's own plan-tokens cannot be used for
+this (they include the audit sequence number), so membership compares argv.
+
+How ``require_approval`` relates to the seed's HITL prompts: the default policy answers
+``require_approval`` for any plan that creates cloud resources. That approval is *not* a separate
+prompt: it is given step by step by the Safe-Exec Shell's gate, which asks the human about each
+RISKY member of the approved plan (create and download on the critical path, one per cleanup
+delete). The policy's verdict, its reasons and its hash are stored in the task record; ``deny``
+fails the task in DETECTING with nothing created; ``warn`` is kept and the task goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from netghost.contracts import CAPTURE_MAX_DURATION_SECONDS, PolicyEvaluation, StorageAuthMode
+from netghost.governance import PolicyEngine, capture_plan_facts, compute_plan_token
+from netghost.orchestrator import _commands as cmd
+
+__all__ = [
+    "MAX_CAPTURE_BYTES",
+    "PlanInputs",
+    "bindings",
+    "build_plan",
+    "is_member",
+    "load_policy",
+    "plan_token",
+    "preflight",
+    "split_blob_url",
+]
+
+MAX_CAPTURE_BYTES = 1073741824
+"""The policy's size cap per capture session (Azure's default ``totalBytesPerSession``, 1 GiB)."""
+
+_PLACEHOLDER = re.compile(r"^\{(location|container|blob|nic_id)\}$")
+_NIC_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+                     r"networkInterfaces/[^/]+$", re.IGNORECASE)
+_BLOB_URL = re.compile(r"^https://(?P<account>[a-z0-9]+)\.blob\.core\.windows\.net/(?P<container>[^/?]+)/"
+                       r"(?P<blob>[^?]+)$")
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """What the plan is computed from (all known at creation)."""
+
+    task_id: str
+    target: str
+    resource_group: str
+    storage_account: str
+    container: str
+    auth_mode: StorageAuthMode
+    duration_s: int
+    capture_limit_bytes: int
+    local_pcap: str
+    out_dir: str
+    engine: tuple[str, ...]
+    vmss: bool = False
+    partner_pcap: str | None = None
+
+
+def split_blob_url(url: str) -> tuple[str, str, str] | None:
+    """``(account, container, blob)`` of a blob URL, or None when it is not one."""
+    match = _BLOB_URL.match(url.strip())
+    return (match["account"], match["container"], match["blob"]) if match else None
+
+
+def build_plan(p: PlanInputs) -> list[list[str]]:
+    """Every argv the task may run, in lifecycle order (templates with placeholders)."""
+    blob = f"{p.task_id}.cap"
+    resolve = cmd.vmss_show(p.resource_group, p.target) if p.vmss else cmd.vm_show(p.resource_group, p.target)
+    detect = [resolve, cmd.watcher_list(), cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
+    if not p.vmss:
+        detect[1:1] = [cmd.extension_list(p.resource_group, p.target), cmd.nic_effective_nsg("{nic_id}")]
+    create = cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account,
+                                cmd.blob_url(p.storage_account, p.container, blob), p.duration_s,
+                                p.capture_limit_bytes, vmss=p.vmss)
+    analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir)]
+    if p.partner_pcap is not None:
+        analyse.append(cmd.engine_run(p.engine, p.local_pcap, p.out_dir, compare=p.partner_pcap))
+    return [
+        *detect,
+        create,
+        cmd.capture_show("{location}", p.task_id),
+        cmd.capture_status("{location}", p.task_id),
+        cmd.blob_download(p.storage_account, "{container}", "{blob}", p.local_pcap, p.auth_mode),
+        *analyse,
+        cmd.capture_delete("{location}", p.task_id),
+        cmd.blob_exists(p.storage_account, "{container}", "{blob}", p.auth_mode),
+        cmd.blob_delete(p.storage_account, "{container}", "{blob}", p.auth_mode),
+        cmd.remove_file(p.local_pcap),
+    ]
+
+
+def plan_token(task_id: str, plan: Sequence[Sequence[str]]) -> str:
+    """The task's plan-token: SHA-256 of the canonical ``{task_id, steps}``."""
+    return compute_plan_token({"task_id": task_id, "steps": [list(s) for s in plan]})
+
+
+def bindings(
+    task_id: str, location: str | None, storage_path: str | None, default_container: str
+) -> dict[str, str | None]:
+    """Placeholder values from the record: the region once known, container and blob of ``storagePath``."""
+    container, blob = default_container, f"{task_id}.cap"
+    parts = split_blob_url(storage_path) if storage_path else None
+    if parts is not None:
+        container, blob = parts[1], parts[2]
+    return {"location": location, "container": container, "blob": blob}
+
+
+def _token_matches(template: str, actual: str, bound: Mapping[str, str | None]) -> bool:
+    match = _PLACEHOLDER.match(template)
+    if match is None:
+        return template == actual
+    name = match.group(1)
+    if name == "nic_id":
+        return bool(_NIC_ID.match(actual))
+    value = bound.get(name)
+    return actual == value if value is not None else bool(actual)
+
+
+def is_member(argv: Sequence[str], plan: Sequence[Sequence[str]], bound: Mapping[str, str | None]) -> bool:
+    """True when ``argv`` is one of the plan's templates with its placeholders bound."""
+    return any(
+        len(t) == len(argv) and all(_token_matches(a, b, bound) for a, b in zip(t, argv, strict=True))
+        for t in plan
+    )
+
+
+def load_policy() -> PolicyEngine:
+    """Governance's default preflight policy plus the orchestrator's capture limits (``policies/``)."""
+    root = resources.files("netghost.orchestrator").joinpath("policies")
+    sources = sorted((f"orchestrator/{e.name}", e.read_text(encoding="utf-8"))
+                     for e in root.iterdir() if e.name.endswith(".rego"))
+    return PolicyEngine(sources=sources)
+
+
+def preflight(
+    engine: PolicyEngine, plan: Sequence[Sequence[str]], p: PlanInputs, *, max_capture_bytes: int, now: datetime
+) -> PolicyEvaluation:
+    """Evaluate the plan against the policies (limits included) once, at creation.
+
+    Raises:
+        PolicyError: the policies failed to evaluate.
+    """
+    facts: dict[str, Any] = capture_plan_facts(plan, capture_duration_s=p.duration_s)
+    facts.update(capture_limit_bytes=p.capture_limit_bytes, max_duration_s=CAPTURE_MAX_DURATION_SECONDS,
+                 max_capture_bytes=max_capture_bytes)
+    return engine.evaluate(facts, now=now)

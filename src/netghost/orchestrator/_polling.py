@@ -1,0 +1,70 @@
+"""Burst polling: the backoff schedule and one ``check_task``'s loop of show-status calls.
+
+Interval before poll ``n+1`` is ``min(initial * 2^(n-1), max)`` (seed 000: 5, 10, 20, 30, 30 ...).
+A burst polls, sleeps through the injected sleeper and polls again until the capture leaves
+``Running`` or the next sleep would pass ``poll_burst_limit``. Completion is read from
+``packetCaptureStatus`` (``Stopped`` -> download, ``Error`` -> FAILED with ``packetCaptureError``),
+never from ``provisioningState``. A poll that fails (network, a transient 500) changes nothing and
+is not a failure of the capture; the capture missing (exit 3) is. ``max_polls`` reached -> TIMED_OUT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from netghost.contracts import TaskRecord, TaskState
+from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._runtime import Runtime, parse_json
+
+__all__ = ["backoff", "burst_poll"]
+
+
+def backoff(attempt: int, initial: float, maximum: float) -> float:
+    """Seconds to wait after poll ``attempt`` (1-based): ``min(initial * 2^(attempt-1), maximum)``."""
+    return float(min(initial * 2 ** (attempt - 1), maximum))
+
+
+def _poll_once(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    """One show-status; returns the record in WAITING, DOWNLOADING, FAILED or TIMED_OUT."""
+    argv = cmd.capture_status(record.location or "", record.task_id)
+    record, ran = rt.run(record, argv, "Poll the packet capture's status (read-only).")
+    count = record.poll_count + 1
+    now = rt.now().isoformat(timespec="seconds").replace("+00:00", "Z")
+    stamps = record.timestamps.model_copy(update={"last_poll": now, "first_poll": record.timestamps.first_poll or now})
+    doc = parse_json(ran.output) if ran.outcome == "ok" else None
+    if ran.outcome == "failed" and ran.exit_code == 3:
+        return rt.move(record, TaskState.FAILED, poll_count=count, timestamps=stamps, failure_reason="capture_missing",
+                       error_detail=f"the capture session is gone from Azure: {ran.error_text()}")
+    status = doc.get("packetCaptureStatus") if isinstance(doc, dict) else None
+    if status == "Stopped":
+        reason = doc.get("stopReason") if isinstance(doc, dict) else None
+        rt.say(f"[Cloud Orchestrator] Poll {count}/{record.max_polls}: Stopped ({reason})")
+        return rt.move(record, TaskState.DOWNLOADING, poll_count=count, timestamps=stamps,
+                       capture_status=status, stop_reason=reason)
+    if status == "Error":
+        errors = ", ".join(str(e) for e in (doc.get("packetCaptureError") or [])) if isinstance(doc, dict) else ""
+        return rt.move(record, TaskState.FAILED, poll_count=count, timestamps=stamps, capture_status=status,
+                       failure_reason="capture_error",
+                       error_detail=f"Azure reports the capture failed: packetCaptureError [{errors}]")
+    shown = status or f"poll failed ({ran.error_text()})"
+    rt.say(f"[Cloud Orchestrator] Poll {count}/{record.max_polls}: packetCaptureStatus = {shown}")
+    if count >= record.max_polls:
+        return rt.move(record, TaskState.TIMED_OUT, poll_count=count, timestamps=stamps, capture_status=status,
+                       failure_reason="max_polls_exceeded",
+                       error_detail="Azure operation did not complete within polling window.")
+    return rt.move(record, TaskState.WAITING, poll_count=count, timestamps=stamps,
+                   capture_status=status or record.capture_status)
+
+
+def burst_poll(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) -> TaskRecord:
+    """Poll until the capture is no longer running or the burst window is spent."""
+    cfg = rt.config
+    start = monotonic()
+    while True:
+        record = _poll_once(rt, record)
+        if record.state != TaskState.WAITING:
+            return record
+        wait = backoff(record.poll_count, cfg.initial_poll_interval, cfg.max_poll_interval)
+        if monotonic() - start + wait > cfg.poll_burst_limit:
+            return record
+        cfg.sleeper(wait)

@@ -1,0 +1,218 @@
+"""DETECTING: resolve the target and check, before anything is created, that a capture can work.
+
+Users of Network Watcher keep hitting captures that fail or stop without saying why. Each check
+here ends the task with a *named* stop reason and a fix the user can act on: the VM must be
+running, the Network Watcher agent extension installed and provisioned, a watcher present in the
+VM's region, the effective NSG must let the VM reach the host agent 168.63.129.16, and the storage
+container must exist and accept the chosen ``--auth-mode``. Errors Azure reports later (at create
+or while the capture runs) are named with the same vocabulary (:func:`name_az_error`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from netghost.contracts import TaskRecord, TaskState
+from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._runtime import Ran, Runtime, parse_json
+
+__all__ = ["STOP_REASONS", "blocking_rule", "detect", "fail", "name_az_error"]
+
+STOP_REASONS: Mapping[str, tuple[str, str]] = {
+    "target_not_found": ("the target VM was not found", "check the VM name and its resource group"),
+    "resource_group_not_found": ("the resource group does not exist", "check the resource_group parameter"),
+    "permission_denied": ("Azure refused the request (AuthorizationFailed)",
+                          "grant the identity Network Contributor (or a role with the named action)"),
+    "aks_not_supported": ("the target is an AKS cluster", "AKS capture is not available yet; capture on a node VM"),
+    "vm_not_running": ("the VM is not running, so the capture agent cannot start",
+                       "start it: az vm start -g {rg} -n {target}"),
+    "extension_missing": ("the Network Watcher agent extension is not installed on the VM",
+                          "az vm extension set -g {rg} --vm-name {target} --publisher "
+                          "Microsoft.Azure.NetworkWatcher --name NetworkWatcherAgentLinux (or ...Windows)"),
+    "extension_not_provisioned": ("the Network Watcher agent extension is installed but not provisioned",
+                                  "reinstall it (az vm extension set ...) and wait for provisioningState "
+                                  "Succeeded"),
+    "network_watcher_not_enabled": ("Network Watcher is not enabled in the VM's region",
+                                    "az network watcher configure -g NetworkWatcherRG -l {location} --enabled true"),
+    "nsg_blocks_host_agent": ("the VM's effective NSG denies outbound traffic to the host agent 168.63.129.16",
+                              "allow outbound TCP to 168.63.129.16 (ports 80, 8037) above rule {rule}"),
+    "storage_not_found": ("the storage account was not found", "check the storage_account parameter"),
+    "storage_container_missing": ("the storage container does not exist",
+                                  "create it: az storage container create --account-name {sa} -n {container}"),
+    "storage_auth_failed": ("the storage account refused --auth-mode {auth}",
+                            "assign 'Storage Blob Data Contributor' to the identity, or use "
+                            "storage_auth_mode='key'"),
+    "storage_inaccessible": ("the storage account could not be checked", "see the az error text"),
+    "quota_exceeded": ("the region's packet-capture quota is used up",
+                       "delete finished captures (cleanup_task) or wait for running ones to end"),
+    "capture_name_conflict": ("a capture with this name already exists", "retry: a new task gets a new name"),
+    "create_failed": ("Azure refused to create the capture", "see the az error text"),
+    "detection_failed": ("the target could not be resolved", "see the az error text"),
+    "policy_denied": ("the preflight policy denied the capture plan", "see the policy reasons"),
+}
+"""name -> (what happened, what the user can do); ``{rg}``, ``{target}`` ... are filled from the task."""
+
+_AZ_NAMES: tuple[tuple[str, str], ...] = (
+    ("ResourceGroupNotFound", "resource_group_not_found"),
+    ("ResourceNotFound", "target_not_found"),
+    ("AuthorizationFailed", "permission_denied"),
+    ("network watcher is not enabled", "network_watcher_not_enabled"),
+    ("NetworkWatcherExtension", "extension_missing"),
+    ("QuotaExceeded", "quota_exceeded"),
+    ("AlreadyExists", "capture_name_conflict"),
+    ("Conflict", "capture_name_conflict"),
+    ("You do not have the required permissions", "storage_auth_failed"),
+)
+
+
+def name_az_error(stderr: str, default: str) -> str:
+    """The stop-reason name for an az error text (``default`` when none applies)."""
+    return next((name for needle, name in _AZ_NAMES if needle in stderr), default)
+
+
+def _explain(record: TaskRecord, reason: str, extra: Mapping[str, str] | None = None) -> str:
+    what, fix = STOP_REASONS.get(reason, (reason, ""))
+    params = record.parameters
+    values = {"rg": params.resource_group if params else "", "target": record.target or "",
+              "location": record.location or "", "sa": record.storage_account or "",
+              "container": record.storage_container, "auth": record.storage_auth_mode or "login", "rule": ""}
+    values.update(extra or {})
+    return f"{what.format(**values)}. Fix: {fix.format(**values)}" if fix else what.format(**values)
+
+
+def fail(rt: Runtime, record: TaskRecord, reason: str, *, detail: str = "",
+         extra: Mapping[str, str] | None = None) -> TaskRecord:
+    """End a task in DETECTING (nothing was created, so cleanup is ``skipped``)."""
+    text = _explain(record, reason, extra) + (f" ({detail})" if detail else "")
+    rt.say(f"[red]{record.task_id}: FAILED[/] {reason}: {text}")
+    return rt.move(record, TaskState.FAILED, failure_reason=reason, error_detail=text, cleanup_status="skipped")
+
+
+def _port_in(ranges: Iterable[str], ports: Iterable[int]) -> bool:
+    wanted = list(ports)
+    for text in ranges:
+        if text in ("*", ""):
+            return True
+        low, _, high = text.partition("-")
+        if low.isdigit() and any(int(low) <= p <= int(high or low) for p in wanted):
+            return True
+    return False
+
+
+def _covers(prefixes: Iterable[str], address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    for prefix in prefixes:
+        if prefix in ("*", "0.0.0.0/0"):
+            return True
+        try:
+            if ip in ipaddress.ip_network(prefix, strict=False):
+                return True
+        except ValueError:  # a service tag (VirtualNetwork, Internet, ...) does not cover the host agent
+            continue
+    return False
+
+
+def blocking_rule(doc: Any, address: str = cmd.HOST_AGENT_IP, ports: tuple[int, ...] = (80, 8037)) -> str | None:
+    """The outbound rule that denies ``address`` (highest priority match), from list-effective-nsg output.
+
+    Only the NSGs' own rules count: Azure lets the host agent through whatever the default rules say
+    (``DenyAllOutBound`` does not stop it), but an explicit user rule can.
+    """
+    groups = doc.get("value", []) if isinstance(doc, dict) else []
+    for group in groups:
+        rules = [r for r in group.get("effectiveSecurityRules", []) if r.get("direction") == "Outbound"
+                 and not str(r.get("name", "")).startswith("defaultSecurityRules/")]
+        for rule in sorted(rules, key=lambda r: int(r.get("priority", 65535))):
+            prefixes = [*(rule.get("destinationAddressPrefixes") or [rule.get("destinationAddressPrefix", "")]),
+                        *(rule.get("expandedDestinationAddressPrefix") or [])]
+            port_ranges = rule.get("destinationPortRanges") or [rule.get("destinationPortRange", "*")]
+            if rule.get("protocol", "All") in ("All", "Tcp", "*") and _covers(prefixes, address) and \
+                    _port_in(port_ranges, ports):
+                return str(rule.get("name")) if rule.get("access") == "Deny" else None
+    return None
+
+
+def _resolve(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, dict[str, Any] | None, Ran]:
+    params = record.parameters
+    assert params is not None  # capture tasks always carry their parameters
+    vmss = record.target_type == "vmss"
+    argv = cmd.vmss_show(params.resource_group, record.target or "") if vmss else \
+        cmd.vm_show(params.resource_group, record.target or "")
+    record, ran = rt.run(record, argv, f"Resolve {record.target}'s id, region and power state before a capture.")
+    doc = parse_json(ran.output) if ran.outcome == "ok" else None
+    return record, doc if isinstance(doc, dict) else None, ran
+
+
+def detect(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    """Run every DETECTING check; the task ends APPROVED, or FAILED with a named reason."""
+    record, doc, ran = _resolve(rt, record)
+    if doc is None:
+        reason = name_az_error(ran.stderr, "detection_failed") if ran.outcome == "failed" else "detection_failed"
+        return fail(rt, record, reason, detail=ran.error_text())
+    record = rt.move(record, TaskState.DETECTING, vm_id=doc.get("id"), location=str(doc.get("location") or "").lower(),
+                     target_type=record.target_type or "vm")
+    if record.target_type == "vm" and doc.get("powerState") not in (None, "VM running"):
+        return fail(rt, record, "vm_not_running", detail=str(doc.get("powerState")))
+    for check in (_check_extension, _check_watcher, _check_nsg, _check_storage):
+        record, stop, detail, extra = check(rt, record, doc)
+        if stop is not None:
+            return fail(rt, record, stop, detail=detail, extra=extra)
+    return rt.move(record, TaskState.APPROVED)
+
+
+Check = tuple[TaskRecord, str | None, str, dict[str, str] | None]
+
+
+def _check_extension(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
+    if record.target_type != "vm" or record.parameters is None:
+        return record, None, "", None
+    record, ran = rt.run(record, cmd.extension_list(record.parameters.resource_group, record.target or ""),
+                         "Check that the Network Watcher agent extension is installed (captures need it).")
+    if ran.outcome != "ok":
+        return record, "detection_failed", ran.error_text(), None
+    found = [e for e in parse_json(ran.output) or [] if isinstance(e, dict) and e.get("publisher") == cmd.NW_PUBLISHER]
+    if not found:
+        return record, "extension_missing", "", None
+    if all(e.get("state") != "Succeeded" for e in found):
+        return record, "extension_not_provisioned", f"provisioningState {found[0].get('state')}", None
+    return record, None, "", None
+
+
+def _check_watcher(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
+    record, ran = rt.run(record, cmd.watcher_list(), "Check that Network Watcher is enabled in the VM's region.")
+    if ran.outcome != "ok":
+        return record, "detection_failed", ran.error_text(), None
+    regions = {str(r).lower() for r in parse_json(ran.output) or []}
+    return (record, None, "", None) if record.location in regions else \
+        (record, "network_watcher_not_enabled", f"region {record.location}", None)
+
+
+def _check_nsg(rt: Runtime, record: TaskRecord, doc: dict[str, Any]) -> Check:
+    for nic in doc.get("nics") or []:
+        record, ran = rt.run(record, cmd.nic_effective_nsg(str(nic)),
+                             "Check that the VM's effective NSG lets the capture agent reach 168.63.129.16.")
+        if ran.outcome != "ok":  # needs an extra RBAC action: a warning, not a stop
+            rt.say(f"[yellow]{record.task_id}: effective NSG of {nic} not readable[/] ({ran.error_text()})")
+            continue
+        rule = blocking_rule(parse_json(ran.output))
+        if rule is not None:
+            return record, "nsg_blocks_host_agent", f"rule {rule}", {"rule": rule}
+    return record, None, "", None
+
+
+def _check_storage(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
+    auth = record.storage_auth_mode or "login"
+    record, ran = rt.run(record, cmd.container_exists(record.storage_account or "", record.storage_container, auth),
+                         "Verify the storage container is reachable before creating anything.")
+    if ran.outcome == "failed":
+        if "not found" in ran.stderr and "Storage account" in ran.stderr:
+            return record, "storage_not_found", ran.error_text(), None
+        return record, name_az_error(ran.stderr, "storage_inaccessible"), ran.error_text(), None
+    if ran.outcome != "ok":
+        return record, "storage_inaccessible", ran.error_text(), None
+    exists = parse_json(ran.output)
+    if not (isinstance(exists, dict) and exists.get("exists") is True):
+        return record, "storage_container_missing", "", None
+    return record, None, "", None

@@ -1,0 +1,96 @@
+"""Responses to the Brain, built from task records and validated by the contracts before they leave.
+
+A task's ``status`` follows from its state; after cleanup (CLEANING_UP, DONE) it is the outcome the
+task had before cleanup, kept in ``failure_reason`` (``cancelled``, ``max_polls_exceeded``, any
+other name = failed, none = completed). The Brain never sees shell fields (classification, exit
+codes): only orchestration-level status, paths, hashes and the reasons.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from netghost.contracts import TaskRecord, TaskState, parse_orchestrator_response
+
+__all__ = ["error_response", "list_response", "status_of", "task_response"]
+
+S = TaskState
+_PENDING = frozenset({S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING, S.ANALYZING})
+
+
+def status_of(record: TaskRecord, *, waiting_for_partner: bool = False) -> str:
+    """The seed's response status for a record."""
+    if record.state in _PENDING or waiting_for_partner:
+        return "task_pending"
+    reason = record.failure_reason
+    if record.state == S.TIMED_OUT or reason == "max_polls_exceeded":
+        return "task_timed_out"
+    if record.state == S.CANCELLED or reason == "cancelled":
+        return "task_cancelled"
+    if record.state == S.FAILED or reason is not None:
+        return "task_failed"
+    return "task_completed"
+
+
+def _result(record: TaskRecord, fallback: bool) -> dict[str, Any] | None:
+    if record.report_path is None and record.semantic_json_path is None:
+        return None
+    common = {"semantic_json_path": record.semantic_json_path, "local_pcap_path": record.local_pcap_path,
+              "artifact_hashes": dict(record.artifact_hashes), "stop_reason": record.stop_reason}
+    if fallback:
+        return {"mode": "single_end_fallback", "report_path": record.report_path or "", **common}
+    return {"report_path": record.report_path, "mode": "compare" if record.analysis_mode == "compare" else "single",
+            **common}
+
+
+def task_response(
+    record: TaskRecord,
+    message: str,
+    *,
+    elapsed_seconds: float | None = None,
+    partner: TaskRecord | None = None,
+    waiting_for_partner: bool = False,
+) -> dict[str, Any]:
+    """The response for one task (``paired_task`` set for dual-end)."""
+    status = status_of(record, waiting_for_partner=waiting_for_partner)
+    polling = record.state in (S.PROVISIONING, S.WAITING)
+    body: dict[str, Any] = {
+        "task_id": record.task_id,
+        "status": status,
+        "state": record.state.value,
+        "investigation_context": record.investigation_context,
+        "result": _result(record, record.analysis_mode == "single_end_fallback") if status == "task_completed" else None,
+        "cleanup_status": record.cleanup_status,
+        "error_detail": record.error_detail,
+        "failure_reason": record.failure_reason,
+        "denied_action": record.denied_action,
+        "poll_count": record.poll_count if polling else None,
+        "max_polls": record.max_polls if polling else None,
+        "elapsed_seconds": elapsed_seconds,
+        "duration_seconds": record.duration_seconds,
+        "message": message,
+    }
+    if partner is not None:
+        body["paired_task"] = {"task_id": partner.task_id, "state": partner.state.value,
+                               "poll_count": partner.poll_count, "error_detail": partner.error_detail}
+    body = {k: v for k, v in body.items() if v is not None}
+    parsed = parse_orchestrator_response(body)
+    dumped: dict[str, Any] = parsed.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+def error_response(error: str, message: str, task_id: str | None = None) -> dict[str, Any]:
+    """``{status: "error", error, message}``: no task state changed."""
+    body: dict[str, Any] = {"status": "error", "error": error, "message": message}
+    if task_id is not None:
+        body["task_id"] = task_id
+    dumped: dict[str, Any] = parse_orchestrator_response(body).model_dump(mode="json", by_alias=True,
+                                                                        exclude_none=True)
+    return dumped
+
+
+def list_response(records: list[TaskRecord], orphans: list[dict[str, Any]], message: str) -> dict[str, Any]:
+    """``list_tasks``: every task of the session plus the start-up orphans."""
+    body = {"tasks": [r.model_dump(mode="json") for r in records], "orphans": orphans, "message": message}
+    dumped: dict[str, Any] = parse_orchestrator_response(body).model_dump(mode="json", by_alias=True)
+    return dumped

@@ -1,0 +1,195 @@
+"""What every stage of a task shares: configuration, the shell, the registry, and one guarded ``run``.
+
+:meth:`Runtime.run` is the only place a command leaves the orchestrator. It checks, in order, that
+the task's stored plan still hashes to its plan-token and that the argv is a member of that plan,
+then calls ``shell.execute({"command", "reasoning"})`` with a reasoning that carries the
+investigation context, records the shell's ``audit_id`` in the task, and judges the response:
+``ok`` (completed, exit 0), ``failed`` (completed, exit != 0: az's own error text is in ``stderr``),
+``denied`` (``user_denied``, ``user_abandoned`` or ``blocked``: which one is kept) or ``error`` (the
+shell could not run it: timeout, not found, exec error). The orchestrator never starts a process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
+from netghost.errors import OrchestratorError
+from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._plan import bindings, is_member, plan_token
+from netghost.orchestrator._registry import Registry
+from netghost.orchestrator._states import step
+
+__all__ = [
+    "Config",
+    "PlanViolation",
+    "Ran",
+    "Runtime",
+    "ShellLike",
+    "parse_json",
+]
+
+
+class ShellLike(Protocol):
+    """What the orchestrator needs of the Safe-Exec Shell: ``execute({command, reasoning}) -> dict``."""
+
+    def execute(self, request: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+class PlanViolation(OrchestratorError):
+    """Raised (and turned into a halted task) when a command is not in the plan or the token broke."""
+
+    def __init__(self, task_id: str, reason: str, detail: str) -> None:
+        super().__init__(f"task {task_id}: {detail}")
+        self.task_id = task_id
+        self.reason = reason
+        self.detail = detail
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Config:
+    """Seed 000 "Configuration", plus what the real CLI and the tests need (see CloudOrchestrator)."""
+
+    max_polls: int = 20
+    initial_poll_interval: float = 5.0
+    max_poll_interval: float = 30.0
+    local_capture_dir: str = "/tmp/captures"
+    storage_container: str = "captures"
+    capture_name_prefix: str = "ghost"
+    poll_burst_limit: float = 45.0
+    local_artifact_max_age_days: float = 7.0
+    storage_auth_mode: StorageAuthMode = "login"
+    engine_command: tuple[str, ...] = ("pcap-forensics",)
+    capture_limit_bytes: int = 104857600
+    max_capture_bytes: int = 1073741824
+    download_retry_delay_s: float = 5.0
+    scan_azure_orphans: bool = True
+    clock: Callable[[], datetime] = _utcnow
+    sleeper: Callable[[float], None] = field(default=lambda s: None)
+
+
+Outcome = Literal["ok", "failed", "denied", "error"]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A judged shell response."""
+
+    outcome: Outcome
+    response: dict[str, Any]
+
+    @property
+    def output(self) -> str:
+        return str(self.response.get("output") or "")
+
+    @property
+    def stderr(self) -> str:
+        return str(self.response.get("stderr") or "")
+
+    @property
+    def exit_code(self) -> int | None:
+        code = self.response.get("exit_code")
+        return code if isinstance(code, int) else None
+
+    @property
+    def action(self) -> str:
+        return str(self.response.get("action") or "")
+
+    def error_text(self) -> str:
+        """First meaningful line of what went wrong (az's ``ERROR:`` line, the denial reason ...)."""
+        if self.outcome == "denied":
+            reason = self.response.get("denial_reason")
+            return f"{self.action}" + (f": {reason}" if reason else "")
+        text = self.stderr.strip() or str(self.response.get("error") or "") or self.output.strip()
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != "ERROR:"]
+        return lines[0].removeprefix("ERROR: ") if lines else f"exit {self.exit_code}"
+
+
+def parse_json(text: str) -> Any:
+    """az's ``-o json`` output, or None when it is not JSON (truncated, empty)."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def _judge(response: dict[str, Any]) -> Outcome:
+    action = response.get("action")
+    if action in ("user_denied", "user_abandoned", "blocked"):
+        return "denied"
+    if response.get("status") == "completed":
+        return "ok" if response.get("exit_code") == 0 else "failed"
+    return "error"
+
+
+@dataclass
+class Runtime:
+    """The orchestrator's collaborators, shared by every stage."""
+
+    shell: ShellLike
+    session_id: str
+    registry: Registry
+    config: Config
+    say: Callable[[str], None]
+    shell_calls: int = 0
+
+    def now(self) -> datetime:
+        return self.config.clock()
+
+    def save(self, record: TaskRecord) -> TaskRecord:
+        return self.registry.save(record)
+
+    def move(self, record: TaskRecord, to_state: TaskState, **updates: Any) -> TaskRecord:
+        """Step the record (transition table) and append it to the registry before anything else."""
+        return self.save(step(record, to_state, now=self.now(), **updates))
+
+    def workdir(self, record: TaskRecord) -> Path:
+        return Path(record.workspace or self.config.local_capture_dir) / "artifacts"
+
+    def reasoning(self, record: TaskRecord, what: str) -> str:
+        context = record.investigation_context.strip()
+        return f"{what} Task {record.task_id}." + (f" Investigation: {context}" if context else "")
+
+    def check_plan(self, record: TaskRecord, argv: Sequence[str]) -> None:
+        """Refuse a command outside the plan, or any command once the plan-token broke.
+
+        Raises:
+            PlanViolation: ``plan_token_mismatch`` or ``not_in_plan``.
+        """
+        if record.plan is None or record.plan_token is None:
+            raise PlanViolation(record.task_id, "plan_token_mismatch", "the task record carries no plan")
+        if plan_token(record.task_id, record.plan) != record.plan_token:
+            raise PlanViolation(record.task_id, "plan_token_mismatch",
+                                "the stored plan no longer hashes to the task's plan-token")
+        bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
+        if not is_member(argv, record.plan, bound):
+            raise PlanViolation(record.task_id, "not_in_plan", f"command is not in the task's plan: {cmd.render(argv)}")
+
+    def run(self, record: TaskRecord, argv: Sequence[str], what: str) -> tuple[TaskRecord, Ran]:
+        """Run one planned command through the shell; returns the record (with the audit id) and the verdict.
+
+        Raises:
+            PlanViolation: the command is not in the plan or the plan-token broke (nothing ran).
+        """
+        self.check_plan(record, argv)
+        response = self.shell.execute({"command": cmd.render(argv), "reasoning": self.reasoning(record, what)})
+        self.shell_calls += 1
+        audit_id = response.get("audit_id")
+        if isinstance(audit_id, str):
+            record = record.model_copy(update={"shell_audit_ids": [*record.shell_audit_ids, audit_id]})
+        return record, Ran(_judge(response), response)
+
+    def run_free(self, argv: Sequence[str], reasoning: str) -> Ran:
+        """A read outside any task (the start-up orphan sweep): SAFE reads only, never a plan step."""
+        response = self.shell.execute({"command": cmd.render(argv), "reasoning": reasoning})
+        self.shell_calls += 1
+        return Ran(_judge(response), response)
