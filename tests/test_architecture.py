@@ -182,8 +182,9 @@ def _ruff_order(name: str) -> tuple[int, str]:
 
 def _declared_all(path: Path) -> list[str] | None:
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            return [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:  # type: ignore[union-attr]
+            return list(ast.literal_eval(node.value))  # type: ignore[union-attr]
     return None
 
 

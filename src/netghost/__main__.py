@@ -1,5 +1,5 @@
 """``python -m netghost`` runs the ``ghost-agent`` command line."""
 
-from netghost.agent.cli import main
+from netghost.agent import main
 
 raise SystemExit(main())
