@@ -44,13 +44,16 @@ _B64_KINDS = frozenset({"azure_storage_key", "azure_key", "base64_blob"})
 # DNS records whose base64 data is a public key or a signature (RFC 4034/5155/6698/4255/7929/...).
 
 
-def _find_wrapped(view: str, add: Callable[[str, str], None]) -> None:
+def _find_wrapped(
+    view: str, add: Callable[[str, str], None], judge_text: Callable[[str], bool | None]
+) -> None:
     """A key or blob wrapped at 64 or 76 columns (``base64``, MIME, PEM bodies): judged as one value.
 
     Each line alone is too short or unpadded for the shape rules, so the lines are joined, judged like an
     unwrapped value (88 chars ending ``==``: storage key; padded 40+: key; 200+: blob), and every line of
     a secret is then replaced. Certificates and public keys (PEM ``CERTIFICATE``/``PUBLIC KEY`` bodies,
-    SPKI ``MII...`` prefixes) are not secrets and are kept.
+    SPKI ``MII...`` prefixes) are not secrets and are kept. ``judge_text`` decides base64 of readable
+    text (None: not text; True: text holding a secret, every line replaced; False: kept).
     """
     for match in _WRAPPED.finditer(view):
         pieces = match.group().split()
@@ -62,6 +65,11 @@ def _find_wrapped(view: str, add: Callable[[str, str], None]) -> None:
         if _public_block(joined, before) or _public_context(view, match.start(), joined):
             continue
         if HASH_CONTEXT.search(before[-48:]):
+            continue
+        verdict = judge_text(joined)
+        if verdict is not None:
+            for piece in pieces if verdict else ():
+                add(piece, "encoded_secret")
             continue
         if len(joined) == 88 and joined.endswith("=="):
             kind = "azure_storage_key"

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
 from netghost.shell.redact._context import _B64_KINDS, _find_wrapped, _public_context
+from netghost.shell.redact._encoded import decoded_text, find_encoded, is_secret_text
+from netghost.shell.redact._json import field_kind
 from netghost.shell.redact._rules import (
     B64_RUN,
     HASH_CONTEXT,
@@ -128,9 +130,24 @@ def _url_decode(text: str) -> str:
     return unquote(text) if "%" in text else text
 
 
-def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
-    """Map each secret value found in any view of ``text`` to its kind."""
+_MAX_DEPTH = 2  # base64 inside base64 inside the output, no deeper
+
+
+def find_secrets(text: str, *, secret_cmd: bool, depth: int = 0) -> dict[str, str]:
+    """Map each secret value found in any view of ``text`` to its kind.
+
+    ``depth`` counts how many base64 decodings led to ``text`` (see :mod:`._encoded`).
+    """
     findings: dict[str, str] = {}
+
+    def inner(decoded: str) -> dict[str, str]:
+        if depth >= _MAX_DEPTH:
+            return {}
+        return find_secrets(decoded, secret_cmd=False, depth=depth + 1)
+
+    def judge_text(value: str) -> bool | None:
+        decoded = decoded_text(value)
+        return None if decoded is None else is_secret_text(decoded, inner)
 
     def add(value: str, kind: str) -> None:
         value = value.strip()
@@ -142,10 +159,11 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
     secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
     for view in _views(text):
         has_b64_run = _B64_RUN.search(view) is not None
-        _find_shapes(view, findings, add, has_b64_run=has_b64_run)
+        _find_shapes(view, findings, add, has_b64_run=has_b64_run, judge_text=judge_text)
         _find_labels(view, add, secret_cmd=secret_cmd)
         if has_b64_run and "\n" in view:
-            _find_wrapped(view, add)
+            _find_wrapped(view, add, judge_text)
+        find_encoded(view, add, inner, _public_context)
         _find_cli(view, add)
         _find_table_cells(view, add, secret_cmd=secret_cmd)
         if bare:
@@ -154,16 +172,24 @@ def find_secrets(text: str, *, secret_cmd: bool) -> dict[str, str]:
 
 
 def _find_shapes(
-    view: str, findings: dict[str, str], add: Callable[[str, str], None], *, has_b64_run: bool
+    view: str,
+    findings: dict[str, str],
+    add: Callable[[str, str], None],
+    *,
+    has_b64_run: bool,
+    judge_text: Callable[[str], bool | None],
 ) -> None:
     """Values recognised by their shape (``SHAPE_RULES``); a rule runs only when one of its needles is in
     the view. A short basic-auth password goes into ``findings`` framed (``:pw@``), past ``add``'s
-    length floor."""
+    length floor. A base64 shape that decodes to readable text is an encoding, not a key: it is left to
+    ``judge_text`` (``find_encoded`` reports it when the text holds a secret)."""
     lowered = view.lower()
     for rule in SHAPE_RULES:
         if rule.needles and not any(
             has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
         ):
+            continue
+        if rule.gate is not None and rule.gate.search(view) is None:
             continue
         for match in rule.pattern.finditer(view):
             value = match.group("v")
@@ -173,7 +199,9 @@ def _find_shapes(
                 if not PLACEHOLDER.match(value):
                     findings.setdefault(f":{value}@", rule.kind)
                 continue
-            if rule.kind in _B64_KINDS and _public_context(view, match.start("v"), value):
+            if rule.kind in _B64_KINDS and (
+                _public_context(view, match.start("v"), value) or judge_text(value) is not None
+            ):
                 continue
             if _passes(rule, value, view, match.start("v")):
                 add(value, rule.kind)
@@ -184,6 +212,8 @@ def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool
     for match in JSON_SECRET_KEY.finditer(view):
         value = _json_unescape(match.group("v"))
         kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+        if kind is None and (named := field_kind(match.group("name"))) and _usable(value.strip()):
+            kind = named  # sharedKey, userData ... also inside escaped JSON, where no span maps back
         if kind:
             add(value, kind)
             add(match.group("v"), kind)

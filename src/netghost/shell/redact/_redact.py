@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from netghost.shell.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
+from netghost.shell.redact._json import find_field_secrets
+from netghost.shell.redact._values import _usable
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
@@ -51,10 +53,12 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
         A :class:`Redaction`; ``redact(redact(t).text).text == redact(t).text`` for every ``t``.
     """
     secret_cmd = command is not None and is_secret_command(command)
-    total = 0
-    kinds: set[str] = set()
+    text, total, kinds, echoes = _replace_fields(text)
     for _ in range(_MAX_PASSES):
         findings = find_secrets(text, secret_cmd=secret_cmd)
+        for value, kind in echoes.items():  # a field secret printed again elsewhere goes too
+            findings.setdefault(value, kind)
+        echoes = {}
         if not findings:
             break
         text, replaced, found_kinds = _replace(text, findings)
@@ -116,6 +120,27 @@ def redact_command(command: str, argv: Sequence[str] = ()) -> str:
 
 
 # --- replacing ----------------------------------------------------------------------------------------
+
+
+def _replace_fields(text: str) -> tuple[str, int, set[str], dict[str, str]]:
+    """Replace, in place, the values of secret-named JSON fields (``sharedKey``, ``userData``, ...).
+
+    Returns the text, the number replaced, their kinds, and the long enough values (``value -> kind``)
+    so that their other occurrences in the text are replaced by the usual pass.
+    """
+    secrets = find_field_secrets(text)
+    if not secrets:
+        return text, 0, set(), {}
+    parts: list[str] = []
+    pos = 0
+    for secret in secrets:
+        parts.append(text[pos : secret.start])
+        mark = f"[REDACTED:{secret.kind}]"
+        parts.append(f'"{mark}"' if secret.quote else mark)
+        pos = secret.end
+    parts.append(text[pos:])
+    echoes = {s.value.strip(): s.kind for s in secrets if _usable(s.value.strip())}
+    return "".join(parts), len(secrets), {s.kind for s in secrets}, echoes
 
 
 def _spellings(value: str) -> set[str]:

@@ -20,15 +20,18 @@ from dataclasses import dataclass
 __all__ = [
     "B64_RUN",
     "HASH_CONTEXT",
+    "JSON_FIELD_RULES",
     "JSON_SECRET_KEY",
     "KEY_EXCLUDED_SUFFIX",
     "LINE_ASSIGNMENT",
     "PLACEHOLDER",
     "SECRET_COMMAND_WORDS",
+    "SECRET_SETTING_NAME",
     "SHAPE_RULES",
     "STRONG_KEY_NAME",
     "WEAK_KEY_NAME",
     "XML_ELEMENT",
+    "FieldRule",
     "Rule",
 ]
 
@@ -49,6 +52,9 @@ class Rule:
     needles: tuple[str, ...] = ()
     """Lower-case substrings of which at least one must occur for the rule to match at all (a cheap
     pre-filter); ``B64_RUN`` stands for "a base64 run of 38+ characters". Empty means always run."""
+    gate: re.Pattern[str] | None = None
+    """A cheap pattern (starting with a literal) that must occur in the view first, for rules whose own
+    pattern is anchored at line starts and so cannot skip ahead quickly."""
 
 
 B64_RUN = "<base64-run>"
@@ -212,6 +218,53 @@ SHAPE_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "private_key",
+        _r(
+            r"(?P<v>-----BEGIN (?P<label>OpenVPN [A-Za-z0-9 -]{1,40}?)-----"
+            r"(?:[A-Za-z0-9+/=\s]|\\[nr])*?(?:-----END (?P=label)-----|(?=[^A-Za-z0-9+/=\s\\])|\Z))",
+            re.IGNORECASE,
+        ),
+        "OpenVPN static keys (tls-auth, secret, tls-crypt: hex lines) and tls-crypt-v2 keys (base64)",
+        needles=("-----begin openvpn",),
+    ),
+    Rule(
+        "password",
+        _r(
+            r"(?m)(?:m(?<![^\s\"'`]m)achine[ \t\r\n]+\S+|d(?<![^\s\"'`]d)efault)"
+            r"(?:[ \t\r\n]+(?:login|account|port)[ \t\r\n]+\S+)*[ \t\r\n]+password[ \t\r\n]+"
+            r"(?P<q>[\"']?)(?P<v>(?(q)[^\"'\r\n]+|[^\s\"']+))"
+        ),
+        ".netrc entries: 'machine HOST login USER password SECRET' on one or several lines, and the "
+        "'default' entry; macdef bodies are not entries",
+        needles=("machine", "default"),
+        gate=_r(r"password[ \t\r\n]+\S"),
+    ),
+    Rule(
+        "password",
+        _r(
+            r"(?m)^[ \t]*(?:[A-Za-z0-9_.\-\[\]]+|\*):(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"
+            r"(?P<v>(?:[^\s\\]|\\.)+?)[ \t]*\r?$"
+        ),
+        ".pgpass lines 'host:port:database:user:password' (port digits or '*'; ':' and '\\' escaped)",
+        needles=(":",),
+        gate=_r(r":(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"),
+    ),
+    Rule(
+        "preshared_key",
+        _r(
+            r"(?im)(?:\bpre-shared-key|\bisakmp[ \t]+key)"
+            r"(?:[ \t]+(?:local|remote))?"
+            r"(?:[ \t]+(?:address[ \t]+\S+(?:[ \t]+\d{1,3}(?:\.\d{1,3}){3})?|hostname[ \t]+\S+)[ \t]+key)?"
+            r"(?:[ \t]+(?:[067]|ascii-text|hexadecimal))?"
+            r"[ \t]+(?P<q>\"?)(?P<v>(?(q)[^\"\r\n]+|[^\s\"]+))"
+        ),
+        "IKE pre-shared keys in router configs (Cisco 'pre-shared-key [local|remote] [0|6|7] KEY', keyring "
+        "'pre-shared-key address IP [MASK] key KEY', 'crypto isakmp key KEY address IP', Juniper "
+        "'pre-shared-key ascii-text \"KEY\"'); 'set pfs group14' and 'authentication pre-shared-key' lines "
+        "carry no key",
+        needles=("pre-shared-key", "isakmp"),
+    ),
+    Rule(
+        "private_key",
         _r(r"(?s)(?P<v>PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9a-fA-F]+|\Z))"),
         "PuTTY private key files (.ppk)",
         needles=("putty-user-key-file",),
@@ -332,4 +385,71 @@ SECRET_COMMAND_WORDS = _r(
     r"(?i)(?:get-access-token|keys?|list-keys?|secrets?|credentials?|passwords?|tokens?|generate-sas|sas|"
     r"connection-strings?|show-connection-string|list-publishing-(?:profiles|credentials)|admin-key|"
     r"query-key|api-key|appsettings|create-for-rbac|printenv|env)"
+)
+
+
+# --- JSON fields --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """A JSON field whose value is a secret by its name alone, whatever the value looks like.
+
+    ``names`` is matched (case-insensitively, whole name) against the field name as written; an ``_`` in
+    it stands for an optional separator (``_``, ``-``, ``.`` or nothing), so ``shared_key`` matches
+    ``sharedKey``, ``SHARED_KEY`` and ``shared-key``. A string or number value is replaced; an object or
+    array value has every string in it replaced except those under metadata names (``name``, ``type``,
+    ``id``, ``username``, ``address`` ...), which is how ``functionKeys: {"default": ...}``,
+    ``passwords: [{"name": "password", "value": ...}]`` and ARM outputs ``{"type": ..., "value": ...}``
+    come out.
+    """
+
+    kind: str
+    names: str
+    why: str
+
+
+JSON_FIELD_RULES: tuple[FieldRule, ...] = (
+    FieldRule("shared_key", r"shared_key", "VPN connection shared keys (az network vpn-connection show)"),
+    FieldRule(
+        "authorization_key",
+        r"authorization_key",
+        "ExpressRoute circuit authorizations and connections: a GUID that lets anyone link the circuit",
+    ),
+    FieldRule("user_data", r"user_data", "VM/VMSS user data, base64 scripts that often embed credentials"),
+    FieldRule("custom_data", r"custom_data", "VM custom data (cloud-init), same as user data"),
+    FieldRule(
+        "connection_string",
+        r"(?:[a-z]+_)??(?:primary_|secondary_)?(?:read_?only_|read_?write_)?(?:master_)?connection_strings?",
+        "connectionString / primaryConnectionString / connectionStrings[] (Service Bus, Event Hubs, IoT Hub, "
+        "Cosmos DB, web app connection strings): the account key travels inside",
+    ),
+    FieldRule(
+        "access_key",
+        r"(?:primary|secondary)_(?:read_?only_|read_?write_)?(?:master_|access_|shared_)?key",
+        "primaryKey/secondaryKey/primaryMasterKey: account and authorization-rule keys, including "
+        "GUID-shaped and hex ones",
+    ),
+    FieldRule(
+        "password",
+        r"(?:[a-z]+_)??(?:password|passwd)s?",
+        "passwords (ACR credential show 'passwords[].value', admin and login passwords, IoT edge "
+        "registryCredentials.*.password)",
+    ),
+    FieldRule(
+        "password", r"registry_credentials", "IoT edge deployments: registry credentials (address kept)"
+    ),
+    FieldRule(
+        "host_key",
+        r"master_key|function_keys|system_keys|host_keys",
+        "Azure Functions host keys (az functionapp keys list): masterKey, functionKeys{}, systemKeys{}",
+    ),
+)
+
+# The ``name`` of a ``{"name": ..., "value": ...}`` pair (app settings, service connector
+# list-configuration, container environment variables) whose value is a secret: *_KEY, *_PASSWORD,
+# *_CONNECTION_STRING, *_SECRET, *_TOKEN, a trailing digit allowed (password2).
+SECRET_SETTING_NAME = _r(
+    r"(?i)^(?:[A-Za-z0-9]+[_.-])*(?:[A-Za-z]*(?:key|password|passwd|pwd|secret|token)|connection_?string|"
+    r"connstr|sas|azurewebjobsstorage)\d*$"
 )

@@ -25,6 +25,7 @@ _GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
 _REPEAT = re.compile(r"(.)\1{7,}")
+_MASK_RUN = re.compile(r"([^0-9A-Za-z]|[xX])\1{7,}")
 
 # Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
 _WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
@@ -33,7 +34,7 @@ _WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
 def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
     """The kind for ``name: value`` if the name marks the value as a secret, else None."""
     value = value.strip()
-    if not _usable(value) or _REPEAT.search(value):
+    if not _usable(value) or _masked(value):
         return None
     lowered = name.lower().strip("_-.")
     if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
@@ -49,9 +50,19 @@ def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
     return None
 
 
+def _masked(value: str) -> bool:
+    """A masked or dummy value (``********``, ``xxxxxxxx-xxxx``, ``sk-xxxxxxxxxx``, the zero GUID), not a run
+    of repeated digits inside a real value (``Password=0000000012A``)."""
+    return _MASK_RUN.search(value) is not None or len(set(value) - set("-_.:/ ")) <= 1
+
+
 def _hex_key(name: str, value: str) -> bool:
-    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field."""
-    return bool(re.search(r"keys?\d*$", name)) and len(value) >= 32 and _HEX.match(value) is not None
+    """Cognitive Services / APIM keys are 32 hex characters under a ``key``-named field; ExpressRoute
+    authorization keys, Maps and Application Insights keys are GUIDs there (a GUID under ``id``,
+    ``tenantId``, ``keyId`` ... is an identifier: those names never reach this test)."""
+    if not re.search(r"keys?\d*$", name):
+        return False
+    return (len(value) >= 32 and _HEX.match(value) is not None) or _GUID.match(value) is not None
 
 
 def _usable(value: str) -> bool:
