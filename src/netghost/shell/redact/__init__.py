@@ -3,7 +3,8 @@
 The shell runs it over every output and over the command line it shows a human and writes to the audit;
 ARCHITECTURE.md plans it as a shared piece (the LLM gateway and the forensics narrative use it too), so it
 depends on nothing else in netghost and can be lifted lower as it is. Inside: ``_rules`` (the rule tables),
-``_values`` (value tests), ``_context`` (context finders), ``_find`` (which values are secrets),
+``_values`` (value tests), ``_context`` (context finders), ``_encoded`` (base64 judged by its text),
+``_json`` (secret-named JSON fields, replaced in place), ``_find`` (which values are secrets),
 ``_redact`` (replacing them, the public functions).
 """
 

@@ -49,6 +49,7 @@ _PUBLIC_FIELD = re.compile(
     r"(?i)[\"']?(?:cer|x5c|certificate|cert|certdata|publickey|public_key|keydata|certificate-authority-data|"
     r"client-certificate-data)[\"']?\s*[:=]\s*\[?\s*[\"']?$"
 )
+_JSON_LITERAL = re.compile(r"^(?:true|false|null|-?\d+(?:\.\d+)?)[}\]]+$")
 _TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
 _NAME_HINTS = (
     "pass", "pwd", "secret", "token", "key", "sig", "auth", "cred", "conn", "cookie", "sas", "primary",
@@ -221,6 +222,8 @@ def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool
         if _is_prose(match, line) or _is_cookie_pair(match):
             continue
         value = _bounded(match.group("v")) if match.group("q") else match.group("v")
+        if not match.group("q") and _JSON_LITERAL.match(value):
+            continue  # "forceChangePasswordNextSignIn":false}} is a JSON boolean, not a password
         kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
         if kind:
             add(value, kind)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from netghost.shell.redact._rules import JSON_FIELD_RULES, PLACEHOLDER, SECRET_SETTING_NAME
+from netghost.shell.redact._rules import JSON_FIELD_RULES, SECRET_SETTING_NAME
 
 __all__ = ["FieldSecret", "field_kind", "find_field_secrets"]
 
@@ -34,6 +34,9 @@ _TOKEN = re.compile(
     r'(?P<s>"(?:[^"\\\r\n]|\\.)*")|(?P<p>[{}\[\]:,])|(?P<n>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?![\w.])'
     r"|[^\s{}\[\]:,\"]+|\""
 )
+# What an earlier redaction left: the only values under a secret name that stay (any other value, even
+# "none" or "changeme", is what the service returned, so it is the secret).
+_MARKER = re.compile(r"(?i)^(?:.*\[REDACTED(?::[a-z0-9_]+)?\].*|<redacted>|\*{3,})$")
 # Names inside a secret object that are metadata, not the secret (kept): name, type, id, username ...
 _METADATA = re.compile(
     r"(?i)(?:.*(?:id|ids|name|names|type|kind|uri|url|address|server|host|location|endpoint|time|date|"
@@ -100,7 +103,7 @@ def find_field_secrets(text: str) -> list[FieldSecret]:
 
     def add(start: int, end: int, kind: str, raw: str, *, number: bool) -> None:
         value = raw if number else _decode(raw)
-        if not value.strip() or PLACEHOLDER.match(value.strip()) or "[REDACTED" in value:
+        if not value.strip() or _MARKER.match(value.strip()):
             return
         found[(start, end)] = FieldSecret(start, end, kind, value, number)
 
