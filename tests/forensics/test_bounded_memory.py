@@ -89,7 +89,7 @@ def _data_in_use_after_imports() -> int:
 
 @pytest.mark.slow
 def test_capture_larger_than_the_memory_limit_is_analysed_by_spilling(tmp_path: Path) -> None:
-    if any(accel.compiled(m) is None for m in ("_walkdecode", "_tcp")):
+    if any(accel.compiled(m) is None for m in ("decode._walkdecode", "tcp._compiled")):
         # the pure fallback's numpy decode and vectorised TCP analysis make full-length temporaries
         pytest.skip("the memory bound holds on the compiled path only (extension not built or disabled)")
     cap = tmp_path / "small_frames.pcap"
