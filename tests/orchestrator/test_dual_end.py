@@ -1,0 +1,102 @@
+"""Seed 000 "Dual-End Capture Orchestration" and the paired edge-case rows, against the lab world."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from netghost.lab.world import CloudFaultSpec
+from netghost.shell import HitlDecision
+
+from .conftest import Lab, request
+
+PAIR = "web-vm-01 to redis-primary"
+
+
+def _check(orch, task_id: str) -> dict:  # type: ignore[no-untyped-def]
+    return orch.orchestrate({"intent": "check_task", "task_id": task_id})
+
+
+def test_dual_end_two_linked_tasks_each_with_its_own_hitl_cycle(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a, b = first["task_id"], first["paired_task"]["task_id"]
+    assert a.startswith("ghost_web-vm-01_") and b.startswith("ghost_redis-primary_")
+    assert orch.rt.registry.get(a).paired_task_id == b and orch.rt.registry.get(b).paired_task_id == a  # type: ignore[union-attr]
+    assert first["paired_task"]["state"] == "PROVISIONING" and sorted(lab.captures()) == sorted([a, b])
+    assert len(lab.hitl.asked) == 2 and all("packet-capture create" in p for p in lab.hitl.asked)
+
+
+def test_dual_end_rule3_completed_end_waits_for_partner_paired_status_in_response(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    lab.clock.advance(65)
+    a = _check(orch, first["task_id"])
+    assert (a["status"], a["state"]) == ("task_pending", "COMPLETED")
+    assert a["paired_task"] == {"task_id": first["paired_task"]["task_id"], "state": "PROVISIONING", "poll_count": 0}
+    assert "Waiting for the paired capture (redis-primary)" in a["message"] and "result" not in a
+    assert orch.rt.registry.get(first["task_id"]).report_path is None  # type: ignore[union-attr]  analysis deferred
+
+
+def test_dual_end_rule4_both_completed_compare_analysis_report_in_both_tasks(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    lab.clock.advance(65)
+    _check(orch, a_id)
+    b = _check(orch, b_id)
+    a = _check(orch, a_id)
+    assert b["status"] == a["status"] == "task_completed"
+    assert b["result"]["mode"] == a["result"]["mode"] == "compare"
+    assert a["result"]["report_path"] == b["result"]["report_path"]  # rule 6
+    assert Path(a["result"]["report_path"]).is_file() and "_vs_" in Path(a["result"]["report_path"]).name
+    engine = [c for c in lab.shell.calls if c.startswith("pcap-forensics")]
+    assert len(engine) == 1 and "--compare" in engine[0]
+    assert len(lab.hitl.asked) == 4  # seed: 4 critical-path interruptions (2 per target)
+
+
+def test_paired_task_one_fails_other_completed_single_end_fallback(lab: Lab) -> None:
+    lab.state.inject_fault(CloudFaultSpec(kind="capture-error", vm="redis-primary", error="CaptureFailed", delay_s=5))
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    lab.clock.advance(65)
+    assert _check(orch, a_id)["status"] == "task_pending"
+    b = _check(orch, b_id)
+    assert b["status"] == "task_failed" and b["cleanup_status"] == "completed"
+    a = _check(orch, a_id)
+    assert a["status"] == "task_completed" and a["result"]["mode"] == "single_end_fallback"
+    assert "CaptureFailed" in a["paired_task"]["error_detail"]
+    assert Path(a["result"]["report_path"]).is_file()
+    assert not any("--compare" in c for c in lab.shell.calls)
+
+
+def test_paired_task_partner_create_denied_fallback_without_manual_step(lab: Lab) -> None:
+    lab.hitl.script["--vm redis-primary"] = HitlDecision.deny("not that one")
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    assert first["paired_task"]["state"] == "CANCELLED"
+    lab.clock.advance(65)
+    a = _check(orch, first["task_id"])
+    assert a["status"] == "task_completed" and a["result"]["mode"] == "single_end_fallback"
+
+
+def test_dual_end_rule7_cleanup_is_independent(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    lab.clock.advance(65)
+    _check(orch, a_id)
+    _check(orch, b_id)
+    cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": a_id})
+    assert (cleaned["state"], cleaned["cleanup_status"]) == ("DONE", "completed")
+    assert lab.captures() == [b_id] and lab.blobs() == [f"{b_id}.cap"]
+    assert orch.rt.registry.get(b_id).state.value == "COMPLETED"  # type: ignore[union-attr]
+    orch.orchestrate({"intent": "cleanup_task", "task_id": b_id})
+    assert lab.captures() == [] and lab.blobs() == []
+
+
+def test_concurrent_captures_on_the_same_vm_tracked_independently(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    one = orch.orchestrate(request())
+    two = orch.orchestrate(request())
+    assert one["task_id"] != two["task_id"] and sorted(lab.captures()) == sorted([one["task_id"], two["task_id"]])
