@@ -6,13 +6,21 @@ decision the callback returns is turned into an :class:`ApprovalResponse` naming
 before execution the shell hashes what it is about to run again and refuses on any difference.
 
 The callback contract the seeds use is ``hitl_callback(request) -> HitlDecision``. Anything else that comes
-back (an exception, EOF, Ctrl-C, a wrong type, a response for another token) fails closed.
+back (an exception, EOF, Ctrl-C, a wrong type, a response for another token) fails closed, and so does no
+answer at all: the callback runs in a worker thread and the gate waits for it only until the approval
+deadline. Why a thread rather than an interruptible prompt: the gate cannot interrupt an arbitrary callback
+(an MCP elicitation, a web approver, a hung plugin), but it can stop listening to one. At the deadline the
+answer slot is sealed; whatever the callback returns later is dropped, and it could not run anything anyway:
+the shell has already audited the call as denied and the next call has another seq, hence another plan-token.
 """
 
 from __future__ import annotations
 
+import contextvars
+import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -26,13 +34,23 @@ from netghost.governance import (
 )
 
 __all__ = [
+    "DEFAULT_APPROVAL_TIMEOUT_S",
     "GateOutcome",
     "HitlCallback",
     "HitlDecision",
+    "PromptControl",
+    "Waiter",
     "ask_human",
     "build_shell_request",
+    "current_prompt",
     "shell_plan",
 ]
+
+DEFAULT_APPROVAL_TIMEOUT_S = 300.0
+"""How long a human has to answer one approval prompt before the command is denied (fail closed)."""
+
+Waiter = Callable[[threading.Event, float], bool]
+"""``wait(answered, timeout_s) -> answered in time``; tests inject one that never sleeps."""
 
 
 @dataclass(frozen=True)
@@ -119,24 +137,122 @@ def build_shell_request(
     )
 
 
+@dataclass
+class PromptControl:
+    """What a callback running under :func:`ask_human` may consult: its deadline and whether the gate left.
+
+    ``deadline`` is on the :func:`time.monotonic` clock. ``cancelled`` is set when the gate stops listening
+    (deadline passed, Ctrl-C): a prompt that reads a terminal should stop then, so that a stale reader does
+    not swallow the line a human types for the next prompt.
+    """
+
+    deadline: float
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def remaining(self) -> float:
+        """Seconds until the deadline (0 once it passed or the gate left)."""
+        return 0.0 if self.cancelled.is_set() else max(0.0, self.deadline - time.monotonic())
+
+
+_PROMPT: contextvars.ContextVar[PromptControl | None] = contextvars.ContextVar(
+    "netghost_prompt", default=None
+)
+
+
+def current_prompt() -> PromptControl | None:
+    """The :class:`PromptControl` of the approval being asked in this thread, None outside one."""
+    return _PROMPT.get()
+
+
+class _Slot:
+    """The one answer of one prompt; sealed at the deadline so that a late answer is dropped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.done = threading.Event()
+        self.sealed = False
+        self.answer: object = None
+        self.failure: str | None = None
+
+    def put(self, answer: object, failure: str | None) -> None:
+        with self._lock:
+            if self.sealed:
+                return  # the gate stopped listening: a late answer never reaches anyone
+            self.answer, self.failure = answer, failure
+            self.done.set()
+
+    def seal(self) -> bool:
+        """Stop accepting answers; True if an answer arrived before that."""
+        with self._lock:
+            self.sealed = True
+            return self.done.is_set()
+
+
+def _call(callback: HitlCallback, request: ApprovalRequest, slot: _Slot) -> None:
+    """The worker: run the callback and put its answer, or why there is none, in the slot."""
+    try:
+        slot.put(callback(request), None)
+    except (EOFError, KeyboardInterrupt) as exc:
+        slot.put(None, f"approval prompt closed ({type(exc).__name__})")
+    except Exception as exc:  # fail closed on any callback failure; the reason is audited
+        slot.put(None, f"approval callback failed ({type(exc).__name__}: {exc})")
+    except BaseException as exc:  # SystemExit, GeneratorExit from a callback: still no approval
+        slot.put(None, f"approval callback exited ({type(exc).__name__}: {exc})")
+
+
+def _event_wait(answered: threading.Event, timeout_s: float) -> bool:
+    return answered.wait(timeout_s)
+
+
 def ask_human(
-    callback: HitlCallback, request: ApprovalRequest, *, now: Callable[[], datetime]
+    callback: HitlCallback,
+    request: ApprovalRequest,
+    *,
+    now: Callable[[], datetime],
+    timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
+    wait: Waiter | None = None,
 ) -> GateOutcome:
     """Ask ``callback`` about ``request`` and bind its answer to the request's plan-token.
 
-    Every way of not answering fails closed: an exception (including EOFError and KeyboardInterrupt from a
-    terminal, and SystemExit or GeneratorExit from a callback that tries to end the program), a return value that is not a decision, or a response that names another plan-token.
-    A callback may also return a ready :class:`ApprovalResponse` (an MCP or web approver); it is accepted
-    only if it answers this request.
+    Every way of not answering fails closed: no answer within ``timeout_s`` (the callback is left running
+    in its daemon thread and its answer, if one ever comes, is dropped), Ctrl-C while waiting, an exception
+    (including EOFError and KeyboardInterrupt from a terminal, and SystemExit or GeneratorExit from a callback
+    that tries to end the program), a return value that is not a decision, or a response that names another
+    plan-token. A callback may also return a ready :class:`ApprovalResponse` (an MCP or web approver); it is
+    accepted only if it answers this request.
+
+    Args:
+        callback: the approver; runs in a worker thread with :func:`current_prompt` set.
+        request: what is asked.
+        now: the clock that dates the decision.
+        timeout_s: how long to wait for an answer.
+        wait: ``wait(answered, timeout_s) -> bool``; ``threading.Event.wait`` when None (tests inject one).
     """
+    slot = _Slot()
+    control = PromptControl(deadline=time.monotonic() + timeout_s)
+    context = contextvars.copy_context()
+    context.run(_PROMPT.set, control)
+    worker = threading.Thread(
+        target=context.run, args=(_call, callback, request, slot), name="hitl-prompt", daemon=True
+    )
+    worker.start()
     try:
-        answer: object = callback(request)
-    except (EOFError, KeyboardInterrupt) as exc:
-        return GateOutcome(None, f"approval prompt closed ({type(exc).__name__})")
-    except Exception as exc:  # fail closed on any callback failure; the reason is audited
-        return GateOutcome(None, f"approval callback failed ({type(exc).__name__}: {exc})")
-    except BaseException as exc:  # SystemExit, GeneratorExit from a callback: still no approval
-        return GateOutcome(None, f"approval callback exited ({type(exc).__name__}: {exc})")
+        (wait or _event_wait)(slot.done, timeout_s)
+    except KeyboardInterrupt:  # Ctrl-C reaches the waiting thread, not the prompt's: still no approval
+        slot.seal()
+        control.cancelled.set()
+        return GateOutcome(None, "approval prompt closed (KeyboardInterrupt)")
+    answered = slot.seal()
+    control.cancelled.set()
+    if not answered:
+        return GateOutcome(None, f"approval timed out: no answer within {timeout_s:g} s")
+    if slot.failure is not None:
+        return GateOutcome(None, slot.failure)
+    return _bind(slot.answer, request, now)
+
+
+def _bind(answer: object, request: ApprovalRequest, now: Callable[[], datetime]) -> GateOutcome:
+    """The callback's answer as a response bound to ``request``, or why it is none."""
     if isinstance(answer, HitlDecision):
         return GateOutcome(answer.bind(request, decided_at=now()))
     if isinstance(answer, ApprovalResponse):

@@ -4,12 +4,19 @@ Why it reads from a given stream instead of calling ``input()``: the agent may r
 (CI, a pipe), and the tests drive it through a real pseudo-terminal; both need the same code path. On end
 of input it raises ``EOFError`` and on Ctrl-C ``KeyboardInterrupt`` propagates; the shell turns both into
 ``denied`` / ``user_abandoned`` (fail closed), so this module never has to guess a default.
+
+The box shows the approval deadline (the shell's ``approval_timeout_s``). The gate stops waiting at the
+deadline whatever the prompt does; on a terminal the prompt also stops reading then (or when the gate
+leaves on Ctrl-C), so that a prompt nobody answered cannot swallow the line typed for the next one.
 """
 
 from __future__ import annotations
 
 import re
+import select
 import sys
+import time
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from rich import box
@@ -19,11 +26,12 @@ from rich.table import Table
 from rich.text import Text
 
 from netghost.governance import ApprovalRequest
-from netghost.shell.gate import HitlCallback, HitlDecision
+from netghost.shell.gate import HitlCallback, HitlDecision, current_prompt
 
 __all__ = ["make_terminal_callback", "render_alert", "terminal_hitl_callback", "visible"]
 
 _MAX_ATTEMPTS = 5
+_POLL_S = 0.25  # how often a terminal read looks whether the gate has left
 # Characters that can rewrite or hide what the human sees: C0 (but newline), DEL, C1 (CSI 0x9b ...),
 # lone surrogates, zero-width characters, line/paragraph separators, bidi embeddings/overrides/isolates
 # (U+202A-202E, U+2066-2069: "Trojan Source"), and BOM / interlinear annotation marks.
@@ -84,9 +92,29 @@ def render_alert(request: ApprovalRequest) -> Panel:
     grid.add_row("REASONING:", Text(visible(request.why or "(none given)", multiline=True)))
     if ctx.get("environment"):
         grid.add_row("TARGET:", Text(visible(ctx["environment"])))
+    deadline = _deadline_text(ctx)
+    if deadline:
+        grid.add_row("ANSWER BY:", Text(deadline, style="bold"))
     title = Text("SAFETY SHELL ALERT", style="bold red", justify="center")
     choices = Text("[A]pprove   [D]eny   [M]odify command", style="bold")
     return Panel(Group(title, grid, Text(""), choices), box=box.SQUARE, border_style="red", expand=False)
+
+
+def _deadline_text(ctx: dict[str, Any]) -> str:
+    """``2026-11-22 06:05:00 UTC (300 s; no answer = denied)``, or "" when the request names no deadline."""
+    raw = ctx.get("approval_deadline")
+    if not isinstance(raw, str):
+        return ""
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError:
+        return visible(raw)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    shown = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    timeout = ctx.get("approval_timeout_s")
+    within = f"{timeout:g} s; " if isinstance(timeout, int | float) and not isinstance(timeout, bool) else ""
+    return f"{shown} ({within}no answer = denied)"
 
 
 def _argv_text(argv: list[Any] | tuple[Any, ...]) -> Text:
@@ -148,8 +176,39 @@ def _prompt(request: ApprovalRequest, stdin: TextIO, console: Console) -> HitlDe
 def _ask(console: Console, stdin: TextIO, prompt: str) -> str:
     console.print(prompt, end="", markup=False)
     console.file.flush()
+    _wait_for_input(console, stdin)
     line = stdin.readline()
     if line == "":
         console.print()
         raise EOFError("approval prompt reached end of input")
     return line.rstrip("\r\n")
+
+
+def _wait_for_input(console: Console, stdin: TextIO) -> None:
+    """On a terminal under the gate, wait for a line only until the deadline or until the gate leaves.
+
+    Raises:
+        TimeoutError: no line came before the deadline, or the gate stopped waiting (Ctrl-C); either way
+            the gate has already failed closed and this prompt must not read the next prompt's answer.
+    """
+    control = current_prompt()
+    if control is None or not _is_terminal(stdin):
+        return  # a pipe or a test stream: plain readline; the gate's own deadline still holds
+    fd = stdin.fileno()
+    while True:
+        remaining = control.remaining()
+        if remaining <= 0:
+            if time.monotonic() >= control.deadline:  # not when the gate left early (Ctrl-C)
+                console.print()
+                console.print("[red]No answer before the deadline; the command is denied.[/red]")
+            raise TimeoutError("approval prompt timed out")
+        ready, _, _ = select.select([fd], [], [], min(_POLL_S, remaining))
+        if ready:
+            return
+
+
+def _is_terminal(stdin: TextIO) -> bool:
+    try:
+        return stdin.isatty()
+    except (OSError, ValueError):
+        return False

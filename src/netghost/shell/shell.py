@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,15 @@ from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
 from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.exec import run_argv, scrub_env
-from netghost.shell.gate import GateOutcome, HitlCallback, ask_human, build_shell_request, shell_plan
+from netghost.shell.gate import (
+    DEFAULT_APPROVAL_TIMEOUT_S,
+    GateOutcome,
+    HitlCallback,
+    Waiter,
+    ask_human,
+    build_shell_request,
+    shell_plan,
+)
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
 from netghost.shell.redact import redact, redact_command
 
@@ -85,9 +93,14 @@ class SafeExecShell:
         env: Variables to set for children on top of the scrubbed inherited environment.
         cwd: Working directory for children (the current directory when None).
         classifier: Replaces :func:`netghost.shell.classify.classify` (tests, alternative policies).
+        approval_timeout_s: How long the human has to answer one approval prompt; no answer by then is
+            ``denied`` / ``user_abandoned`` ("approval timed out"), audited like any other outcome.
+        approval_wait: ``wait(answered_event, timeout_s) -> bool`` replacing ``Event.wait`` (tests drive
+            the timeout with it instead of sleeping).
 
     Raises:
-        ShellError: ``session_id`` is not a safe file-name component or ``timeout_s`` is not positive.
+        ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
+            ``approval_timeout_s`` is not positive.
         WalLockedError: another process holds this session's audit file.
     """
 
@@ -103,16 +116,21 @@ class SafeExecShell:
         *,
         cwd: str | os.PathLike[str] | None = None,
         classifier: Classifier | None = None,
+        approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
+        approval_wait: Waiter | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
-        if not timeout_s > 0:
-            raise ShellError(f"timeout_s must be positive, got {timeout_s!r}", field="timeout_s")
+        for name, value in (("timeout_s", timeout_s), ("approval_timeout_s", approval_timeout_s)):
+            if not value > 0:
+                raise ShellError(f"{name} must be positive, got {value!r}", field=name)
         if classifier is None:
             classifier = classify
         self.session_id = session_id
         self.hitl_callback = hitl_callback
         self.timeout_s = float(timeout_s)
+        self.approval_timeout_s = float(approval_timeout_s)
+        self._approval_wait = approval_wait
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
@@ -243,12 +261,13 @@ class SafeExecShell:
             out.fields["action"] = "auto_approved"
             self._run(out, plan, compute_plan_token(plan))
             return
+        asked_at = _now()
         request = build_shell_request(
             plan,
             command=out.fields["command"],
             reasoning=out.fields["reasoning"],
             risk=out.fields["risk_reason"],
-            requested_at=_now(),
+            requested_at=asked_at,
             context={
                 "classification": cls.verdict,
                 "tier": cls.tier,
@@ -257,10 +276,14 @@ class SafeExecShell:
                 "argv": out.shown_argv,
                 "audit_id": out.audit_id,
                 "policy_rule": cls.policy_rule,
+                "approval_timeout_s": self.approval_timeout_s,
+                "approval_deadline": (asked_at + timedelta(seconds=self.approval_timeout_s)).isoformat(),
             },
         )
         out.fields["plan_token"] = request.plan_token
-        gate: GateOutcome = ask_human(self.hitl_callback, request, now=_now)
+        gate: GateOutcome = ask_human(
+            self.hitl_callback, request, now=_now, timeout_s=self.approval_timeout_s, wait=self._approval_wait
+        )
         if gate.response is None:
             out.deny("user_abandoned", None, note=f"approval abandoned: {gate.abandoned}; treat as denied")
             return
