@@ -33,7 +33,7 @@ from netghost.governance import PolicyEngine, create_workspace
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import console_sayer, new_task_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
-from netghost.orchestrator._orphans import detect_orphans
+from netghost.orchestrator._orphans import clean_orphan, detect_orphans
 from netghost.orchestrator._plan import PlanInputs, build_plan, load_policy, plan_token, preflight
 from netghost.orchestrator._polling import burst_poll
 from netghost.orchestrator._preflight import detect, fail
@@ -112,6 +112,8 @@ class CloudOrchestrator:
         if parsed.intent == "list_tasks":
             return self._list()
         record = self.rt.registry.get(parsed.task_id)
+        if record is None and parsed.intent == "cleanup_task" and self._orphan(parsed.task_id) is not None:
+            return self._cleanup_orphan(parsed.task_id)
         if record is None:
             return error_response("unknown_task", f"No task found with ID: {parsed.task_id}", task_id=parsed.task_id)
         if parsed.intent == "check_task":
@@ -280,6 +282,21 @@ class CloudOrchestrator:
         except PlanViolation as exc:
             record = self._halt(record, exc)
         return self._respond(record)
+
+    def _orphan(self, name: str) -> dict[str, Any] | None:
+        """An untracked capture (by name) or a stale file (by path) that start-up detection found."""
+        return next((o for o in self.orphans if name in (o.get("name"), o.get("path"))
+                     and o["kind"] in ("untracked_azure", "stale_local_file")), None)
+
+    def _cleanup_orphan(self, name: str) -> dict[str, Any]:
+        """``cleanup_task`` on an orphan that has no task: one delete through the HITL gate."""
+        orphan = self._orphan(name)
+        assert orphan is not None
+        count = sum(o["kind"] in ("untracked_azure", "stale_local_file") for o in self.orphans)
+        if not clean_orphan(self.rt, orphan, count):
+            return list_response([], [orphan], f"Orphan {name} not deleted. It may incur charges.")
+        self.orphans.remove(orphan)
+        return list_response([], [], f"Orphan {name} deleted.")
 
     def _list(self) -> dict[str, Any]:
         mine = [r for t, r in self.rt.registry.tasks.items() if self.rt.registry.session_of(t) == self.rt.session_id]

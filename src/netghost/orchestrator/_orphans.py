@@ -18,7 +18,7 @@ from netghost.contracts import TERMINAL_TASK_STATES, TaskRecord, TaskState
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._runtime import Runtime, parse_json
 
-__all__ = ["detect_orphans"]
+__all__ = ["clean_orphan", "detect_orphans"]
 
 S = TaskState
 
@@ -91,6 +91,23 @@ def _layer3(rt: Runtime) -> list[dict[str, Any]]:
             found.append({"kind": "stale_local_file", "path": str(path), "artifact": artifact,
                           "age_days": round(age / 86400.0, 2)})
     return found
+
+
+def clean_orphan(rt: Runtime, orphan: dict[str, Any], count: int) -> bool:
+    """Delete one untracked ``ghost_*`` capture or stale local file through the HITL gate; True when gone.
+
+    Only what detection found can be named here (the caller looks the orphan up in its own list),
+    so this is no general delete: the orphan list is the plan of the start-up cleanup.
+    """
+    why = f"Startup cleanup: {count} orphaned resources from previous sessions."
+    if orphan["kind"] == "untracked_azure":
+        region = str(orphan["resource_group"]).rpartition("(")[2].rstrip(")")
+        ran = rt.run_free(cmd.capture_delete(region, str(orphan["name"])), f"{why} Deleting packet capture "
+                                                                          f"{orphan['name']} that no registry knows.")
+    else:
+        ran = rt.run_free(cmd.remove_file(str(orphan["path"])), f"{why} Removing stale local artifact "
+                                                                f"{orphan['path']}.")
+    return ran.outcome == "ok" or (ran.outcome == "failed" and ran.exit_code == 3)
 
 
 def detect_orphans(rt: Runtime) -> list[dict[str, Any]]:
