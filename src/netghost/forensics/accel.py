@@ -29,7 +29,7 @@ def compiled(name: str) -> ModuleType | None:
     """The extension module ``netghost.forensics.<name>``, or ``None`` (not built, or disabled).
 
     Args:
-        name: module name inside the package, e.g. ``"_walkdecode"``.
+        name: module name inside the package, e.g. ``"decode._walkdecode"``.
     """
     if not compiled_enabled():
         return None
