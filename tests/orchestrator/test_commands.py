@@ -21,6 +21,7 @@ def all_builder_argvs() -> list[list[str]]:
     return [
         cmd.vm_show("prod-rg", "web-vm-01"),
         cmd.vmss_show("prod-rg", "web-vmss"),
+        cmd.vmss_extension_list("prod-rg", "web-vmss"),
         cmd.extension_list("prod-rg", "web-vm-01"),
         cmd.watcher_list(),
         cmd.nic_effective_nsg(NIC),
@@ -32,6 +33,7 @@ def all_builder_argvs() -> list[list[str]]:
         cmd.capture_list("eastus"),
         cmd.capture_delete("eastus", NAME),
         *(cmd.blob_exists("forensicssa", "captures", f"{NAME}.cap", m) for m in ("login", "key")),
+        *(cmd.blob_list("forensicssa", "captures", f"{NAME}_", m) for m in ("login", "key")),
         *(cmd.blob_download("forensicssa", "captures", f"{NAME}.cap", "/tmp/x.cap", m) for m in ("login", "key")),
         *(cmd.blob_delete("forensicssa", "captures", f"{NAME}.cap", m) for m in ("login", "key")),
     ]

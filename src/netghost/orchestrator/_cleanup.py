@@ -14,6 +14,7 @@ from pathlib import Path
 
 from netghost.contracts import CleanupStep, TaskRecord, TaskState
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._lifecycle import instance_files
 from netghost.orchestrator._plan import bindings
 from netghost.orchestrator._runtime import Runtime, parse_json
 
@@ -80,6 +81,8 @@ def _one(rt: Runtime, record: TaskRecord, kind: str, argv: list[str], *, exists:
     if (kind == "capture" and not (record.create_issued or record.azure_operation_id)) or \
             (kind == "capture" and record.location is None):
         return record, True
+    if record.target_type == "vmss" and kind in ("blob", "file"):
+        return _instances(rt, record, kind, why)
     if kind == "file" and (not record.local_pcap_path or not Path(record.local_pcap_path).exists()):
         return record, True
     if kind == "blob":
@@ -95,3 +98,25 @@ def _one(rt: Runtime, record: TaskRecord, kind: str, argv: list[str], *, exists:
     if ran.outcome == "failed" and ran.exit_code == 3:  # already gone (BlobNotFound / NotFound): cleaned
         return record, True
     return record, False
+
+
+def _instances(rt: Runtime, record: TaskRecord, kind: str, why: str) -> tuple[TaskRecord, bool]:
+    """A scale-set capture's per-instance blobs (listed by prefix) or local files: one delete each."""
+    if kind == "file":
+        argvs = [cmd.remove_file(str(f)) for f in instance_files(record)]
+    else:
+        if not record.create_issued:
+            return record, True
+        bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
+        account, auth = record.storage_account or "", record.storage_auth_mode or "login"
+        record, ran = rt.run(record, cmd.blob_list(account, str(bound["container"]), str(bound["blob_prefix"]), auth),
+                             f"Cleanup: which per-instance capture blobs are left? {why}")
+        if ran.outcome != "ok":
+            return record, False
+        names = [b for b in parse_json(ran.output) or [] if isinstance(b, str) and b.endswith(".cap")]
+        argvs = [cmd.blob_delete(account, str(bound["container"]), b, auth) for b in sorted(names)]
+    gone = True
+    for argv in argvs:
+        record, ran = rt.run(record, argv, f"Cleanup of {kind}: {why}")
+        gone = gone and (ran.outcome == "ok" or (ran.outcome == "failed" and ran.exit_code == 3))
+    return record, gone

@@ -22,6 +22,7 @@ __all__ = [
     "blob_delete",
     "blob_download",
     "blob_exists",
+    "blob_list",
     "blob_url",
     "capture_create",
     "capture_delete",
@@ -35,6 +36,7 @@ __all__ = [
     "remove_file",
     "render",
     "vm_show",
+    "vmss_extension_list",
     "vmss_show",
     "watcher_list",
 ]
@@ -66,6 +68,12 @@ def vmss_show(resource_group: str, vmss: str) -> list[str]:
 def extension_list(resource_group: str, vm: str) -> list[str]:
     """The VM's extensions (the Network Watcher agent must be there and provisioned)."""
     return ["az", "vm", "extension", "list", "-g", resource_group, "--vm-name", vm,
+            "--query", "[].{name:name, publisher:publisher, state:provisioningState}", "-o", "json"]
+
+
+def vmss_extension_list(resource_group: str, vmss: str) -> list[str]:
+    """The scale set model's extensions (every instance needs the Network Watcher agent)."""
+    return ["az", "vmss", "extension", "list", "-g", resource_group, "--vmss-name", vmss,
             "--query", "[].{name:name, publisher:publisher, state:provisioningState}", "-o", "json"]
 
 
@@ -132,6 +140,12 @@ def blob_exists(account: str, container: str, blob: str, auth_mode: StorageAuthM
     """Is the blob there (before a delete, so an already-gone blob costs the user no prompt)."""
     return ["az", "storage", "blob", "exists", "--account-name", account, "-c", container, "-n", blob,
             "--auth-mode", auth_mode, "-o", "json"]
+
+
+def blob_list(account: str, container: str, prefix: str, auth_mode: StorageAuthMode) -> list[str]:
+    """Blob names under ``prefix``: a scale-set capture writes one ``<stem>_<instanceId>.cap`` per instance."""
+    return ["az", "storage", "blob", "list", "--account-name", account, "-c", container, "--prefix", prefix,
+            "--auth-mode", auth_mode, "--query", "[].name", "-o", "json"]
 
 
 def blob_download(account: str, container: str, blob: str, path: str, auth_mode: StorageAuthMode) -> list[str]:

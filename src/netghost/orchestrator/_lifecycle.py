@@ -17,11 +17,11 @@ from netghost.contracts import TaskRecord, TaskState
 from netghost.errors import ArtifactError
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
-from netghost.orchestrator._plan import bindings, split_blob_url
+from netghost.orchestrator._plan import bindings, instance_names, split_blob_url
 from netghost.orchestrator._preflight import name_az_error
 from netghost.orchestrator._runtime import Ran, Runtime, parse_json
 
-__all__ = ["analyse", "download", "provision", "settle_unknown_create"]
+__all__ = ["analyse", "download", "instance_files", "provision", "settle_unknown_create"]
 
 _WROTE = re.compile(r"^wrote (?P<path>\S.*)$", re.MULTILINE)
 _UNCLEAR = ("InternalServerError", "timed out", "outcome unknown", "GatewayTimeout", "ServiceUnavailable")
@@ -31,7 +31,8 @@ def provision(rt: Runtime, record: TaskRecord) -> TaskRecord:
     """Run the create (the first HITL prompt); the task ends PROVISIONING, CANCELLED or FAILED."""
     params = record.parameters
     assert params is not None and record.plan is not None
-    create = next(s for s in record.plan if s[4:5] == ["create"])
+    vmss = record.target_type == "vmss"
+    create = next(s for s in record.plan if s[4:5] == ["create"] and ("--target-type" in s) == vmss)
     record = rt.save(record.model_copy(update={"create_issued": True}))
     record, ran = rt.run(record, create, f"Creating packet capture on {record.target} for {params.duration_seconds} "
                                          f"seconds (capture name {record.task_id}).")
@@ -77,8 +78,52 @@ def settle_unknown_create(rt: Runtime, record: TaskRecord, why: str) -> TaskReco
                                                                        f"; show also failed: {ran.error_text()}"))
 
 
+def instance_files(record: TaskRecord) -> list[Path]:
+    """A scale-set task's downloaded instance captures (``<stem>_<instanceId>.cap``), by instance id."""
+    local = Path(record.local_pcap_path or "")
+    found = [f for f in local.parent.glob(f"{local.stem}_*.cap") if f.stem[len(local.stem) + 1:].isdigit()]
+    return sorted(found, key=lambda f: int(f.stem[len(local.stem) + 1:]))
+
+
+def _download_instances(rt: Runtime, record: TaskRecord) -> TaskRecord:
+    """A scale-set capture: list ``<stem>_*`` blobs, download each (one prompt per instance), register them."""
+    bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
+    account, auth = record.storage_account or "", record.storage_auth_mode or "login"
+    container = str(bound["container"])
+    blobs: list[str] = []
+    for attempt in (1, 2):
+        record, ran = rt.run(record, cmd.blob_list(account, container, str(bound["blob_prefix"]), auth),
+                             "List the scale set's per-instance capture blobs.")
+        listed = parse_json(ran.output) if ran.outcome == "ok" else None
+        blobs = sorted(b for b in listed or [] if isinstance(b, str) and b.endswith(".cap"))
+        if blobs:
+            break
+        if attempt == 1:
+            rt.config.sleeper(rt.config.download_retry_delay_s)
+    if not blobs:
+        return rt.move(record, TaskState.FAILED, failure_reason="download_failed",
+                       error_detail="Blob download failed: no per-instance capture blob under "
+                                    f"{bound['blob_prefix']} (after retry)")
+    for blob in blobs:
+        instance = blob.removesuffix(".cap").rpartition("_")[2]
+        local = instance_names(str(bound["blob"]), record.local_pcap_path, instance)[1] or ""
+        record, ran = rt.run(record, cmd.blob_download(account, container, blob, local, auth),
+                             f"Downloading scale-set instance {instance}'s capture for analysis.")
+        if ran.outcome == "denied":
+            return rt.move(record, TaskState.CANCELLED, denied_action=ran.action, failure_reason="cancelled",
+                           error_detail=f"download not approved: {ran.error_text()}")
+        if ran.outcome != "ok" or not Path(local).is_file():
+            Path(local).unlink(missing_ok=True)
+            return rt.move(record, TaskState.FAILED, failure_reason="download_failed",
+                           error_detail=f"Blob download failed: {blob}: {ran.error_text()}")
+        record = _register_download(rt, record, local)
+    return record
+
+
 def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
     """DOWNLOADING: fetch the blob (second HITL prompt), one retry after a pause; register it."""
+    if record.target_type == "vmss":
+        return _download_instances(rt, record)
     parts = split_blob_url(record.storage_path or "")
     bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
     account = parts[0] if parts else record.storage_account or ""
@@ -101,12 +146,13 @@ def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
                    error_detail="Blob download failed: " + "; ".join(errors))
 
 
-def _register_download(rt: Runtime, record: TaskRecord) -> TaskRecord:
+def _register_download(rt: Runtime, record: TaskRecord, local: str | None = None) -> TaskRecord:
+    path = local or record.local_pcap_path or ""
     workspace = open_workspace(Path(record.workspace or "").parent, record.task_id)
-    artifact = register_artifact(workspace, record.local_pcap_path or "", "evidence", now=rt.now(),
+    artifact = register_artifact(workspace, path, "evidence", now=rt.now(),
                                  description=f"packet capture {record.task_id} from {record.storage_path}")
-    size = Path(record.local_pcap_path or "").stat().st_size
-    rt.say(f"[Cloud Orchestrator] Download complete: {record.local_pcap_path} ({size / 1e6:.1f} MB)")
+    size = Path(path).stat().st_size
+    rt.say(f"[Cloud Orchestrator] Download complete: {path} ({size / 1e6:.1f} MB)")
     hashes = {**record.artifact_hashes, artifact.path: artifact.sha256}
     return rt.save(record.model_copy(update={"artifact_hashes": hashes}))
 
@@ -122,13 +168,19 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
         return rt.move(record, TaskState.FAILED, failure_reason="artifact_hash_mismatch",
                        error_detail=f"evidence failed verification before analysis: {exc}")
     compare = partner.local_pcap_path if partner is not None else None
-    argv = cmd.engine_run(rt.config.engine_command, record.local_pcap_path or "", str(rt.workdir(record)), compare)
+    captures = [str(f) for f in instance_files(record)] if record.target_type == "vmss" else \
+        [record.local_pcap_path or ""]
     what = "Comparing captures from both ends of the path." if compare else "Analysing the capture with the PCAP engine."
-    record, ran = rt.run(record, argv, what)
-    if ran.outcome != "ok":
-        return rt.move(record, TaskState.FAILED, failure_reason="analysis_failed",
-                       error_detail=f"PCAP Engine failed: {ran.error_text()}")
-    return _register_outputs(rt, record, ran, workspace, mode="compare" if compare else record.analysis_mode)
+    outputs: list[str] = []
+    for capture in captures:  # a scale set: one analysis per instance, the first instance's report leads
+        argv = cmd.engine_run(rt.config.engine_command, capture, str(rt.workdir(record)), compare)
+        record, ran = rt.run(record, argv, what)
+        if ran.outcome != "ok":
+            return rt.move(record, TaskState.FAILED, failure_reason="analysis_failed",
+                           error_detail=f"PCAP Engine failed: {ran.error_text()}")
+        outputs.append(ran.output)
+    return _register_outputs(rt, record, Ran("ok", {"output": "\n".join(outputs)}), workspace,
+                             mode="compare" if compare else record.analysis_mode)
 
 
 def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: object, mode: str | None) -> TaskRecord:
@@ -142,8 +194,8 @@ def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: obje
                                      description=f"forensics engine output for {record.task_id}")
         hashes[artifact.path] = artifact.sha256
         if path.name.endswith("_semantic.json"):
-            semantic = str(path)
-        elif path.name.endswith("_forensic_report.md") or (report is None and path.suffix == ".md"):
+            semantic = semantic or str(path)
+        elif path.name.endswith("_forensic_report.md") and report is None:
             report = str(path)
     rt.say(f"[Cloud Orchestrator] Task {record.task_id}: COMPLETED")
     return rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,

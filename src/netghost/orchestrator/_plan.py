@@ -35,6 +35,7 @@ __all__ = [
     "PlanInputs",
     "bindings",
     "build_plan",
+    "instance_names",
     "is_member",
     "load_policy",
     "plan_token",
@@ -45,7 +46,8 @@ __all__ = [
 MAX_CAPTURE_BYTES = 1073741824
 """The policy's size cap per capture session (Azure's default ``totalBytesPerSession``, 1 GiB)."""
 
-_PLACEHOLDER = re.compile(r"^\{(location|container|blob|nic_id)\}$")
+_PLACEHOLDER = re.compile(r"^\{(location|container|blob|blob_prefix|nic_id|instance_blob|instance_local)\}$")
+_INSTANCE = re.compile(r"_\d+\.cap$")
 _NIC_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
                      r"networkInterfaces/[^/]+$", re.IGNORECASE)
 _BLOB_URL = re.compile(r"^https://(?P<account>[a-z0-9]+)\.blob\.core\.windows\.net/(?P<container>[^/?]+)/"
@@ -78,30 +80,49 @@ def split_blob_url(url: str) -> tuple[str, str, str] | None:
 
 
 def build_plan(p: PlanInputs) -> list[list[str]]:
-    """Every argv the task may run, in lifecycle order (templates with placeholders)."""
+    """Every argv the task may run, in lifecycle order (templates with placeholders).
+
+    The target's kind is only known in DETECTING (``vm show`` answers ResourceNotFound for a scale
+    set, then ``vmss show`` resolves it), so the plan holds both paths: the VM's (extension and NSG
+    checks, ``--vm`` create, one blob) and the scale set's (``--target-type AzureVMSS`` create, one
+    ``<stem>_<instanceId>.cap`` blob per instance, listed by prefix, each downloaded, analysed and
+    deleted). ``p.vmss`` only says which path comes first.
+    """
     blob = f"{p.task_id}.cap"
-    resolve = cmd.vmss_show(p.resource_group, p.target) if p.vmss else cmd.vm_show(p.resource_group, p.target)
-    detect = [resolve, cmd.watcher_list(), cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
-    if not p.vmss:
-        detect[1:1] = [cmd.extension_list(p.resource_group, p.target), cmd.nic_effective_nsg("{nic_id}")]
-    create = cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account,
-                                cmd.blob_url(p.storage_account, p.container, blob), p.duration_s,
-                                p.capture_limit_bytes, vmss=p.vmss)
-    analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir)]
+    url = cmd.blob_url(p.storage_account, p.container, blob)
+    vm = [cmd.vm_show(p.resource_group, p.target), cmd.extension_list(p.resource_group, p.target),
+          cmd.nic_effective_nsg("{nic_id}")]
+    vmss = [cmd.vmss_show(p.resource_group, p.target), cmd.vmss_extension_list(p.resource_group, p.target)]
+    detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.watcher_list(),
+              cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
+    creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account, url, p.duration_s,
+                                  p.capture_limit_bytes, vmss=flag) for flag in (p.vmss, not p.vmss)]
+    analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir), cmd.engine_run(p.engine, "{instance_local}",
+                                                                                    p.out_dir)]
     if p.partner_pcap is not None:
         analyse.append(cmd.engine_run(p.engine, p.local_pcap, p.out_dir, compare=p.partner_pcap))
     return [
         *detect,
-        create,
+        *creates,
         cmd.capture_show("{location}", p.task_id),
         cmd.capture_status("{location}", p.task_id),
         cmd.blob_download(p.storage_account, "{container}", "{blob}", p.local_pcap, p.auth_mode),
+        cmd.blob_list(p.storage_account, "{container}", "{blob_prefix}", p.auth_mode),
+        cmd.blob_download(p.storage_account, "{container}", "{instance_blob}", "{instance_local}", p.auth_mode),
         *analyse,
         cmd.capture_delete("{location}", p.task_id),
         cmd.blob_exists(p.storage_account, "{container}", "{blob}", p.auth_mode),
         cmd.blob_delete(p.storage_account, "{container}", "{blob}", p.auth_mode),
+        cmd.blob_delete(p.storage_account, "{container}", "{instance_blob}", p.auth_mode),
         cmd.remove_file(p.local_pcap),
+        cmd.remove_file("{instance_local}"),
     ]
+
+
+def instance_names(blob: str, local: str | None, instance: str) -> tuple[str, str | None]:
+    """A scale-set instance's blob and local file: ``<stem>_<instanceId>.cap`` next to the announced ones."""
+    stem = blob.removesuffix(".cap")
+    return f"{stem}_{instance}.cap", (f"{local.removesuffix('.cap')}_{instance}.cap" if local else None)
 
 
 def plan_token(task_id: str, plan: Sequence[Sequence[str]]) -> str:
@@ -110,14 +131,18 @@ def plan_token(task_id: str, plan: Sequence[Sequence[str]]) -> str:
 
 
 def bindings(
-    task_id: str, location: str | None, storage_path: str | None, default_container: str
+    task_id: str, location: str | None, storage_path: str | None, default_container: str,
+    local_pcap: str | None = None,
 ) -> dict[str, str | None]:
-    """Placeholder values from the record: the region once known, container and blob of ``storagePath``."""
+    """Placeholder values from the record: the region once known, container and blob of ``storagePath``,
+    and the stems a scale-set instance's blob and local file must start with."""
     container, blob = default_container, f"{task_id}.cap"
     parts = split_blob_url(storage_path) if storage_path else None
     if parts is not None:
         container, blob = parts[1], parts[2]
-    return {"location": location, "container": container, "blob": blob}
+    stem = blob.removesuffix(".cap")
+    return {"location": location, "container": container, "blob": blob, "blob_prefix": f"{stem}_",
+            "instance_blob": f"{stem}_", "instance_local": local_pcap.removesuffix(".cap") + "_" if local_pcap else None}
 
 
 def _token_matches(template: str, actual: str, bound: Mapping[str, str | None]) -> bool:
@@ -128,6 +153,9 @@ def _token_matches(template: str, actual: str, bound: Mapping[str, str | None]) 
     if name == "nic_id":
         return bool(_NIC_ID.match(actual))
     value = bound.get(name)
+    if name.startswith("instance_"):  # <stem>_<instanceId>.cap, nothing else
+        return value is not None and actual.startswith(value) and bool(_INSTANCE.search(actual)) and \
+            actual[len(value):].removesuffix(".cap").isdigit()
     return actual == value if value is not None else bool(actual)
 
 

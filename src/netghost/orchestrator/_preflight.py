@@ -135,12 +135,17 @@ def blocking_rule(doc: Any, address: str = cmd.HOST_AGENT_IP, ports: tuple[int, 
 
 
 def _resolve(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, dict[str, Any] | None, Ran]:
+    """``vm show``; when Azure has no such VM, ``vmss show`` (the seed's "detect target type")."""
     params = record.parameters
     assert params is not None  # capture tasks always carry their parameters
-    vmss = record.target_type == "vmss"
-    argv = cmd.vmss_show(params.resource_group, record.target or "") if vmss else \
-        cmd.vm_show(params.resource_group, record.target or "")
-    record, ran = rt.run(record, argv, f"Resolve {record.target}'s id, region and power state before a capture.")
+    record, ran = rt.run(record, cmd.vm_show(params.resource_group, record.target or ""),
+                         f"Resolve {record.target}'s id, region and power state before a capture.")
+    if ran.outcome == "failed" and "(ResourceNotFound)" in ran.stderr and "/virtualMachines/" in ran.stderr:
+        record, again = rt.run(record, cmd.vmss_show(params.resource_group, record.target or ""),
+                               f"{record.target} is not a VM: is it a scale set?")
+        if again.outcome == "ok":
+            record = record.model_copy(update={"target_type": "vmss"})
+            ran = again
     doc = parse_json(ran.output) if ran.outcome == "ok" else None
     return record, doc if isinstance(doc, dict) else None, ran
 
@@ -166,9 +171,10 @@ Check = tuple[TaskRecord, str | None, str, dict[str, str] | None]
 
 
 def _check_extension(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
-    if record.target_type != "vm" or record.parameters is None:
+    if record.parameters is None:
         return record, None, "", None
-    record, ran = rt.run(record, cmd.extension_list(record.parameters.resource_group, record.target or ""),
+    lister = cmd.vmss_extension_list if record.target_type == "vmss" else cmd.extension_list
+    record, ran = rt.run(record, lister(record.parameters.resource_group, record.target or ""),
                          "Check that the Network Watcher agent extension is installed (captures need it).")
     if ran.outcome != "ok":
         return record, "detection_failed", ran.error_text(), None

@@ -170,7 +170,8 @@ class Runtime:
         if plan_token(record.task_id, record.plan) != record.plan_token:
             raise PlanViolation(record.task_id, "plan_token_mismatch",
                                 "the stored plan no longer hashes to the task's plan-token")
-        bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
+        bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container,
+                         record.local_pcap_path)
         if not is_member(argv, record.plan, bound):
             raise PlanViolation(record.task_id, "not_in_plan", f"command is not in the task's plan: {cmd.render(argv)}")
 

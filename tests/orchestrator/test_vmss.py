@@ -1,0 +1,73 @@
+"""A scale-set target (``--target-type AzureVMSS``): detected in DETECTING, one blob per instance
+(``<storagePath minus .cap>_<instanceId>.cap``, found with ``blob list --prefix``), each downloaded,
+hashed, analysed and cleaned."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from netghost.lab.world import CloudFaultSpec
+
+from .conftest import Lab, make_lab, request
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "src" / "netghost" / "lab" / "scenarios"
+
+
+def _vmss_world(tmp_path: Path) -> Path:
+    data = yaml.safe_load((SCENARIOS / "healthy.yaml").read_text())
+    data["vm_scale_sets"] = [{"name": "web-vmss", "resource_group": "prod-rg"}]
+    for index in range(3):
+        data["vms"].append({"name": f"web-vmss_{index}", "resource_group": "prod-rg", "scale_set": "web-vmss",
+                            "instance_id": str(index), "nics": [{"subnet": "vnet-prod/web",
+                                                                 "private_ip": f"10.1.1.{10 + index}"}],
+                            "services": [{"port": 443, "name": "nginx"}]})
+    path = tmp_path / "vmss.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def vlab(tmp_path: Path) -> Lab:
+    return make_lab(tmp_path, str(_vmss_world(tmp_path)))
+
+
+def test_vmss_target_detected_created_with_target_type_one_blob_per_instance_cleaned(vlab: Lab) -> None:
+    orch = vlab.orchestrator()
+    first = orch.orchestrate(request(target="web-vmss"))
+    assert first["state"] == "PROVISIONING", first
+    record = orch.rt.registry.get(first["task_id"])
+    assert record is not None and record.target_type == "vmss"
+    create = next(c for c in vlab.shell.calls if "packet-capture create" in c)
+    assert "--target-type AzureVMSS --target web-vmss" in create and "--vm " not in create
+    vlab.clock.advance(65)
+    done = orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    assert done["status"] == "task_completed", done
+    task_id = first["task_id"]
+    assert sorted(vlab.blobs()) == [f"{task_id}_{i}.cap" for i in range(3)]
+    instances = [k for k in done["result"]["artifact_hashes"] if k.endswith(".cap")]
+    assert sorted(instances) == [f"{task_id}_{i}.cap" for i in range(3)]
+    assert Path(done["result"]["report_path"]).is_file()
+    assert len([c for c in vlab.shell.calls if c.startswith("pcap-forensics")]) == 3
+    assert len(vlab.hitl.asked) == 1 + 3  # create + one download per instance
+    cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})
+    assert cleaned["cleanup_status"] == "completed", cleaned
+    assert vlab.captures() == [] and vlab.blobs() == []
+    assert not list(Path(record.local_pcap_path or "").parent.glob("*.cap"))
+
+
+def test_vmss_stopped_instance_drops_out_of_the_capture(vlab: Lab) -> None:
+    vlab.state.inject_fault(CloudFaultSpec(kind="vm-stopped", vm="web-vmss_1"))
+    orch = vlab.orchestrator()
+    first = orch.orchestrate(request(target="web-vmss"))
+    vlab.clock.advance(65)
+    done = orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    assert done["status"] == "task_completed", done
+    assert sorted(vlab.blobs()) == [f"{first['task_id']}_{i}.cap" for i in (0, 2)]
+
+
+def test_neither_vm_nor_scale_set_is_target_not_found(vlab: Lab) -> None:
+    resp = vlab.orchestrator().orchestrate(request(target="web-vmsx"))
+    assert resp["failure_reason"] == "target_not_found" and vlab.captures() == []
