@@ -78,10 +78,19 @@ RISKY_LOCAL = [
     "ip addr add 10.0.0.9/24 dev eth0", "ip link set eth0 down", "ip route add default via 10.0.0.1", "ip -b /tmp/x",
     "ip -batch /tmp/x", "ip -force -batch /tmp/x", "ip netns exec foo sh", "ip -n foo addr", "ip xfrm state", "ip monitor",
     "ip route flush table main", "ip neigh del 10.0.0.1 dev eth0", "ss -E", "dig +tls-ca=/etc/shadow x.example",
-    # unquoted glob / brace / tilde / backslash never auto-run
-    "ping -c 1 x*", "dig ?.example", "ss -tan '( dport = :443 )' \\;", "ping -c 1 x~",
-    "az vm list --query [].name",
+    # unquoted brace / tilde / backslash never auto-run
+    "ss -tan '( dport = :443 )' \\;", "ping -c 1 x~", "az vm list --query [].{n:name}",
 ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("unquoted", "quoted"),
+    [("ping -c 1 x*", "ping -c 1 'x*'"), ("dig ?.example", "dig '?.example'"),
+     ("az vm list --query [].name", "az vm list --query '[].name'"), ("curl -s https://a.example/[1-2]", "curl -s 'https://a.example/[1-2]'")],
+)  # fmt: skip
+def test_unquoted_glob_characters_classify_like_quoted(unquoted: str, quoted: str) -> None:
+    """No shell globs them: the argv, and so the verdict, is the quoted one's (issue 16 item 8)."""
+    assert classify(unquoted).verdict == classify(quoted).verdict
 
 
 @pytest.mark.parametrize("command", RISKY_LOCAL)

@@ -31,12 +31,30 @@ def test_argv_is_what_bash_would_pass(command: str, argv: tuple[str, ...]) -> No
 
 @pytest.mark.parametrize(
     "command",
-    ["ls x*", "ping a?b", "ls [ab]", "echo {a,b}", "rm -rf x~", "echo a\\ b", "echo \\x"],
+    ["echo {a,b}", "rm -rf x~", "echo a\\ b", "echo \\x", "az vm list --query [*].{n:name}"],
 )
-def test_unquoted_glob_brace_tilde_backslash_are_flagged(command: str) -> None:
+def test_unquoted_brace_tilde_backslash_are_flagged(command: str) -> None:
     parsed = parse_command(command)
     assert isinstance(parsed, ParsedCommand)
     assert parsed.unquoted_special
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("ls x*", ("ls", "x*")),
+        ("ping a?b", ("ping", "a?b")),
+        ("ls [ab]", ("ls", "[ab]")),
+        ("az vm list --query [].name", ("az", "vm", "list", "--query", "[].name")),
+        ("az vm list --query [?name=='a'].id", ("az", "vm", "list", "--query", "[?name==a].id")),
+    ],
+)
+def test_unquoted_glob_characters_are_literal_without_a_shell(command: str, argv: tuple[str, ...]) -> None:
+    """No shell runs the command, so * ? [ ] reach the program as typed: nothing to flag."""
+    parsed = parse_command(command)
+    assert isinstance(parsed, ParsedCommand)
+    assert parsed.argv == argv
+    assert not parsed.unquoted_special
 
 
 STRUCTURAL = [

@@ -17,7 +17,9 @@ from urllib.parse import unquote, urlsplit
 
 __all__ = ["AzDecision", "AzTable", "classify_az", "command_group", "compile_az"]
 
-_GROUP_WORD = re.compile(r"[a-z][a-z0-9-]*")
+# azure-cli matches command words case-insensitively (`az Account Get-Access-Token` is
+# get-access-token), so the group is read case-folded.
+_GROUP_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def compile_az(raw: Mapping[str, Any]) -> AzTable:
 
 
 def command_group(args: Sequence[str]) -> list[str]:
-    """The leading run of lower-case command words of ``az ARGS``.
+    """The leading run of command words of ``az ARGS``, lower-cased (azure-cli folds their case).
 
     A ``--`` is skipped, not a stop: argparse drops it and still routes the following words to
     the subcommand parsers, so ``az -- account get-access-token`` runs get-access-token.
@@ -170,7 +172,7 @@ def command_group(args: Sequence[str]) -> list[str]:
             continue
         if not _GROUP_WORD.fullmatch(a):
             break
-        group.append(a)
+        group.append(a.lower())
     return group
 
 
@@ -191,7 +193,7 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     if "--help" in args or "-h" in args:
         return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
     if group[:1] == ["rest"]:
-        return _classify_rest(table, args[args.index("rest") + 1 :])
+        return _classify_rest(table, args[[a.lower() for a in args].index("rest") + 1 :])
     if not group:
         if all(a in ("--version", "--help", "-h") for a in args):
             return AzDecision("SAFE", "az version/help output", "az-version")

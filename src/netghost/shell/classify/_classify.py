@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Literal
 
 from netghost.errors import PolicyError
-from netghost.shell.classify._az import classify_az
+from netghost.shell.classify._az import classify_az, command_group
 from netghost.shell.classify._local import POST_CHECKS, check_ip, check_python, is_forensics_call
 from netghost.shell.classify._options import parse_options
 from netghost.shell.classify._parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
@@ -128,7 +128,7 @@ def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False) -> A
         return ArgvOutcome(
             "RISKY",
             3 if out.tier == 1 else out.tier,
-            "An argument has an unquoted glob, brace or backslash that a shell would interpret; "
+            "An argument has an unquoted brace, tilde or backslash that a shell would interpret; "
             "quote it (single quotes) if it is meant literally.",
             "unquoted-special",
             relaxable=False,
@@ -236,8 +236,22 @@ def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
     return ArgvOutcome("RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name, relaxable=not hazard)
 
 
+def _policy_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The argv an organisation rule is matched against: az command words case-folded, as
+    azure-cli reads them (a rule forbidding `az vm delete` also catches `az VM Delete`)."""
+    if not argv or argv[0] != "az":
+        return argv
+    n = len(command_group(argv[1:]))
+    words: list[str] = []
+    for w in argv[1:]:
+        folded = n > 0 and w != "--"
+        words.append(w.lower() if folded else w)
+        n -= folded
+    return ("az", *words)
+
+
 def _apply_policy(base: Classification, relaxable: bool, policy: OrgPolicy) -> Classification:
-    hit = policy.decide(base.argv) if base.argv else None
+    hit = policy.decide(_policy_argv(base.argv)) if base.argv else None
     with_hash = replace(base, policy_hash=policy.hash)
     if hit is None:
         return with_hash

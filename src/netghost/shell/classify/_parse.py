@@ -9,8 +9,8 @@ removed, backslash escapes applied).
 
 What tree-sitter does *not* flag (DEPENDENCIES.md §(b)): ``\\rm``, ``r''m``, ``/???/?m``, look-alike
 Unicode and zero-width characters. Those are caught here by a byte check (printable ASCII only)
-and by requiring the command word to be one plain unquoted word. Unquoted glob, brace, tilde and
-backslash characters in arguments do not make a command FORBIDDEN, but they are recorded
+and by requiring the command word to be one plain unquoted word. Unquoted brace and backslash
+characters in arguments do not make a command FORBIDDEN, but they are recorded
 (``ParsedCommand.unquoted_special``) so the classifier never auto-runs such a command.
 """
 
@@ -68,8 +68,11 @@ _PRINTABLE = re.compile(r"[\x20-\x7e]*")
 # No diagnostic needs more; a longer string costs the parser and the checks time in proportion
 # (a 300 KB argument took ~0.9 s) and cannot be reviewed by a human anyway. Checked first.
 MAX_COMMAND_CHARS = 8192
-# Unquoted characters that a shell would expand (glob, brace, tilde) or that hide the real word.
-_UNQUOTED_SPECIAL = re.compile(r"[*?\[\]{}~\\]")
+# Unquoted characters that a shell would expand into other words (brace, tilde) or that hide the
+# real word (backslash). Glob characters (* ? [ ]) are not among them: no shell runs the command,
+# so `--query [].name` reaches the program exactly as classified (a literal argument); a program
+# that globs by itself (curl's URL globbing) is checked by that program's own rules.
+_UNQUOTED_SPECIAL = re.compile(r"[{}~\\]")
 _EXPANDS = re.compile(r"[$`]")
 _WORD_NEEDS_CARE = re.compile(r"[$`*?\[\]{}~\\ ]")
 _DQ_ESCAPABLE = frozenset('$`"\\')
@@ -94,7 +97,7 @@ class ParsedCommand:
 
     Attributes:
         argv: The words after quote removal, exactly as ``execve`` would receive them.
-        unquoted_special: True when an argument carried an unquoted glob/brace/tilde/backslash
+        unquoted_special: True when an argument carried an unquoted brace/tilde/backslash
             character; the classifier never auto-runs such a command.
     """
 
@@ -307,8 +310,10 @@ def _unquoted_word(text: str) -> tuple[str, bool]:
         return text, False  # the common case: nothing to expand, escape or split
     if _EXPANDS.search(text):
         raise _Reject("not_a_single_command", "An unquoted $ or backtick would expand. " + _ADVICE_SINGLE)
-    if _UNQUOTED_SPECIAL.search(text) is None:
-        _refuse_split_word()  # only a space can be left
+    if "\\" not in text:
+        if " " in text:
+            _refuse_split_word()
+        return text, _UNQUOTED_SPECIAL.search(text) is not None
     out: list[str] = []
     i = 0
     while i < len(text):

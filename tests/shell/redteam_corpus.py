@@ -1,0 +1,191 @@
+"""Issue 16 red-team corpus: commands generated from rules, one generator per class.
+
+Each class names a mechanism, not an example: the base forms below are combined with the ways an
+attacker re-spells them (quoting, case, ``=@`` placements, wrappers, option spellings and
+abbreviations, path spellings) under a fixed seed, so the corpus is deterministic and larger than
+any hand list. ``expected`` is SAFE (must auto-run), NOT_SAFE (must never be SAFE) or FORBIDDEN
+(must be FORBIDDEN). The everyday reads (class ``everyday``) keep usability honest.
+
+Run ``python tests/shell/redteam_corpus.py`` to rewrite ``tests/data/shell/redteam_issue16.jsonl``
+(the test checks that the file is exactly what the generator produces).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+SEED = 16
+OUT = Path(__file__).resolve().parents[1] / "data" / "shell" / "redteam_issue16.jsonl"
+
+Row = dict[str, str]
+
+
+def _row(command: str, expected: str, cls: str, why: str) -> Row:
+    return {"command": command, "expected": expected, "class": cls, "why": why}
+
+
+def _single(tok: str) -> str:
+    return "'" + tok.replace("'", "'\"'\"'") + "'"
+
+
+def _double(tok: str) -> str:
+    return '"' + "".join("\\" + c if c in '\\"$`' else c for c in tok) + '"'
+
+
+def requote(argv: list[str], rng: random.Random) -> str:
+    """The same argv, each word (but the command word) re-quoted at random."""
+    words = [argv[0]]
+    for tok in argv[1:]:
+        style = rng.choice(("shlex", "single", "double"))
+        words.append(shlex.quote(tok) if style == "shlex" else _single(tok) if style == "single" else _double(tok))
+    return " ".join(words)
+
+
+def recase(word: str, rng: random.Random) -> str:
+    """One of: Title, UPPER, or a random mix of cases."""
+    style = rng.choice(("title", "upper", "mixed"))
+    if style == "title":
+        return "-".join(p[:1].upper() + p[1:] for p in word.split("-"))
+    if style == "upper":
+        return word.upper()
+    return "".join(c.upper() if rng.random() < 0.5 else c for c in word)
+
+
+def _az_group_len(argv: list[str]) -> int:
+    n = 0
+    for w in argv[1:]:
+        if w.startswith("-") or not w[:1].isalpha():
+            break
+        n += 1
+    return n
+
+
+def recase_az(argv: list[str], rng: random.Random) -> list[str]:
+    n = _az_group_len(argv)
+    return [argv[0], *(recase(w, rng) for w in argv[1 : 1 + n]), *argv[1 + n :]]
+
+
+# --- class 3: case -------------------------------------------------------------------------------
+
+AZ_FORBIDDEN = [
+    "az account get-access-token",
+    "az account get-access-token --resource https://vault.azure.net --query accessToken -o tsv",
+    "az storage account keys list -g rg -n sa",
+    "az keyvault secret show --vault-name kv -n db",
+    "az ad sp create-for-rbac --name x",
+    "az aks get-credentials -g rg -n aks1",
+    "az acr credential show -n acr1",
+    "az webapp config appsettings list -g rg -n app",
+    "az storage account show-connection-string -n sa",
+    "az storage container generate-sas --account-name sa -n c --permissions r --expiry 2030-01-01",
+    "az cosmosdb keys list -g rg -n c1",
+    "az acr login -n acr1 --expose-token",
+]
+AZ_RISKY = [
+    "az vm delete -g rg -n web01",
+    "az network nsg rule create -g rg --nsg-name n -n r --priority 100",
+    "az vm run-command invoke -g rg -n vm --command-id RunShellScript --scripts id",
+    "az storage blob download --account-name sa -c c -n b -f /tmp/x",
+]
+
+
+def case_class(rng: random.Random) -> Iterator[Row]:
+    for cmd in AZ_FORBIDDEN:
+        argv = shlex.split(cmd)
+        for _ in range(6):
+            yield _row(shlex.join(recase_az(argv, rng)), "FORBIDDEN", "case", "azure-cli folds command-word case")
+    for cmd in AZ_RISKY:
+        argv = shlex.split(cmd)
+        for _ in range(4):
+            yield _row(shlex.join(recase_az(argv, rng)), "NOT_SAFE", "case", "a mutation stays a mutation in any case")
+
+
+# --- class 8 and the everyday reads --------------------------------------------------------------
+
+EVERYDAY = [
+    "az network nsg rule list -g rg --nsg-name web-nsg --query \"[?access=='Deny']\" -o json",
+    "az network nsg rule list -g rg --nsg-name web-nsg -o table",
+    "az network watcher test-ip-flow -g rg --vm web01 --direction Inbound --protocol TCP --local 10.0.0.4:443 --remote 203.0.113.10:50000",
+    "az network watcher show-next-hop -g rg --vm web01 --source-ip 10.0.0.4 --dest-ip 10.1.0.4",
+    "az network nic list-effective-nsg -g rg -n web01-nic",
+    "az network nic show-effective-route-table -g rg -n web01-nic -o table",
+    "az network vnet list -o table",
+    "az network vnet subnet show -g rg --vnet-name v -n s",
+    "az network watcher packet-capture show-status -l westeurope -n cap1",
+    "az vm show -g rg -n web01 -d --query powerState -o tsv",
+    "az account show -o json",
+    "az network public-ip list -g rg -o table",
+    "az network lb show -g rg -n lb1",
+    "az network application-gateway show-backend-health -g rg -n gw",
+    "az resource show --ids /subscriptions/0/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/web01 --query type -o tsv",
+    "dig +short example.com",
+    "dig @8.8.8.8 +short contoso.com A",
+    "ss -tlnp",
+    "ss -tan state established",
+    "ping -c 4 10.0.0.4",
+    "traceroute -n 10.0.0.4",
+    "tracepath -n 10.0.0.4",
+    "curl -s -o /dev/null -w '%{http_code}' https://contoso.com",
+    "curl -sS -o /dev/null -w '%{http_code}' https://api.contoso.com/health",
+    "curl -sI https://contoso.com",
+    "nslookup contoso.com",
+    "ip -br addr",
+    "ip route get 10.1.0.4",
+    "netstat -tulpn",
+    "mtr -r -c 5 10.0.0.4",
+]
+QUERIES = ["[].name", "[0].id", "[].{n:name}", "[?location=='westeurope'].name", "[].id", "[*].name", "[0]", "[].properties.provisioningState", "length([])"]
+QUERY_CMDS = [
+    "az vm list -g rg", "az network nsg list", "az network vnet list", "az network nic list -g rg",
+    "az network watcher list", "az network nsg rule list -g rg --nsg-name n", "az group list",
+]
+
+
+def everyday_class(rng: random.Random) -> Iterator[Row]:
+    for cmd in EVERYDAY:
+        yield _row(cmd, "SAFE", "everyday", "the engineer's everyday read")
+        yield _row(requote(shlex.split(cmd), rng), "SAFE", "everyday", "re-quoted everyday read")
+
+
+def query_class(rng: random.Random) -> Iterator[Row]:
+    for base in QUERY_CMDS:
+        for q in QUERIES:
+            if "{" in q or "(" in q:
+                continue  # braces and parentheses need quotes in any shell
+            out = rng.choice(("", " -o tsv", " -o json", " -o table"))
+            yield _row(f"{base} --query {q}{out}", "SAFE", "query-unquoted", "brackets without a shell are literal")
+            yield _row(f"{base} --query '{q}'{out}", "SAFE", "query-unquoted", "quoted query")
+
+
+GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
+    "case": case_class,
+    "everyday": everyday_class,
+    "query-unquoted": query_class,
+}
+
+
+def generate(seed: int = SEED) -> list[Row]:
+    """Every class's rows, de-duplicated, in a stable order."""
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for name, gen in GENERATORS.items():
+        rng = random.Random(f"{seed}:{name}")
+        for row in gen(rng):
+            if row["command"] not in seen:
+                seen.add(row["command"])
+                rows.append(row)
+    return rows
+
+
+def render(rows: list[Row]) -> str:
+    return "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)
+
+
+if __name__ == "__main__":
+    OUT.write_text(render(generate()), encoding="utf-8")
+    print(f"wrote {len(generate())} rows to {OUT}", file=sys.stderr)
