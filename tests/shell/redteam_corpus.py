@@ -162,10 +162,39 @@ def query_class(rng: random.Random) -> Iterator[Row]:
             yield _row(f"{base} --query '{q}'{out}", "SAFE", "query-unquoted", "quoted query")
 
 
+# --- class 4: curl follows redirects ---------------------------------------------------------------
+
+CURL_REDIRECT_OPTS = [
+    ["-L"], ["--location"], ["--locat"], ["--location-trusted"], ["--location-tr"], ["--follow"],
+    ["--proto-redir", "=https"], ["--proto-redir=https"], ["-L", "--max-redirs", "3"], ["--location", "--post301"],
+]  # fmt: skip
+CURL_CLUSTERS = ["-sL", "-Ls", "-sSL", "-LsS", "-fsSL", "-kL", "-LI", "-sLk", "-SLf"]
+CURL_TARGETS = [
+    "https://contoso.com", "https://api.contoso.com/health", "http://10.0.0.4:8080/", "https://example.com/redirect",
+    "http://a.example/r?to=http://169.254.169.254/metadata/identity/oauth2/token",
+]  # fmt: skip
+CURL_TAILS = [[], ["-o", "/dev/null", "-w", "%{http_code}"], ["-s", "-o", "/dev/null"], ["--max-time", "5"], ["-w", "%{url_effective}"]]
+
+
+def curl_redirect_class(rng: random.Random) -> Iterator[Row]:
+    for url in CURL_TARGETS:
+        for opts in CURL_REDIRECT_OPTS:
+            tail = rng.choice(CURL_TAILS)
+            argv = ["curl", "-s", *opts, *tail, url]
+            yield _row(shlex.join(argv), "NOT_SAFE", "curl-redirect", "a redirect goes wherever the server points")
+            yield _row(requote(argv, rng), "NOT_SAFE", "curl-redirect", "re-quoted redirect")
+        for cluster in CURL_CLUSTERS:
+            argv = ["curl", cluster, *rng.choice(CURL_TAILS), url]
+            yield _row(shlex.join(argv), "NOT_SAFE", "curl-redirect", "-L inside a short-option cluster")
+        argv = ["curl", "-s", url, "-L"]
+        yield _row(shlex.join(argv), "NOT_SAFE", "curl-redirect", "-L after the URL")
+
+
 GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "case": case_class,
     "everyday": everyday_class,
     "query-unquoted": query_class,
+    "curl-redirect": curl_redirect_class,
 }
 
 

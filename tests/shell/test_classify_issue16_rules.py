@@ -32,3 +32,22 @@ def test_an_org_rule_matches_any_case_of_the_az_words() -> None:
     )
     assert classify("az VM Delete -n x", policy).verdict == "FORBIDDEN"
     assert classify("az Vm DELETE -- -n x", policy).verdict == "FORBIDDEN"
+
+
+# --- 4: curl never follows redirects automatically ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["curl -sL https://a.example", "curl -Ls https://a.example", "curl --location https://a.example",
+     "curl --locatio https://a.example", "curl --location-trusted https://a.example", "curl --follow https://a.example",
+     "curl -s --proto-redir =https https://a.example", "curl -s https://a.example -L",
+     "curl -sL --max-redirs 3 https://example.com"],
+)  # fmt: skip
+def test_curl_redirects_are_not_safe(command: str) -> None:
+    assert classify(command).verdict == "RISKY"
+
+
+def test_curl_probe_without_redirects_stays_safe() -> None:
+    assert classify("curl -s -o /dev/null -w '%{http_code}' https://contoso.com").verdict == "SAFE"
+    assert classify("curl -s --max-redirs 0 https://contoso.com").verdict == "SAFE"

@@ -148,7 +148,7 @@ SAFE_LOCAL = [
     "curl -s https://api.contoso.com/health", "curl -sS -o /dev/null -w '%{http_code}\\n' https://example.com",
     "curl -I https://example.com", "curl -sI --max-time 5 https://example.com", "curl -svo /dev/null https://example.com",
     "curl -s -D - -o /dev/null https://example.com", "curl -sk https://10.0.0.4:8443/healthz", "curl -s -X HEAD -I https://x.example",
-    "curl -sL --max-redirs 3 https://example.com", "curl -s -H 'Host: api.contoso.com' http://10.0.0.4/", "curl -4 --http1.1 https://x.example",
+    "curl -s -H 'Host: api.contoso.com' http://10.0.0.4/", "curl -4 --http1.1 https://x.example",
     "curl -s --connect-timeout 3 --retry 2 https://x.example", "curl --no-progress-meter https://x.example", "curl http://localhost:8080/health",
     "curl -s 'http://169.254.169.254/metadata/instance/compute/location?api-version=2021-02-01&format=text' -H 'Metadata: true'",
     "curl -s 'https://x.example/a?b=1&c=2'", "curl --no-keepalive https://x.example", "curl -s example.com",

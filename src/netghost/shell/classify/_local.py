@@ -98,10 +98,8 @@ def check_curl(parsed: ParsedOptions) -> str | None:
     """Cross-option rules that no single value check can see.
 
     - At least one URL.
-    - Redirects carry what the caller added: curl re-sends custom headers (and cookies) to every
-      host of a redirect chain, so ``-L`` with any ``-H``/``-b`` could deliver ``Metadata: true``
-      or an ``x-ms-version`` downgrade to a host the command never names. ``-L`` goes with no
-      header or cookie at all.
+    - (Redirects are never followed: ``-L`` and its relatives are denied in the option table, since
+      a redirect goes wherever the server points, past every check on the typed URL.)
     - The ``Metadata`` header is the key to IMDS: it is allowed only towards the allowlisted
       read-only instance paths on 169.254.169.254 itself (each URL is also checked on its own),
       never with --resolve/--connect-to, which could point any name at the token endpoint.
@@ -110,8 +108,6 @@ def check_curl(parsed: ParsedOptions) -> str | None:
     if not urls:
         return "curl needs a URL"
     headers = parsed.values("-H")
-    if parsed.has("-L", "--location") and (headers or parsed.has("-b")):
-        return "-L with a custom header or cookie would forward it to whatever host a redirect names"
     if any(_METADATA_HEADER.match(h) for h in headers):
         if parsed.has("--resolve", "--connect-to"):
             return "the Metadata header must not be combined with --resolve/--connect-to"
