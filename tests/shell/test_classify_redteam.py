@@ -177,8 +177,9 @@ def test_tier0_normalisation_does_not_overreach(command: str) -> None:
 @pytest.mark.parametrize(
     ("command", "verdict"),
     [
-        ("nice " * 300 + "ls", "RISKY"),  # O(n^depth) unwrapping made this take hours
-        ("timeout " + "5 " * 2000 + "ls", "RISKY"),
+        ("nice " * 300 + "ls", "FORBIDDEN"),  # O(n^depth) unwrapping took hours; too deep: gives up
+        ("timeout " + "5 " * 2000 + "ls", "RISKY"),  # numbers name no program
+        ("timeout 5 " + "x " * 2000 + "ls", "FORBIDDEN"),  # too many candidates: gives up (issue 16)
         ("timeout -s KILL 5 rm -rf /", "FORBIDDEN"),
         ("env A=1 B=2 nice -n 5 ionice -c 3 rm -rf /", "FORBIDDEN"),
         ("nice nice nice nice rm -rf /", "FORBIDDEN"),
@@ -191,5 +192,6 @@ def test_wrapper_unwrapping_is_bounded_and_still_finds_forbidden(command: str, v
 
 def test_wrapper_with_unchecked_candidates_is_not_relaxable(tmp_path: Path) -> None:
     pol = _policy(tmp_path, '["timeout", "5"]', "timeout 5 mytool")
-    many = "timeout 5 " + "x " * 10 + "mytool"
-    assert classify(many, pol).verdict == "RISKY"  # type: ignore[arg-type]
+    # Past the scan limit nothing is known about what runs: FORBIDDEN, which no org rule relaxes.
+    many = "timeout 5 " + "x " * 20 + "mytool"
+    assert classify(many, pol).verdict == "FORBIDDEN"  # type: ignore[arg-type]

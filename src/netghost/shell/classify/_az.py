@@ -52,6 +52,8 @@ class _GroupRule:
     verb_regex: re.Pattern[str] | None
     except_groups: tuple[tuple[str, ...], ...]
     flag_regex: re.Pattern[str] | None = None
+    # Options of which one must ALSO be present (exact, or a long option's >= 4-char prefix).
+    required: frozenset[str] = frozenset()
     # Derived lookup sets, so a match costs a few hash lookups (the az path is the hot path).
     flag_prefixes: frozenset[str] = frozenset()
     suffix_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
@@ -59,8 +61,10 @@ class _GroupRule:
     except_index: tuple[frozenset[tuple[str, ...]], tuple[int, ...]] = (frozenset(), ())
 
     def matches(self, g: tuple[str, ...], option_words: Sequence[str]) -> bool:
-        """``g`` is the command group, ``option_words`` the ``--name`` part of each long option."""
+        """``g`` is the command group, ``option_words`` the name part of each option."""
         if self.except_groups and _has_prefix(g, self.except_index):
+            return False
+        if self.required and not any(w in self.required for w in option_words):
             return False
         if g and (g[-1] in self.verbs or (self.verb_regex is not None and self.verb_regex.search(g[-1]))):
             return True
@@ -108,6 +112,7 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
     groups = tuple(tuple(x.split()) for x in raw.get("groups", ()))
     excepts = tuple(tuple(x.split()) for x in raw.get("except_groups", ()))
     flags = tuple(raw.get("flags", ()))
+    required = tuple(raw.get("require_flags", ()))
     return _GroupRule(
         id=rid,
         justification=raw["justification"],
@@ -123,6 +128,7 @@ def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
         except_groups=excepts,
         flag_regex=re.compile(raw["flag_regex"]) if raw.get("flag_regex") else None,
         flag_prefixes=frozenset(f[:n] for f in flags for n in range(4, len(f) + 1)),
+        required=frozenset(f[:n] for f in required for n in range(min(4, len(f)), len(f) + 1)),
         suffix_index=_prefix_index(suffixes),
         group_index=_prefix_index(groups),
         except_index=_prefix_index(excepts),
@@ -211,7 +217,7 @@ def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision
     """The guards that come before the verb: forbidden and risky group rules, ``@file`` values and
     credential-returning ARM paths (even ``--help`` does not lift them), or None."""
     g = tuple(group)
-    words = [a.split("=", 1)[0] for a in args if a.startswith("--") and len(a) > 3]
+    words = [a.split("=", 1)[0] for a in args if a.startswith("-") and len(a) > 1]
     for rule in table.forbidden:
         if rule.matches(g, words):
             return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)

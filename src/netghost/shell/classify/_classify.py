@@ -35,7 +35,8 @@ _RANK: dict[str, int] = {"SAFE": 0, "RISKY": 1, "FORBIDDEN": 2}
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9._/+-]+")
 _PYTHON = re.compile(r"python[0-9.]*")
 _MAX_UNWRAP = 4
-_MAX_WRAPPER_CANDIDATES = 8
+_MAX_WRAPPER_CANDIDATES = 16
+_NUMBER = re.compile(r"[0-9][0-9.]*[smhdkKMG%]?")
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,9 @@ def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
         return _classify_az_argv(argv)
     if name in t.wrappers:
         return _unwrap(name, argv, depth)
+    if name == "ip" and "exec" in args:
+        # `ip netns exec NS CMD`, `ip vrf exec VRF CMD`, `ip -all netns exec CMD` run CMD.
+        return _unwrap(name, ("ip", *args[args.index("exec") + 1 :]), depth)
     if _PYTHON.fullmatch(name) and args[:2] == ("-m", "azure.cli"):
         # `python -m azure.cli` is az under another name: its credential emitters stay FORBIDDEN.
         inner = _classify_argv(("az", *args[2:]), depth + 1)
@@ -209,31 +213,42 @@ def _classify_program(name: str, args: tuple[str, ...]) -> ArgvOutcome:
 
 
 def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
-    """A wrapper runs another program: FORBIDDEN if any inner command would be, else RISKY."""
-    hazard = depth >= _MAX_UNWRAP
-    if depth < _MAX_UNWRAP:
-        seen = 0
-        for i in range(1, len(argv)):
-            word = argv[i]
-            if word in (".", ".."):
-                # Directory operands (`find . -name x`): `.` as a program is the shell builtin
-                # `source`, which no wrapper can exec without a shell, so it cannot be what runs.
-                continue
-            if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
-                inner = _classify_argv(argv[i:], depth + 1)
-                if inner.verdict == "FORBIDDEN":
-                    return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
-                hazard = hazard or not inner.relaxable
-                seen += 1
-                # Bounded work: a nested wrapper already scanned everything after it, and past
-                # the first few candidates (option values, then the program) the words are the
-                # wrapped program's own arguments. Scanning every word at every level was
-                # O(n^depth): `nice nice ... ls` (40 words) took 1.7 s.
-                if basename(word) in _TABLES.wrappers or seen >= _MAX_WRAPPER_CANDIDATES:
-                    hazard = hazard or seen >= _MAX_WRAPPER_CANDIDATES
-                    break
+    """A wrapper runs another program: FORBIDDEN if any inner command would be, else RISKY.
+
+    Every word that could be the wrapped program (option values cannot be told apart without
+    each wrapper's grammar) is classified with the rest of the argv. Where the scan gives up (too
+    deep a nest, too many candidates) nothing is known about what runs: FORBIDDEN, never RISKY.
+    """
+    if depth >= _MAX_UNWRAP:
+        return _forbidden(f"`{name}` nests wrappers more than {_MAX_UNWRAP} deep; what finally runs cannot be checked.", "wrapper-too-deep")
+    hazard = False
+    seen = 0
+    for i in range(1, len(argv)):
+        word = argv[i]
+        if word in (".", "..") or _NUMBER.fullmatch(word):
+            # Directory operands (`find . -name x`) and numbers (durations, counts, CPU masks)
+            # name no program a wrapper could exec (`.` is the shell builtin `source`).
+            continue
+        if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
+            inner = _classify_argv(argv[i:], depth + 1)
+            if inner.verdict == "FORBIDDEN":
+                return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
+            hazard = hazard or not inner.relaxable
+            seen += 1
+            # Bounded work: a nested wrapper already scanned everything after it. Scanning every
+            # word at every level was O(n^depth): `nice nice ... ls` (40 words) took 1.7 s.
+            if basename(word) in _TABLES.wrappers:
+                break
+            if seen >= _MAX_WRAPPER_CANDIDATES:
+                return _forbidden(
+                    f"`{name}` wraps a command with too many program-like words to check each one; "
+                    "send the inner command without the wrapper.",
+                    "wrapper-scan-limit",
+                )
     # An organisation rule naming the wrapper must not relax an argument hazard of what it wraps.
-    return ArgvOutcome("RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name, relaxable=not hazard)
+    return ArgvOutcome(
+        "RISKY", 3, f"`{name}` runs another program; a human must approve it.", "wrapper-" + name, relaxable=not hazard
+    )
 
 
 def _policy_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
