@@ -273,12 +273,53 @@ def mint_class(rng: random.Random) -> Iterator[Row]:
     yield from forms("az-mint", "FORBIDDEN", "mints or rotates a credential, or installs code", AZ_MINT, rng)
 
 
+# --- class 1: az reads files through @ -------------------------------------------------------------
+
+AT_CREDENTIAL_PATHS = [
+    "~/.azure/msal_token_cache.json", "~/.azure/accessTokens.json", "~/.azure/azureProfile.json", "~/.azure/service_principal_entries.json",
+    "/home/azureuser/.azure/msal_token_cache.json", "/root/.azure/config", "~/.ssh/id_rsa", "~/.ssh/id_ed25519",
+    "/home/u/.ssh//id_ecdsa", "~/.ssh/../.ssh/id_rsa", "../../home/u/.ssh/id_rsa", "/var/lib/waagent/ovf-env.xml",
+    "/var/lib/waagent/Certificates.pem", "/etc/shadow", "~/.kube/config", "~/.docker/config.json", "~/.netrc", "~/.pgpass",
+    "~/.git-credentials", "~/.aws/credentials", "/proc/self/environ", "/proc/1/environ", "/etc/ssl/private/server.key",
+    "/tmp/client.pfx", ".azure/msal_token_cache.json",
+]  # fmt: skip
+AT_OTHER_PATHS = ["/etc/passwd", "/etc/hostname", "/tmp/ids.txt", "ids.txt", "-", "/var/log/syslog", "~/notes.txt", ".name"]
+AT_BASES = ["az vm list", "az network nsg list -g rg", "az account show", "az group list", "az network vnet show -g rg -n v"]
+AT_FORMS = [
+    lambda p: ["-s=@" + p], lambda p: ["-o=@" + p], lambda p: ["--query", "x=@" + p], lambda p: ["--query=@" + p],
+    lambda p: ["--subscription=@" + p], lambda p: ["--subscription", "@" + p], lambda p: ["-g", "@" + p],
+    lambda p: ["--query", "[].name", "--subscription", "s=@" + p], lambda p: ["--only-show-errors", "@" + p],
+]  # fmt: skip
+AT_REST = [
+    lambda p: ["az", "rest", "--url", "/subscriptions/0/resourceGroups?api-version=2021-04-01", "--url-parameters", "x=@" + p],
+    lambda p: ["az", "rest", "--url", "@" + p], lambda p: ["az", "rest", "-u", "/subscriptions/0?api-version=1", "--query", "q=@" + p],
+]  # fmt: skip
+
+
+def at_file_class(rng: random.Random) -> Iterator[Row]:
+    for path in AT_CREDENTIAL_PATHS:
+        for form in rng.sample(AT_FORMS, 4):
+            argv = [*shlex.split(rng.choice(AT_BASES)), *form(path)]
+            for text, kind in variants(argv, rng, 2):
+                yield _row(text, "FORBIDDEN", "az-at-file", f"az reads a credential file through @ ({kind})")
+        yield _row(shlex.join(rng.choice(AT_REST)(path)), "FORBIDDEN", "az-at-file", "az rest reads a credential file through @")
+    for path in AT_OTHER_PATHS:
+        for form in AT_FORMS:
+            argv = [*shlex.split(rng.choice(AT_BASES)), *form(path)]
+            yield _row(shlex.join(argv), "NOT_SAFE", "az-at-file", "az reads a local file through @")
+        for rest in AT_REST:
+            yield _row(shlex.join(rest(path)), "NOT_SAFE", "az-at-file", "az rest reads a local file through @")
+    for q in ["[?name=='@x']", "@", "a=@", "a==@b", "[?contains(@, 'x')]"]:
+        yield _row(shlex.join(["az", "vm", "list", "--query", q]), "SAFE", "az-at-file", "no file read by azure-cli's rule")
+
+
 GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "case": case_class,
     "everyday": everyday_class,
     "query-unquoted": query_class,
     "curl-redirect": curl_redirect_class,
     "az-mint": mint_class,
+    "az-at-file": at_file_class,
 }
 
 

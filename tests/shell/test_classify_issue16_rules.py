@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from netghost.shell.classify import classify
+from netghost.shell.classify._az import at_file_path
 from netghost.shell.classify._policy_file import parse_org_policy
 
 # --- 3: azure-cli folds the case of command words ---------------------------------------------------
@@ -95,3 +96,27 @@ def test_wrappers_are_unwrapped_and_giving_up_is_forbidden(command: str) -> None
 @pytest.mark.parametrize("command", ["eatmydata ping -c 1 10.0.0.4", "ip netns exec blue ss -tlnp", "timeout 30 dig +short a.example"])
 def test_a_wrapped_harmless_command_asks_a_human(command: str) -> None:
     assert classify(command).verdict == "RISKY"
+
+
+# --- 1: azure-cli's @file rule, exactly -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arg", "path"),
+    [("@f", "f"), ("--x=@f", "f"), ("-s=@f", "f"), ("x=@~/.ssh/id_rsa", "~/.ssh/id_rsa"), ("@", None), ("a=@", None),
+     ("a==@b", None), ("[?name=='@x']", None), ("x=y=@z", None), ("@-", "-"), ("@.name", ".name")],
+)  # fmt: skip
+def test_at_file_rule_is_azure_clis(arg: str, path: str | None) -> None:
+    assert at_file_path(arg) == path
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [("az vm list -s=@/etc/hostname", "RISKY"), ("az vm list -o=@~/.azure/msal_token_cache.json", "FORBIDDEN"),
+     ("az vm list --query 'x=@~/.ssh/id_rsa'", "FORBIDDEN"),
+     ("az rest --url /subscriptions/0 --url-parameters 'x=@/etc/passwd'", "RISKY"),
+     ("az storage message get --account-name sa -q q --query 'x=@~/.ssh/id_rsa'", "FORBIDDEN"),
+     ("az vm list --query \"[?name=='@x']\"", "SAFE"), ("az vm list --query 'a==@b'", "SAFE")],
+)  # fmt: skip
+def test_at_file_reads(command: str, verdict: str) -> None:
+    assert classify(command).verdict == verdict

@@ -9,13 +9,14 @@ their verb looks like (``keys list`` is a "list"), a few read-looking groups are
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["AzDecision", "AzTable", "classify_az", "command_group", "compile_az"]
+__all__ = ["AzDecision", "AzTable", "at_file_path", "classify_az", "command_group", "compile_az"]
 
 # azure-cli matches command words case-insensitively (`az Account Get-Access-Token` is
 # get-access-token), so the group is read case-folded.
@@ -214,21 +215,19 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
 
 
 def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision | None:
-    """The guards that come before the verb: forbidden and risky group rules, ``@file`` values and
-    credential-returning ARM paths (even ``--help`` does not lift them), or None."""
+    """The guards that come before the verb: forbidden group rules, file reads through ``@``
+    (azure-cli's rule, FORBIDDEN for credential files), risky group rules and credential-returning ARM paths (even ``--help`` does not lift them), or None."""
     g = tuple(group)
     words = [a.split("=", 1)[0] for a in args if a.startswith("-") and len(a) > 1]
     for rule in table.forbidden:
         if rule.matches(g, words):
             return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
+    at_file = _at_file_read(args)
+    if at_file is not None:
+        return at_file
     for rule in table.risky:
         if rule.matches(g, words):
             return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id, relaxable=rule.id != "az-secret-in-argv")
-    at_values = [a for a in args if a.startswith("@") or (a.startswith("--") and "=@" in a)]
-    if at_values:
-        return AzDecision(
-            "RISKY", f"argument {at_values[0]!r} makes az read a local file into the request", "az-at-file", relaxable=False
-        )
     # `az resource show --ids .../accessProfiles/clusterAdmin` (or `--resource-type
     # .../accessProfiles`) is the same GET as `az rest` on that path: the same check applies to
     # every resource id or type on any az command line.
@@ -238,6 +237,49 @@ def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision
             if why is not None:
                 return AzDecision("RISKY", f"az: {why}", "az-arm-secret-path", relaxable=False)
     return None
+
+
+def at_file_path(arg: str) -> str | None:
+    """The file azure-cli reads for ``arg``, or None.
+
+    azure-cli's ``_expand_file_prefixed_files`` (azure/cli/core/commands/__init__.py) runs over
+    every argument before parsing: it splits the argument at its first ``=`` and, if the text after
+    it (or the whole argument when there is no ``=``) starts with ``@`` and has more after it,
+    replaces it with the file's contents (``~`` expanded, ``-`` is stdin). So ``@f``, ``--x=@f``,
+    ``-s=@f`` and a value ``k=@f`` (``--query 'x=@f'``, ``--url-parameters 'x=@f'``) all read ``f``.
+    """
+    value = arg.split("=", 1)[1] if "=" in arg else arg
+    return value[1:] if value.startswith("@") and len(value) > 1 else None
+
+
+def _at_file_read(args: Sequence[str]) -> AzDecision | None:
+    for a in args:
+        if "@" not in a:
+            continue
+        path = at_file_path(a)
+        if path is None:
+            continue
+        norm = posixpath.normpath(path) if path not in ("-",) else path
+        if _CREDENTIAL_FILE.search(norm) or _CREDENTIAL_FILE.search(path):
+            return AzDecision(
+                "FORBIDDEN", f"argument {a!r} makes az read the credential file {path!r} into the request "
+                "(its contents come back in the error message)", "az-at-credential-file",
+                "Never pass credential files to az; the CLI authenticates itself.", relaxable=False,
+            )  # fmt: skip
+        return AzDecision("RISKY", f"argument {a!r} makes az read the local file {path!r} into the request", "az-at-file", relaxable=False)
+    return None
+
+
+# Files whose contents are credentials: the az token cache and config, SSH keys, kube/docker
+# configs, netrc/pgpass/git credentials, cloud CLIs' credentials, shadow, the Azure guest agent's
+# state (certificates, ovf-env.xml with the provisioning password), process environments, keys.
+_CREDENTIAL_FILE = re.compile(
+    r"(^|/)(\.azure(/|$)|\.ssh(/|$)|\.kube/|\.docker/config|\.netrc$|_netrc$|\.pgpass$|\.git-credentials$|"
+    r"\.aws/|\.config/(gcloud|gh|az)/|\.gnupg/|\.vault-token$|\.npmrc$|\.pypirc$|\.env$|msal_token_cache|"
+    r"accesstokens\.json$|service_principal_entries|etc/(shadow|gshadow|sudoers)|var/lib/waagent/|"
+    r"proc/[^/]+/(environ|cmdline|mem)|etc/ssl/private/|[^/]*\.(pem|key|pfx|p12|jks|kdbx|ppk)$|id_(rsa|dsa|ecdsa|ed25519)[^/]*$)",
+    re.I,
+)
 
 
 # ARM operations whose response is a credential: AKS accessProfiles (kubeconfigs), list*Keys /
