@@ -1,16 +1,31 @@
-"""Console output as seed 000 "Console Output" shows it, rendered with rich.
+"""Console output as seed 000 "Console Output" shows it, rendered with rich, plus a live progress line.
 
-The orchestrator speaks in ``[Cloud Orchestrator] ...`` lines (rich markup allowed); the HITL boxes
-are the shell's. Tests render into ``Console(file=io.StringIO(), width=100)`` and compare text.
+The orchestrator speaks in ``[Cloud Orchestrator] ...`` blocks (rich markup allowed); the HITL boxes
+and the ``[Shell] ...`` lines are the shell's. The seed's ``provisioningState`` in the poll line is
+``packetCaptureStatus`` here (AZURE.md: completion is read from ``show-status``). While a burst polls
+on a terminal, :class:`ProgressLine` shows one transient status line (spinner, poll count, status,
+the next wait); on anything else it prints nothing. Tests render into
+``Console(file=io.StringIO(), width=100)`` and compare text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 
-__all__ = ["console_sayer", "new_task_lines"]
+__all__ = [
+    "ProgressLine",
+    "completed_lines",
+    "console_sayer",
+    "format_duration",
+    "new_task_lines",
+    "provisioning_lines",
+    "target_lines",
+]
+
+_TAG = "[bold]\\[Cloud Orchestrator][/]"
 
 
 def console_sayer(console: Console | None) -> Callable[[str], None]:
@@ -23,12 +38,63 @@ def console_sayer(console: Console | None) -> Callable[[str], None]:
     return say
 
 
-def new_task_lines(task_id: str, target: str, duration_s: int, account: str, container: str) -> list[str]:
+def format_duration(seconds: float) -> str:
+    """``5m 30s`` as the seed prints durations (``45s`` under a minute)."""
+    whole = round(seconds)
+    return f"{whole // 60}m {whole % 60}s" if whole >= 60 else f"{whole}s"
+
+
+def new_task_lines(task_id: str, target: str) -> list[str]:
     """The seed's opening block for a new task."""
-    return [
-        f"[bold][Cloud Orchestrator][/] New task: {task_id}",
-        "      Intent: capture_traffic",
-        f"      Target: {target} (detecting type...)",
-        f"      Capture duration: {duration_s} seconds",
-        f"      Storage: {account}/{container}",
-    ]
+    return [f"{_TAG} New task: {task_id}", "      Intent: capture_traffic",
+            f"      Target: {target} (detecting type...)", ""]
+
+
+def target_lines(target_type: str, duration_s: int, account: str, container: str) -> list[str]:
+    """After DETECTING: what was found and what will be captured where."""
+    kind = "VM scale set" if target_type == "vmss" else target_type.upper()
+    return [f"{_TAG} Target type: {kind}. Using Network Watcher packet capture.",
+            f"      Capture duration: {duration_s} seconds", f"      Storage: {account}/{container}", ""]
+
+
+def provisioning_lines(task_id: str) -> list[str]:
+    """The create went through."""
+    return [f"{_TAG} Task {task_id}: PROVISIONING",
+            "      Status: Packet capture starting. Check back in ~5-10 seconds.", ""]
+
+
+def completed_lines(task_id: str, semantic: str | None, report: str | None, duration_s: float | None,
+                    cloud_resources: int) -> list[str]:
+    """The closing block: deliverables, duration, what cleanup is still pending."""
+    lines = [f"{_TAG} Task {task_id}: COMPLETED"]
+    if semantic:
+        lines.append(f"      Semantic JSON: {semantic}")
+    if report:
+        lines.append(f"      Forensic Report: {report}")
+    if duration_s is not None:
+        lines.append(f"      Duration: {format_duration(duration_s)}")
+    lines.append(f"      Cleanup: {cloud_resources} cloud resources pending deletion")
+    return lines
+
+
+class ProgressLine:
+    """One live, transient status line while a burst polls; a no-op when the console is no terminal."""
+
+    def __init__(self, console: Console | None) -> None:
+        self._console = console if console is not None else Console(stderr=True)
+        self._status: Any = None
+
+    def update(self, text: str | None) -> None:
+        """Show ``text`` (start the line on first use); ``None`` removes the line."""
+        if not self._console.is_terminal:
+            return
+        if text is None:
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+            return
+        if self._status is None:
+            self._status = self._console.status(text, spinner="dots")
+            self._status.start()
+        else:
+            self._status.update(text)

@@ -17,6 +17,7 @@ from netghost.contracts import TaskRecord, TaskState
 from netghost.errors import ArtifactError
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._console import completed_lines, provisioning_lines
 from netghost.orchestrator._plan import bindings, instance_names, split_blob_url
 from netghost.orchestrator._preflight import name_az_error
 from netghost.orchestrator._runtime import Ran, Runtime, parse_json
@@ -57,7 +58,8 @@ def _provisioned(rt: Runtime, record: TaskRecord, ran: Ran) -> TaskRecord:
     path = location.get("storagePath") if isinstance(location, dict) else None
     planned = bindings(record.task_id, None, None, record.storage_container)
     path = path or cmd.blob_url(record.storage_account or "", str(planned["container"]), str(planned["blob"]))
-    rt.say(f"[Cloud Orchestrator] Task {record.task_id}: PROVISIONING")
+    for line in provisioning_lines(record.task_id):
+        rt.say(line)
     return rt.move(record, TaskState.PROVISIONING, azure_operation_id=record.task_id, storage_path=path)
 
 
@@ -153,6 +155,7 @@ def _register_download(rt: Runtime, record: TaskRecord, local: str | None = None
                                  description=f"packet capture {record.task_id} from {record.storage_path}")
     size = Path(path).stat().st_size
     rt.say(f"[Cloud Orchestrator] Download complete: {path} ({size / 1e6:.1f} MB)")
+    rt.say("")
     hashes = {**record.artifact_hashes, artifact.path: artifact.sha256}
     return rt.save(record.model_copy(update={"artifact_hashes": hashes}))
 
@@ -197,6 +200,9 @@ def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: obje
             semantic = semantic or str(path)
         elif path.name.endswith("_forensic_report.md") and report is None:
             report = str(path)
-    rt.say(f"[Cloud Orchestrator] Task {record.task_id}: COMPLETED")
-    return rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,
-                   artifact_hashes=hashes, analysis_mode=mode or "single")
+    record = rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,
+                     artifact_hashes=hashes, analysis_mode=mode or "single")
+    for line in completed_lines(record.task_id, semantic, report, record.duration_seconds,
+                                sum(not s.executed for s in record.cleanup_plan[:2])):
+        rt.say(line)
+    return record

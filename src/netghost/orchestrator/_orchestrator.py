@@ -31,7 +31,7 @@ from netghost.contracts import (
 from netghost.errors import NetGhostError, OrchestratorError
 from netghost.governance import PolicyEngine, create_workspace
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
-from netghost.orchestrator._console import console_sayer, new_task_lines
+from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
 from netghost.orchestrator._orphans import clean_orphan, detect_orphans
 from netghost.orchestrator._plan import PlanInputs, build_plan, load_policy, plan_token, preflight
@@ -80,7 +80,7 @@ class CloudOrchestrator:
         cfg = Config(**config)
         say = console_sayer(console)
         registry = Registry(Path(task_dir), session_id, clock=cfg.clock, warn=lambda t: say(f"[yellow]{t}[/]"))
-        self.rt = Runtime(shell, session_id, registry, cfg, say)
+        self.rt = Runtime(shell, session_id, registry, cfg, say, ProgressLine(console).update)
         self._policy = policy
         self.orphans: list[dict[str, Any]] = detect_orphans(self.rt)
         self._orphans_reported = False
@@ -154,8 +154,7 @@ class CloudOrchestrator:
                                            "policy_outcome": evaluation.outcome,
                                            "policy_hash": evaluation.policy_hash})
         self.rt.save(record)
-        for line in new_task_lines(task_id, target, params.duration_seconds, params.storage_account,
-                                   cfg.storage_container):
+        for line in new_task_lines(task_id, target):
             self.rt.say(line)
         record = self.rt.move(record, S.DETECTING)
         if evaluation.outcome == "deny":
@@ -185,6 +184,10 @@ class CloudOrchestrator:
         try:
             if record.state == S.DETECTING:
                 record = detect(self.rt, record)
+                if record.state == S.APPROVED and record.parameters is not None:
+                    for line in target_lines(record.target_type or "vm", record.parameters.duration_seconds,
+                                             record.storage_account or "", record.storage_container):
+                        self.rt.say(line)
             if record.state == S.APPROVED:
                 record = provision(self.rt, record)
         except PlanViolation as exc:

@@ -38,7 +38,8 @@ def _poll_once(rt: Runtime, record: TaskRecord) -> TaskRecord:
     status = doc.get("packetCaptureStatus") if isinstance(doc, dict) else None
     if status == "Stopped":
         reason = doc.get("stopReason") if isinstance(doc, dict) else None
-        rt.say(f"[Cloud Orchestrator] Poll {count}/{record.max_polls}: Stopped ({reason})")
+        rt.say(f"[Cloud Orchestrator] Poll {count}/{record.max_polls}: packetCaptureStatus = Stopped"
+               + (f" (stopReason {reason})" if reason else ""))
         return rt.move(record, TaskState.DOWNLOADING, poll_count=count, timestamps=stamps,
                        capture_status=status, stop_reason=reason)
     if status == "Error":
@@ -57,7 +58,14 @@ def _poll_once(rt: Runtime, record: TaskRecord) -> TaskRecord:
 
 
 def burst_poll(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) -> TaskRecord:
-    """Poll until the capture is no longer running or the burst window is spent."""
+    """Poll until the capture is no longer running or the burst window is spent (a live line meanwhile)."""
+    try:
+        return _burst(rt, record, monotonic)
+    finally:
+        rt.progress(None)
+
+
+def _burst(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) -> TaskRecord:
     cfg = rt.config
     start = monotonic()
     while True:
@@ -67,4 +75,7 @@ def burst_poll(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) 
         wait = backoff(record.poll_count, cfg.initial_poll_interval, cfg.max_poll_interval)
         if monotonic() - start + wait > cfg.poll_burst_limit:
             return record
+        rt.progress(f"{record.task_id}: poll {record.poll_count}/{record.max_polls}, packetCaptureStatus "
+                    f"{record.capture_status or 'unknown'}; next poll in {wait:g} s "
+                    f"(burst {monotonic() - start:.0f}/{cfg.poll_burst_limit:g} s)")
         cfg.sleeper(wait)

@@ -140,6 +140,7 @@ class Runtime:
     registry: Registry
     config: Config
     say: Callable[[str], None]
+    progress: Callable[[str | None], None] = field(default=lambda _text: None)
     shell_calls: int = 0
 
     def now(self) -> datetime:
