@@ -107,6 +107,7 @@ def test_rendered_text_for_a_deleted_record(tmp_path: Path) -> None:
     assert code == 1
     assert rows[0] == f"BROKEN  {path}"
     assert rows[1] == f"    records=3  head={recs[-1]['sha256']}"
-    assert rows[2].split() == ["line", "seq", "kind", "detail"]
-    assert rows[3].split() == ["2", "2", "missing", "record(s)", "2", "missing", "before", "seq", "3"]
-    assert rows[4] == "1 file(s) checked, 1 broken"
+    assert rows[2] == "    anchor: checkpoint at seq 4 (hmac-sha256)"
+    assert rows[3].split() == ["line", "seq", "kind", "detail"]
+    assert rows[4].split() == ["2", "2", "missing", "record(s)", "2", "missing", "before", "seq", "3"]
+    assert rows[5] == "1 file(s) checked, 1 broken"

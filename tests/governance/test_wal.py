@@ -33,7 +33,9 @@ def test_records_are_chained_and_hashed(tmp_path: Path) -> None:
     body = {k: v for k, v in recs[2].items() if k != "sha256"}
     assert recs[2]["sha256"] == sha256_tagged(canonical_json(body))
     assert recs[0]["ts"] == "2026-11-22T06:00:00.001000Z"
-    assert [json.loads(line) for line in _lines(path)] == recs
+    on_disk = [json.loads(line) for line in _lines(path)]
+    assert all(d.pop("hmac").startswith("hmac-sha256:") for d in on_disk)  # the seal, not part of the record
+    assert on_disk == recs
     report = verify(path)
     assert report.ok and report.records == 3 and report.head_sha256 == recs[-1]["sha256"]
     assert report.breaks == []
@@ -194,7 +196,8 @@ def test_tamper_insert_well_forged_line_with_valid_hash_is_still_caught(tmp_path
     lines.insert(4, (canonical_json(forged) + "\n").encode())
     path.write_bytes(b"".join(lines))
     report = verify(path)
-    assert [(b.kind, b.seq) for b in report.breaks] == [("duplicate_seq", 5)]
+    # Its hash checks, but without the audit key it cannot carry a MAC.
+    assert [(b.kind, b.seq) for b in report.breaks] == [("mac_missing", 5), ("duplicate_seq", 5)]
 
 
 def test_verify_reports_every_break_not_only_the_first(tmp_path: Path) -> None:
@@ -213,8 +216,7 @@ def test_verify_reports_every_break_not_only_the_first(tmp_path: Path) -> None:
 def test_edit_of_sha_field_only_reports_that_record(tmp_path: Path) -> None:
     path, lines = _tamper_file(tmp_path)
     rec = json.loads(lines[2])
-    rec["sha256"] = "sha256:" + "0" * 64
-    lines[2] = (canonical_json(rec) + "\n").encode()
+    lines[2] = lines[2].replace(rec["sha256"].encode(), b"sha256:" + b"0" * 64)
     path.write_bytes(b"".join(lines))
     assert [(b.kind, b.seq) for b in verify(path).breaks] == [("hash_mismatch", 3)]
 
@@ -285,7 +287,10 @@ def test_written_line_is_canonical_body_plus_trailing_hash(tmp_path: Path) -> No
     path = tmp_path / "w.jsonl"
     rec = write_wal(path, 1)[0]
     body = {k: v for k, v in rec.items() if k != "sha256"}
-    assert path.read_text() == canonical_json(body)[:-1] + f',"sha256":"{rec["sha256"]}"}}\n'
+    text = path.read_text()
+    head, seal = text.rsplit(',"hmac":"', 1)
+    assert head + "}\n" == canonical_json(body)[:-1] + f',"sha256":"{rec["sha256"]}"}}\n'
+    assert seal.startswith("hmac-sha256:") and seal.endswith('"}\n')
 
 
 def test_lines_rewritten_in_fully_sorted_layout_still_verify(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from netghost.governance._anchor import SignedHead
     from netghost.governance.approval import (
         ApprovalMismatchError,
         ApprovalRequest,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         WalWriter,
         read_wal,
         replay_latest,
+        signed_head,
         verify,
     )
     from netghost.governance.workflow import (
@@ -67,6 +69,7 @@ __all__ = [
     "ChainBreak",
     "PolicyEngine",
     "ReceiptError",
+    "SignedHead",
     "VerifyReport",
     "WalIssue",
     "WalReadResult",
@@ -92,6 +95,7 @@ __all__ = [
     "replay_latest",
     "replay_workflows",
     "sha256_tagged",
+    "signed_head",
     "step",
     "strictest",
     "validate_artifacts",
@@ -113,6 +117,7 @@ _HOME: dict[str, str] = {
     "WalWriter": "wal",
     "Workflow": "workflow",
     "ReceiptError": "workflow",
+    "SignedHead": "_anchor",
     "WorkflowTransitionError": "workflow",
     "Workspace": "workspace",
     "WorkspaceError": "workspace",
@@ -133,6 +138,7 @@ _HOME: dict[str, str] = {
     "replay_latest": "wal",
     "replay_workflows": "workflow",
     "sha256_tagged": "plan_token",
+    "signed_head": "wal",
     "step": "workflow",
     "strictest": "policy",
     "validate_artifacts": "artifacts",

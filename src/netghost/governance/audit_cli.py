@@ -1,9 +1,12 @@
 """``ghost-agent audit verify PATH...``: check hash-chained audit, registry and workflow logs.
 
 Each PATH is a ``.jsonl`` file or a directory searched recursively for ``*.jsonl``. For every file
-it prints the record count, the head hash and every break. Exit status: 0 when every chain is
-intact (a torn last line from a crash is reported but tolerated), 1 when any chain is broken,
-2 when a path is missing or holds no log.
+it prints the record count, the head hash, the anchor and every break. The anchor is checked by
+default: each record's MAC under the installation's audit key and the log's end against its signed
+checkpoint, so a log cut short, a torn or deleted last record, a forged record and a re-chained log
+are breaks; a log written before anchoring is reported "unanchored (legacy)". Exit status: 0 when
+every chain is intact (a torn last line from a crash is reported but tolerated), 1 when any chain
+is broken, 2 when a path is missing or holds no log.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ def _render(console: Console, report: VerifyReport) -> None:
     head = report.head_sha256 or "-"
     console.print(Text.assemble(status, f"  {report.path}"), soft_wrap=True)
     console.print(f"    records={report.records}  head={head}", soft_wrap=True, markup=False)
+    console.print(f"    anchor: {_anchor_text(report)}", soft_wrap=True, markup=False)
+    for notice in report.notices:
+        console.print(Text(f"    note: {notice}", style="yellow"), soft_wrap=True)
     if not report.breaks:
         return
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
@@ -77,6 +83,14 @@ def _render(console: Console, report: VerifyReport) -> None:
     console.print(table)
 
 
+def _anchor_text(report: VerifyReport) -> str:
+    if report.checkpoint is not None and report.anchor == "checkpoint":
+        return f"checkpoint at seq {report.checkpoint.seq} (hmac-sha256)"
+    if report.anchor == "legacy":
+        return "unanchored (legacy)"
+    return "none (see the breaks)"
+
+
 def _as_json(report: VerifyReport) -> str:
     return json.dumps(
         {
@@ -84,6 +98,9 @@ def _as_json(report: VerifyReport) -> str:
             "ok": report.ok,
             "records": report.records,
             "head_sha256": report.head_sha256,
+            "anchor": report.anchor,
+            "checkpoint": report.checkpoint.to_dict() if report.checkpoint is not None else None,
+            "notices": report.notices,
             "breaks": [
                 {"seq": b.seq, "line_no": b.line_no, "kind": b.kind, "detail": b.detail} for b in report.breaks
             ],

@@ -5,6 +5,14 @@ Every record is one line of canonical JSON carrying ``seq`` (1, 2, 3... per file
 ``sha256`` (over the canonical JSON of the record without ``sha256``). Chaining makes an edit,
 a deletion, a reordering or an insertion visible to :func:`verify`.
 
+Anchoring (see :mod:`netghost.governance._anchor`): each line ends with ``"hmac"``, a MAC of the
+record's ``sha256`` under the installation's audit key, and after every append the writer signs a
+checkpoint of the head outside the audit directory. :func:`verify` checks both by default, so cutting
+records off the end, a torn or deleted last record, a forged record with a recomputed hash and an
+edited-and-rechained log are all breaks. The ``hmac`` member is not part of the record: readers get
+records without it (:attr:`WalReadResult.seals` holds them). A log written before anchoring verifies
+as before, reported as unanchored (legacy); the first anchored writer to open it checkpoints its head.
+
 Durability: a record is *acknowledged* when :meth:`WalWriter.append` returns; by then it was
 written with one ``os.write`` on an ``O_APPEND`` descriptor (there is no user-space buffer to
 flush) and, unless ``fsync=False``, ``fsync``-ed. A crash can only leave a torn *last* line,
@@ -31,6 +39,15 @@ from types import TracebackType
 from typing import Any, Literal
 
 from netghost.errors import WalError, WalLockedError
+from netghost.governance._anchor import (
+    AuditKey,
+    SignedHead,
+    anchor_path,
+    find_checkpoint,
+    load_key,
+    read_checkpoint,
+    write_checkpoint,
+)
 from netghost.governance.plan_token import canonical_json, sha256_tagged
 
 __all__ = [
@@ -43,11 +60,15 @@ __all__ = [
     "format_ts",
     "read_wal",
     "replay_latest",
+    "signed_head",
     "verify",
 ]
 
-RESERVED_KEYS = frozenset({"seq", "ts", "prev_sha256", "sha256"})
+RESERVED_KEYS = frozenset({"seq", "ts", "prev_sha256", "sha256", "hmac"})
 """Keys the WAL owns; a caller passing one would be forging chain fields."""
+
+KeySource = AuditKey | str | os.PathLike[str] | None
+"""An :class:`AuditKey`, the path of a key file, or None for the installation's default key."""
 
 _TAIL_CHUNK = 1 << 16
 _SEQ_RE = re.compile(rb'"seq":(\d+)')
@@ -65,16 +86,23 @@ def _utcnow() -> datetime:
 
 
 _HASH_MEMBER = b',"sha256":"'
+_SEAL_MEMBER = b',"hmac":"'
 
 
-def _fast_hash(raw: bytes, stored: str) -> str | None:
+def _fast_hash(raw: bytes, stored: str, seal: str | None = None) -> str | None:
     """Hash a line written by :class:`WalWriter` straight from its bytes, or None if it can't.
 
-    A writer line is ``<canonical body without the closing brace>,"sha256":"<hash>"}``. The
-    final member before the last brace is necessarily top-level, so hashing the prefix plus
-    ``}`` is exactly the hash of the canonical body; if the result differs (edited record, or a
-    line in another layout), the caller re-serialises the parsed record instead.
+    A writer line is ``<canonical body without the closing brace>,"sha256":"<hash>","hmac":"<mac>"}``
+    (before anchoring, without the ``hmac`` member). The final members before the last brace are
+    necessarily top-level, so hashing the prefix plus ``}`` is exactly the hash of the canonical
+    body; if the result differs (edited record, or a line in another layout), the caller
+    re-serialises the parsed record instead.
     """
+    if seal is not None:
+        cut = raw.rfind(_SEAL_MEMBER)
+        if cut < 0 or raw[cut + len(_SEAL_MEMBER) : -2] != seal.encode():
+            return None
+        raw = raw[:cut] + b"}"
     cut = raw.rfind(_HASH_MEMBER)
     if cut < 0 or not raw.endswith(b'"}') or raw[cut + len(_HASH_MEMBER) : -2] != stored.encode():
         return None
@@ -109,6 +137,8 @@ class WalReadResult:
     issues: list[WalIssue]
     line_numbers: list[int] = field(default_factory=list, repr=False, compare=False)
     raw_lines: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    seals: list[str | None] = field(default_factory=list, repr=False, compare=False)
+    """Each record's ``hmac`` (None for a record written before anchoring)."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +151,12 @@ class ChainBreak:
     existing seq), ``corrupt_line`` (unparseable line; ``seq`` is inferred when possible) and
     ``torn_tail`` (an unfinished last line a crash can leave: not a break of the chain) and
     ``head_mismatch`` (the last record is not the expected head: truncated or extended).
+
+    The anchor's breaks: ``mac_mismatch`` / ``mac_missing`` (a record whose hash checks but whose
+    ``hmac`` does not: forged or re-chained without the key), ``truncated`` (the log ends before its
+    checkpoint: records cut off its end, a torn or deleted last record), ``checkpoint_mismatch`` (the
+    checkpointed record was rewritten, or the checkpoint is another log's), ``checkpoint_missing`` /
+    ``checkpoint_invalid`` (an anchored log without a valid checkpoint) and ``key_missing``.
     """
 
     seq: int | None
@@ -137,6 +173,13 @@ class VerifyReport:
     records: int
     head_sha256: str | None
     breaks: list[ChainBreak]
+    anchor: str = "unchecked"
+    """``checkpoint`` (the end is anchored), ``legacy`` (written before anchoring), ``none`` (an
+    anchored log without a usable checkpoint or key: see the breaks) or ``unchecked``."""
+    notices: list[str] = field(default_factory=list)
+    """What a reader should know that is not a break (unanchored legacy log, records past the
+    checkpoint after a crash)."""
+    checkpoint: SignedHead | None = None
 
     @property
     def ok(self) -> bool:
@@ -149,8 +192,12 @@ class VerifyReport:
         return any(b.kind == "torn_tail" for b in self.breaks)
 
 
-def _parse_line(raw: bytes) -> dict[str, Any] | str:
-    """Return the record of one line, or a string saying why it is not one."""
+def _parse_line(raw: bytes) -> tuple[dict[str, Any], str | None] | str:
+    """Return the record of one line and its seal, or a string saying why it is not one.
+
+    The seal is the ``hmac`` member *after* ``sha256`` (where the writer puts it); it is taken off
+    the record. An ``hmac`` key anywhere else is ordinary (hashed) data of a record.
+    """
     if not raw.strip():
         return "empty line"
     try:
@@ -164,7 +211,13 @@ def _parse_line(raw: bytes) -> dict[str, Any] | str:
         return "no positive integer 'seq'"
     if not isinstance(obj.get("sha256"), str):
         return "no 'sha256'"
-    return obj
+    seal: str | None = None
+    if "hmac" in obj and next(reversed(obj)) == "hmac":
+        keys = list(obj)
+        if len(keys) >= 2 and keys[-2] == "sha256":
+            value = obj.pop("hmac")
+            seal = value if isinstance(value, str) else repr(value)
+    return obj, seal
 
 
 def _parse_bytes(data: bytes) -> WalReadResult:
@@ -172,6 +225,7 @@ def _parse_bytes(data: bytes) -> WalReadResult:
     issues: list[WalIssue] = []
     line_numbers: list[int] = []
     raw_lines: list[bytes] = []
+    seals: list[str | None] = []
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline (or is empty)
     for idx, raw in enumerate(lines, start=1):
@@ -179,12 +233,13 @@ def _parse_bytes(data: bytes) -> WalReadResult:
         if isinstance(parsed, str):
             issues.append(WalIssue(idx, "corrupt_line", parsed, raw))
         else:
-            records.append(parsed)
+            records.append(parsed[0])
+            seals.append(parsed[1])
             line_numbers.append(idx)
             raw_lines.append(raw)
     if tail:
         issues.append(WalIssue(len(lines) + 1, "torn_tail", f"unfinished last line ({len(tail)} bytes)", tail))
-    return WalReadResult(records, issues, line_numbers, raw_lines)
+    return WalReadResult(records, issues, line_numbers, raw_lines, seals)
 
 
 def read_wal(path: str | os.PathLike[str]) -> WalReadResult:
@@ -221,7 +276,9 @@ def replay_latest(path: str | os.PathLike[str], key: str) -> dict[str, dict[str,
     return latest
 
 
-def verify(path: str | os.PathLike[str], *, expected_head: str | None = None) -> VerifyReport:
+def verify(
+    path: str | os.PathLike[str], *, expected_head: str | None = None, key: KeySource = None
+) -> VerifyReport:
     """Check the whole chain of a WAL file and report every break, never only the first.
 
     Each record's hash is recomputed; its ``prev_sha256`` must name a record with ``seq - 1``
@@ -229,12 +286,16 @@ def verify(path: str | os.PathLike[str], *, expected_head: str | None = None) ->
     once per missing run with the first missing seq; unparseable lines are reported with the
     seq they most likely held.
 
-    A chain cannot show that records were cut off its *end*; pass the head hash remembered
-    elsewhere (e.g. printed by an earlier verify) as ``expected_head`` to detect that too.
+    A chain alone cannot show that records were cut off its *end* or re-chained; the anchor
+    does: every record's ``hmac`` is checked against the audit key and the log's end against its
+    signed checkpoint (see the module docstring). A log written before anchoring is reported as
+    ``anchor="legacy"`` with a notice. ``expected_head`` (a head cited elsewhere, e.g. by the RCA)
+    is still checked when given.
 
     Args:
         path: the JSONL file.
         expected_head: the ``sha256`` the last record must have (reported as ``head_mismatch``).
+        key: the audit key (or its file); the installation's default key when None (never created here).
 
     Raises:
         OSError: the file cannot be read.
@@ -246,11 +307,156 @@ def verify(path: str | os.PathLike[str], *, expected_head: str | None = None) ->
     issue_breaks, corrupt_seqs = _issue_breaks(result, seen)
     breaks = _chain_breaks(result, recomputed, hashes_by_seq, sorted(seen | corrupt_seqs))
     breaks.extend(issue_breaks)
+    anchor = _check_anchor(Path(path), result, recomputed, key)
+    breaks.extend(anchor.breaks)
     breaks.sort(key=lambda b: (b.line_no, b.seq or 0))
     head = records[-1]["sha256"] if records else None
     if expected_head is not None and head != expected_head:
         breaks.append(_head_mismatch(records, line_nos, expected_head))
-    return VerifyReport(str(path), len(records), head, breaks)
+    return VerifyReport(str(path), len(records), head, breaks, anchor.status, anchor.notices, anchor.checkpoint)
+
+
+_LEGACY = (
+    "unanchored (legacy): no record carries a MAC and there is no checkpoint; the log was written "
+    "before audit anchoring, so records cut off its end cannot be detected"
+)
+
+
+@dataclass
+class _Anchor:
+    status: str = "legacy"
+    breaks: list[ChainBreak] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    checkpoint: SignedHead | None = None
+
+
+def _resolve_key(key: KeySource, *, create: bool) -> AuditKey | None:
+    if isinstance(key, AuditKey):
+        return key
+    return load_key(key, create=create)
+
+
+def _check_anchor(path: Path, result: WalReadResult, recomputed: list[str], key_source: KeySource) -> _Anchor:
+    """The anchor's breaks: each record's MAC, and the log's end against its signed checkpoint."""
+    out = _Anchor()
+    records = result.records
+    sealed = any(s is not None for s in result.seals)
+    last_line = result.line_numbers[-1] if result.line_numbers else 0
+    try:
+        key = _resolve_key(key_source, create=False)
+    except WalError as exc:
+        out.status = "none"
+        out.breaks.append(ChainBreak(None, last_line, "key_missing", str(exc)))
+        return out
+    if key is None:
+        if sealed:
+            out.status = "none"
+            detail = "no audit key: the records' MACs and the checkpoint cannot be checked"
+            out.breaks.append(ChainBreak(None, last_line, "key_missing", detail))
+        else:
+            out.notices.append(_LEGACY)
+        return out
+    log_id = records[0]["sha256"] if records and records[0]["seq"] == 1 else None
+    found = find_checkpoint(key, path, log_id)
+    if isinstance(found, str):
+        out.status = "none"
+        out.breaks.append(ChainBreak(None, last_line, "checkpoint_invalid", found))
+        found = None
+    elif found is None:
+        if not sealed:
+            out.notices.append(_LEGACY)
+            return out
+        out.status = "none"
+        detail = (
+            f"no checkpoint for this log in {key.anchors_dir}: it was deleted (with records cut off "
+            "the end?) or the log was copied from another installation"
+        )
+        out.breaks.append(ChainBreak(records[-1]["seq"] if records else None, last_line, "checkpoint_missing", detail))
+    else:
+        out.status, out.checkpoint = "checkpoint", found
+        _checkpoint_breaks(path, result, key, found, log_id=log_id, out=out)
+    seal_breaks = _seal_breaks(path.name, result, recomputed, key, found)
+    out.breaks.extend(seal_breaks)
+    if seal_breaks or any(h != rec["sha256"] for rec, h in zip(records, recomputed, strict=True)):
+        out.notices = [n for n in out.notices if "after the checkpoint" not in n]
+    return out
+
+
+def _checkpoint_breaks(
+    path: Path, result: WalReadResult, key: AuditKey, cp: SignedHead, *, log_id: str | None, out: _Anchor
+) -> None:
+    """The log's end against its checkpoint: truncated, rewritten, or extended after a crash."""
+    records = result.records
+    last_seq: int = max((rec["seq"] for rec in records), default=0)
+    last_line = result.line_numbers[-1] if result.line_numbers else 0
+    if not cp.check(key):
+        out.status = "none"
+        detail = "the checkpoint's MAC does not check: it was forged or swapped for one signed by another key"
+        out.breaks.append(ChainBreak(cp.seq, last_line, "checkpoint_invalid", detail))
+        return
+    if cp.name != path.name or (log_id is not None and cp.log_id != log_id):
+        detail = f"the checkpoint is log {cp.log_id} ({cp.name}), not this one: swapped or replaced"
+        out.breaks.append(ChainBreak(cp.seq, last_line, "checkpoint_mismatch", detail))
+        return
+    if cp.seq == 0:
+        return
+    at = {rec["seq"]: rec["sha256"] for rec in records}
+    if last_seq < cp.seq:
+        detail = (
+            f"the log ends at record {last_seq} but its checkpoint names record {cp.seq} ({cp.sha256}): "
+            "records were cut off its end"
+        )
+        out.breaks.append(ChainBreak(last_seq + 1, last_line, "truncated", detail))
+    elif at.get(cp.seq) != cp.sha256:
+        detail = f"record {cp.seq} is not the checkpointed record {cp.sha256}: rewritten or removed"
+        out.breaks.append(ChainBreak(cp.seq, last_line, "checkpoint_mismatch", detail))
+    elif last_seq > cp.seq:
+        out.notices.append(
+            f"{last_seq - cp.seq} record(s) after the checkpoint at seq {cp.seq} (appended just before a "
+            "crash); each was checked by its MAC"
+        )
+
+
+def _seal_breaks(
+    name: str, result: WalReadResult, recomputed: list[str], key: AuditKey, cp: SignedHead | None
+) -> list[ChainBreak]:
+    """Records whose hash checks but whose MAC does not: forged, or re-chained without the key.
+
+    A record without a MAC is accepted only in a legacy prefix: before the first sealed record and
+    not past the checkpoint. A record whose hash already fails is left to ``hash_mismatch``.
+    """
+    breaks: list[ChainBreak] = []
+    checkpointed = cp.seq if cp is not None else 0
+    sealed_from: int | None = None
+    for rec, line_no, h, seal in zip(result.records, result.line_numbers, recomputed, result.seals, strict=True):
+        seq: int = rec["seq"]
+        if seal is not None and sealed_from is None:
+            sealed_from = seq
+        if h != rec["sha256"]:
+            continue
+        if seal is None:
+            if (sealed_from is not None and seq > sealed_from) or seq > checkpointed:
+                breaks.append(ChainBreak(seq, line_no, "mac_missing", "record has no MAC: forged or re-chained"))
+        elif not key.check_seal(name, rec["sha256"], seal):
+            breaks.append(ChainBreak(seq, line_no, "mac_mismatch", "record's MAC does not check: forged or re-chained"))
+    return breaks
+
+
+def signed_head(path: str | os.PathLike[str], *, key: KeySource = None) -> SignedHead | None:
+    """The signed head (checkpoint) of the log at ``path``, for the session file and the RCA to cite.
+
+    None when the log has no checkpoint (empty, or written before anchoring and never reopened) or
+    there is no audit key. Check a cited head later with ``SignedHead.from_dict(d).check(key)`` and
+    ``verify(path, expected_head=d["sha256"])``.
+
+    Raises:
+        WalError: the key file is unusable.
+    """
+    audit_key = _resolve_key(key, create=False)
+    if audit_key is None:
+        return None
+    found = read_checkpoint(audit_key, path)
+    return found if isinstance(found, SignedHead) else None
 
 
 def _rehash(result: WalReadResult) -> tuple[list[str], dict[int, set[str]]]:
@@ -258,8 +464,8 @@ def _rehash(result: WalReadResult) -> tuple[list[str], dict[int, set[str]]]:
     may legitimately link to."""
     hashes_by_seq: dict[int, set[str]] = {}
     recomputed: list[str] = []
-    for rec, raw in zip(result.records, result.raw_lines, strict=True):
-        h = _fast_hash(raw, rec["sha256"]) or _record_hash(rec)
+    for rec, raw, seal in zip(result.records, result.raw_lines, result.seals, strict=True):
+        h = _fast_hash(raw, rec["sha256"], seal) or _record_hash(rec)
         recomputed.append(h)
         hashes_by_seq.setdefault(rec["seq"], set()).update({h, rec["sha256"]})
     return recomputed, hashes_by_seq
@@ -370,9 +576,14 @@ class WalWriter:
         path: the JSONL file; its parent directory is created 0700 if missing, the file 0600.
         fsync: fsync after every append (turn off only for benchmarks and throwaway logs).
         clock: returns the current time for ``ts`` (injected so tests are deterministic).
+        key: the audit key that seals records and signs the checkpoint (an :class:`AuditKey` or
+            a key file); the installation's default key, created on first use, when None.
 
     Raises:
         WalLockedError: another writer holds the file.
+        WalError: the log does not match its checkpoint (cut, rewritten, a forged last record,
+            or deleted): it fails closed rather than extend a tampered log and re-anchor it. Run
+            ``ghost-agent audit verify``; to start afresh, move the log and its checkpoint aside.
         OSError: the file or directory cannot be created.
     """
 
@@ -382,8 +593,11 @@ class WalWriter:
         *,
         fsync: bool = True,
         clock: Callable[[], datetime] | None = None,
+        key: KeySource = None,
     ) -> None:
         self.path = Path(path)
+        self._key = _resolve_key(key, create=True)
+        assert self._key is not None  # created when missing
         self._fsync = fsync
         self._clock = clock or _utcnow
         self._mutex = threading.Lock()
@@ -406,17 +620,84 @@ class WalWriter:
             os.fchmod(fd, 0o600)
             if created:
                 _fsync_dir(parent)
-            self._next_seq, self._head = self._resume(fd)
+            self._next_seq, self._head, last_seal = self._resume(fd)
+            self._log_id = _first_sha(fd)
+            self._anchor_file = anchor_path(self._key, self.path)
+            self._checkpoint = self._open_anchor(last_seal)
         except BaseException:
             self.close()
             raise
 
+    def _open_anchor(self, last_seal: str | None) -> SignedHead | None:
+        """Check the log against its checkpoint before extending it; checkpoint a legacy log's head.
+
+        Raises:
+            WalError: the log does not match its checkpoint.
+        """
+        assert self._key is not None
+        last_seq = self._next_seq - 1
+        found = read_checkpoint(self._key, self.path)
+        if isinstance(found, str):
+            raise WalError(self._refusal(found))
+        if found is None:
+            if last_seq == 0:
+                return None  # a new log: the first append writes the checkpoint
+            if last_seal is not None:
+                raise WalError(self._refusal("its records carry MACs but its checkpoint is gone"))
+            return self._write_checkpoint()  # a legacy log: anchor it from here on
+        problem = self._mismatch(found, last_seq, last_seal)
+        if problem is not None:
+            raise WalError(self._refusal(problem))
+        return self._write_checkpoint() if last_seq > found.seq else found
+
+    def _mismatch(self, cp: SignedHead, last_seq: int, last_seal: str | None) -> str | None:
+        """Why the log at open does not continue its checkpoint ``cp``, or None."""
+        assert self._key is not None
+        if not cp.check(self._key):
+            return "its checkpoint's MAC does not check"
+        if cp.name != self.path.name or cp.log_id != self._log_id:
+            return f"its checkpoint is another log's ({cp.name}, {cp.log_id})"
+        if last_seq < cp.seq:
+            return f"it ends at record {last_seq}, before its checkpoint at record {cp.seq} (records cut off)"
+        if last_seq == cp.seq and self._head != cp.sha256:
+            return f"record {cp.seq} is not the checkpointed record (rewritten)"
+        if last_seq > cp.seq and not (
+            last_seal is not None and self._head is not None and self._key.check_seal(self.path.name, self._head, last_seal)
+        ):
+            return f"its last record {last_seq} is past the checkpoint and has no valid MAC (forged)"
+        return None
+
+    def _refusal(self, problem: str) -> str:
+        return (
+            f"audit log {self.path} does not match its checkpoint: {problem}. Not extending it; run "
+            f"`ghost-agent audit verify {self.path}`, then move the log and {self._anchor_file} aside "
+            "to start a new one"
+        )
+
+    def _write_checkpoint(self) -> SignedHead:
+        assert self._key is not None
+        self._checkpoint = write_checkpoint(
+            self._key,
+            self.path,
+            log_id=self._log_id,
+            seq=self._next_seq - 1,
+            sha256=self._head,
+            durable=self._fsync,
+            target=self._anchor_file,
+        )
+        return self._checkpoint
+
+    @property
+    def signed_head(self) -> SignedHead | None:
+        """The signed head after the last append (None for an empty log): for the session file and RCA."""
+        return self._checkpoint
+
     @staticmethod
-    def _resume(fd: int) -> tuple[int, str | None]:
+    def _resume(fd: int) -> tuple[int, str | None, str | None]:
         """Truncate a torn tail and find the last complete record (scanning back from the end)."""
         size = os.fstat(fd).st_size
         if size == 0:
-            return 1, None
+            return 1, None, None
         end = size
         last_nl = -1
         pos = size
@@ -433,7 +714,7 @@ class WalWriter:
         if last_nl < 0:
             os.ftruncate(fd, 0)
             os.fsync(fd)
-            return 1, None
+            return 1, None, None
         if last_nl + 1 < end:
             os.ftruncate(fd, last_nl + 1)
             os.fsync(fd)
@@ -449,10 +730,10 @@ class WalWriter:
             candidates = lines[1:] if start > 0 else lines
             for raw in reversed(candidates):
                 parsed = _parse_line(raw)
-                if isinstance(parsed, dict):
-                    return int(parsed["seq"]) + 1, str(parsed["sha256"])
+                if not isinstance(parsed, str):
+                    return int(parsed[0]["seq"]) + 1, str(parsed[0]["sha256"]), parsed[1]
             pos = start
-        return 1, None
+        return 1, None, None
 
     @property
     def next_seq(self) -> int:
@@ -479,6 +760,7 @@ class WalWriter:
         reserved = RESERVED_KEYS.intersection(record)
         if reserved:
             raise ValueError(f"reserved WAL keys in record: {sorted(reserved)}")
+        assert self._key is not None
         with self._mutex:
             if self._fd is None:
                 raise WalError(f"WAL {self.path} is closed")
@@ -488,9 +770,10 @@ class WalWriter:
             stored["prev_sha256"] = self._head
             body = canonical_json(stored)
             stored["sha256"] = sha256_tagged(body)
-            # The hash member goes last, so a reader can hash the line's prefix without
-            # re-serialising (see _fast_hash); the line is canonical JSON up to that member.
-            line = (body[:-1] + ',"sha256":"' + stored["sha256"] + '"}\n').encode("utf-8")
+            seal = self._key.seal(self.path.name, stored["sha256"])
+            # The hash and seal members go last, so a reader can hash the line's prefix without
+            # re-serialising (see _fast_hash); the line is canonical JSON up to those members.
+            line = (body[:-1] + ',"sha256":"' + stored["sha256"] + '","hmac":"' + seal + '"}\n').encode("utf-8")
             view = memoryview(line)
             while view:
                 written = os.write(self._fd, view)
@@ -499,6 +782,9 @@ class WalWriter:
                 os.fsync(self._fd)
             self._next_seq += 1
             self._head = stored["sha256"]
+            if self._log_id is None:
+                self._log_id = self._head
+            self._write_checkpoint()  # after the record is durable: a crash leaves it behind, never ahead
             return stored
 
     def close(self) -> None:
@@ -527,6 +813,23 @@ class WalWriter:
     def __del__(self) -> None:
         if getattr(self, "_fd", None) is not None:
             self.close()
+
+
+def _first_sha(fd: int) -> str | None:
+    """The ``sha256`` of the log's first record (its identity), None for an empty log or one that
+    does not start with seq 1."""
+    data = b""
+    offset = 0
+    while b"\n" not in data:
+        chunk = os.pread(fd, _TAIL_CHUNK, offset)
+        if not chunk:
+            return None
+        data += chunk
+        offset += len(chunk)
+    parsed = _parse_line(data.split(b"\n", 1)[0])
+    if isinstance(parsed, str) or parsed[0]["seq"] != 1:
+        return None
+    return str(parsed[0]["sha256"])
 
 
 def _fsync_dir(directory: Path) -> None:
