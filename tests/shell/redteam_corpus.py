@@ -313,6 +313,38 @@ def at_file_class(rng: random.Random) -> Iterator[Row]:
         yield _row(shlex.join(["az", "vm", "list", "--query", q]), "SAFE", "az-at-file", "no file read by azure-cli's rule")
 
 
+# --- class 5: programs that run programs through an option or a script language -------------------
+
+CODE_RUNNERS = [
+    "git -c core.pager='sh -c id' log", "git -c core.sshCommand='sh -c id' fetch origin", "git -c core.fsmonitor=/tmp/x status",
+    "git -c Core.Pager=id log", "git --config-env=core.pager=P log", "git -c credential.helper='!sh -c id' fetch",
+    "git -c diff.x.textconv=id diff", "git -c filter.f.smudge=id checkout .", "git -c alias.x='!id' x",
+    "git config --global core.pager 'sh -c id'", "git -c protocol.ext.allow=always clone 'ext::sh -c id' d",
+    "git clone --upload-pack='sh -c id' r d", "git clone -u 'sh -c id' r d", "git rebase --exec id HEAD~1",
+    "git rebase -x id HEAD~1", "git difftool -x 'sh -c id'", "git grep -O'sh -c id' x", "git --exec-path=/tmp/e status",
+    "git bisect run sh -c id", "git submodule foreach id", "git filter-branch --tree-filter id HEAD", "git credential fill",
+    "less '+!id' /etc/hosts", "less +!id /var/log/syslog", "more '+!sh' /etc/hosts", "man -P 'sh -c id' ls", "man --pager=id ls",
+    "man -H'sh -c id' ls", "sed 'e id' /tmp/x", "sed '1e id' /tmp/x", "sed -n 's/a/id/e' /tmp/x", "sed 's/a/b/w /tmp/o' /tmp/x",
+    "sed -e '$e id' /tmp/x", "sed --expression='1w /tmp/o' /tmp/x", "sed 's|a|b|e' /tmp/x", "sed '/x/e id' /tmp/x",
+    "awk 'BEGIN{system(\"id\")}'", "awk 'BEGIN { system (\"id\") }'", "gawk -i inplace '{print}' /tmp/x",
+    "gawk --include=inplace '{print}' /tmp/x", "awk -l /tmp/x.so 'BEGIN{}'", "awk '{print | \"sh\"}' /tmp/x",
+    "awk 'BEGIN{\"id\" | getline x}'", "tar -cf /dev/null /dev/null --checkpoint=1 --checkpoint-action=exec=id",
+    "tar -xf a.tar --to-command='sh -c id'", "tar --to-com=id -xf a.tar", "tar -I 'sh -c id' -xf a.tar",
+    "tar --use-compress-program=id -xf a.tar", "zip /tmp/x.zip /tmp/y -T -TT 'sh -c id'", "zip x.zip y --unzip-command=id",
+    "rsync -e 'sh -c id' a b:", "rsync -avze 'sh -c id' a b:", "rsync --rsh='sh -c id' a b:", "rsync --rsync-path=id a b:c",
+    "ssh -o ProxyCommand='sh -c id' x", "ssh -oProxyCommand=id x", "ssh -o 'proxycommand id' x", "ssh -o LocalCommand=id -o PermitLocalCommand=yes x",
+    "scp -o ProxyCommand=id a b:", "sftp -o ProxyCommand=id x", "scp -S /tmp/x a b:", "flock /tmp/l -c id", "flock --command id /tmp/l",
+    "find /tmp -exec id ';'", "find . -execdir id ';'", "find /tmp -ok id ';'", "find /tmp -fprint /tmp/o", "find /tmp/x -delete",
+    "find /var/log -name '*.gz' -delete", "tcpdump -i eth0 -w /tmp/c -G 1 -z /tmp/s", "tcpdump -nnz id -w x",
+    "env PAGER='sh -c id' git log", "env GIT_SSH_COMMAND='sh -c id' git fetch", "env LD_PRELOAD=/tmp/x.so ls",
+    "hyperfine 'sh -c id'", "gosu root id", "su-exec root id",
+]  # fmt: skip
+
+
+def code_runner_class(rng: random.Random) -> Iterator[Row]:
+    yield from forms("code-runner", "FORBIDDEN", "runs a program through an option or a script language", CODE_RUNNERS, rng, n=3)
+
+
 GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "case": case_class,
     "everyday": everyday_class,
@@ -320,6 +352,7 @@ GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "curl-redirect": curl_redirect_class,
     "az-mint": mint_class,
     "az-at-file": at_file_class,
+    "code-runner": code_runner_class,
 }
 
 

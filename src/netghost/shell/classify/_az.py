@@ -253,21 +253,21 @@ def at_file_path(arg: str) -> str | None:
 
 
 def _at_file_read(args: Sequence[str]) -> AzDecision | None:
+    """RISKY for the first file az would read through ``@``; FORBIDDEN if any is a credential file."""
+    first: AzDecision | None = None
     for a in args:
-        if "@" not in a:
-            continue
-        path = at_file_path(a)
+        path = at_file_path(a) if "@" in a else None
         if path is None:
             continue
-        norm = posixpath.normpath(path) if path not in ("-",) else path
-        if _CREDENTIAL_FILE.search(norm) or _CREDENTIAL_FILE.search(path):
+        if _CREDENTIAL_FILE.search(posixpath.normpath(path)) or _CREDENTIAL_FILE.search(path):
             return AzDecision(
                 "FORBIDDEN", f"argument {a!r} makes az read the credential file {path!r} into the request "
                 "(its contents come back in the error message)", "az-at-credential-file",
                 "Never pass credential files to az; the CLI authenticates itself.", relaxable=False,
             )  # fmt: skip
-        return AzDecision("RISKY", f"argument {a!r} makes az read the local file {path!r} into the request", "az-at-file", relaxable=False)
-    return None
+        if first is None:
+            first = AzDecision("RISKY", f"argument {a!r} makes az read the local file {path!r} into the request", "az-at-file", relaxable=False)
+    return first
 
 
 # Files whose contents are credentials: the az token cache and config, SSH keys, kube/docker
