@@ -29,7 +29,7 @@ schemas: install
 # Each benchmark prints its figures (and ratios against peers measured in the same run).
 # pcap_bench.py first builds a 2,000,000-packet capture (~1.5 GB) under bench/_work/.
 bench: install
-	@set -e; for b in wal_bench shell_bench shell_exec_bench lab_synth_bench pcap_bench; do \
+	@set -e; for b in wal_bench shell_bench shell_exec_bench lab_synth_bench pcap_bench orchestrator_bench; do \
 	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py; done
 
 demo: install

@@ -141,3 +141,13 @@ def test_user_denies_create_CANCELLED_no_resources_no_cleanup_needed(lab: Lab) -
     resp = orch.orchestrate({"intent": "cleanup_task", "task_id": first["task_id"]})
     assert resp["state"] == "CANCELLED" and resp["message"] == "Nothing left to clean up."
     assert len(lab.hitl.asked) == 1
+
+
+def test_nsg_check_survives_a_rule_list_the_shell_truncated() -> None:
+    from netghost.orchestrator._preflight import blocking_rule
+
+    deny = {"name": "securityRules/DenyWire", "direction": "Outbound", "access": "Deny", "priority": 100,
+            "protocol": "All", "destinationAddressPrefix": "168.63.129.16/32", "destinationPortRange": "0-65535"}
+    truncated = {"value": [{"effectiveSecurityRules": [deny, "... 12 more items"]}, "... 1 more item"]}
+    assert blocking_rule(truncated) == "securityRules/DenyWire"
+    assert blocking_rule({"value": ["... 3 more items"]}) is None

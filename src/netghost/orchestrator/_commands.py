@@ -83,8 +83,13 @@ def watcher_list() -> list[str]:
 
 
 def nic_effective_nsg(nic_id: str) -> list[str]:
-    """Effective security rules of one NIC (to see whether the host agent is reachable)."""
-    return ["az", "network", "nic", "list-effective-nsg", "--ids", nic_id, "-o", "json"]
+    """Outbound effective security rules of one NIC (is the host agent reachable), in the document's shape.
+
+    The filter keeps the output small: the whole document (inbound rules, associations, tag maps) is
+    long enough for the shell to truncate, and a truncated rule list cannot clear the check.
+    """
+    return ["az", "network", "nic", "list-effective-nsg", "--ids", nic_id, "--query",
+            "{value: value[].{effectiveSecurityRules: effectiveSecurityRules[?direction=='Outbound']}}", "-o", "json"]
 
 
 def container_exists(account: str, container: str, auth_mode: StorageAuthMode) -> list[str]:

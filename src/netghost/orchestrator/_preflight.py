@@ -120,9 +120,10 @@ def blocking_rule(doc: Any, address: str = cmd.HOST_AGENT_IP, ports: tuple[int, 
     Only the NSGs' own rules count: Azure lets the host agent through whatever the default rules say
     (``DenyAllOutBound`` does not stop it), but an explicit user rule can.
     """
-    groups = doc.get("value", []) if isinstance(doc, dict) else []
-    for group in groups:
-        rules = [r for r in group.get("effectiveSecurityRules", []) if r.get("direction") == "Outbound"
+    groups = [g for g in (doc.get("value") or [] if isinstance(doc, dict) else []) if isinstance(g, dict)]
+    for group in groups:  # a truncated list ends in a marker string: only dicts are rules
+        rules = [r for r in group.get("effectiveSecurityRules") or [] if isinstance(r, dict)
+                 and r.get("direction") == "Outbound"
                  and not str(r.get("name", "")).startswith("defaultSecurityRules/")]
         for rule in sorted(rules, key=lambda r: int(r.get("priority", 65535))):
             prefixes = [*(rule.get("destinationAddressPrefixes") or [rule.get("destinationAddressPrefix", "")]),
@@ -203,6 +204,10 @@ def _check_nsg(rt: Runtime, record: TaskRecord, doc: dict[str, Any]) -> Check:
             rt.say(f"[yellow]{record.task_id}: effective NSG of {nic} not readable[/] ({ran.error_text()})")
             continue
         rule = blocking_rule(parse_json(ran.output))
+        meta = ran.response.get("output_metadata")
+        if rule is None and isinstance(meta, dict) and meta.get("truncation_applied"):
+            rt.say(f"[yellow]{record.task_id}: the effective NSG of {nic} came back truncated; rules past the cut "
+                   f"were not checked for a block of {cmd.HOST_AGENT_IP}[/]")
         if rule is not None:
             return record, "nsg_blocks_host_agent", f"rule {rule}", {"rule": rule}
     return record, None, "", None
