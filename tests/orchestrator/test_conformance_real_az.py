@@ -1,0 +1,43 @@
+"""Real-CLI conformance: every argv the builders can produce goes through the REAL azure-cli parser.
+
+Skipped (with the reason) when ``az`` is not on PATH; CI does not install azure-cli yet (~4 min and
+733 MB, AZURE.md §0). Each command runs with an empty ``AZURE_CONFIG_DIR`` and no network: argparse
+(and the argument validators it runs) decide before any request, so a usage error is exit 2 and
+anything accepted fails later with exit 1 ("Please run 'az login'") or, against the loopback ARM
+mock of ../shared/azure/mock-arm/ (``NETGHOST_AZ_MOCK_ENV=/path/env.sh`` sourced by the caller),
+succeeds. The test fails on any exit 2. The same argvs parse in the lab simulator in test_commands.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from netghost.orchestrator import _commands as cmd
+
+from .test_commands import all_builder_argvs
+
+AZ = shutil.which("az")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(AZ is None, reason="azure-cli (`az`) is not installed; CI does not install it yet")]
+
+
+def _extra_argvs() -> list[list[str]]:
+    """Variants only the lifecycle produces: the engine is not az; rm is not az."""
+    return [cmd.capture_create("prod-rg", "ghost_web-vm-01_20250115T143200", "/subscriptions/0/resourceGroups/prod-rg/"
+                               "providers/Microsoft.Compute/virtualMachines/web-vm-01", "forensicssa",
+                               cmd.blob_url("forensicssa", "captures", "ghost_x.cap"), 300, 1073741824)]
+
+
+@pytest.mark.parametrize("argv", all_builder_argvs() + _extra_argvs(), ids=lambda a: " ".join(a[1:5]))
+def test_builder_argv_is_accepted_by_the_real_az_parser(argv: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "AZURE_CONFIG_DIR": str(tmp_path / "azcfg"), "AZURE_CORE_COLLECT_TELEMETRY": "false",
+           "AZURE_CORE_NO_COLOR": "true"}
+    if not os.environ.get("NETGHOST_AZ_MOCK_ENV"):
+        env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")  # never leave the machine
+    proc = subprocess.run([AZ or "az", *argv[1:]], capture_output=True, text=True, env=env, timeout=180, check=False)
+    assert proc.returncode != 2, f"real az rejected the syntax of: {cmd.render(argv)}\n{proc.stderr}"
