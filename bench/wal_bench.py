@@ -2,7 +2,8 @@
 
 Run: ``python bench/wal_bench.py`` (about 10 s). Figures depend on the disk: fsync dominates
 durable appends, canonical-JSON + SHA-256 dominate the rest. Records resemble shell audit
-records (~600 bytes).
+records (~600 bytes). Every append also seals the record (HMAC-SHA256) and rewrites the log's
+signed checkpoint; the bench uses a throwaway audit key in its temp dir, not the installation's.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ RECORD = {
 
 
 def _appends(path: Path, n: int, *, fsync: bool, budget_s: float) -> tuple[int, float]:
-    with WalWriter(path, fsync=fsync) as w:
+    with WalWriter(path, fsync=fsync, key=path.parent / "key" / "audit.key") as w:
         start = time.perf_counter()
         done = 0
         while done < n and time.perf_counter() - start < budget_s:
@@ -55,7 +56,7 @@ def main() -> None:
         path = root / "nofsync.jsonl"
         size = path.stat().st_size
         start = time.perf_counter()
-        report = verify(path)
+        report = verify(path, key=root / "key" / "audit.key")
         secs = time.perf_counter() - start
         assert report.ok and report.records == n
         print(f"verify:               {n / secs:10,.0f} records/s  ({size / secs / 1e6:.1f} MB/s, {n} records)")
@@ -64,7 +65,7 @@ def main() -> None:
         secs = time.perf_counter() - start
         print(f"read_wal:             {len(read.records) / secs:10,.0f} records/s")
         start = time.perf_counter()
-        with WalWriter(path, fsync=False) as w:
+        with WalWriter(path, fsync=False, key=root / "key" / "audit.key") as w:
             resumed = w.next_seq
         print(f"resume (open+lock+tail scan): {(time.perf_counter() - start) * 1000:.2f} ms at seq {resumed}")
 
