@@ -27,6 +27,8 @@ def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    # the audit key and its checkpoints live under the config dir: never the developer's
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     yield
 
 
