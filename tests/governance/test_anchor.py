@@ -16,7 +16,7 @@ import pytest
 from netghost.agent.cli import main
 from netghost.errors import WalError
 from netghost.governance import SignedHead, signed_head
-from netghost.governance._anchor import anchor_path, default_key_path, load_key
+from netghost.governance._anchor import anchor_path, default_key_path, load_key, read_checkpoint
 from netghost.governance.plan_token import canonical_json, sha256_tagged
 from netghost.governance.wal import WalWriter, verify
 
@@ -146,7 +146,8 @@ def test_swapped_checkpoint_is_detected(tmp_path: Path) -> None:
     key = load_key(create=False)
     assert key is not None
     own = anchor_path(key, path)
-    old = own.read_bytes()
+    newest = read_checkpoint(key, path)
+    assert isinstance(newest, SignedHead)
     other = tmp_path / "audit" / "shell_audit_s2.jsonl"
     write_wal(other, N + 2)
     # another log's checkpoint in place of this one's
@@ -154,7 +155,7 @@ def test_swapped_checkpoint_is_detected(tmp_path: Path) -> None:
     code, out = _cli(path)
     assert code == 1 and "checkpoint_mismatch" in out, out
     # a checkpoint edited to name an earlier head (matching a truncation): its MAC fails
-    doc = json.loads(old)
+    doc = newest.to_dict()
     doc.update(seq=3, sha256=json.loads(lines[2])["sha256"])
     own.write_text(json.dumps(doc))
     path.write_bytes(b"".join(lines[:3]))

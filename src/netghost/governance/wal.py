@@ -45,6 +45,7 @@ from netghost.governance._anchor import (
     anchor_path,
     find_checkpoint,
     load_key,
+    open_checkpoint,
     read_checkpoint,
     write_checkpoint,
 )
@@ -616,6 +617,7 @@ class WalWriter:
             os.close(fd)
             raise
         self._fd: int | None = fd
+        self._anchor_fd: int | None = None  # the checkpoint file, opened at the first checkpoint
         try:
             os.fchmod(fd, 0o600)
             if created:
@@ -676,6 +678,8 @@ class WalWriter:
 
     def _write_checkpoint(self) -> SignedHead:
         assert self._key is not None
+        if self._anchor_fd is None:
+            self._anchor_fd = open_checkpoint(self._anchor_file)
         self._checkpoint = write_checkpoint(
             self._key,
             self.path,
@@ -684,6 +688,7 @@ class WalWriter:
             sha256=self._head,
             durable=self._fsync,
             target=self._anchor_file,
+            fd=self._anchor_fd,
         )
         return self._checkpoint
 
@@ -790,6 +795,9 @@ class WalWriter:
     def close(self) -> None:
         """Release the lock and close the file (idempotent)."""
         with self._mutex:
+            anchor_fd, self._anchor_fd = self._anchor_fd, None
+            if anchor_fd is not None:
+                os.close(anchor_fd)
             if self._fd is not None:
                 fd, self._fd = self._fd, None
                 os.close(fd)  # closing the descriptor releases the flock
