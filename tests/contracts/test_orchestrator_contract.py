@@ -151,6 +151,18 @@ def test_error_response_with_task_id_and_loop_meta() -> None:
     assert parsed.model_dump(mode="json", exclude_unset=True) == document
 
 
+def test_internal_error_response_names_the_exception_and_the_task() -> None:
+    """``orchestrate()`` never raises: an unexpected exception becomes ``internal_error``."""
+    document = {
+        "status": "error",
+        "error": "internal_error",
+        "task_id": TASK_ID,
+        "message": "internal error: RuntimeError: boom; task recorded FAILED (internal_error)",
+    }
+    parsed = parse_orchestrator_response(document)
+    assert isinstance(parsed, OrchestratorErrorResponse) and parsed.error == "internal_error"
+
+
 def test_every_seed_intent_has_a_request_model() -> None:
     examples = {
         "capture_traffic": {

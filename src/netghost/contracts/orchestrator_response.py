@@ -44,9 +44,13 @@ TaskResponseStatus = Literal[
     "task_pending", "task_completed", "task_failed", "task_cancelled", "task_timed_out", "error"
 ]
 
-OrchestratorErrorCode = Literal["unknown_task", "unknown_intent", "missing_parameter", "invalid_parameter"]
+OrchestratorErrorCode = Literal[
+    "unknown_task", "unknown_intent", "missing_parameter", "invalid_parameter", "internal_error"
+]
 """The first three are the seeds'; ``invalid_parameter`` (e.g. ``duration_seconds`` > 300) is ours,
-because the seeds give no code for a parameter that is present but out of range."""
+because the seeds give no code for a parameter that is present but out of range. ``internal_error``
+is ours too: ``orchestrate()`` never raises (seed 000), so an unexpected exception becomes this
+response, with the exception's type and message, and the task it interrupted is recorded FAILED."""
 
 
 class CaptureResult(WireModel):

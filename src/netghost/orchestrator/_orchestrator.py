@@ -10,6 +10,7 @@ orchestrator starts no process. Dual-end requests (``"A to B"``) become two link
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -46,6 +47,10 @@ __all__ = ["CloudOrchestrator"]
 
 S = TaskState
 _AUTO_CLEANUP = frozenset({S.FAILED, S.TIMED_OUT, S.CANCELLED})
+_INTERRUPTIBLE = frozenset({S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING,
+                            S.ANALYZING})
+"""States a request can leave a task in mid-way; an internal error moves such a task to FAILED."""
+_log = logging.getLogger(__name__)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -88,17 +93,64 @@ class CloudOrchestrator:
     # ---- the one entry point -----------------------------------------------------------------
 
     def orchestrate(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        """Dispatch one request; every error is a response, nothing is raised."""
+        """Dispatch one request; every error is a response, nothing is raised (seed 000).
+
+        An exception a handler did not turn into a task outcome becomes an ``error`` response:
+        ``invalid_parameter`` for the project's own errors and the OS/value errors a request can
+        cause, ``internal_error`` for anything else; either way with the exception's type and
+        message, its traceback logged, and every task the request had moved recorded FAILED
+        (``failure_reason`` ``internal_error``) and cleaned up, so none is left half-done.
+        """
+        self.rt.touched.clear()
         try:
             return self._dispatch(request)
-        except (NetGhostError, OSError, ValueError) as exc:
-            return error_response("invalid_parameter", f"request failed: {type(exc).__name__}: {exc}",
-                                  task_id=str(request.get("task_id")) if isinstance(request, Mapping) and
-                                  request.get("task_id") else None)
+        except Exception as exc:  # the contract: orchestrate never raises
+            return self._unexpected(request, exc)
 
     def close(self) -> None:
         """Release the registry file."""
         self.rt.registry.close()
+
+    def _unexpected(self, request: Mapping[str, Any], exc: Exception) -> dict[str, Any]:
+        """Log ``exc`` with its traceback, fail the tasks it interrupted, answer with an error response."""
+        known = isinstance(exc, (NetGhostError, OSError, ValueError))
+        code = "invalid_parameter" if known else "internal_error"
+        text = f"{type(exc).__name__}: {exc}"
+        intent = request.get("intent") if isinstance(request, Mapping) else None
+        _log.error("orchestrate(%s) failed: %s", intent, text, exc_info=exc)
+        self.rt.say(f"[red][Cloud Orchestrator] {'request failed' if known else 'internal error'}: {text}[/]")
+        failed = [task_id for task_id in list(self.rt.touched) if self._fail_interrupted(task_id, exc)]
+        task_id = failed[0] if failed else (
+            str(request["task_id"]) if isinstance(request, Mapping) and request.get("task_id") else None)
+        tail = f"; task {', '.join(failed)} recorded FAILED (internal_error)" if failed else ""
+        prefix = "request failed" if known else "internal error"
+        return error_response(code, f"{prefix}: {text}{tail}", task_id=task_id)
+
+    def _fail_interrupted(self, task_id: str, exc: Exception) -> bool:
+        """Record a task an exception interrupted as FAILED and run its cleanup; True when it was failed.
+
+        A cleanup the exception interrupted (or one that raises again) ends DONE with ``partial``
+        cleanup: ``cleanup_task`` retries it and start-up orphan detection offers it.
+        """
+        record = self.rt.registry.get(task_id)
+        if record is None:
+            return False
+        failed = False
+        try:
+            if record.state in _INTERRUPTIBLE:
+                record = self.rt.move(record, S.FAILED, failure_reason="internal_error",
+                                      error_detail=f"internal error: {type(exc).__name__}: {exc}")
+                failed = True
+                record = self._auto_cleanup(record)
+        except Exception:  # a second failure is logged; the task is settled below
+            _log.exception("cleanup of task %s after an internal error failed", task_id)
+        try:
+            record = self.rt.registry.get(task_id) or record
+            if record.state == S.CLEANING_UP:
+                self.rt.move(record, S.DONE, cleanup_status="partial")
+        except Exception:  # the registry itself is failing: logged, nothing more to do
+            _log.exception("task %s could not be settled after an internal error", task_id)
+        return failed
 
     def _dispatch(self, request: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(request, Mapping):

@@ -142,11 +142,15 @@ class Runtime:
     say: Callable[[str], None]
     progress: Callable[[str | None], None] = field(default=lambda _text: None)
     shell_calls: int = 0
+    touched: list[str] = field(default_factory=list)
+    """Tasks saved since the current request began (an internal error fails what it interrupted)."""
 
     def now(self) -> datetime:
         return self.config.clock()
 
     def save(self, record: TaskRecord) -> TaskRecord:
+        if record.task_id not in self.touched:
+            self.touched.append(record.task_id)
         return self.registry.save(record)
 
     def move(self, record: TaskRecord, to_state: TaskState, **updates: Any) -> TaskRecord:

@@ -93,6 +93,11 @@ ROWS: tuple[Transition, ...] = (
       for s in (S.CREATED, S.DETECTING, S.PROVISIONING, S.WAITING, S.ANALYZING)),
     *(Transition(s, S.FAILED, "the record's plan-token no longer matches its plan: halted", seed=False)
       for s in (S.CREATED, S.PROVISIONING, S.ANALYZING)),
+    *(Transition(s, S.FAILED, "an unexpected exception interrupted the request (orchestrate never raises): "
+                 "failure_reason internal_error, then the automatic cleanup", seed=False)
+      for s in (S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING, S.ANALYZING)),
+    Transition(S.CLEANING_UP, S.DONE, "an unexpected exception interrupted the cleanup: DONE with cleanup "
+               "partial, which cleanup_task retries", seed=False),
 )
 
 TRANSITIONS: Mapping[TaskState, frozenset[TaskState]] = {
