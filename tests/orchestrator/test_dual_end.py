@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from netghost.lab.world import CloudFaultSpec
 from netghost.shell import HitlDecision
 
@@ -100,3 +102,67 @@ def test_concurrent_captures_on_the_same_vm_tracked_independently(lab: Lab) -> N
     one = orch.orchestrate(request())
     two = orch.orchestrate(request())
     assert one["task_id"] != two["task_id"] and sorted(lab.captures()) == sorted([one["task_id"], two["task_id"]])
+
+
+def _engine_calls(lab: Lab) -> list[str]:
+    return [c for c in lab.shell.calls if c.startswith("pcap-forensics")]
+
+
+@pytest.mark.parametrize("second", ["destination", "source"])
+def test_comparison_reads_the_source_end_as_capture_A_whichever_end_finishes_second(lab: Lab, second: str) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    lab.clock.advance(65)
+    order = [a_id, b_id] if second == "destination" else [b_id, a_id]
+    assert _check(orch, order[0])["status"] == "task_pending"  # downloaded, waits for its partner
+    done = _check(orch, order[1])  # this end runs the comparison
+    assert done["status"] == "task_completed" and done["result"]["mode"] == "compare", done
+    (engine,) = _engine_calls(lab)
+    args = engine.split()
+    assert Path(args[1]).name == f"{a_id}.cap" and Path(args[args.index("--compare") + 1]).name == f"{b_id}.cap"
+    report = Path(done["result"]["report_path"])
+    assert report.name == f"{a_id}_vs_{b_id}_forensic_report.md" and report.is_file()
+    other = _check(orch, order[0])
+    assert other["result"]["report_path"] == str(report)  # rule 6: both tasks carry the comparison
+
+
+def test_paired_status_shows_the_partners_outcome_after_its_cleanup(lab: Lab) -> None:
+    lab.state.inject_fault(CloudFaultSpec(kind="capture-error", vm="redis-primary", error="CaptureFailed", delay_s=5))
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    lab.clock.advance(65)
+    _check(orch, b_id)
+    assert orch.rt.registry.get(b_id).state.value == "DONE"  # type: ignore[union-attr]  cleaned up at once
+    a = _check(orch, a_id)
+    assert a["paired_task"]["state"] == "FAILED" and a["paired_task"]["cleanup_status"] == "completed"
+    assert "CaptureFailed" in a["paired_task"]["error_detail"]
+    assert a["message"] == ("Destination capture (redis-primary) failed. Single-end analysis completed on source "
+                            "capture only. Azure stopReason: TimeExceeded.")
+
+
+def test_paired_status_cancelled_partner_and_source_end_fallback_message(lab: Lab) -> None:
+    orch = lab.orchestrator()
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    cancelled = orch.orchestrate({"intent": "cancel_task", "task_id": a_id})
+    assert cancelled["state"] == "DONE" and cancelled["cleanup_status"] == "completed"
+    lab.clock.advance(65)
+    b = _check(orch, b_id)
+    assert b["status"] == "task_completed" and b["result"]["mode"] == "single_end_fallback"
+    assert b["paired_task"]["state"] == "CANCELLED" and "cancelled by the Brain" in b["paired_task"]["error_detail"]
+    assert b["message"].startswith("Source capture (web-vm-01) was cancelled. Single-end analysis completed on "
+                                   "destination capture only.")
+
+
+def test_paired_status_timed_out_partner(lab: Lab) -> None:
+    orch = lab.orchestrator(max_polls=1)
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    b = _check(orch, b_id)  # 0 s into a 60 s capture: one poll, Running, max_polls reached
+    assert b["status"] == "task_timed_out" and b["state"] == "DONE"
+    lab.clock.advance(65)
+    a = _check(orch, a_id)
+    assert a["result"]["mode"] == "single_end_fallback" and a["paired_task"]["state"] == "TIMED_OUT"
+    assert "timed out" in a["message"]

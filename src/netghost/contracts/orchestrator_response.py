@@ -80,12 +80,18 @@ class SingleEndFallbackResult(WireModel):
 
 
 class PairedTaskStatus(WireModel):
-    """The partner's status, reported alongside a dual-end task."""
+    """The partner's status, reported alongside a dual-end task.
+
+    ``state`` is how the partner's capture ended (``FAILED``, ``TIMED_OUT``, ``CANCELLED``,
+    ``COMPLETED``) even after its cleanup moved it to ``DONE``, as seed 000's fallback example shows;
+    ``cleanup_status`` says whether that cleanup ran.
+    """
 
     task_id: str
     state: TaskState
     poll_count: int | None = Field(default=None, ge=0)
     error_detail: str | None = None
+    cleanup_status: CleanupStatus | None = None
 
 
 class _TaskResponse(WireModel):

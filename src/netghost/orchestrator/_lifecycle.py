@@ -18,7 +18,7 @@ from netghost.errors import ArtifactError
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._console import completed_lines, provisioning_lines
-from netghost.orchestrator._plan import bindings, instance_names, split_blob_url
+from netghost.orchestrator._plan import bindings, compare_order, instance_names, split_blob_url
 from netghost.orchestrator._preflight import name_az_error
 from netghost.orchestrator._runtime import Ran, Runtime, parse_json
 
@@ -173,6 +173,9 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
     compare = partner.local_pcap_path if partner is not None else None
     captures = [str(f) for f in instance_files(record)] if record.target_type == "vmss" else \
         [record.local_pcap_path or ""]
+    order = compare_order(record.plan) if partner is not None else None
+    if order is not None and order[1] == record.local_pcap_path:  # the destination runs it: the source is A
+        captures, compare = [order[0]], order[1]
     what = "Comparing captures from both ends of the path." if compare else "Analysing the capture with the PCAP engine."
     outputs: list[str] = []
     for capture in captures:  # a scale set: one analysis per instance, the first instance's report leads

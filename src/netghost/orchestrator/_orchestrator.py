@@ -35,7 +35,14 @@ from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
 from netghost.orchestrator._orphans import clean_orphan, detect_orphans
-from netghost.orchestrator._plan import PlanInputs, build_plan, load_policy, plan_token, preflight
+from netghost.orchestrator._plan import (
+    PlanInputs,
+    build_plan,
+    compare_order,
+    load_policy,
+    plan_token,
+    preflight,
+)
 from netghost.orchestrator._polling import burst_poll
 from netghost.orchestrator._preflight import detect, fail
 from netghost.orchestrator._registry import Registry
@@ -182,14 +189,15 @@ class CloudOrchestrator:
         return self._policy
 
     def _new_task(self, req: CaptureTrafficRequest, target: str, partner_pcap: str | None,
-                  task_id: str) -> TaskRecord:
+                  task_id: str, *, source: bool = True) -> TaskRecord:
         cfg, params = self.rt.config, req.parameters
         auth = params.storage_auth_mode or cfg.storage_auth_mode
         workspace = create_workspace(cfg.local_capture_dir, task_id)
         local = str(workspace.artifacts_dir / f"{task_id}.cap")
         inputs = PlanInputs(task_id, target, params.resource_group, params.storage_account, cfg.storage_container,
                             auth, params.duration_seconds, cfg.capture_limit_bytes, local,
-                            str(workspace.artifacts_dir), cfg.engine_command, partner_pcap=partner_pcap)
+                            str(workspace.artifacts_dir), cfg.engine_command, partner_pcap=partner_pcap,
+                            source=source)
         plan = build_plan(inputs)
         now = self.rt.now()
         record = TaskRecord(
@@ -252,7 +260,7 @@ class CloudOrchestrator:
             id_b += "-2"
         local = {t: str(Path(self.rt.config.local_capture_dir) / t / "artifacts" / f"{t}.cap") for t in (id_a, id_b)}
         rec_a = self._new_task(req, a, local[id_b], id_a)
-        rec_b = self._new_task(req, b, local[id_a], id_b)
+        rec_b = self._new_task(req, b, local[id_a], id_b, source=False)
         rec_a = self.rt.save(rec_a.model_copy(update={"paired_task_id": id_b}))
         rec_b = self.rt.save(rec_b.model_copy(update={"paired_task_id": id_a}))
         rec_a = self._start(rec_a)
@@ -418,14 +426,25 @@ def _message(record: TaskRecord, partner: TaskRecord | None = None) -> str:
     status = status_of(record)
     if status == "task_completed":
         tail = f" Azure stopReason: {record.stop_reason}." if record.stop_reason else ""
-        fallback = " Partner capture failed: single-end analysis only." \
-            if record.analysis_mode == "single_end_fallback" else ""
-        return "Capture complete. Forensic report generated." + fallback + tail
+        if record.analysis_mode == "single_end_fallback":
+            return _fallback_message(record, partner) + tail
+        return "Capture complete. Forensic report generated." + tail
     if status == "task_pending":
         return f"Task {record.task_id} is {state.value}."
     cleanup = {"completed": " Cloud resources cleaned up.", "partial": " Cleanup partial: resources remain.",
                "skipped": " No cloud resources were created."}.get(record.cleanup_status or "", "")
     return f"Capture {status.removeprefix('task_')}: {record.error_detail or record.failure_reason}.{cleanup}"
+
+
+def _fallback_message(record: TaskRecord, partner: TaskRecord | None) -> str:
+    """Seed 000: "Destination capture failed. Single-end analysis completed on source capture only." """
+    order = compare_order(record.plan)
+    source = order is None or order[0] == record.local_pcap_path
+    ended = {"task_timed_out": "timed out", "task_cancelled": "was cancelled"}.get(
+        status_of(partner) if partner is not None else "", "failed")
+    other = f" ({partner.target})" if partner is not None else ""
+    return (f"{'Destination' if source else 'Source'} capture{other} {ended}. Single-end analysis completed on "
+            f"{'source' if source else 'destination'} capture only.")
 
 
 def _validation_error(request: Mapping[str, Any], exc: ValidationError) -> dict[str, Any]:

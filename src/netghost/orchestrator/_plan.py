@@ -35,6 +35,7 @@ __all__ = [
     "PlanInputs",
     "bindings",
     "build_plan",
+    "compare_order",
     "instance_names",
     "is_member",
     "load_policy",
@@ -71,6 +72,8 @@ class PlanInputs:
     engine: tuple[str, ...]
     vmss: bool = False
     partner_pcap: str | None = None
+    source: bool = True
+    """Dual-end: this task is the source end ("A" of "A to B"); the comparison always reads A first."""
 
 
 def split_blob_url(url: str) -> tuple[str, str, str] | None:
@@ -99,8 +102,9 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
                                   p.capture_limit_bytes, vmss=flag) for flag in (p.vmss, not p.vmss)]
     analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir), cmd.engine_run(p.engine, "{instance_local}",
                                                                                     p.out_dir)]
-    if p.partner_pcap is not None:
-        analyse.append(cmd.engine_run(p.engine, p.local_pcap, p.out_dir, compare=p.partner_pcap))
+    if p.partner_pcap is not None:  # the source end's capture is A, whichever end runs the comparison
+        first, second = (p.local_pcap, p.partner_pcap) if p.source else (p.partner_pcap, p.local_pcap)
+        analyse.append(cmd.engine_run(p.engine, first, p.out_dir, compare=second))
     return [
         *detect,
         *creates,
@@ -117,6 +121,15 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
         cmd.remove_file(p.local_pcap),
         cmd.remove_file("{instance_local}"),
     ]
+
+
+def compare_order(plan: Sequence[Sequence[str]] | None) -> tuple[str, str] | None:
+    """The planned comparison's ``(capture A, capture B)``: A is the source end of a dual-end pair."""
+    for step in plan or []:
+        if "--compare" in step:
+            at = list(step).index("--compare")
+            return step[at - 1], step[at + 1]
+    return None
 
 
 def instance_names(blob: str, local: str | None, instance: str) -> tuple[str, str | None]:

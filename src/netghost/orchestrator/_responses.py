@@ -12,7 +12,7 @@ from typing import Any
 
 from netghost.contracts import TaskRecord, TaskState, parse_orchestrator_response
 
-__all__ = ["error_response", "list_response", "status_of", "task_response"]
+__all__ = ["error_response", "list_response", "outcome_state", "status_of", "task_response"]
 
 S = TaskState
 _PENDING = frozenset({S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING, S.ANALYZING})
@@ -30,6 +30,21 @@ def status_of(record: TaskRecord, *, waiting_for_partner: bool = False) -> str:
     if record.state == S.FAILED or reason is not None:
         return "task_failed"
     return "task_completed"
+
+
+_OUTCOME_OF: dict[str, TaskState] = {"task_completed": S.COMPLETED, "task_failed": S.FAILED,
+                                     "task_timed_out": S.TIMED_OUT, "task_cancelled": S.CANCELLED}
+
+
+def outcome_state(record: TaskRecord) -> TaskState:
+    """The state a task's capture ended in, also once its cleanup ran (CLEANING_UP, DONE).
+
+    Seed 000's paired response shows a partner that failed as ``FAILED`` although the automatic
+    cleanup has long moved it on: what the Brain needs is how the partner's capture ended.
+    """
+    if record.state in (S.CLEANING_UP, S.DONE):
+        return _OUTCOME_OF.get(status_of(record), record.state)
+    return record.state
 
 
 def _result(record: TaskRecord, fallback: bool) -> dict[str, Any] | None:
@@ -71,8 +86,9 @@ def task_response(
         "message": message,
     }
     if partner is not None:
-        body["paired_task"] = {"task_id": partner.task_id, "state": partner.state.value,
-                               "poll_count": partner.poll_count, "error_detail": partner.error_detail}
+        body["paired_task"] = {"task_id": partner.task_id, "state": outcome_state(partner).value,
+                               "poll_count": partner.poll_count, "error_detail": partner.error_detail,
+                               "cleanup_status": partner.cleanup_status}
     body = {k: v for k, v in body.items() if v is not None}
     parsed = parse_orchestrator_response(body)
     dumped: dict[str, Any] = parsed.model_dump(mode="json", by_alias=True, exclude_none=True)
