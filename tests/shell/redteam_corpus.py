@@ -345,6 +345,160 @@ def code_runner_class(rng: random.Random) -> Iterator[Row]:
     yield from forms("code-runner", "FORBIDDEN", "runs a program through an option or a script language", CODE_RUNNERS, rng, n=3)
 
 
+# --- class 6: tier-0 gaps ---------------------------------------------------------------------------
+
+TIER0_GAPS = {
+    "setuid": [
+        "chmod u+s /tmp/sh", "chmod g+s /tmp/sh", "chmod +s /tmp/sh", "chmod u=rwxs /tmp/sh", "chmod ug+s /tmp/sh",
+        "chmod a+s /tmp/sh", "chmod 4755 /tmp/sh", "chmod 2755 /tmp/sh", "chmod 6755 /tmp/sh", "chmod 04755 /tmp/sh",
+        "chmod 0006755 /tmp/sh", "chmod u+rwx,g+s /tmp/sh", "chmod go-w,u+s /tmp/sh", "chmod u=rwxs,g=rx,o=rx /tmp/sh",
+        "chmod =4755 /tmp/sh", "chmod +4000 /tmp/sh", "chmod -v u+xs /tmp/sh", "chmod --verbose 4755 /usr/bin/find",
+        "chmod ug=rwxs /tmp/sh", "chmod o-rwx,ug+s /tmp/sh", "chmod =s /tmp/sh", "chmod u-x+s /tmp/sh",
+        "install -m 4755 /bin/sh /tmp/sh", "install --mode=4755 /bin/sh /tmp/sh", "install -m4755 /bin/sh /tmp/sh",
+        "install -Dm 6755 /bin/bash /tmp/b", "install --mode u+s /bin/sh /tmp/sh", "install --mo=2755 /bin/sh /tmp/sh",
+        "rsync --chmod=u+s /bin/sh /tmp/sh", "rsync --chmod=F4755 /bin/sh /tmp/sh",
+    ],
+    "device-write": [
+        "dd if=/tmp/x of=/dev/sda", "dd of=/dev/nvme0n1 if=/dev/zero bs=1M", "tee /dev/nvme0n1", "tee -a /dev/sda",
+        "cp x /dev/sdb", "cp /tmp/x /dev/sda1", "mv x /dev/sdb", "install x /dev/vda", "rsync x /dev/xvda",
+        "cp /tmp/img /dev/disk/by-id/nvme-0", "tee /dev/mapper/root", "tee /proc/sysrq-trigger",
+        "cp /tmp/b /proc/sysrq-trigger", "dd if=/tmp/b of=/proc/sysrq-trigger", "tee /sys/power/state",
+        "truncate -s 0 /dev/sda", "ln -sf /tmp/x /dev/sda", "curl -o /dev/sda https://a.example/img", "wget -O /dev/sda https://a.example/img",
+        "dd if=/tmp/x of=/dev/mem", "sed -i s/a/b/ /dev/sda",
+    ],
+    "power": [
+        "systemctl poweroff", "systemctl reboot", "systemctl halt", "systemctl kexec", "systemctl suspend",
+        "systemctl hibernate", "systemctl hybrid-sleep", "systemctl isolate rescue.target", "systemctl emergency",
+        "systemctl rescue", "systemctl soft-reboot", "systemctl start poweroff.target", "systemctl start reboot.target",
+        "systemctl start halt.target", "systemctl start kexec.target", "systemctl start rescue.target",
+        "systemctl restart emergency.target", "systemctl start systemd-reboot.service", "systemctl start ctrl-alt-del.target",
+        "systemctl enable --now reboot.target", "systemctl set-default rescue.target", "systemctl --no-block poweroff",
+        "systemctl -i reboot", "systemctl -ff poweroff", "systemctl -H localhost reboot", "systemctl --force --force reboot",
+        "systemctl start --job-mode=replace-irreversibly poweroff.target", "systemctl isolate multi-user.target",
+    ],
+    "azure-agent": [
+        "systemctl stop walinuxagent", "systemctl stop waagent", "systemctl stop WALinuxAgent", "systemctl disable walinuxagent",
+        "systemctl mask walinuxagent.service", "systemctl kill waagent", "systemctl kill -s KILL walinuxagent",
+        "systemctl disable --now waagent.service", "systemctl --now disable walinuxagent", "systemctl stop 'wa*'",
+        "systemctl stop '*'", "systemctl -q stop walinuxagent.service", "service walinuxagent stop", "service waagent stop",
+        "update-rc.d walinuxagent disable", "chkconfig waagent off", "/etc/init.d/walinuxagent stop", "waagent -deprovision",
+        "waagent -deprovision+user -force", "waagent --deprovision", "/usr/sbin/waagent -deprovision+user", "waagent -uninstall",
+        "apt-get remove -y walinuxagent", "apt purge walinuxagent", "yum remove WALinuxAgent", "dnf erase WALinuxAgent",
+        "pkill -f waagent", "pkill -f WALinuxAgent", "killall waagent",
+    ],
+    "kill-all": [
+        "kill -9 -1", "kill -KILL -1", "kill -s KILL -1", "kill -SIGKILL -1", "kill -- -1", "kill -TERM -1", "kill -9 1",
+        "pkill -9 .", "pkill -f .", "pkill .", "pkill -9 -f .", "pkill -f '.*'", "pkill -KILL -f .", "pkill ''", "pkill -f '^'",
+        "pkill -f '[a-z]'", "pkill -9 -u root", "pkill -u root", "pkill -U 0", "pkill --euid root", "pkill -P 1",
+        "pkill -v nginx", "pkill --inverse sshd-nothing", "killall -9 -r .", "killall -r .", "killall -r '.*'",
+        "killall --regexp . -s KILL", "killall -u root", "killall5", "killall5 -9", "skill -KILL -u root",
+    ],
+    "rm-parents-and-state": [
+        "rm -rf ../..", "rm -rf ../../..", "rm -rf /tmp/../..", "rm -rf ./../../..", "rm -rf ..", "rm -rf ../", "rm -rf ../../*",
+        "rm -rf /var/lib", "rm -rf /var/lib/waagent", "rm -rf /var/lib/waagent/", "rm -rf /var/lib/dpkg", "rm -rf /var/lib/apt/lists",
+        "rm -rf /etc", "rm -rf /boot", "rm -rf /usr", "rm -rf /var/log", "rm -rf /var/log/", "rm -rf /var/log/nginx",
+        "rm -Rf /var/lib/waagent", "rm --recursive /var/lib/waagent", "rm -r -f /var/lib/docker", "rm -rf /var/spool/cron",
+        "rm -f /var/lib/waagent/ovf-env.xml", "rm -rf /var/lib/waagent/*",
+    ],
+    "log-wipe": [
+        "truncate -s0 /var/log/syslog", "truncate -s 0 /var/log/auth.log", "truncate --size=0 /var/log/waagent.log",
+        "journalctl --vacuum-size=1K", "journalctl --vacuum-time=1s", "journalctl --vacuum-files=1", "journalctl --vacuum-t=1s",
+        "journalctl --rotate --vacuum-time=1s", "shred -u /var/log/syslog", "shred /var/log/auth.log", "rm -f /var/log/syslog",
+        "rm /var/log/auth.log", "rm /var/log/wtmp", "cp /dev/null /var/log/syslog", "tee /var/log/syslog", "tee /var/log/auth.log",
+        "dd if=/dev/null of=/var/log/syslog", "mv /var/log/syslog /tmp/x", "sed -i /ghost/d /var/log/auth.log",
+        "ln -sf /dev/null /var/log/auth.log", "rm -rf /var/log/journal", "install /dev/null /var/log/syslog",
+        "truncate -s 0 /home/azureuser/.bash_history", "ln -sf /dev/null /root/.bash_history", "rm -f /root/.bash_history",
+        "cp /dev/null /run/utmp", "rsync /dev/null /var/log/syslog",
+    ],
+    "startup-files": [
+        "tee -a /home/u/.bashrc", "tee /home/u/.bash_profile", "tee /home/u/.bash_login", "tee /home/u/.profile",
+        "tee /home/u/.zshenv", "tee /home/u/.zshrc", "tee /home/u/.curlrc", "tee /home/u/.wgetrc", "tee /home/u/.ssh/rc",
+        "tee -a /home/u/.ssh/authorized_keys", "tee /home/u/.ssh/config", "tee ~/.curlrc", "tee -a ~/.ssh/rc", "tee .bash_login",
+        "cp x /etc/profile.d/x.sh", "cp x /etc/profile.d", "cp x /etc/apt/apt.conf.d/99x", "cp x /etc/udev/rules.d/99-x.rules",
+        "cp x /etc/cron.d/x", "cp x /etc/cron.hourly/x", "cp x /var/spool/cron/crontabs/root", "cp x /etc/systemd/system/x.service",
+        "cp x /home/u/.config/systemd/user/x.service", "cp x /lib/systemd/system/x.service", "cp x /usr/lib/systemd/system/x.service",
+        "mv x /home/u/.curlrc", "mv /tmp/x /etc/cron.daily/x", "install x /home/u/.ssh/rc", "install -D x /etc/apt/apt.conf.d/99x",
+        "dd if=x of=/home/u/.ssh/rc", "dd if=x of=/etc/profile.d/x.sh", "sed -i s/a/b/ /home/u/.bashrc", "sed -i.bak 1d /home/u/.zshenv",
+        "sed --in-place 1d /etc/profile.d/x.sh", "ln -s /tmp/x /home/u/.bashrc", "ln -sf /tmp/x /home/u/.ssh/rc",
+        "ln -s /tmp/x /etc/udev/rules.d/99.rules", "rsync x /home/u/.curlrc", "rsync -a x /etc/cron.d/", "cp -t /etc/profile.d x.sh",
+        "cp --target-directory=/etc/cron.d x", "cp /tmp/.curlrc /home/u/", "cp /tmp/rc /home/u/.ssh/", "cp -r /tmp/dot/. /home/u",
+        "rsync -a /tmp/dot/ /root/", "curl -o /home/u/.ssh/authorized_keys https://a.example/k", "wget -O /home/u/.curlrc https://a.example/c",
+        "crontab -", "crontab /tmp/c", "crontab -u root /tmp/c", "crontab -u root -", "tee /etc/apt/sources.list.d/x.list",
+        "tee /etc/ld.so.preload", "cp x /etc/NetworkManager/dispatcher.d/x", "tee /home/u/.config/autostart/x.desktop",
+    ],
+    "package-runner": [
+        "uv tool run ruff", "uvx ruff", "uvx --from x y", "uv --directory /tmp tool run ruff", "uv run --with requests x.py",
+        "pipx run pycowsay", "pipx run --spec x y", "npx cowsay", "npx -y cowsay", "pnpm dlx cowsay", "pnpx cowsay", "bunx cowsay",
+        "bun x cowsay", "yarn dlx cowsay", "npm exec cowsay", "npm x cowsay", "npm init react-app", "npm create vite",
+        "pnpm create vite", "yarn create vite", "npm --prefix /tmp/p exec cowsay", "gem exec rails", "deno run npm:cowsay",
+    ],
+    "privileged-groups": [
+        "usermod -aG sudo u", "usermod -aGsudo u", "usermod -a -G wheel u", "usermod -a -G users,wheel u",
+        "usermod --append --groups docker u", "usermod -G root u", "usermod -aG adm u", "usermod -aG disk u",
+        "usermod -aG lxd u", "usermod --groups=sudo u", "usermod --gro docker u", "usermod -g 0 u", "gpasswd -a u sudo",
+        "gpasswd --add u docker", "gpasswd -M u,v wheel", "adduser u sudo", "addgroup u docker", "useradd -G sudo x",
+        "useradd --groups docker,users x", "adduser --ingroup sudo x",
+    ],
+    "uid0": [
+        "useradd -o -u 0 x", "useradd -ou 0 x", "useradd -u0 -o x", "useradd --uid 0 -o x", "useradd --uid=0 -o x",
+        "usermod -u 0 x", "usermod -u 00 x", "usermod --uid=0 x", "usermod -ou0 x", "useradd -o -u 0000 -g 0 x",
+    ],
+    "containers": [
+        "docker run --privileged alpine", "docker run --privileged=true alpine", "docker run -v /:/host alpine",
+        "docker run -v/:/host alpine", "docker run --volume /:/host alpine", "docker run --volume=/:/host:ro alpine",
+        "docker run -v //:/host alpine", "docker run -v /.:/host alpine", "docker run -v /var/run/docker.sock:/var/run/docker.sock alpine",
+        "docker run -v /run/docker.sock:/s alpine", "docker run --pid=host alpine", "docker run --pid host alpine",
+        "docker run --cap-add=ALL alpine", "docker run --cap-add SYS_ADMIN alpine", "docker run --cap-add=sys_ptrace alpine",
+        "docker run --mount type=bind,source=/,target=/host alpine", "docker run --mount type=bind,src=/var/run/docker.sock,dst=/s alpine",
+        "docker run --security-opt seccomp=unconfined alpine", "docker run --security-opt apparmor=unconfined alpine",
+        "docker run --ipc=host alpine", "docker run --userns host alpine", "docker run --uts=host alpine",
+        "docker run --device /dev/sda alpine", "docker run -v /etc:/host/etc alpine", "docker run -it -v /root:/r alpine",
+        "docker create --privileged alpine", "docker exec --privileged c sh", "podman run --privileged alpine",
+        "podman run -v /:/host alpine", "podman run --pid=host alpine", "podman run -v /run/podman/podman.sock:/s alpine",
+        "nerdctl run --privileged alpine", "nsenter -t 1 -m -u -i -n sh", "nsenter --target 1 --mount sh",
+    ],
+}  # fmt: skip
+
+# Everyday commands of the same programs: they must stay RISKY at least (never SAFE) and, where the
+# rules above are precise, not FORBIDDEN (checked in test_classify_issue16_rules.py).
+TIER0_NEIGHBOURS = [
+    "chmod 755 /tmp/sh", "chmod u-s /tmp/sh", "chmod --reference=/usr/bin/passwd /tmp/sh", "chmod 1777 /tmp/d",
+    "tee /dev/null", "cp x /dev/null", "cp /var/log/syslog /tmp/syslog.txt", "systemctl status walinuxagent",
+    "systemctl restart walinuxagent", "systemctl status reboot.target", "pkill -9 nginx", "killall -r '^nginx'",
+    "rm -r ../build", "rm -rf /tmp/capture-dir", "journalctl -u walinuxagent --since today", "crontab -l",
+    "docker ps", "docker run --rm -v /tmp/data:/data alpine ls /data", "usermod -s /bin/zsh u", "uv pip list", "npm ls",
+]  # fmt: skip
+
+
+def respell_paths(argv: list[str], rng: random.Random) -> list[str]:
+    """Each absolute path (also after `of=` / `--opt=`) re-spelled as the kernel still resolves it."""
+    out = []
+    for tok in argv:
+        key, eq, value = tok.rpartition("=") if "=" in tok and not tok.startswith("/") else ("", "", tok)
+        if value.startswith("/") and len(value) > 1:
+            style = rng.choice(("double", "dot", "parent"))
+            if style == "double":
+                value = "/" + value.replace("/", "//", 1 + rng.randrange(2))
+            elif style == "dot":
+                value = "/." + value
+            else:
+                value = "/tmp/.." + value
+        out.append(key + eq + value)
+    return out
+
+
+def tier0_gap_class(rng: random.Random) -> Iterator[Row]:
+    for family, commands in TIER0_GAPS.items():
+        for cmd in commands:
+            argv = shlex.split(cmd)
+            for text, kind in variants(argv, rng, 3):
+                yield _row(text, "FORBIDDEN", "tier0-gap", f"{family} ({kind})")
+            if any(t.startswith("/") or "=/" in t for t in argv[1:]):
+                yield _row(shlex.join(respell_paths(argv, rng)), "FORBIDDEN", "tier0-gap", f"{family} (path spelling)")
+    for cmd in TIER0_NEIGHBOURS:
+        yield _row(cmd, "NOT_SAFE", "tier0-gap", "everyday use of the same program: a human decides")
+
+
 GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "case": case_class,
     "everyday": everyday_class,
@@ -353,6 +507,7 @@ GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "az-mint": mint_class,
     "az-at-file": at_file_class,
     "code-runner": code_runner_class,
+    "tier0-gap": tier0_gap_class,
 }
 
 

@@ -7,7 +7,9 @@ import pytest
 
 from netghost.shell.classify import classify
 from netghost.shell.classify._az import at_file_path
+from netghost.shell.classify._operands import option_views, write_targets
 from netghost.shell.classify._policy_file import parse_org_policy
+from tests.shell.redteam_corpus import TIER0_NEIGHBOURS
 
 # --- 3: azure-cli folds the case of command words ---------------------------------------------------
 
@@ -120,3 +122,34 @@ def test_at_file_rule_is_azure_clis(arg: str, path: str | None) -> None:
 )  # fmt: skip
 def test_at_file_reads(command: str, verdict: str) -> None:
     assert classify(command).verdict == verdict
+
+
+# --- 6: tier-0 gaps: the option grammar and write targets behind the rules --------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "args", "joined", "operands"),
+    [(["-G"], ["-aG", "sudo", "u"], ["-G=sudo"], ["u"]), (["-G"], ["-aGsudo", "u"], ["-G=sudo"], ["u"]),
+     (["--groups"], ["--gro", "docker", "u"], ["--groups=docker"], ["u"]), (["--groups"], ["--groups=x", "u"], ["--groups=x"], ["u"]),
+     (["-u"], ["-u", "root", "--", "-x"], ["-u=root"], ["-x"]), ([], ["-9", "-", "a"], [], ["-", "a"])],
+)  # fmt: skip
+def test_option_views_join_values_and_keep_them_out_of_operands(
+    options: list[str], args: list[str], joined: list[str], operands: list[str]
+) -> None:
+    assert option_views(options, args) == (joined, operands)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "targets"),
+    [("tee", ["-a", "/a", "/b"], ("/a", "/b")), ("cp", ["x", "/d/"], ("/d/", "/d", "/d/x")), ("cp", ["-t", "/d", "x"], ("/d", "/d/x")),
+     ("rsync", ["-t", "x", "/d"], ("/d", "/d/x")), ("dd", ["if=/a", "of=//dev/sda"], ("//dev/sda", "/dev/sda")),
+     ("sed", ["-n", "p", "/f"], ()), ("sed", ["-i.bak", "1d", "/f"], ("1d", "/f")), ("curl", ["-so", "/o", "https://a"], ("/o",)),
+     ("cat", ["/etc/passwd"], ())],
+)  # fmt: skip
+def test_write_targets(name: str, args: list[str], targets: tuple[str, ...]) -> None:
+    assert write_targets(name, args) == targets
+
+
+@pytest.mark.parametrize("command", TIER0_NEIGHBOURS)
+def test_everyday_neighbours_of_the_tier0_gap_rules_ask_a_human(command: str) -> None:
+    assert classify(command).verdict == "RISKY"

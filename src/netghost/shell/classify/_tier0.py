@@ -14,11 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from netghost.shell.classify._operands import option_views, write_targets
+
 __all__ = ["Tier0Index", "Tier0Rule", "basename", "compile_tier0", "index_tier0", "match_tier0", "with_path_variants"]
 
 _FIELDS = frozenset({
     "id", "binaries", "binary_regex", "short_flags", "long_flags", "arg_regex", "positional_regex",
-    "first_positional", "justification", "advice", "match", "not_match",
+    "first_positional", "justification", "advice", "match", "not_match", "value_options", "target_regex",
+    "no_positional",
 })  # fmt: skip
 
 
@@ -38,19 +41,38 @@ class Tier0Rule:
     first_positional: frozenset[str]
     match: tuple[str, ...]
     not_match: tuple[str, ...]
+    value_options: tuple[str, ...] = ()
+    target_regex: re.Pattern[str] | None = None
+    no_positional: bool = False
 
-    def matches(self, name: str, args: Sequence[str]) -> bool:
-        """True when the rule applies to a command named ``name`` with arguments ``args``."""
+    def matches(self, name: str, args: Sequence[str], raw: Sequence[str] | None = None) -> bool:
+        """True when the rule applies to a command named ``name`` with arguments ``args``.
+
+        ``args`` carries the normalised path spellings appended (``with_path_variants``);
+        ``raw`` is the argv as typed, which the option grammar (``value_options``) and the write
+        targets are read from (they depend on word order).
+        """
         if self.binaries or self.binary_regex is not None:
             in_list = name in self.binaries
             if not in_list and not (self.binary_regex is not None and self.binary_regex.fullmatch(name)):
                 return False
         if (self.short_flags or self.long_flags) and not self._has_flag(args):
             return False
-        if self.arg_regex is not None and not any(self.arg_regex.search(a) for a in args):
+        raw = args if raw is None else raw
+        if self.value_options:
+            joined, operands = option_views(self.value_options, raw)
+            words: Sequence[str] = (*args, *joined)
+            positionals = [*operands, *args[len(raw) :]]
+        else:
+            words = args
+            positionals = [a for a in args if not a.startswith("-") or a == "-"]
+        if self.arg_regex is not None and not any(self.arg_regex.search(a) for a in words):
             return False
-        positionals = [a for a in args if not a.startswith("-") or a == "-"]
         if self.positional_regex is not None and not any(self.positional_regex.fullmatch(p) for p in positionals):
+            return False
+        if self.no_positional and positionals:
+            return False
+        if self.target_regex is not None and not any(self.target_regex.fullmatch(t) for t in write_targets(name, raw)):
             return False
         return not self.first_positional or (bool(positionals) and positionals[0] in self.first_positional)
 
@@ -89,6 +111,7 @@ def compile_tier0(raw_rules: Sequence[Mapping[str, Any]]) -> tuple[Tier0Rule, ..
         br = raw.get("binary_regex")
         ar = raw.get("arg_regex")
         pr = raw.get("positional_regex")
+        tr = raw.get("target_regex")
         rules.append(
             Tier0Rule(
                 id=rid,
@@ -103,6 +126,9 @@ def compile_tier0(raw_rules: Sequence[Mapping[str, Any]]) -> tuple[Tier0Rule, ..
                 first_positional=frozenset(raw.get("first_positional", ())),
                 match=tuple(raw.get("match", ())),
                 not_match=tuple(raw.get("not_match", ())),
+                value_options=tuple(raw.get("value_options", ())),
+                target_regex=re.compile(tr) if tr else None,
+                no_positional=bool(raw.get("no_positional", False)),
             )
         )
     return tuple(rules)
@@ -167,11 +193,12 @@ def with_path_variants(args: Sequence[str]) -> tuple[str, ...]:
 def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
     """The first rule that forbids ``argv``, or None."""
     name = basename(argv[0])
-    args = with_path_variants(argv[1:])
+    raw = argv[1:]
+    args = with_path_variants(raw)
     for rule in index.by_name.get(name, ()):
-        if rule.matches(name, args):
+        if rule.matches(name, args, raw):
             return rule
     for rule in index.generic:
-        if rule.matches(name, args):
+        if rule.matches(name, args, raw):
             return rule
     return None
