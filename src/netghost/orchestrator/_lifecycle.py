@@ -28,15 +28,15 @@ _WROTE = re.compile(r"^wrote (?P<path>\S.*)$", re.MULTILINE)
 _UNCLEAR = ("InternalServerError", "timed out", "outcome unknown", "GatewayTimeout", "ServiceUnavailable")
 
 
-def provision(rt: Runtime, record: TaskRecord) -> TaskRecord:
+def provision(rt: Runtime, record: TaskRecord, *, note: str = "") -> TaskRecord:
     """Run the create (the first HITL prompt); the task ends PROVISIONING, CANCELLED or FAILED."""
     params = record.parameters
     assert params is not None and record.plan is not None
     vmss = record.target_type == "vmss"
     create = next(s for s in record.plan if s[4:5] == ["create"] and ("--target-type" in s) == vmss)
     record = rt.save(record.model_copy(update={"create_issued": True}))
-    record, ran = rt.run(record, create, f"Creating packet capture on {record.target} for {params.duration_seconds} "
-                                         f"seconds (capture name {record.task_id}).")
+    record, ran = rt.run(record, create, f"{note}Creating packet capture on {record.target} for "
+                                         f"{params.duration_seconds} seconds (capture name {record.task_id}).")
     if ran.outcome == "denied":
         rt.say(f"[Cloud Orchestrator] {record.task_id}: create not approved ({ran.action})")
         return rt.move(record, TaskState.CANCELLED, create_issued=False, denied_action=ran.action,
@@ -63,8 +63,16 @@ def _provisioned(rt: Runtime, record: TaskRecord, ran: Ran) -> TaskRecord:
     return rt.move(record, TaskState.PROVISIONING, azure_operation_id=record.task_id, storage_path=path)
 
 
-def settle_unknown_create(rt: Runtime, record: TaskRecord, why: str) -> TaskRecord:
-    """The create's outcome is unknown: ask Azure (``show``) and adopt the capture, or fail; never re-create."""
+def settle_unknown_create(rt: Runtime, record: TaskRecord, why: str, *, may_recreate: bool = False) -> TaskRecord:
+    """The create's outcome is unknown: ask Azure (``show``) and adopt the capture, or fail.
+
+    With ``may_recreate`` (a restart found the task in APPROVED with the create sent, e.g. killed at
+    the create's prompt) and ``show`` confirming that no such capture exists, the create is issued
+    again: it must still be a member of the task's plan (else :class:`PlanViolation`) and it goes
+    through the HITL gate again, so the human approves it a second time; a denial cancels the task.
+    Nothing exists yet, so this cannot make a second capture. Without it (the create just ran and
+    its answer was unreadable) the task fails rather than risk a capture Azure may still report.
+    """
     record, ran = rt.run(record, cmd.capture_show(record.location or "", record.task_id),
                          "The capture's creation outcome is unknown: ask Azure whether it exists before deciding.")
     if ran.outcome == "ok":
@@ -73,8 +81,13 @@ def settle_unknown_create(rt: Runtime, record: TaskRecord, why: str) -> TaskReco
         if record.state == TaskState.APPROVED:
             return _provisioned(rt, record, fake)
         return record
-    record = rt.move(record, TaskState.PROVISIONING) if record.state == TaskState.APPROVED else record
     gone = ran.outcome == "failed" and ran.exit_code == 3
+    if gone and may_recreate and record.state == TaskState.APPROVED:
+        rt.say(f"[Cloud Orchestrator] {record.task_id}: Azure has no such capture (the create never reached it); "
+               f"asking again before re-issuing it")
+        return provision(rt, record, note="Re-issuing the create after a restart: Azure confirms no capture of this "
+                                          "name exists (the earlier create never reached Azure). ")
+    record = rt.move(record, TaskState.PROVISIONING) if record.state == TaskState.APPROVED else record
     return rt.move(record, TaskState.FAILED, create_issued=not gone, failure_reason="create_failed",
                    error_detail=f"Azure provisioning failed: {why}" + ("" if gone else
                                                                        f"; show also failed: {ran.error_text()}"))

@@ -278,14 +278,28 @@ class CloudOrchestrator:
         return self._respond(record)
 
     def _advance(self, record: TaskRecord) -> TaskRecord:
-        """Drive the task as far as it can go in one burst (resuming any state after a restart)."""
+        """Drive the task as far as it can go in one burst (resuming any state after a restart).
+
+        A task resumed before its capture exists (CREATED, DETECTING, APPROVED) goes through
+        detection and the create, then on through the same burst as any running task.
+        """
         if record.state in (S.CREATED, S.DETECTING):
             record = self.rt.move(record, S.DETECTING) if record.state == S.CREATED else record
-            return self._start(record)
-        if record.state == S.APPROVED:
-            if record.create_issued:  # a restart after the create was sent: ask Azure, never create twice
-                return settle_unknown_create(self.rt, record, "the orchestrator stopped while the create ran")
-            return self._start(record)
+            record = self._start(record)
+        elif record.state == S.APPROVED and record.create_issued:
+            # a restart after the create was sent: ask Azure first; re-create only if it has no such capture,
+            # through the plan and a new HITL prompt (settle_unknown_create), never blindly
+            try:
+                record = settle_unknown_create(self.rt, record, "the orchestrator stopped while the create ran",
+                                               may_recreate=True)
+            except PlanViolation as exc:
+                record = self._halt(record, exc)
+        elif record.state == S.APPROVED:
+            record = self._start(record)
+        return self._run_capture(record)
+
+    def _run_capture(self, record: TaskRecord) -> TaskRecord:
+        """PROVISIONING -> WAITING -> burst poll -> download -> analysis, as far as one call goes."""
         if record.state == S.PROVISIONING:
             record = self.rt.move(record, S.WAITING)
         if record.state == S.WAITING:

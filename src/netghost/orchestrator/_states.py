@@ -77,8 +77,8 @@ ROWS: tuple[Transition, ...] = (
                "create exited non-zero (NetworkWatcherNotEnabled, quota ...): the diagram's PROVISIONING "
                "-> FAILED, which the table leaves out", seed=False),
     Transition(S.APPROVED, S.FAILED,
-               "the plan-token of the record no longer matches, or a restart found the create never "
-               "reached Azure", seed=False),
+               "the plan-token of the record no longer matches (a restart that finds the create never "
+               "reached Azure asks the human to approve it again instead)", seed=False),
     Transition(S.DOWNLOADING, S.CANCELLED, "User denies HITL (download): seed 000 Error Handling", seed=False),
     Transition(S.DOWNLOADING, S.COMPLETED,
                "dual-end: download done, analysis deferred until the partner completes (seed 000 "
