@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from netghost.governance.wal import WalWriter
+from netghost.redact import redact
 from netghost.shell import HitlDecision, SafeExecShell, classify, load_org_policy
 from netghost.shell.exec import _run as run_mod
-from netghost.shell.redact import redact
 from netghost.shell.truncate import truncate
 
 POLICY = """

@@ -5,7 +5,8 @@ promise, checked on the code itself. Every import counts: module level, inside f
 ``if TYPE_CHECKING:`` (an import deferred into a function still makes a circle; it only hides it).
 
 - **Layers**: imports point down only (``agent``/``mcp`` → ``orchestrator`` → ``shell`` →
-  ``governance`` → ``contracts``); ``forensics`` imports only ``contracts`` (it runs as a program);
+  ``governance`` → ``contracts``, with ``errors`` and ``redact`` at the bottom); ``forensics`` imports
+  only ``contracts`` and ``redact`` (it runs as a program);
   ``lab`` is imported by nothing in the product but the CLI's demo/lab entries.
 - **Faces (the directory rule)**: a module may import another only if the directory holding the
   target is its own or an ancestor; so ``netghost.lab`` is the face other packages use, and
@@ -33,16 +34,20 @@ PKG = SRC / "netghost"
 
 # Which top-level parts each part may import (besides itself). ``errors`` sits with ``contracts`` at
 # the bottom. The root modules (``netghost/__init__``, ``__main__``) are entry points above everything.
+# ``redact`` (the secret redactor) sits at the bottom too, so that everything that lets text out (the
+# shell, the LLM gateway, the forensics narrative) can use the one redactor.
+_BASE = {"contracts", "errors", "redact"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
+    "redact": set(),
     "contracts": {"errors"},
-    "governance": {"contracts", "errors"},
-    "shell": {"governance", "contracts", "errors"},
-    "orchestrator": {"shell", "governance", "contracts", "errors"},
-    "agent": {"orchestrator", "shell", "governance", "contracts", "errors"},
-    "mcp": {"orchestrator", "shell", "governance", "contracts", "errors"},
-    "forensics": {"contracts", "errors"},
-    "lab": {"contracts", "errors"},
+    "governance": _BASE,
+    "shell": {"governance", *_BASE},
+    "orchestrator": {"shell", "governance", *_BASE},
+    "agent": {"orchestrator", "shell", "governance", *_BASE},
+    "mcp": {"orchestrator", "shell", "governance", *_BASE},
+    "forensics": _BASE,
+    "lab": _BASE,
 }
 # The only product modules that may import the lab (ARCHITECTURE.md: the CLI's demo entry).
 LAB_IMPORTERS = {"netghost.agent.cli", "netghost.agent.demo"}

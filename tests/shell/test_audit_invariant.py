@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from netghost.governance.wal import read_wal, verify
+from netghost.redact import redact_command
 from netghost.shell import HitlDecision, SafeExecShell
-from netghost.shell.redact import redact_command
 from tests.shell.shell_helpers import Recorder, table_classify
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.shell.redact import redact, redact_argv
+from netghost.redact import redact, redact_argv
 
 BENIGN = Path(__file__).resolve().parent.parent / "data" / "shell" / "benign_dev.jsonl"
 KEY88 = base64.b64encode(bytes(range(9, 73))).decode()  # a 64-byte key: 88 characters ending "=="

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netghost.shell.redact import redact
+from netghost.redact import redact
 from tests.shell.secret_corpus import SECRET_CLASSES, benign_samples, secret_samples
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "shell"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from netghost.redact._rules import PLACEHOLDER
 from netghost.shell import redact
-from netghost.shell.redact._rules import PLACEHOLDER
 
 _FRAGMENTS = [
     "Password=",

@@ -5,10 +5,10 @@ callback type and the terminal callback, and the pure helpers other parts use di
 :func:`redact`, :func:`load_org_policy`). Other packages import only from here (see README.md for the map).
 """
 
+from netghost.redact import Redaction, redact
 from netghost.shell.classify import Classification, OrgPolicy, classify, load_org_policy
 from netghost.shell.gate import HitlCallback, HitlDecision
 from netghost.shell.hitl_terminal import terminal_hitl_callback
-from netghost.shell.redact import Redaction, redact
 from netghost.shell.shell import SafeExecShell
 
 __all__ = [

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from netghost.contracts import ShellAuditRecord
+from netghost.redact import redact, redact_argv
 from netghost.shell.classify import Classification
 from netghost.shell.exec import RunResult
-from netghost.shell.redact import redact, redact_argv
 from netghost.shell.truncate import truncate
 
 __all__ = ["BAD_REQUEST", "Outcome", "clean", "read_request"]

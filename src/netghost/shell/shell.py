@@ -22,6 +22,7 @@ from typing import Any
 from netghost.contracts import ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
+from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.exec import run_argv, scrub_env
 from netghost.shell.gate import (
@@ -34,7 +35,6 @@ from netghost.shell.gate import (
     shell_plan,
 )
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
-from netghost.shell.redact import redact, redact_command
 
 __all__ = ["SafeExecShell"]
 

@@ -1,6 +1,6 @@
-"""Finding secrets for :mod:`netghost.shell.redact`: which values in a text are credentials, and of what kind.
+"""Finding secrets for :mod:`netghost.redact`: which values in a text are credentials, and of what kind.
 
-Rules (:mod:`netghost.shell.redact._rules`) run over several *views* of the text (raw, ANSI-stripped,
+Rules (:mod:`netghost.redact._rules`) run over several *views* of the text (raw, ANSI-stripped,
 JSON-unescaped, URL-decoded), because a tool's encoding can hide a label or split a value; each finder only
 reports ``value -> kind``. Context finders cover what rules cannot: command-line flags (``--password X``,
 ``-u user:pass``, ``login -p``), cookie headers, ``-o table`` columns, and bare values printed by a
@@ -16,10 +16,10 @@ import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
-from netghost.shell.redact._context import _B64_KINDS, _find_wrapped, _public_context
-from netghost.shell.redact._encoded import decoded_text, find_encoded, is_secret_text
-from netghost.shell.redact._json import field_kind
-from netghost.shell.redact._rules import (
+from netghost.redact._context import _B64_KINDS, _find_wrapped, _public_context
+from netghost.redact._encoded import decoded_text, find_encoded, is_secret_text
+from netghost.redact._json import field_kind
+from netghost.redact._rules import (
     B64_RUN,
     HASH_CONTEXT,
     JSON_SECRET_KEY,
@@ -30,7 +30,7 @@ from netghost.shell.redact._rules import (
     XML_ELEMENT,
     Rule,
 )
-from netghost.shell.redact._values import (
+from netghost.redact._values import (
     _REPEAT,
     MIN_SECRET_LEN,
     _classes,

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from netghost.shell.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
-from netghost.shell.redact._json import find_field_secrets
-from netghost.shell.redact._values import _usable
+from netghost.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
+from netghost.redact._json import find_field_secrets
+from netghost.redact._values import _usable
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from netghost.shell.redact._rules import HASH_CONTEXT
-from netghost.shell.redact._values import _classes
+from netghost.redact._rules import HASH_CONTEXT
+from netghost.redact._values import _classes
 
 __all__ = ["_B64_KINDS", "_find_wrapped", "_public_context"]
 

@@ -9,7 +9,7 @@ Rules are data so that each one carries its justification and can be tested on i
   ``Authorization: Bearer``, ``sig=``). A bare password like ``Winter24?maple8`` has no shape; only its label
   (or the command that printed it) gives it away.
 
-Every rule only *finds* values; :mod:`netghost.shell.redact` decides how to replace them.
+Every rule only *finds* values; :mod:`netghost.redact` decides how to replace them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Rule:
     """One pattern, the kind it reports and why it exists.
 
     ``pattern`` must define a named group ``v`` holding the secret (the text that gets replaced);
-    ``check`` names an extra test in :mod:`netghost.shell.redact` (``entropy``, ``not_hash``,
+    ``check`` names an extra test in :mod:`netghost.redact` (``entropy``, ``not_hash``,
     ``private_pem``) that rejects look-alikes the regex alone would take.
     """
 

@@ -1,12 +1,12 @@
 """Value tests for the redactor: is this string worth replacing, does it look machine-made, does its label
-make it a secret. Shared by :mod:`netghost.shell.redact._find` and :mod:`netghost.shell.redact._context`.
+make it a secret. Shared by :mod:`netghost.redact._find` and :mod:`netghost.redact._context`.
 """
 
 from __future__ import annotations
 
 import re
 
-from netghost.shell.redact._rules import KEY_EXCLUDED_SUFFIX, PLACEHOLDER, STRONG_KEY_NAME, WEAK_KEY_NAME
+from netghost.redact._rules import KEY_EXCLUDED_SUFFIX, PLACEHOLDER, STRONG_KEY_NAME, WEAK_KEY_NAME
 
 __all__ = [
     "MIN_SECRET_LEN",

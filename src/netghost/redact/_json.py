@@ -7,7 +7,7 @@ or low-entropy, so they cannot go through the value finders (which replace every
 and therefore need it long and specific). This module walks the JSON tokens of a text (a whole document
 or JSON embedded in other text) and returns the *spans* of those values, which the redactor replaces in
 place, leaving the JSON valid and every other field untouched. The names live in
-:data:`netghost.shell.redact._rules.JSON_FIELD_RULES`.
+:data:`netghost.redact._rules.JSON_FIELD_RULES`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from netghost.shell.redact._rules import JSON_FIELD_RULES, SECRET_SETTING_NAME
+from netghost.redact._rules import JSON_FIELD_RULES, SECRET_SETTING_NAME
 
 __all__ = ["FieldSecret", "field_kind", "find_field_secrets"]
 
