@@ -104,3 +104,49 @@ def test_empty_task_registry_first_task_in_session(lab: Lab) -> None:
     listed = orch.orchestrate({"intent": "list_tasks"})
     assert listed["tasks"] == [] and listed["orphans"] == []
     assert not orch.rt.registry.path.exists() or orch.rt.registry.path.stat().st_size == 0
+
+
+def _stray_blob(lab: Lab) -> str:
+    """A ghost_* blob no task knows (its capture session deleted long ago, or made by hand)."""
+    name = f"{STRAY}.cap"
+    now = lab.clock.now().timestamp()
+    lab.state.put_blob("forensicssa", "captures", name, b"\xd4\xc3\xb2\xa1", created=now, available_at=now)
+    return name
+
+
+def _completed_task(lab: Lab, session: str = "s0") -> str:
+    old = lab.orchestrator(session=session)
+    task_id = old.orchestrate(request())["task_id"]
+    lab.clock.advance(65)
+    assert old.orchestrate({"intent": "check_task", "task_id": task_id})["state"] == "COMPLETED"
+    old.close()
+    return task_id
+
+
+def test_layer2_ghost_blob_no_task_knows_in_a_registry_named_account_is_untracked(lab: Lab) -> None:
+    task_id = _completed_task(lab)
+    blob = _stray_blob(lab)
+    lab.hitl.asked.clear()
+    orch = lab.orchestrator(session="s1")
+    assert any("storage blob list --account-name forensicssa -c captures --prefix ghost_" in c
+               for c in lab.shell.calls) and lab.hitl.asked == []  # a SAFE read
+    orphans = orch.orchestrate({"intent": "list_tasks"})["orphans"]
+    url = f"https://forensicssa.blob.core.windows.net/captures/{blob}"
+    assert [(o["kind"], o.get("task_id") or o.get("name"), o.get("resource_type")) for o in orphans] == [
+        ("needs_cleanup", task_id, None), ("untracked_azure", url, "storage_blob")]  # the task's own blob is known
+    resp = orch.orchestrate({"intent": "cleanup_task", "task_id": url})
+    assert resp["orphans"] == [] and lab.blobs() == [f"{task_id}.cap"]
+    assert lab.hitl.asked == [f"az storage blob delete --account-name forensicssa -c captures -n {blob} "
+                              f"--auth-mode login"]
+
+
+def test_layer2_blob_scan_only_where_a_registry_names_storage_and_scale_set_blobs_are_known(lab: Lab) -> None:
+    _stray_blob(lab)
+    lab.orchestrator()  # no registry names a storage account: nothing to list, the stray blob is not seen
+    assert not any("storage blob list" in c for c in lab.shell.calls)
+    from netghost.orchestrator._orphans import _is_known_blob
+
+    known = {"ghost_web-vmss_20261122T050000.cap"}
+    assert _is_known_blob("ghost_web-vmss_20261122T050000_2.cap", known)
+    assert not _is_known_blob("ghost_web-vmss_20261122T050000_x.cap", known)
+    assert not _is_known_blob("ghost_other_20261122T050000.cap", known)
