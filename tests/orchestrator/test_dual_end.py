@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from netghost.governance import file_sha256, open_workspace, validate_artifacts, verify
 from netghost.lab.world import CloudFaultSpec
 from netghost.shell import HitlDecision
 
-from .conftest import Lab, request
+from .conftest import Lab, make_lab, request
 
 PAIR = "web-vm-01 to redis-primary"
 
@@ -166,3 +167,40 @@ def test_paired_status_timed_out_partner(lab: Lab) -> None:
     a = _check(orch, a_id)
     assert a["result"]["mode"] == "single_end_fallback" and a["paired_task"]["state"] == "TIMED_OUT"
     assert "timed out" in a["message"]
+
+
+@pytest.mark.slow
+def test_full_dual_end_lifecycle_through_the_real_safe_exec_shell(tmp_path: Path, real_shell_factory) -> None:  # type: ignore[no-untyped-def]
+    """Issue 11: both ends through a real SafeExecShell (one process per command) with a scripted human."""
+    lab = make_lab(tmp_path)
+    shell = real_shell_factory(lab)
+    orch = lab.orchestrator(shell=shell, scan_azure_orphans=False)
+    first = orch.orchestrate(request(target=PAIR))
+    a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
+    assert (first["state"], first["paired_task"]["state"]) == ("PROVISIONING", "PROVISIONING"), first
+    assert len(lab.hitl.asked) == 2  # one create per end
+    lab.clock.advance(65)
+    assert _check(orch, a_id)["status"] == "task_pending"  # downloaded; waits for the destination
+    b = _check(orch, b_id)
+    a = _check(orch, a_id)
+    assert a["status"] == b["status"] == "task_completed", (a, b)
+    assert len(lab.hitl.asked) == 4  # seed: 4 critical-path interruptions (2 per target)
+    report = Path(a["result"]["report_path"])
+    assert report == Path(b["result"]["report_path"]) and report.is_file()
+    assert report.name == f"{a_id}_vs_{b_id}_forensic_report.md" and Path(a["result"]["semantic_json_path"]).is_file()
+    for resp in (a, b):  # every registered artifact hashes to what the result says, and the workspace agrees
+        record = orch.rt.registry.get(resp["task_id"])
+        assert record is not None and record.workspace is not None
+        workspace = open_workspace(Path(record.workspace).parent, record.task_id)
+        assert validate_artifacts(workspace)
+        for rel, digest in resp["result"]["artifact_hashes"].items():
+            assert file_sha256(Path(record.workspace) / "artifacts" / rel) == digest, rel
+    for task_id in (a_id, b_id):
+        cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})
+        assert (cleaned["state"], cleaned["cleanup_status"]) == ("DONE", "completed"), cleaned
+    assert len(lab.hitl.asked) == 4 + 2 * 3  # one prompt per cleanup delete: capture, blob, local file
+    assert not [c for c in lab.captures() if c.startswith("ghost_")]
+    assert not [b for b in lab.blobs() if b.startswith("ghost_")]
+    assert not list((lab.root / "captures").rglob("*.cap")) and report.is_file()  # deliverables stay
+    assert verify(shell.audit_path).ok
+    orch.close()
