@@ -499,6 +499,109 @@ def tier0_gap_class(rng: random.Random) -> Iterator[Row]:
         yield _row(cmd, "NOT_SAFE", "tier0-gap", "everyday use of the same program: a human decides")
 
 
+# --- class 2: SAFE reads whose answer carries a secret ---------------------------------------------
+
+ARM = "/subscriptions/0/resourceGroups/rg/providers/"
+SECRET_BEARING_READS = [
+    "az network vpn-connection show -g rg -n c1", "az network vpn-connection list -g rg",
+    "az network vpn-gateway connection show -g rg --gateway-name g -n c", "az network vpn-gateway connection list -g rg --gateway-name g",
+    "az network vnet-gateway vpn-connection show -g rg -n c1", "az network express-route show -g rg -n c", "az network express-route list -g rg",
+    "az network express-route peering show -g rg --circuit-name c -n AzurePrivatePeering",
+    "az network express-route peering connection list -g rg --circuit-name c --peering-name p",
+    "az network express-route gateway connection show -g rg --gateway-name g -n c",
+    "az vm show -g rg -n vm --include-user-data", "az vm show -g rg -n vm -u", "az vm show -g rg -n vm --include-user",
+    "az vmss show -g rg -n s --include-user-data", "az vm show -g rg -n vm --expand userData", "az vmss list-instances -g rg -n s --expand userData",
+    "az iot hub module-twin show -n h -d d -m m", "az iot hub device-twin show -n h -d d", "az iot hub device-twin list -n h",
+    "az iot edge deployment show -n h -d dep", "az iot edge deployment list -n h", "az iot hub configuration show -n h -c cfg",
+    "az webapp connection show -g rg -n app --connection c",
+    "az resource show --ids " + ARM + "Microsoft.Network/connections/c1",
+    "az resource show --ids " + ARM + "Microsoft.Network/expressRouteCircuits/c",
+    "az resource show --ids " + ARM + "Microsoft.Network/vpnGateways/g/vpnConnections/c",
+    "az resource show --ids " + ARM + "Microsoft.Network/expressRouteCircuits/c/peerings/p",
+    "az resource show -g rg -n c1 --resource-type Microsoft.Network/connections",
+    "az resource show -g rg -n c1 --namespace Microsoft.Network --resource-type connections",
+    "az resource show -g rg -n p --namespace Microsoft.Network --parent expressRouteCircuits/c --resource-type peerings",
+    "az resource list --resource-type Microsoft.Network/connections", "az resource list --resource-type Microsoft.Network/expressRouteCircuits",
+    "az resource show --ids " + ARM + "Microsoft.ServiceLinker/linkers/c",
+    "az rest --url " + ARM + "Microsoft.Network/connections/c1?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Network/connections?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Network/expressRouteCircuits/c?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Network/vpnGateways/g/vpnConnections/c?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Network/virtualNetworkGateways/g/connections?api-version=2023-09-01",
+    "az rest --url https://management.azure.com" + ARM + "Microsoft.Network/expressRouteGateways/g/expressRouteConnections/c?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Compute/virtualMachines/vm?api-version=2023-03-01&$expand=userData",
+    "az rest --url " + ARM + "Microsoft.Compute/virtualMachines/vm?%24expand=%75serData&api-version=2023-03-01",
+    "az rest --url " + ARM + "Microsoft.KeyVault/vaults/kv/secrets/s?api-version=2023-07-01",
+]  # fmt: skip
+SECRET_PURPOSE_READS = [
+    "az network vpn-connection shared-key show -g rg --connection-name c1", "az network express-route auth list -g rg --circuit-name c",
+    "az network express-route auth show -g rg --circuit-name c -n a", "az iot hub device-identity connection-string show -n h -d d",
+    "az iot hub module-identity connection-string show -n h -d d -m m", "az webapp connection list-configuration -g rg -n app --connection c",
+    "az containerapp connection list-configuration -g rg -n app --connection c", "az connection list-configuration --source-id /x --connection c",
+    "az webapp config appsettings list -g rg -n app", "az webapp config connection-string list -g rg -n app",
+    "az functionapp config appsettings list -g rg -n f", "az functionapp keys list -g rg -n f",
+    "az functionapp function keys list -g rg -n f --function-name fn", "az webapp deployment list-publishing-profiles -g rg -n app",
+    "az webapp deployment list-publishing-credentials -g rg -n app", "az functionapp deployment list-publishing-profiles -g rg -n f",
+    "az resource show --ids " + ARM + "Microsoft.Network/expressRouteCircuits/c/authorizations/a",
+    "az resource show --ids " + ARM + "Microsoft.Network/connections/c1/sharedkey",
+    "az resource show --ids " + ARM + "Microsoft.Web/sites/app/config/appsettings",
+    "az resource show -g rg -n c/a --resource-type Microsoft.Network/expressRouteCircuits/authorizations",
+] + [
+    "az rest --url " + ARM + path + "?api-version=2023-01-01"
+    for path in [
+        "Microsoft.Network/connections/c1/sharedkey", "Microsoft.Network/connections/c1/sharedKey",
+        "Microsoft.Network/expressRouteCircuits/c/authorizations", "Microsoft.Network/expressRouteCircuits/c/authorizations/a",
+        "Microsoft.Network/expressRoutePorts/p/authorizations/a", "Microsoft.Web/sites/app/host/default/listkeys",
+        "Microsoft.Web/sites/app/host/default/listKeys", "Microsoft.Web/sites/app/host/default/LISTKEYS",
+        "Microsoft.Web/sites/app/host/default/systemkeys", "Microsoft.Web/sites/app/functions/f/listsecrets",
+        "Microsoft.Web/sites/app/functions/f/listkeys", "Microsoft.Web/sites/app/config/publishingcredentials/list",
+        "Microsoft.Web/sites/app/config/connectionstrings/list", "Microsoft.DocumentDB/databaseAccounts/d/readonlykeys",
+        "Microsoft.DocumentDB/databaseAccounts/d/listConnectionStrings", "Microsoft.Devices/IotHubs/h/listkeys",
+        "Microsoft.ServiceLinker/linkers/c/listConfigurations", "Microsoft.DataFactory/factories/f/integrationRuntimes/ir/listAuthKeys",
+        "Microsoft.Storage/storageAccounts/sa/listKeys", "Microsoft.ContainerRegistry/registries/r/listCredentials",
+        "Microsoft.Network/vpnGateways/g/vpnConnections/c/vpnLinkConnections/l/sharedkeys/default",
+        "Microsoft.Web/sites/app/%6Cist%4Beys", "Microsoft.Network/connections/c1/%73haredkey",
+    ]
+]  # fmt: skip
+SECRET_NEIGHBOURS_SAFE = [
+    "az network nsg list -g rg", "az network nsg rule list -g rg --nsg-name n -o table", "az network nic list-effective-nsg -g rg -n nic",
+    "az network nic show-effective-route-table -g rg -n nic", "az network vnet show -g rg -n v", "az vm show -g rg -n vm -d",
+    "az vm list", "az vm list -d -o table", "az vm get-instance-view -g rg -n vm", "az network express-route list-arp-tables -g rg -n c --path primary --peering-name p",
+    "az network express-route get-stats -g rg -n c", "az network vnet-gateway show -g rg -n gw", "az network local-gateway show -g rg -n lg",
+    "az network watcher test-ip-flow -g rg --vm v --direction Inbound --protocol TCP --local 10.0.0.4:443 --remote 203.0.113.10:50000",
+    "az network watcher show-next-hop -g rg --vm v --source-ip 10.0.0.4 --dest-ip 10.1.0.4",
+    "az resource show --ids " + ARM + "Microsoft.Compute/virtualMachines/web01 --query type -o tsv",
+    "az resource show --ids " + ARM + "Microsoft.Network/networkSecurityGroups/nsg1",
+    "az resource list --resource-type Microsoft.Network/networkSecurityGroups -o table",
+    "az rest --url " + ARM + "Microsoft.Network/virtualNetworks/v?api-version=2023-09-01",
+    "az rest --url " + ARM + "Microsoft.Compute/virtualMachines/vm?api-version=2023-03-01",
+    "az iot hub show -n h", "az webapp show -g rg -n app",
+]  # fmt: skip
+
+
+def _recase_arm(command: str, rng: random.Random) -> str:
+    """The same ARM request with its path segments re-cased (ARM matches them case-insensitively)."""
+    return "".join(c.upper() if c.isalpha() and rng.random() < 0.3 else c for c in command.split("?", 1)[0]) + (
+        "?" + command.split("?", 1)[1] if "?" in command else ""
+    )
+
+
+def secret_read_class(rng: random.Random) -> Iterator[Row]:
+    for expected, commands, why in (("NOT_SAFE", SECRET_BEARING_READS, "its answer carries a secret"),
+                                    ("FORBIDDEN", SECRET_PURPOSE_READS, "it exists to return a secret")):  # fmt: skip
+        for cmd in commands:
+            argv = shlex.split(cmd)
+            for text, kind in variants(argv, rng, 3):
+                yield _row(text, expected, "secret-read", f"{why} ({kind})")
+            arm = next((i for i, t in enumerate(argv) if t.startswith(("/subscriptions", "https://"))), None)
+            if arm is not None:
+                recased = [*argv[:arm], _recase_arm(argv[arm], rng), *argv[arm + 1 :]]
+                yield _row(shlex.join(recased), expected, "secret-read", f"{why} (ARM path case)")
+    for cmd in SECRET_NEIGHBOURS_SAFE:
+        yield _row(cmd, "SAFE", "secret-read", "the engineer's everyday read")
+        yield _row(requote(shlex.split(cmd), rng), "SAFE", "secret-read", "re-quoted everyday read")
+
+
 GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "case": case_class,
     "everyday": everyday_class,
@@ -508,6 +611,7 @@ GENERATORS: dict[str, Callable[[random.Random], Iterator[Row]]] = {
     "az-at-file": at_file_class,
     "code-runner": code_runner_class,
     "tier0-gap": tier0_gap_class,
+    "secret-read": secret_read_class,
 }
 
 

@@ -3,10 +3,13 @@ test_classify_issue16.py covers the spellings)."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from netghost.shell.classify import classify
 from netghost.shell.classify._az import at_file_path
+from netghost.shell.classify._classify import classify_argv
 from netghost.shell.classify._operands import option_views, write_targets
 from netghost.shell.classify._policy_file import parse_org_policy
 from tests.shell.redteam_corpus import TIER0_NEIGHBOURS
@@ -153,3 +156,34 @@ def test_write_targets(name: str, args: list[str], targets: tuple[str, ...]) -> 
 @pytest.mark.parametrize("command", TIER0_NEIGHBOURS)
 def test_everyday_neighbours_of_the_tier0_gap_rules_ask_a_human(command: str) -> None:
     assert classify(command).verdict == "RISKY"
+
+
+# --- 2: reads whose answer carries a secret, decided per ARM type and operation ---------------------
+
+_ARM = "/subscriptions/0/resourceGroups/rg/providers/"
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict", "rule"),
+    [("az network vpn-connection show -g rg -n c", "RISKY", "az-secret-bearing-network-reads"),
+     (f"az resource show --ids {_ARM}Microsoft.Network/connections/c", "RISKY", "az-arm-secret-bearing-type"),
+     ("az resource show -g rg -n c --namespace Microsoft.Network --resource-type connections", "RISKY", "az-arm-secret-bearing-type"),
+     (f"az rest --url {_ARM}Microsoft.Network/connections/c?api-version=1", "RISKY", "az-arm-secret-bearing-type"),
+     (f"az rest --url {_ARM}Microsoft.Network/connections/c/sharedkey?api-version=1", "FORBIDDEN", "az-arm-credential-path"),
+     (f"az resource show --ids {_ARM}Microsoft.Network/expressRouteCircuits/c/authorizations/a", "FORBIDDEN", "az-arm-credential-path"),
+     (f"az rest --url {_ARM}Microsoft.KeyVault/vaults/kv/secrets/s?api-version=1", "RISKY", "az-arm-secret-path"),
+     ("az vm show -g rg -n vm --expand userData", "RISKY", "az-arm-user-data"),
+     ("az vm show -g rg -n vm -u", "RISKY", "az-vm-user-data")],
+)  # fmt: skip
+def test_secret_reads_are_decided_by_type_and_operation(command: str, verdict: str, rule: str) -> None:
+    out = classify_argv(tuple(shlex.split(command)))
+    assert (out.verdict, out.rule) == (verdict, rule)
+    # A named read (an org rule may name it to relax it); a hazard in the arguments never relaxes.
+    assert out.relaxable == (rule == "az-secret-bearing-network-reads")
+
+
+def test_an_org_prefix_rule_cannot_relax_user_data() -> None:
+    policy = parse_org_policy(
+        b'[[rule]]\nprefix = ["az", "vm", "show"]\ndecision = "SAFE"\njustification = "reads"\nmatch = ["az vm show -n x"]\n'
+    )
+    assert classify("az vm show -g rg -n vm --include-user-data", policy).verdict == "RISKY"

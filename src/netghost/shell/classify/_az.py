@@ -195,12 +195,16 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     """Classify ``az`` + ``args`` (argv without ``az``)."""
     group = command_group(args)
     hazard = _hazard(table, group, args)
-    if hazard is not None:
+    if hazard is not None and hazard.verdict == "FORBIDDEN":
         return hazard
-    if "--help" in args or "-h" in args:
+    if hazard is None and ("--help" in args or "-h" in args):
         return AzDecision("SAFE", f"`az {' '.join(group)} --help` only prints help", "az-help")
     if group[:1] == ["rest"]:
-        return _classify_rest(table, args[[a.lower() for a in args].index("rest") + 1 :])
+        # A RISKY argument hazard (an @file read) must not hide a FORBIDDEN request.
+        rest = _classify_rest(table, args[[a.lower() for a in args].index("rest") + 1 :])
+        return rest if hazard is None or rest.verdict == "FORBIDDEN" else hazard
+    if hazard is not None:
+        return hazard
     if not group:
         if all(a in ("--version", "--help", "-h") for a in args):
             return AzDecision("SAFE", "az version/help output", "az-version")
@@ -223,20 +227,70 @@ def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision
         if rule.matches(g, words):
             return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
     at_file = _at_file_read(args)
+    arm = _arm_hazard(args)
+    for decision in (at_file, arm):
+        if decision is not None and decision.verdict == "FORBIDDEN":
+            return decision
     if at_file is not None:
         return at_file
     for rule in table.risky:
         if rule.matches(g, words):
-            return AzDecision("RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id, relaxable=rule.id != "az-secret-in-argv")
-    # `az resource show --ids .../accessProfiles/clusterAdmin` (or `--resource-type
-    # .../accessProfiles`) is the same GET as `az rest` on that path: the same check applies to
-    # every resource id or type on any az command line.
+            return AzDecision(
+                "RISKY", f"`az {' '.join(group)}`: {rule.justification}", rule.id, relaxable=rule.id not in _ARGUMENT_HAZARDS
+            )  # fmt: skip
+    return arm
+
+
+# Risky rules triggered by what was appended to a command (a secret in argv, a flag asking for user
+# data): an organisation's prefix rule naming the command must not relax them.
+_ARGUMENT_HAZARDS = frozenset({"az-secret-in-argv", "az-vm-user-data"})
+
+
+def _arm_hazard(args: Sequence[str]) -> AzDecision | None:
+    """`az resource show --ids .../accessProfiles/clusterAdmin`, `--resource-type
+    Microsoft.Network/connections` or `--namespace N --resource-type T` name the same ARM GET as
+    `az rest` on that path: the same per-type and per-operation decision applies to every resource
+    id or type on any az command line, and `userData` anywhere asks ARM for a VM's user data."""
     for a in args:
         if "/" in a and not a.startswith(("http://", "https://")):
-            why = _sensitive_arm_path(a.split("=", 1)[-1] if a.startswith("--") else a)
-            if why is not None:
-                return AzDecision("RISKY", f"az: {why}", "az-arm-secret-path", relaxable=False)
+            decision = _arm_path_decision(a.split("=", 1)[-1] if a.startswith("--") else a, "az")
+            if decision is not None:
+                return decision
+    typed = _typed_resource(args)
+    if typed is not None:
+        decision = _arm_path_decision(typed, "az")
+        if decision is not None:
+            return decision
+    if any("userdata" in a.lower() or "userdata" in unquote(a).lower() for a in args if "serdata" in a.lower() or "%" in a):
+        return AzDecision("RISKY", "az: `userData` makes ARM return the VM's user data (often secrets)", "az-arm-user-data", relaxable=False)
     return None
+
+
+_TYPE_OPTIONS = ("--namespace", "--resource-type", "--parent")
+
+
+def _typed_resource(args: Sequence[str]) -> str | None:
+    """The ARM path that `--namespace N --parent P/p --resource-type T` names, or None."""
+    if not any(a.startswith(("--names", "--resource-t", "--par")) for a in args):
+        return None  # the hot path: no resource-type options at all
+    values: dict[str, str] = {}
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=")
+        opt = next((o for o in _TYPE_OPTIONS if len(name) >= 5 and o.startswith(name)), None)
+        if opt is None:
+            continue
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        values[opt] = value
+    rtype = values.get("--resource-type", "")
+    ns = values.get("--namespace", "")
+    if "/" in rtype and "." in rtype.split("/", 1)[0]:
+        ns, rtype = rtype.split("/", 1)
+    if not ns or not rtype:
+        return None
+    parent = values.get("--parent", "").strip("/")
+    types = "/x/".join(rtype.split("/"))
+    return f"/providers/{ns}/{parent + '/' if parent else ''}{types}/x"
 
 
 def at_file_path(arg: str) -> str | None:
@@ -288,33 +342,101 @@ _CREDENTIAL_FILE = re.compile(
 # case-insensitively, after percent-decoding (ARM decodes it too).
 _ARM_SECRET_SEGMENT = re.compile(
     r"(?:^|[/\\?&=])("
-    r"accessprofiles?|list[a-z]*(keys?|credentials?|secrets?|sas|callbackurls?|connectionstrings?|tokens?|passwords?)|"
+    # (op) operations that exist to return a credential: FORBIDDEN, like `keys list` ...
+    r"(?P<op>accessprofiles?|list[a-z]*(keys?|credentials?|secrets?|sas|callbackurls?|connectionstrings?|tokens?|passwords?)|"
     r"regenerate[a-z]*|generate[a-z]*(sas|token|key)[a-z]*|get[a-z]*(keys?|secrets?|credentials?|tokens?)|"
-    r"appsettings|connectionstrings|publishingcredentials|publishxml|authsettings(v2)?|secrets?|"
-    r"(admin|user|monitoring)?credentials?|keys|sharedkeys?"
+    r"appsettings|connectionstrings|publishingcredentials|publishxml|sharedkeys?|readonlykeys|systemkeys|functionkeys|"
+    r"hostkeys|masterkeys?|authorizations|authorizationkeys?|listconfigurations|listconnectioninfo)|"
+    # ... nouns whose GET may return secret material or only its metadata (Key Vault secrets and
+    # keys by ARM): RISKY.
+    r"authsettings(v2)?|secrets?|(admin|user|monitoring)?credentials?|keys"
     r")(?=$|[/\\?&=])",
     re.I,
 )
 
 
 # Every alternative of _ARM_SECRET_SEGMENT contains one of these substrings.
-_ARM_SECRET_HINTS = ("access", "list", "generat", "get", "settings", "connectionstr", "publish", "secret", "credential", "key")
+_ARM_SECRET_HINTS = ("access", "list", "generat", "get", "settings", "connectionstr", "publish", "secret", "credential", "key", "authoriz")
+
+# ARM resource types (namespace/type/child..., lower-case, as a prefix of the id's type chain)
+# whose ordinary GET or list carries a secret in its properties: VPN connections (the IPsec
+# sharedKey), ExpressRoute circuits (authorizations[].authorizationKey, peerings[].sharedKey) and
+# their connections (authorizationKey), VPN server configurations (RADIUS secrets), Service
+# Connector linkers (auth info). The operations that exist to return the secret are credential
+# segments above (FORBIDDEN); these reads are diagnostics a human approves.
+_SECRET_BEARING_TYPES = frozenset({
+    ("microsoft.network", "connections"), ("microsoft.network", "expressroutecircuits"),
+    ("microsoft.network", "expressroutegateways", "expressrouteconnections"), ("microsoft.network", "vpngateways", "vpnconnections"),
+    ("microsoft.network", "virtualnetworkgateways", "connections"), ("microsoft.network", "vpnserverconfigurations"),
+    ("microsoft.network", "expressrouteports", "authorizations"), ("microsoft.servicelinker", "linkers"),
+    ("microsoft.network", "expressroutecrossconnections", "peerings"),
+})  # fmt: skip
+_SECRET_TYPE_NAMESPACES = frozenset(t[0] for t in _SECRET_BEARING_TYPES)
+
+
+def _decoded(path: str) -> str:
+    for _ in range(3):
+        if "%" not in path:
+            break
+        path = unquote(path)
+    return path
 
 
 def _sensitive_arm_path(path: str) -> str | None:
     """Why an ARM path's GET would return credential material, or None (one regex pass over the
     path, whole segments only)."""
-    p = path
-    for _ in range(3):
-        if "%" not in p:
-            break
-        p = unquote(p)
+    p = _decoded(path)
     low = p.lower()
     if not any(h in low for h in _ARM_SECRET_HINTS):
         return None  # the hot path: a plain resource id (substring tests are far cheaper than the regex)
     m = _ARM_SECRET_SEGMENT.search(p)
     if m is not None:
         return f"the ARM path segment {m.group(1)!r} returns credentials (keys, kubeconfigs, secrets, SAS)"
+    return None
+
+
+def _credential_operation(path: str) -> bool:
+    """True when a credential segment of ``path`` is an operation that exists to return it."""
+    p = _decoded(path)
+    return any(m.group("op") for m in _ARM_SECRET_SEGMENT.finditer(p))
+
+
+def _secret_bearing_type(path: str) -> str | None:
+    """The secret-bearing ARM type an id, list path or ``Namespace/type`` names, or None."""
+    low = _decoded(path).lower()
+    if not any(ns in low for ns in _SECRET_TYPE_NAMESPACES):
+        return None  # the hot path
+    segs = [s for s in low.split("?", 1)[0].split("/") if s]
+    if "providers" in segs:
+        i = len(segs) - 1 - segs[::-1].index("providers")
+        segs = segs[i + 1 :]
+    elif not segs or "." not in segs[0]:
+        return None
+    chain = (segs[0], *segs[1::2])
+    for n in range(2, len(chain) + 1):
+        if chain[:n] in _SECRET_BEARING_TYPES:
+            return "/".join(chain[:n])
+    return None
+
+
+def _arm_path_decision(path: str, via: str) -> AzDecision | None:
+    """FORBIDDEN for an operation that exists to return a credential (listKeys, sharedkey,
+    authorizations ...), RISKY for a read of a secret-bearing resource type, else None."""
+    why = _sensitive_arm_path(path)
+    if why is not None and not _credential_operation(path):
+        return AzDecision("RISKY", f"{via}: {why}", "az-arm-secret-path", relaxable=False)
+    if why is not None:
+        return AzDecision(
+            "FORBIDDEN", f"{via}: {why}", "az-arm-credential-path",
+            "Inspect the resource without its credentials (`az resource show --ids ID --query properties.provisioningState`).",
+            relaxable=False,
+        )  # fmt: skip
+    rtype = _secret_bearing_type(path)
+    if rtype is not None:
+        return AzDecision(
+            "RISKY", f"{via}: a {rtype} read carries secrets in its properties (shared keys, authorization keys, auth info)",
+            "az-arm-secret-bearing-type", relaxable=False,
+        )  # fmt: skip
     return None
 
 
@@ -331,9 +453,11 @@ def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
         parts = urlsplit(url)
     except ValueError:
         return AzDecision("RISKY", f"az rest: malformed URL {url!r}", "az-rest", relaxable=False)
-    why = _sensitive_arm_path(parts.path)
-    if why is not None:
-        return AzDecision("RISKY", f"az rest: {why}", "az-rest-secret-path", relaxable=False)
+    decision = _arm_path_decision(parts.path, "az rest")
+    if decision is not None:
+        return decision
+    if "serdata" in url.lower() or ("%" in url and "userdata" in _decoded(url).lower()):
+        return AzDecision("RISKY", "az rest: `$expand=userData` returns the VM's user data (often secrets)", "az-arm-user-data", relaxable=False)
     if url.startswith("/"):
         return AzDecision("SAFE", "az rest GET on an ARM path", "az-rest-get")
     host = (parts.hostname or "").lower()
