@@ -13,12 +13,15 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
   makes Azure fail the way a test needs and ``advance_clock(seconds)`` moves lab time;
 * :func:`lab_path_env` — an environment whose PATH finds the lab's ``az`` and probe shims first;
 * :data:`SCALE_ENV` — the variable that makes lab time run faster than wall time;
-* :func:`add_arguments` / :func:`run` — the ``ghost-agent lab list|show|reset|inject`` command.
+* :func:`add_arguments` / :func:`run` — the ``ghost-agent lab list|show|reset|inject`` command;
+* :class:`FakeGemini` / :class:`FakeTurn` / :class:`FakeCall` — a local fake Gemini API that answers the
+  real google-genai SDK from a script of model turns (``python -m netghost.lab.fake_gemini``).
 """
 
 from netghost.lab.bin import lab_path_env
 from netghost.lab.cli import add_arguments, run
 from netghost.lab.clock import SCALE_ENV
+from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
 from netghost.lab.state import LabState, init_state
 from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names
 
@@ -26,6 +29,9 @@ __all__ = [
     "CLOUD_FAULT_KINDS",
     "SCALE_ENV",
     "CloudFaultSpec",
+    "FakeCall",
+    "FakeGemini",
+    "FakeTurn",
     "LabState",
     "World",
     "add_arguments",

@@ -1,0 +1,214 @@
+"""The fake Gemini API: a loopback HTTP server answering generateContent from a script of turns.
+
+Why a server and not a patched SDK: the tests then run the real google-genai client end to end
+(request building, JSON wire format, error mapping), and every byte that would have left the machine
+is recorded for a test to grep. It fails loudly: a request it cannot answer (the script ran out, a
+malformed body, a wrong API version) gets HTTP 400/404 with a message naming the problem, and the
+message is kept in :attr:`FakeGemini.failures`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from netghost.lab.fake_gemini._turns import FakeTurn, as_turn, error_body, response_body
+
+__all__ = ["FakeGemini", "Responder", "ScriptItem"]
+
+Responder = Callable[[dict[str, Any]], "FakeTurn | Mapping[str, Any] | None"]
+"""Answers one request body with a turn; ``None`` means it has no answer (the script ran out)."""
+ScriptItem = FakeTurn | Mapping[str, Any] | Responder
+
+_PATH = re.compile(
+    r"^/(?P<version>v1(?:alpha|beta\d*)?)/(?:projects/[^/]+/locations/[^/]+/)?(?:publishers/google/)?"
+    r"models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$"
+)
+
+
+class _BadRequest(Exception):
+    """A request the fake refuses: carries the HTTP status and the message sent back."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _check_tools(body: Mapping[str, Any]) -> None:
+    for tool in body.get("tools") or []:
+        for decl in tool.get("functionDeclarations") or tool.get("function_declarations") or []:
+            if not decl.get("name"):
+                raise _BadRequest(400, f"function declaration without a name: {decl!r}")
+            schemas = [k for k in ("parameters", "parametersJsonSchema", "parameters_json_schema") if k in decl]
+            if len(schemas) > 1:
+                raise _BadRequest(400, f"function {decl['name']!r}: {' and '.join(schemas)} are mutually exclusive")
+
+
+def _check_body(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise _BadRequest(400, f"request body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise _BadRequest(400, "request body is not a JSON object")
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise _BadRequest(400, "request has no contents")
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict) or not isinstance(content.get("parts"), list) or not content["parts"]:
+            raise _BadRequest(400, f"contents[{i}] has no parts")
+        if content.get("role") not in (None, "user", "model", "function"):
+            raise _BadRequest(400, f"contents[{i}].role {content.get('role')!r} is not user or model")
+    _check_tools(body)
+    return body
+
+
+class FakeGemini:
+    """A local Gemini API on 127.0.0.1 answering ``generateContent`` (and its SSE stream) from a script.
+
+    ``turns`` is either a sequence (each item a :class:`FakeTurn`, a script dict, or a callable taking
+    the request body and returning one) consumed one per request, or one callable asked for every
+    request. Point the SDK at it with ``genai.Client(api_key="x",
+    http_options=types.HttpOptions(base_url=fake.base_url))`` or ``GOOGLE_GEMINI_BASE_URL``.
+
+    Attributes:
+        base_url: ``http://127.0.0.1:<port>``.
+        requests: every JSON body received, in order (a body that was not JSON is kept as its text).
+        paths: the request paths, in the same order.
+        headers: the request headers, in the same order.
+        failures: messages of the requests the fake refused (script exhausted, malformed request).
+    """
+
+    def __init__(self, turns: Sequence[ScriptItem] | Responder, *, api_version: str | None = "v1",
+                 model_version: str = "fake-gemini", host: str = "127.0.0.1", port: int = 0) -> None:
+        if callable(turns):
+            self._responder: Responder | None = turns
+            self._script: list[ScriptItem] = []
+        else:
+            self._responder = None
+            self._script = [t if callable(t) else as_turn(t) for t in turns]  # bad scripts fail here
+        self.api_version = api_version
+        self.model_version = model_version
+        self.requests: list[Any] = []
+        self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
+        self.failures: list[str] = []
+        self.served = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, port), self._handler_class())
+        self._server.daemon_threads = True
+        self.base_url = f"http://{host}:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-gemini",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def remaining(self) -> int:
+        """Scripted turns not yet served (0 for a callable responder)."""
+        return len(self._script) - self.served if self._responder is None else 0
+
+    def _next_turn(self, body: dict[str, Any], number: int) -> FakeTurn:
+        item: ScriptItem | None = self._responder
+        if item is None:
+            with self._lock:
+                index = self.served
+                if index < len(self._script):
+                    self.served += 1
+                    item = self._script[index]
+        raw = item(body) if callable(item) else item
+        if raw is None:
+            raise _BadRequest(400, f"fake-gemini: the script is exhausted: request #{number} has no scripted turn "
+                                   f"({len(self._script)} scripted)")
+        try:
+            return as_turn(raw)
+        except ValueError as exc:
+            raise _BadRequest(400, f"fake-gemini: request #{number}: bad scripted turn: {exc}") from None
+
+    def answer(self, path: str, raw: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """Record one request and compute ``(status, headers, body)``: the whole protocol, without sockets."""
+        with self._lock:
+            try:
+                self.requests.append(json.loads(raw))
+            except ValueError:
+                self.requests.append(raw.decode("utf-8", "replace"))
+            self.paths.append(path)
+            self.headers.append(dict(headers))
+            number = len(self.requests)
+        try:
+            return self._answer(path, raw, number)
+        except _BadRequest as exc:
+            with self._lock:
+                self.failures.append(str(exc))
+            return _json_reply(exc.status, error_body(exc.status, str(exc)))
+
+    def _answer(self, path: str, raw: bytes, number: int) -> tuple[int, dict[str, str], bytes]:
+        url = urlsplit(path)
+        match = _PATH.match(url.path)
+        if match is None:
+            raise _BadRequest(404, f"fake-gemini: no such method: POST {url.path}")
+        if self.api_version is not None and match["version"] != self.api_version:
+            raise _BadRequest(404, f"fake-gemini: API version {match['version']} requested, this fake serves "
+                                   f"{self.api_version}")
+        stream = match["method"] == "streamGenerateContent"
+        if stream and parse_qs(url.query).get("alt") != ["sse"]:
+            raise _BadRequest(400, "fake-gemini: streamGenerateContent is served as SSE only (?alt=sse)")
+        body = _check_body(raw)
+        turn = self._next_turn(body, number)
+        if turn.error is not None:
+            message = turn.message or f"fake-gemini: scripted {turn.error} error"
+            status, head, out = _json_reply(turn.error, error_body(turn.error, message, turn.retry_after))
+            if turn.retry_after is not None:
+                head["Retry-After"] = str(math.ceil(turn.retry_after))
+            return status, head, out
+        replies = response_body(turn, request_chars=len(raw), model_version=self.model_version,
+                                response_id=f"fake-{number}", stream=stream)
+        if not stream:
+            return _json_reply(200, replies[0])
+        data = b"".join(b"data: " + json.dumps(r).encode() + b"\r\n\r\n" for r in replies)
+        return 200, {"Content-Type": "text/event-stream"}, data
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, head, out = fake.answer(self.path, raw, dict(self.headers.items()))
+                self.send_response(status)
+                for name, value in head.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet: the recorded requests are the log."""
+
+        return Handler
+
+    def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeGemini:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _json_reply(status: int, body: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
