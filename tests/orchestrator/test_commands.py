@@ -22,6 +22,11 @@ def all_builder_argvs() -> list[list[str]]:
         cmd.vm_show("prod-rg", "web-vm-01"),
         cmd.vmss_show("prod-rg", "web-vmss"),
         cmd.vmss_extension_list("prod-rg", "web-vmss"),
+        cmd.vmss_instances("prod-rg", "web-vmss"),
+        cmd.subnet_nsg("/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Network/virtualNetworks/"
+                       "vnet-prod/subnets/web"),
+        cmd.nsg_outbound_rules("/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Network/"
+                               "networkSecurityGroups/nsg-web"),
         cmd.extension_list("prod-rg", "web-vm-01"),
         cmd.watcher_list(),
         cmd.nic_effective_nsg(NIC),

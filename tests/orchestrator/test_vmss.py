@@ -16,8 +16,12 @@ from .conftest import Lab, make_lab, request
 SCENARIOS = Path(__file__).resolve().parents[2] / "src" / "netghost" / "lab" / "scenarios"
 
 
-def _vmss_world(tmp_path: Path) -> Path:
+def _vmss_world(tmp_path: Path, *, deny_host_agent: bool = False) -> Path:
     data = yaml.safe_load((SCENARIOS / "healthy.yaml").read_text())
+    if deny_host_agent:  # the web subnet's NSG (the scale set's) denies the host agent outbound
+        nsg = next(n for n in data["nsgs"] if n["name"] == "nsg-web")
+        nsg["rules"].append({"name": "DenyWireServerOutbound", "priority": 150, "direction": "Outbound",
+                             "access": "Deny", "protocol": "*", "destination_address_prefix": "168.63.129.16/32"})
     data["vm_scale_sets"] = [{"name": "web-vmss", "resource_group": "prod-rg"}]
     for index in range(3):
         data["vms"].append({"name": f"web-vmss_{index}", "resource_group": "prod-rg", "scale_set": "web-vmss",
@@ -50,6 +54,9 @@ def test_vmss_target_detected_created_with_target_type_one_blob_per_instance_cle
     instances = [k for k in done["result"]["artifact_hashes"] if k.endswith(".cap")]
     assert sorted(instances) == [f"{task_id}_{i}.cap" for i in range(3)]
     assert Path(done["result"]["report_path"]).is_file()
+    files = done["result"]["instance_pcap_paths"]
+    assert [Path(f).name for f in files] == [f"{task_id}_{i}.cap" for i in range(3)]
+    assert all(Path(f).is_file() for f in files) and done["result"]["local_pcap_path"] == files[0]
     assert len([c for c in vlab.shell.calls if c.startswith("pcap-forensics")]) == 3
     assert len(vlab.hitl.asked) == 1 + 3  # create + one download per instance
     cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})
@@ -71,3 +78,26 @@ def test_vmss_stopped_instance_drops_out_of_the_capture(vlab: Lab) -> None:
 def test_neither_vm_nor_scale_set_is_target_not_found(vlab: Lab) -> None:
     resp = vlab.orchestrator().orchestrate(request(target="web-vmsx"))
     assert resp["failure_reason"] == "target_not_found" and vlab.captures() == []
+
+
+def test_vmss_detecting_checks_instance_power_states_and_the_subnet_nsg(vlab: Lab) -> None:
+    vlab.orchestrator().orchestrate(request(target="web-vmss"))
+    calls = vlab.shell.calls
+    assert any("vmss list-instances -g prod-rg -n web-vmss --expand instanceView" in c for c in calls)
+    assert any("network vnet subnet show --ids" in c and "/subnets/web" in c for c in calls)
+    assert any("network nsg show --ids" in c and "/networkSecurityGroups/nsg-web" in c for c in calls)
+
+
+def test_vmss_every_instance_stopped_is_vmss_not_running_before_anything_exists(vlab: Lab) -> None:
+    for index in range(3):
+        vlab.state.inject_fault(CloudFaultSpec(kind="vm-stopped", vm=f"web-vmss_{index}"))
+    resp = vlab.orchestrator().orchestrate(request(target="web-vmss"))
+    assert (resp["status"], resp["failure_reason"]) == ("task_failed", "vmss_not_running"), resp
+    assert "az vmss start -g prod-rg -n web-vmss" in resp["error_detail"] and vlab.captures() == []
+
+
+def test_vmss_nsg_denying_the_host_agent_is_a_named_stop(tmp_path: Path) -> None:
+    lab = make_lab(tmp_path, str(_vmss_world(tmp_path, deny_host_agent=True)))
+    resp = lab.orchestrator().orchestrate(request(target="web-vmss"))
+    assert (resp["status"], resp["failure_reason"]) == ("task_failed", "nsg_blocks_host_agent"), resp
+    assert "DenyWireServerOutbound" in resp["error_detail"] and lab.captures() == [] and lab.hitl.asked == []

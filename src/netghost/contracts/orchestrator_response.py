@@ -66,6 +66,8 @@ class CaptureResult(WireModel):
     mode: Literal["single", "compare"] | None = None
     artifact_hashes: dict[str, str] | None = None
     stop_reason: str | None = None
+    instance_pcap_paths: list[str] | None = None
+    """A scale-set target: every instance's capture file, by instance id (``local_pcap_path`` is the first)."""
 
 
 class SingleEndFallbackResult(WireModel):
@@ -77,6 +79,7 @@ class SingleEndFallbackResult(WireModel):
     local_pcap_path: str | None = None
     artifact_hashes: dict[str, str] | None = None
     stop_reason: str | None = None
+    instance_pcap_paths: list[str] | None = None
 
 
 class PairedTaskStatus(WireModel):

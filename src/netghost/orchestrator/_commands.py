@@ -33,10 +33,13 @@ __all__ = [
     "engine_run",
     "extension_list",
     "nic_effective_nsg",
+    "nsg_outbound_rules",
     "remove_file",
     "render",
+    "subnet_nsg",
     "vm_show",
     "vmss_extension_list",
+    "vmss_instances",
     "vmss_show",
     "watcher_list",
 ]
@@ -60,9 +63,34 @@ def vm_show(resource_group: str, vm: str) -> list[str]:
 
 
 def vmss_show(resource_group: str, vmss: str) -> list[str]:
-    """Resolve a scale set (``--target-type AzureVMSS``): id and region."""
-    return ["az", "vmss", "show", "-g", resource_group, "-n", vmss,
-            "--query", "{id:id, location:location}", "-o", "json"]
+    """Resolve a scale set (``--target-type AzureVMSS``): id, region, and the subnets and NSGs of its NIC model.
+
+    A uniform scale set's instance NICs have no ``list-effective-nsg`` (that action exists for
+    ``Microsoft.Network/networkInterfaces`` only), so the host-agent check reads the NSGs the model
+    attaches: the NIC configurations' own and their subnets'.
+    """
+    nics = "virtualMachineProfile.networkProfile.networkInterfaceConfigurations[]"
+    return ["az", "vmss", "show", "-g", resource_group, "-n", vmss, "--query",
+            f"{{id:id, location:location, subnets:{nics}.ipConfigurations[].subnet.id, "
+            f"nsgs:{nics}.networkSecurityGroup.id}}", "-o", "json"]
+
+
+def vmss_instances(resource_group: str, vmss: str) -> list[str]:
+    """The scale set's instances and their power states (``PowerState/running`` ...)."""
+    return ["az", "vmss", "list-instances", "-g", resource_group, "-n", vmss, "--expand", "instanceView",
+            "--query", "[].{instanceId:instanceId, statuses:instanceView.statuses[].code}", "-o", "json"]
+
+
+def subnet_nsg(subnet_id: str) -> list[str]:
+    """The NSG a subnet carries (``{"nsg": id-or-null}``)."""
+    return ["az", "network", "vnet", "subnet", "show", "--ids", subnet_id,
+            "--query", "{nsg:networkSecurityGroup.id}", "-o", "json"]
+
+
+def nsg_outbound_rules(nsg_id: str) -> list[str]:
+    """An NSG's own outbound rules (the defaults never block the host agent)."""
+    return ["az", "network", "nsg", "show", "--ids", nsg_id,
+            "--query", "securityRules[?direction=='Outbound']", "-o", "json"]
 
 
 def extension_list(resource_group: str, vm: str) -> list[str]:

@@ -47,10 +47,18 @@ __all__ = [
 MAX_CAPTURE_BYTES = 1073741824
 """The policy's size cap per capture session (Azure's default ``totalBytesPerSession``, 1 GiB)."""
 
-_PLACEHOLDER = re.compile(r"^\{(location|container|blob|blob_prefix|nic_id|instance_blob|instance_local)\}$")
+_PLACEHOLDER = re.compile(
+    r"^\{(location|container|blob|blob_prefix|nic_id|subnet_id|nsg_id|instance_blob|instance_local)\}$")
 _INSTANCE = re.compile(r"_\d+\.cap$")
 _NIC_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
                      r"networkInterfaces/[^/]+$", re.IGNORECASE)
+_ARM_IDS = {
+    "nic_id": _NIC_ID,
+    "subnet_id": re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+                            r"virtualNetworks/[^/]+/subnets/[^/]+$", re.IGNORECASE),
+    "nsg_id": re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+                         r"networkSecurityGroups/[^/]+$", re.IGNORECASE),
+}
 _BLOB_URL = re.compile(r"^https://(?P<account>[a-z0-9]+)\.blob\.core\.windows\.net/(?P<container>[^/?]+)/"
                        r"(?P<blob>[^?]+)$")
 
@@ -95,7 +103,9 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
     url = cmd.blob_url(p.storage_account, p.container, blob)
     vm = [cmd.vm_show(p.resource_group, p.target), cmd.extension_list(p.resource_group, p.target),
           cmd.nic_effective_nsg("{nic_id}")]
-    vmss = [cmd.vmss_show(p.resource_group, p.target), cmd.vmss_extension_list(p.resource_group, p.target)]
+    vmss = [cmd.vmss_show(p.resource_group, p.target), cmd.vmss_instances(p.resource_group, p.target),
+            cmd.vmss_extension_list(p.resource_group, p.target), cmd.subnet_nsg("{subnet_id}"),
+            cmd.nsg_outbound_rules("{nsg_id}")]
     detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.watcher_list(),
               cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
     creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account, url, p.duration_s,
@@ -163,8 +173,8 @@ def _token_matches(template: str, actual: str, bound: Mapping[str, str | None]) 
     if match is None:
         return template == actual
     name = match.group(1)
-    if name == "nic_id":
-        return bool(_NIC_ID.match(actual))
+    if name in _ARM_IDS:  # an id Azure answered in DETECTING: any id of that kind
+        return bool(_ARM_IDS[name].match(actual))
     value = bound.get(name)
     if name.startswith("instance_"):  # <stem>_<instanceId>.cap, nothing else
         return value is not None and actual.startswith(value) and bool(_INSTANCE.search(actual)) and \

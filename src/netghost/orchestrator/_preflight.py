@@ -28,6 +28,8 @@ STOP_REASONS: Mapping[str, tuple[str, str]] = {
     "aks_not_supported": ("the target is an AKS cluster", "AKS capture is not available yet; capture on a node VM"),
     "vm_not_running": ("the VM is not running, so the capture agent cannot start",
                        "start it: az vm start -g {rg} -n {target}"),
+    "vmss_not_running": ("no instance of the scale set is running, so no capture agent can start",
+                         "start them: az vmss start -g {rg} -n {target}"),
     "extension_missing": ("the Network Watcher agent extension is not installed on the VM",
                           "az vm extension set -g {rg} --vm-name {target} --publisher "
                           "Microsoft.Azure.NetworkWatcher --name NetworkWatcherAgentLinux (or ...Windows)"),
@@ -161,7 +163,9 @@ def detect(rt: Runtime, record: TaskRecord) -> TaskRecord:
                      target_type=record.target_type or "vm")
     if record.target_type == "vm" and doc.get("powerState") not in (None, "VM running"):
         return fail(rt, record, "vm_not_running", detail=str(doc.get("powerState")))
-    for check in (_check_extension, _check_watcher, _check_nsg, _check_storage):
+    checks = (_check_instances, _check_extension, _check_watcher, _check_vmss_nsg, _check_storage) \
+        if record.target_type == "vmss" else (_check_extension, _check_watcher, _check_nsg, _check_storage)
+    for check in checks:
         record, stop, detail, extra = check(rt, record, doc)
         if stop is not None:
             return fail(rt, record, stop, detail=detail, extra=extra)
@@ -196,20 +200,71 @@ def _check_watcher(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Che
         (record, "network_watcher_not_enabled", f"region {record.location}", None)
 
 
+def _blocking(rt: Runtime, record: TaskRecord, ran: Ran, doc: Any, where: str) -> Check | None:
+    """The stop for an NSG document that denies the host agent (None: it does not, or it was not readable)."""
+    if ran.outcome != "ok":  # needs an extra RBAC action: a warning, not a stop
+        rt.say(f"[yellow]{record.task_id}: {where} not readable[/] ({ran.error_text()})")
+        return None
+    rule = blocking_rule(doc)
+    meta = ran.response.get("output_metadata")
+    if rule is None and isinstance(meta, dict) and meta.get("truncation_applied"):
+        rt.say(f"[yellow]{record.task_id}: {where} came back truncated; rules past the cut "
+               f"were not checked for a block of {cmd.HOST_AGENT_IP}[/]")
+    return (record, "nsg_blocks_host_agent", f"rule {rule}", {"rule": rule}) if rule is not None else None
+
+
 def _check_nsg(rt: Runtime, record: TaskRecord, doc: dict[str, Any]) -> Check:
     for nic in doc.get("nics") or []:
         record, ran = rt.run(record, cmd.nic_effective_nsg(str(nic)),
                              "Check that the VM's effective NSG lets the capture agent reach 168.63.129.16.")
-        if ran.outcome != "ok":  # needs an extra RBAC action: a warning, not a stop
-            rt.say(f"[yellow]{record.task_id}: effective NSG of {nic} not readable[/] ({ran.error_text()})")
-            continue
-        rule = blocking_rule(parse_json(ran.output))
-        meta = ran.response.get("output_metadata")
-        if rule is None and isinstance(meta, dict) and meta.get("truncation_applied"):
-            rt.say(f"[yellow]{record.task_id}: the effective NSG of {nic} came back truncated; rules past the cut "
-                   f"were not checked for a block of {cmd.HOST_AGENT_IP}[/]")
-        if rule is not None:
-            return record, "nsg_blocks_host_agent", f"rule {rule}", {"rule": rule}
+        stop = _blocking(rt, record, ran, parse_json(ran.output), f"the effective NSG of {nic}")
+        if stop is not None:
+            return stop
+    return record, None, "", None
+
+
+def _ids(value: Any) -> list[str]:
+    """ARM ids out of a projected (possibly nested, null-holding) list, in order, once each."""
+    flat = [v for item in (value or []) for v in (item if isinstance(item, list) else [item])]
+    return list(dict.fromkeys(str(v) for v in flat if isinstance(v, str) and v))
+
+
+def _check_vmss_nsg(rt: Runtime, record: TaskRecord, doc: dict[str, Any]) -> Check:
+    """A scale set: the NSGs its NIC model and its subnets attach must not deny 168.63.129.16 outbound."""
+    nsgs = _ids(doc.get("nsgs"))
+    for subnet in _ids(doc.get("subnets")):
+        record, ran = rt.run(record, cmd.subnet_nsg(subnet), "Which NSG guards the scale set's subnet?")
+        found = parse_json(ran.output) if ran.outcome == "ok" else None
+        if ran.outcome != "ok":
+            rt.say(f"[yellow]{record.task_id}: subnet {subnet} not readable[/] ({ran.error_text()})")
+        nsgs += [n for n in _ids([found.get("nsg")] if isinstance(found, dict) else []) if n not in nsgs]
+    for nsg in nsgs:
+        record, ran = rt.run(record, cmd.nsg_outbound_rules(nsg),
+                             "Check that the scale set's NSGs let the capture agent reach 168.63.129.16.")
+        rules = parse_json(ran.output)
+        stop = _blocking(rt, record, ran, {"value": [{"effectiveSecurityRules": rules if isinstance(rules, list)
+                                                      else []}]}, f"NSG {nsg}")
+        if stop is not None:
+            return stop
+    return record, None, "", None
+
+
+def _check_instances(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
+    """A scale set: at least one instance must be running (a stopped one just drops out, with a warning)."""
+    if record.parameters is None:
+        return record, None, "", None
+    record, ran = rt.run(record, cmd.vmss_instances(record.parameters.resource_group, record.target or ""),
+                         "Check the scale set's instance power states (a stopped instance captures nothing).")
+    if ran.outcome != "ok":
+        return record, "detection_failed", ran.error_text(), None
+    instances = [i for i in parse_json(ran.output) or [] if isinstance(i, dict)]
+    running = [i for i in instances if "PowerState/running" in (i.get("statuses") or [])]
+    idle = sorted(str(i.get("instanceId")) for i in instances if i not in running)
+    if not running:
+        return record, "vmss_not_running", f"{len(instances)} instance(s), none running", None
+    if idle:
+        rt.say(f"[yellow]{record.task_id}: scale-set instance(s) {', '.join(idle)} not running: "
+               f"they capture nothing[/]")
     return record, None, "", None
 
 

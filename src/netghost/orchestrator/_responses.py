@@ -8,6 +8,7 @@ codes): only orchestration-level status, paths, hashes and the reasons.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 from netghost.contracts import TaskRecord, TaskState, parse_orchestrator_response
@@ -47,11 +48,31 @@ def outcome_state(record: TaskRecord) -> TaskState:
     return record.state
 
 
+def _instance_files(record: TaskRecord) -> list[str]:
+    """A scale-set task's instance captures (``<stem>_<instanceId>.cap``) as registered, by instance id.
+
+    Read from the artifact hashes, not the disk, so the list stays the same after cleanup removed them.
+    """
+    if record.target_type != "vmss" or not record.local_pcap_path:
+        return []
+    local = PurePath(record.local_pcap_path)
+    found: list[tuple[int, str]] = []
+    for rel in record.artifact_hashes:
+        name = PurePath(rel).name
+        tail = name.removeprefix(local.stem + "_").removesuffix(local.suffix)
+        if name.startswith(local.stem + "_") and name.endswith(local.suffix) and tail.isdigit():
+            found.append((int(tail), str(local.parent / rel)))
+    return [path for _n, path in sorted(found)]
+
+
 def _result(record: TaskRecord, fallback: bool) -> dict[str, Any] | None:
     if record.report_path is None and record.semantic_json_path is None:
         return None
-    common = {"semantic_json_path": record.semantic_json_path, "local_pcap_path": record.local_pcap_path,
-              "artifact_hashes": dict(record.artifact_hashes), "stop_reason": record.stop_reason}
+    instances = _instance_files(record)
+    common = {"semantic_json_path": record.semantic_json_path,
+              "local_pcap_path": instances[0] if instances else record.local_pcap_path,
+              "artifact_hashes": dict(record.artifact_hashes), "stop_reason": record.stop_reason,
+              "instance_pcap_paths": instances or None}
     if fallback:
         return {"mode": "single_end_fallback", "report_path": record.report_path or "", **common}
     return {"report_path": record.report_path, "mode": "compare" if record.analysis_mode == "compare" else "single",
