@@ -243,3 +243,12 @@ def test_public_certificate_blobs_are_kept_but_secret_blobs_go() -> None:
     assert redact(json.dumps({"cer": blob})).count == 0
     assert redact(json.dumps({"x5c": [blob]})).count == 0
     assert blob not in redact(json.dumps({"value": blob})).text
+
+
+def test_a_secret_that_spells_redacted_is_still_redacted() -> None:
+    """Only a finished placeholder (``[REDACTED...``) is skipped as already redacted, not any value
+    holding the word: ``Password=xREDACTED1`` is a password like any other."""
+    for text in ("Password=xREDACTED1;Encrypt=True;", '{"password": "REDACTED-2024!"}'):
+        out = redact(text).text
+        assert "xREDACTED1" not in out and "REDACTED-2024" not in out, out
+        assert "[REDACTED:" in out

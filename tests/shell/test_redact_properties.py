@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,5 +106,6 @@ _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#
 def test_labelled_secret_never_survives(value: str, template: str) -> None:
     text = template.format(v=value)
     out = redact(text).text
-    assert value not in out, (text, out)
+    # a value may itself spell part of a placeholder ("REDACTED"): look for it outside the placeholders
+    assert value not in re.sub(r"\[REDACTED(?::[A-Za-z0-9_]+)?\]", "", out), (text, out)
     assert redact(out).text == out

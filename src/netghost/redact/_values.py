@@ -67,7 +67,7 @@ def _hex_key(name: str, value: str) -> bool:
 
 def _usable(value: str) -> bool:
     """A value worth replacing: long enough, not a placeholder, not all digits."""
-    if len(value) < MIN_SECRET_LEN or PLACEHOLDER.match(value) or "REDACTED" in value:
+    if len(value) < MIN_SECRET_LEN or PLACEHOLDER.match(value) or "[REDACTED" in value:
         return False
     return not value.isdigit()
 
