@@ -1,0 +1,64 @@
+"""The conversation's own hash-chained log: ``ghost_turns_{sid}.jsonl`` in the audit directory.
+
+The shell's audit and the task registry hold every command and task; what they cannot hold is the
+conversation around them: what the user asked, what the model said and called, which tool result went
+back with which ``_meta``, and the orchestrator calls. This log holds exactly that, as governance WAL
+records (seq, hashes, a MAC per record, a signed checkpoint), so ``--resume`` rebuilds the whole
+conversation from the audit trail alone and the RCA can count and pin it like the other two logs.
+
+Record kinds (``kind``): ``user_turn`` (the user's text, redacted), ``model_turn`` (the model's parts,
+with the shell's next seq so a crash mid-turn can be matched against the shell's audit),
+``shell_call`` (which ``audit_id`` answered a call, and the ``_meta`` added), ``orchestrator_call``
+(the request, the response, the shell audit ids it caused, the ``_meta``), ``user_choice``
+([C]ontinue / [D]one / extend) and ``session_event`` (started, resumed, interrupted, rca_written).
+Raw command output is never written here: a shell result is rebuilt from the shell's audit record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from netghost.governance import WalWriter
+from netghost.redact import redact
+
+__all__ = ["Journal", "journal_path", "scrub"]
+
+
+def journal_path(audit_dir: Path, session_id: str) -> Path:
+    """``<audit_dir>/ghost_turns_{session_id}.jsonl``."""
+    return audit_dir / f"ghost_turns_{session_id}.jsonl"
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every string passed through the redactor (the journal never stores a secret)."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, Mapping):
+        return {str(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
+class Journal:
+    """The one writer of a session's conversation log.
+
+    Raises:
+        WalLockedError: another process holds this session (two ``--resume`` of one session).
+        WalError: the log does not match its checkpoint (tampered): the caller reports it.
+    """
+
+    def __init__(self, audit_dir: Path, session_id: str) -> None:
+        self.session_id = session_id
+        self.path = journal_path(audit_dir, session_id)
+        self._writer = WalWriter(self.path)
+
+    def write(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Append one record of ``kind`` (every string redacted); return it as stored."""
+        return self._writer.append({"v": 1, "kind": kind, "session_id": self.session_id, **scrub(fields)})
+
+    def close(self) -> None:
+        """Release the log."""
+        self._writer.close()

@@ -1,0 +1,230 @@
+"""The tool-use loop of seed 001 §4: model turn, every call dispatched, results back, saved every turn.
+
+Each turn: ask the brain (history in, model turn out); a turn with no function call is shown and offers
+[C]ontinue / [D]one (without a terminal it counts as Done); otherwise every call is dispatched in order
+(``run_shell_cmd`` to the shell, the task tools to the orchestrator, see :mod:`netghost.agent._dispatch`)
+and ``complete_investigation`` ends the loop for the RCA. Before a call is dispatched its hypothesis
+arguments are applied (:mod:`netghost.agent._hypotheses`); after it, a human's denial is charged to
+the active hypotheses and the seed's ``_meta`` (with the human's reason) is put into the result the
+model sees next (:mod:`netghost.agent._denials`). Every model turn and tool result is journaled, and
+the session file is saved at the end of every turn. ``MAX_LOOP_TURNS`` ends in [E]xtend / [G]enerate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from pydantic import ValidationError
+
+from netghost.agent._denials import charge_denial, is_denial
+from netghost.agent._dispatch import Dispatched, Dispatcher, describe, split_args
+from netghost.agent._hypotheses import apply_updates, mark_succeeded
+from netghost.agent._journal import Journal
+from netghost.agent.brains import Brain, BrainError, FunctionCall, FunctionResponse, Message, ModelTurn, Part
+from netghost.contracts import CompleteInvestigationArgs, SessionState
+
+__all__ = ["EXTEND_BY", "MAX_LOOP_TURNS", "Loop", "LoopEnd", "Ui"]
+
+MAX_LOOP_TURNS = 50
+EXTEND_BY = 10
+EndReason = Literal["complete", "done", "max_turns", "interrupted", "brain_error"]
+_SUCCESS = frozenset({"completed", "task_completed", "task_pending"})
+
+
+class Ui(Protocol):
+    """What the loop shows and asks. ``interactive`` is False without a terminal (choices take defaults)."""
+
+    interactive: bool
+
+    def brain(self, text: str) -> None:
+        """Show the model's reasoning (``[Ghost Agent] ...``)."""
+
+    def error(self, text: str) -> None:
+        """Show an ``[ERROR]`` line."""
+
+    def notice(self, text: str) -> None:
+        """Show a plain line."""
+
+    def choose(self, question: str, options: Mapping[str, str], default: str) -> str:
+        """One of ``options``' keys; ``default`` when nobody can answer."""
+
+    def ask(self, prompt: str) -> str:
+        """A line of text ("" when nobody can answer)."""
+
+
+@dataclass
+class LoopEnd:
+    """Why the loop stopped; ``completion`` holds complete_investigation's arguments when it was called."""
+
+    reason: EndReason
+    completion: CompleteInvestigationArgs | None = None
+    error: BrainError | None = None
+    last_text: str = ""
+
+
+@dataclass
+class Loop:
+    """One investigation's loop.
+
+    Args:
+        brain: the model.
+        dispatcher: the shell and the orchestrator behind the five dispatchable tools.
+        state: the session (edited in place; ``save`` writes it).
+        journal: the conversation log.
+        ui: the console.
+        system_prompt: the ``system_instruction``.
+        history: the conversation so far (the user's problem statement first; a resumed one in full).
+        save: writes the session file (called every turn and before every exit).
+        now: the clock.
+        interrupted: True once Ctrl-C was pressed at an approval prompt (the gate turned it into a denial).
+        max_turns: ``MAX_LOOP_TURNS``.
+    """
+
+    brain: Brain
+    dispatcher: Dispatcher
+    state: SessionState
+    journal: Journal
+    ui: Ui
+    system_prompt: str
+    history: list[Message]
+    save: Callable[[], None]
+    now: Callable[[], datetime]
+    interrupted: Callable[[], bool] = lambda: False
+    max_turns: int = MAX_LOOP_TURNS
+    last_text: str = field(default="", init=False)
+
+    def run(self) -> LoopEnd:
+        """Turn until complete_investigation, Done, the turn limit (not extended), Ctrl-C or a brain error."""
+        while True:
+            while self.state.turn_count < self.max_turns:
+                end = self.turn()
+                if end is not None:
+                    return end
+            self.ui.notice(f"[Ghost Agent] Maximum investigation turns ({self.max_turns}) reached.")
+            choice = self.ui.choose("Options: [E]xtend 10 more turns / [G]enerate RCA now",
+                                    {"e": "extend", "g": "generate"}, default="g")
+            self.journal.write("user_choice", turn=self.state.turn_count, choice=choice)
+            if choice != "e":
+                return LoopEnd("max_turns", last_text=self.last_text)
+            self.max_turns += EXTEND_BY
+
+    def turn(self) -> LoopEnd | None:
+        """One turn; a :class:`LoopEnd` when the loop must stop."""
+        self.state.turn_count += 1
+        turn_no = self.state.turn_count
+        try:
+            reply = self.brain.next_turn(self.history, system_prompt=self.system_prompt)
+        except BrainError as exc:
+            self.state.turn_count -= 1  # the turn did not happen; a resume asks again
+            self.save()
+            return LoopEnd("brain_error", error=exc, last_text=self.last_text)
+        self.journal.write("model_turn", turn=turn_no, brain=self.brain.name, model=self.brain.model,
+                           message=reply.message().to_json(), finish_reason=reply.finish_reason, usage=reply.usage,
+                           after_audit_id=self.dispatcher.shell.last_audit_id)
+        if reply.text:
+            self.last_text = reply.text
+            self.ui.brain(reply.text)
+        if not reply.calls:
+            return self._text_only(reply)
+        self.history.append(reply.message())
+        return self._dispatch_all(reply, turn_no)
+
+    def _text_only(self, reply: ModelTurn) -> LoopEnd | None:
+        if not reply.text:
+            self.ui.brain("(the model returned no text and no tool call)")
+        self.history.append(reply.message())
+        choice = self.ui.choose("Continue investigation? [C]ontinue / [D]one", {"c": "continue", "d": "done"},
+                                default="d")
+        if choice == "d":
+            self.journal.write("user_choice", turn=self.state.turn_count, choice="done")
+            self.save()
+            return LoopEnd("done", last_text=self.last_text)
+        instruction = self.ui.ask("Your next instruction > ").strip() or "Continue the investigation."
+        self.journal.write("user_choice", turn=self.state.turn_count, choice="continue")
+        self.journal.write("user_turn", turn=self.state.turn_count, text=instruction)
+        self.history.append(Message.user_text(instruction))
+        self.save()
+        return None
+
+    def _dispatch_all(self, reply: ModelTurn, turn_no: int) -> LoopEnd | None:
+        responses: list[Part] = []
+        for index, call in enumerate(reply.calls):
+            _, extra = split_args(call.args)
+            notes = apply_updates(self.state, extra.get("hypotheses"), extra.get("active_hypothesis_ids"),
+                                  now=self.now())
+            if call.name == "complete_investigation":
+                end = self._complete(call, notes)
+                if isinstance(end, LoopEnd):
+                    return end
+                responses.append(Part(response=FunctionResponse(call.name, end, call.id)))
+                continue
+            result = self._dispatch_one(call, index, turn_no, notes)
+            responses.append(Part(response=FunctionResponse(call.name, result, call.id)))
+            if self.interrupted():
+                self._close_turn(responses)
+                return LoopEnd("interrupted", last_text=self.last_text)
+        self._close_turn(responses)
+        return None
+
+    def _close_turn(self, responses: list[Part]) -> None:
+        self.history.append(Message("user", tuple(responses)))
+        self.save()
+
+    def _complete(self, call: FunctionCall, notes: list[str]) -> LoopEnd | dict[str, Any]:
+        tool_args, _ = split_args(call.args)
+        try:
+            args = CompleteInvestigationArgs.model_validate(tool_args)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+            return {"status": "error", "error": "invalid_arguments", "tool": call.name, "message": problems}
+        for note in notes:
+            self.ui.notice(f"[Ghost Agent] hypothesis note: {note}")
+        self.save()
+        return LoopEnd("complete", completion=args, last_text=self.last_text)
+
+    def _dispatch_one(self, call: FunctionCall, index: int, turn_no: int, notes: list[str]) -> dict[str, Any]:
+        done = self.dispatcher.call(call.name, call.args)
+        result = dict(done.result)
+        meta = self._meta(done, turn_no)
+        if notes and "warning" not in meta:
+            meta["warning"] = "Hypothesis updates refused: " + "; ".join(notes)
+        if meta:
+            result["_meta"] = {**(result.get("_meta") or {}), **meta}
+        self._journal_call(call, index, turn_no, done, meta)
+        return result
+
+    def _meta(self, done: Dispatched, turn_no: int) -> dict[str, Any]:
+        result = done.result
+        meta: dict[str, Any] = {}
+        if result.get("error") == "timeout":
+            meta["timeout"] = True
+        if done.kind == "invalid":
+            return meta
+        if is_denial(result):
+            command, reason, audit_id = done.denial()
+            if done.kind == "shell":
+                command = str(done.request.get("command", command))
+                reason = result.get("denial_reason") or reason
+                audit_id = str(result.get("audit_id") or audit_id)
+            meta.update(charge_denial(self.state, turn=turn_no, command=command or describe("", done.request),
+                                      reason=reason, audit_id=audit_id, now=self.now()))
+        elif result.get("status") in _SUCCESS:
+            mark_succeeded(self.state)
+        return meta
+
+    def _journal_call(self, call: FunctionCall, index: int, turn_no: int, done: Dispatched,
+                      meta: dict[str, Any]) -> None:
+        common = {"turn": turn_no, "index": index, "name": call.name, "call_id": call.id, "meta": meta}
+        if done.kind == "shell":
+            self.journal.write("shell_call", audit_id=done.result.get("audit_id"), **common)
+        elif done.kind == "orchestrator":
+            self.journal.write("orchestrator_call", request=done.request, response=done.result,
+                               shell_audit_ids=done.audit_ids, **common)
+            task_id = done.result.get("task_id")
+            if call.name == "capture_traffic" and task_id and task_id not in self.state.active_task_ids:
+                self.state.active_task_ids.append(str(task_id))
+        else:
+            self.journal.write("invalid_call", response=done.result, args=call.args, **common)

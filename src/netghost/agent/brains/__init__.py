@@ -1,0 +1,35 @@
+"""The brains the investigation loop can run: the protocol (history in, model turn out) and its makers.
+
+:class:`Brain` is what the loop talks to; :class:`GeminiBrain` calls Gemini through an injected
+``generate`` (the LLM gateway in the product); :class:`PlaybookBrain` is the place of the offline
+playbook brain (issue 13). The history types (:class:`Message`, :class:`Part`, :class:`FunctionCall`,
+:class:`FunctionResponse`) are plain data that round-trip through JSON for the session's journal.
+"""
+
+from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, from_response, to_contents
+from netghost.agent.brains._playbook import PlaybookBrain
+from netghost.agent.brains._protocol import (
+    Brain,
+    BrainError,
+    FunctionCall,
+    FunctionResponse,
+    Message,
+    ModelTurn,
+    Part,
+)
+
+__all__ = [
+    "Brain",
+    "BrainError",
+    "FunctionCall",
+    "FunctionResponse",
+    "GeminiBrain",
+    "Generate",
+    "Message",
+    "ModelTurn",
+    "Part",
+    "PlaybookBrain",
+    "build_config",
+    "from_response",
+    "to_contents",
+]
