@@ -35,18 +35,20 @@ PKG = SRC / "netghost"
 # Which top-level parts each part may import (besides itself). ``errors`` sits with ``contracts`` at
 # the bottom. The root modules (``netghost/__init__``, ``__main__``) are entry points above everything.
 # ``redact`` (the secret redactor) sits at the bottom too, so that everything that lets text out (the
-# shell, the LLM gateway, the forensics narrative) can use the one redactor.
+# shell, the LLM gateway, the forensics narrative) can use the one redactor. ``llm`` (the LLM gateway every
+# Gemini call passes) sits just above ``governance`` (its WAL), below everything that talks to a model.
 _BASE = {"contracts", "errors", "redact"}
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "redact": set(),
     "contracts": {"errors"},
     "governance": _BASE,
+    "llm": {"governance", *_BASE},
     "shell": {"governance", *_BASE},
     "orchestrator": {"shell", "governance", *_BASE},
-    "agent": {"orchestrator", "shell", "governance", *_BASE},
-    "mcp": {"orchestrator", "shell", "governance", *_BASE},
-    "forensics": _BASE,
+    "agent": {"orchestrator", "shell", "llm", "governance", *_BASE},
+    "mcp": {"orchestrator", "shell", "llm", "governance", *_BASE},
+    "forensics": {"llm", *_BASE},
     "lab": _BASE,
 }
 # The only product modules that may import the lab (ARCHITECTURE.md: the CLI's demo entry).

@@ -20,6 +20,7 @@ models, never exceptions. Exceptions are for broken inputs and broken invariants
     │       └── WorkflowTransitionError  an entry is not allowed in the workflow's current state
     ├── ShellError               the Safe-Exec Shell was misused (bad request shape, bad config)
     ├── OrchestratorError
+    ├── LlmError                 a model call failed for good (after the LLM gateway's last retry)
     ├── CaptureFormatError       a file is not a capture we can read (also a ValueError)
     ├── ColumnNotDecodedError    a packet column was read that this analysis did not decode
     └── LabError                 a lab world or simulator input is invalid
@@ -46,6 +47,7 @@ __all__ = [
     "ContractError",
     "GovernanceError",
     "LabError",
+    "LlmError",
     "NetGhostError",
     "OrchestratorError",
     "PlanTokenMismatchError",
@@ -238,6 +240,21 @@ class LabError(NetGhostError, ValueError):
         super().__init__(message)
         self.world = world
         self.path = path
+
+
+class LlmError(NetGhostError):
+    """Raised by the LLM gateway when a model call fails for good: a 4xx other than 429 (never retried),
+    a transport failure, or 429/5xx still failing after the last retry.
+
+    ``status`` is the HTTP status of the last answer (``None`` when no answer came: a refused connection,
+    a timeout, a client that could not be built); ``attempts`` counts the requests sent.
+    """
+
+    def __init__(self, message: str, *, model: str, status: int | None, attempts: int) -> None:
+        super().__init__(message)
+        self.model = model
+        self.status = status
+        self.attempts = attempts
 
 
 class AzError(LabError):

@@ -81,6 +81,7 @@ class FakeGemini:
     Attributes:
         base_url: ``http://127.0.0.1:<port>``.
         requests: every JSON body received, in order (a body that was not JSON is kept as its text).
+        raw: the exact bytes of each request body, in the same order (to check a hash of what was sent).
         paths: the request paths, in the same order.
         headers: the request headers, in the same order.
         failures: messages of the requests the fake refused (script exhausted, malformed request).
@@ -97,6 +98,7 @@ class FakeGemini:
         self.api_version = api_version
         self.model_version = model_version
         self.requests: list[Any] = []
+        self.raw: list[bytes] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self.failures: list[str] = []
@@ -138,6 +140,7 @@ class FakeGemini:
                 self.requests.append(json.loads(raw))
             except ValueError:
                 self.requests.append(raw.decode("utf-8", "replace"))
+            self.raw.append(raw)
             self.paths.append(path)
             self.headers.append(dict(headers))
             number = len(self.requests)

@@ -1,0 +1,235 @@
+"""The LLM gateway (CabinCrew §8): every Gemini call in the product passes :meth:`LlmGateway.generate`.
+
+One call = redact everything outgoing, send it through the real SDK, retry 429/5xx with backoff, and
+append one record to the audit WAL, success or not. The record holds no prompt text, only what an
+auditor needs to match a call to a conversation: the model, token counts, latency, the SHA-256 of the
+exact request body that went on the wire (captured by an HTTP request hook, so it is the SDK's bytes,
+not our re-serialisation), how many secrets of which kinds were redacted, attempts and outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from netghost.errors import LlmError
+from netghost.governance import WalWriter, canonical_json, sha256_tagged
+from netghost.llm._outgoing import Redactor, Tally, redact_config, redact_contents
+from netghost.llm._retry import backoff_delay, is_retryable, retry_hint
+from netghost.llm._settings import ClientFactory, default_client_factory
+from netghost.redact import redact
+
+if TYPE_CHECKING:
+    from google.genai import Client, types
+
+__all__ = ["RECORD_KIND", "LlmGateway"]
+
+RECORD_KIND = "llm_call"
+"""The ``kind`` of the gateway's WAL records (one per call)."""
+TIMEOUT_MS = 60_000
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The SDK's HTTP library errors (httpx2 in google-genai 3.x, httpx before) and OS-level ones."""
+    import importlib  # noqa: PLC0415
+
+    found: list[type[BaseException]] = [OSError]
+    for name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(name).HTTPError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+class _Call:
+    """What one :meth:`LlmGateway.generate` learns on its way, turned into the WAL record at the end."""
+
+    def __init__(self, model: str, purpose: str | None, tally: Tally) -> None:
+        self.model = model
+        self.purpose = purpose
+        self.tally = tally
+        self.attempts = 0
+        self.waits: list[float] = []
+        self.body: bytes | None = None
+        self.fallback_body = ""
+
+    def record(self, *, latency_ms: int, response: types.GenerateContentResponse | None, status: int | None,
+               error: str | None) -> dict[str, Any]:
+        usage = response.usage_metadata if response is not None else None
+        body = self.body if self.body is not None else self.fallback_body.encode()
+        return {
+            "v": 1,
+            "kind": RECORD_KIND,
+            "purpose": self.purpose,
+            "model": self.model,
+            "model_version": response.model_version if response is not None else None,
+            "prompt_tokens": usage.prompt_token_count if usage else None,
+            "candidates_tokens": usage.candidates_token_count if usage else None,
+            "total_tokens": usage.total_token_count if usage else None,
+            "latency_ms": latency_ms,
+            "request_sha256": sha256_tagged(body),
+            "request_bytes": len(body),
+            "request_hashed": "wire" if self.body is not None else "canonical",
+            "redactions": {"count": self.tally.count, "kinds": sorted(self.tally.kinds)},
+            "attempts": self.attempts,
+            "retry_waits_s": self.waits,
+            "outcome": "ok" if error is None else "error",
+            "status": status,
+            "error": error,
+        }
+
+
+class LlmGateway:
+    """The one way the product talks to a model: redaction, bounded retry, one WAL record per call.
+
+    Args:
+        audit: the WAL the records go to: an open :class:`~netghost.governance.WalWriter` (the caller owns
+            it), a path (the gateway opens and owns a writer; :meth:`close` closes it), or ``None`` for a
+            caller that keeps no audit trail (the forensics narrative without an audit directory).
+        redactor: the shared redactor (``netghost.redact.redact``), applied to every outgoing string.
+        client_factory: builds the SDK client from the gateway's HTTP options (default: from ``environ``).
+        environ: where the default factory reads credentials and base URLs (default: the process's own).
+        sleeper: waits between retries (tests pass a recorder and never sleep).
+        clock: a monotonic clock in seconds, for latency.
+        max_retries: retries after the first attempt (so at most ``max_retries + 1`` requests).
+        backoff_initial_s: the first wait; each later one doubles.
+        backoff_max_s: no single wait is longer, a server hint included.
+        timeout_ms: the HTTP timeout of one request.
+    """
+
+    def __init__(self, *, audit: WalWriter | str | os.PathLike[str] | None, redactor: Redactor = redact,
+                 client_factory: ClientFactory | None = None, environ: Mapping[str, str] | None = None,
+                 sleeper: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+                 max_retries: int = 3, backoff_initial_s: float = 1.0, backoff_max_s: float = 30.0,
+                 timeout_ms: int = TIMEOUT_MS) -> None:
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.wal: WalWriter | None
+        if audit is None or isinstance(audit, WalWriter):
+            self.wal, self._owns_wal = audit, False
+        else:
+            self.wal, self._owns_wal = WalWriter(Path(audit)), True
+        self._redactor = redactor
+        self._factory = client_factory or default_client_factory(environ)
+        self._sleeper = sleeper
+        self._clock = clock
+        self.max_retries = max_retries
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.timeout_ms = timeout_ms
+        self._client: Client | None = None
+        self._local = threading.local()
+
+    def _capture(self, request: Any) -> None:
+        """HTTP request hook: keep the exact bytes of the body this thread's call is sending."""
+        call = getattr(self._local, "call", None)
+        if call is not None:
+            call.body = bytes(request.content)
+
+    def _sdk(self) -> Client:
+        if self._client is None:
+            from google.genai import types  # noqa: PLC0415  the SDK loads only when a call is made
+
+            options = types.HttpOptions(timeout=self.timeout_ms,
+                                        client_args={"event_hooks": {"request": [self._capture]}})
+            self._client = self._factory(options)
+        return self._client
+
+    def generate(self, model: str, contents: Any, config: Any = None, *,
+                 purpose: str | None = None) -> types.GenerateContentResponse:
+        """Send one ``generateContent`` call, redacted, retried and audited.
+
+        Args:
+            model: the model name (see :func:`~netghost.llm.model_default`).
+            contents: what the SDK accepts: a string, Parts, Contents or a list of them (the caller's
+                objects are not modified; redacted copies are sent).
+            config: a ``GenerateContentConfig`` (or its dict); its system instruction is redacted too.
+            purpose: a label for the audit record (``"agent_turn"``, ``"forensics_narrative"``).
+
+        Returns:
+            The SDK's response.
+
+        Raises:
+            LlmError: the call failed for good (a 4xx other than 429, no answer, or the last retry failed).
+                One WAL record is written either way.
+            TypeError: ``contents`` holds something the gateway cannot redact (an image, a file).
+        """
+        tally = Tally(self._redactor)
+        sent_contents = redact_contents(contents, tally)
+        sent_config = redact_config(config, tally)
+        call = _Call(model, purpose, tally)
+        call.fallback_body = canonical_json({
+            "model": model, "contents": [c.model_dump(mode="json", exclude_none=True) for c in sent_contents],
+            "config": sent_config.model_dump(mode="json", exclude_none=True) if sent_config else None})
+        started = self._clock()
+        self._local.call = call
+        try:
+            response = self._send(call, sent_contents, sent_config)
+        except LlmError as exc:
+            self._audit(call.record(latency_ms=self._elapsed(started), response=None, status=exc.status,
+                                    error=str(exc)))
+            raise
+        finally:
+            self._local.call = None
+        self._audit(call.record(latency_ms=self._elapsed(started), response=response, status=200, error=None))
+        return response
+
+    def _send(self, call: _Call, contents: list[types.Content],
+              config: types.GenerateContentConfig | None) -> types.GenerateContentResponse:
+        from google.genai import errors  # noqa: PLC0415
+
+        transport = _transport_errors()
+        try:
+            client = self._sdk()
+        except ValueError as exc:  # the SDK refuses to build a client without credentials
+            raise LlmError(f"cannot build the Gemini client: {exc}", model=call.model, status=None, attempts=0) from exc
+        while True:
+            call.attempts += 1
+            try:
+                return client.models.generate_content(model=call.model, contents=contents, config=config)
+            except errors.APIError as exc:
+                status = exc.code
+                if not is_retryable(status) or call.attempts > self.max_retries:
+                    raise self._error(call, exc, status) from exc
+                hint = retry_hint(exc.details, getattr(exc.response, "headers", None))
+                wait = backoff_delay(call.attempts, initial_s=self.backoff_initial_s, max_s=self.backoff_max_s,
+                                     hint=hint)
+                call.waits.append(wait)
+                self._sleeper(wait)
+            except transport as exc:
+                raise LlmError(f"{call.model}: no answer from the model API ({type(exc).__name__}: {exc})",
+                               model=call.model, status=None, attempts=call.attempts) from exc
+
+    @staticmethod
+    def _error(call: _Call, exc: Any, status: int | None) -> LlmError:
+        why = "not retried" if not is_retryable(status) else f"gave up after {call.attempts} attempts"
+        text = f"{call.model}: {status} {exc.status or ''}: {exc.message or ''}".replace("  ", " ")
+        return LlmError(f"{text} ({why})", model=call.model, status=status, attempts=call.attempts)
+
+    def _elapsed(self, started: float) -> int:
+        return round((self._clock() - started) * 1000)
+
+    def _audit(self, record: dict[str, Any]) -> None:
+        if self.wal is not None:
+            self.wal.append(record)
+
+    def close(self) -> None:
+        """Close the WAL when the gateway opened it, and the SDK client's connection pool."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._owns_wal and self.wal is not None:
+            self.wal.close()
+
+    def __enter__(self) -> LlmGateway:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
