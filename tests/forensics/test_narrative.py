@@ -1,15 +1,14 @@
-"""--narrative with the real google-genai SDK against a local fake Gemini server (no mocks, no network).
+"""--narrative with the real google-genai SDK against the lab's fake Gemini server (no mocks, no network),
+through the LLM gateway.
 
 The fake server records every request, so the tests check what really leaves the process: the path,
-the API key header, and that the text sent is the bounded semantic digest, never packets.
+the API key header, that the text sent is the bounded semantic digest (never packets), redacted, and
+that the gateway's audit record lands in the audit directory when one is given.
 """
 
 from __future__ import annotations
 
-import http.server
 import json
-import socketserver
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,16 @@ import pytest
 from netghost.forensics.compare import write_compare_outputs
 from netghost.forensics.engine import analyze_capture
 from netghost.forensics.report import build_semantic, generate_narrative, render_report, with_narrative
-from netghost.forensics.report._narrative import MAX_INPUT_CHARS, NO_KEY, narrative_config, narrative_input
+from netghost.forensics.report._narrative import (
+    AUDIT_FILE,
+    MAX_INPUT_CHARS,
+    NO_KEY,
+    narrative_config,
+    narrative_input,
+)
+from netghost.governance import read_wal, verify
+from netghost.lab import FakeGemini, FakeTurn
+from netghost.llm import LlmGateway
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 A = PAIRS / "chrissanders_ppa2e_http_espn_A.pcap"
@@ -27,50 +35,11 @@ B = PAIRS / "chrissanders_ppa2e_http_espn_B.pcap"
 STORY = "The flow tcp/15 was reset by a middlebox between the probes (F1, B frame 598)."
 
 
-class FakeGemini:
-    """A threaded HTTP server speaking the generateContent wire format; records requests."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.status = 200
-        self.reply_text = STORY
-        outer = self
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                if outer.status != 200:
-                    reply: dict[str, Any] = {"error": {"code": outer.status, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}
-                else:
-                    reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": outer.reply_text}]},
-                                             "finishReason": "STOP"}], "modelVersion": "fake-gemini"}
-                out = json.dumps(reply).encode()
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), H)
-        self.srv.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}"
-        self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.srv.shutdown()
-        self.srv.server_close()
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeGemini]:
-    f = FakeGemini()
-    yield f
-    f.close()
+    """Answers every request with the story, whatever the API version (Vertex uses v1beta1)."""
+    with FakeGemini(lambda body: FakeTurn.say(STORY), api_version=None) as f:
+        yield f
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +48,7 @@ def sem() -> dict[str, Any]:
 
 
 def test_no_key_says_so_and_sends_nothing(fake: FakeGemini, sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
     res = generate_narrative(sem)
     assert res.text is None
     assert res.message == NO_KEY
@@ -90,19 +59,19 @@ def test_no_key_says_so_and_sends_nothing(fake: FakeGemini, sem: dict[str, Any],
 
 def test_real_sdk_against_fake_server(fake: FakeGemini, sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
     res = generate_narrative(sem)
     assert res.text == STORY
     assert res.model == "gemini-2.5-flash"
-    (req,) = fake.requests
-    assert req["path"] == "/v1/models/gemini-2.5-flash:generateContent"
-    assert req["headers"]["x-goog-api-key"] == "test-key"
-    sent = req["body"]["contents"][0]["parts"][0]["text"]
+    (body,) = fake.requests
+    assert fake.paths == ["/v1/models/gemini-2.5-flash:generateContent"]
+    assert fake.headers[0]["x-goog-api-key"] == "test-key"
+    sent = body["contents"][0]["parts"][0]["text"]
     assert sent == narrative_input(sem)
     digest = json.loads(sent)
     assert set(digest) == {"capture", "summary", "findings", "worst_flows"}
     assert len(sent) <= MAX_INPUT_CHARS
-    assert "systemInstruction" in req["body"]
+    assert "systemInstruction" in body
     report = render_report(sem)
     out = with_narrative(report, res.text, res.model)
     assert out.startswith(report.splitlines()[0] + "\n\n## Narrative (written by Gemini (gemini-2.5-flash)")
@@ -112,25 +81,57 @@ def test_real_sdk_against_fake_server(fake: FakeGemini, sem: dict[str, Any], mon
 
 def test_model_from_ghost_model(fake: FakeGemini, sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "k")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
     monkeypatch.setenv("GHOST_MODEL", "gemini-2.5-pro")
     assert generate_narrative(sem).model == "gemini-2.5-pro"
-    assert fake.requests[0]["path"] == "/v1/models/gemini-2.5-pro:generateContent"
+    assert fake.paths[0] == "/v1/models/gemini-2.5-pro:generateContent"
 
 
-def test_api_error_leaves_report_unchanged(fake: FakeGemini, sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    fake.status = 429
-    monkeypatch.setenv("GEMINI_API_KEY", "k")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
-    res = generate_narrative(sem)
+def test_api_error_leaves_report_unchanged(sem: dict[str, Any], tmp_path: Path) -> None:
+    slept: list[float] = []
+    with FakeGemini([FakeTurn.fail(429, "quota")] * 4) as fake, LlmGateway(
+            audit=tmp_path / "llm.jsonl", environ={"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": fake.base_url},
+            sleeper=slept.append) as gateway:
+        res = generate_narrative(sem, gateway=gateway)
     assert res.text is None
     assert "Gemini call failed (ClientError" in res.message
     assert "unchanged" in res.message
+    assert len(fake.requests) == 4 and slept == [1.0, 2.0, 4.0]  # retried by the gateway, without sleeping
+    (rec,) = read_wal(tmp_path / "llm.jsonl").records
+    assert (rec["purpose"], rec["outcome"], rec["status"], rec["attempts"]) == ("forensics_narrative", "error", 429, 4)
+
+
+def test_audit_dir_gets_one_record_per_call(fake: FakeGemini, sem: dict[str, Any], tmp_path: Path) -> None:
+    env = {"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": fake.base_url}
+    for _ in range(2):
+        assert generate_narrative(sem, environ=env, audit_dir=tmp_path / "audit").text == STORY
+    wal = tmp_path / "audit" / AUDIT_FILE
+    assert verify(wal).ok
+    recs = read_wal(wal).records
+    assert [r["purpose"] for r in recs] == ["forensics_narrative"] * 2
+    assert all(r["outcome"] == "ok" and r["model"] == "gemini-2.5-flash" and r["total_tokens"] for r in recs)
+
+
+def test_no_audit_dir_writes_no_audit_file(fake: FakeGemini, sem: dict[str, Any], tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert generate_narrative(sem, environ={"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": fake.base_url}).text
+    assert list(tmp_path.iterdir()) == [tmp_path / "home"]
+
+
+def test_the_digest_is_redacted_before_it_leaves(fake: FakeGemini, sem: dict[str, Any]) -> None:
+    secret = "Hunter2-Sekrit-42"
+    leaky = json.loads(json.dumps(sem))
+    leaky["capture"]["file"] = f"capture password={secret}.pcap"
+    res = generate_narrative(leaky, environ={"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": fake.base_url})
+    assert res.text == STORY
+    assert secret not in b"".join(fake.raw).decode()
+    assert "[REDACTED:password]" in fake.requests[0]["contents"][0]["parts"][0]["text"]
 
 
 def test_unreachable_server_is_reported(sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    f = FakeGemini()
-    url = f.url
+    f = FakeGemini([])
+    url = f.base_url
     f.close()  # nothing listens there any more
     monkeypatch.setenv("GEMINI_API_KEY", "k")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", url)
@@ -148,10 +149,10 @@ def test_config_detection() -> None:
 
 
 def test_vertex_routes_through_sdk(fake: FakeGemini, sem: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    env = {"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_API_KEY": "vk", "GOOGLE_VERTEX_BASE_URL": fake.url}
+    env = {"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_API_KEY": "vk", "GOOGLE_VERTEX_BASE_URL": fake.base_url}
     res = generate_narrative(sem, environ=env)
     assert res.text == STORY
-    assert "gemini-2.5-flash:generateContent" in fake.requests[0]["path"]
+    assert "gemini-2.5-flash:generateContent" in fake.paths[0]
 
 
 def test_digest_is_bounded(sem: dict[str, Any]) -> None:
@@ -164,13 +165,13 @@ def test_digest_is_bounded(sem: dict[str, Any]) -> None:
 
 def test_compare_outputs_with_narrative(fake: FakeGemini, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "k")
-    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
     with_story = write_compare_outputs(A, B, semantic_dir=tmp_path / "s", report_dir=tmp_path / "r", narrative=True)
     monkeypatch.delenv("GEMINI_API_KEY")
     plain = write_compare_outputs(A, B, semantic_dir=tmp_path / "s2", report_dir=tmp_path / "r2", narrative=True)
     assert any("paragraph written by" in n for n in with_story.notices)
     assert NO_KEY in plain.notices
-    sent = json.loads(fake.requests[0]["body"]["contents"][0]["parts"][0]["text"])
+    sent = json.loads(fake.requests[0]["contents"][0]["parts"][0]["text"])
     assert sent["comparison"]["injected_at_b"] == 1
     r1 = (tmp_path / "r" / "chrissanders_ppa2e_http_espn_A_vs_chrissanders_ppa2e_http_espn_B_forensic_report.md").read_text()
     r2 = (tmp_path / "r2" / "chrissanders_ppa2e_http_espn_A_vs_chrissanders_ppa2e_http_espn_B_forensic_report.md").read_text()

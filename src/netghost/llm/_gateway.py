@@ -117,6 +117,7 @@ class LlmGateway:
             self.wal, self._owns_wal = WalWriter(Path(audit)), True
         self._redactor = redactor
         self._factory = client_factory or default_client_factory(environ)
+        self._owns_client = client_factory is None  # a caller's factory may hand out a client it shares
         self._sleeper = sleeper
         self._clock = clock
         self.max_retries = max_retries
@@ -220,10 +221,10 @@ class LlmGateway:
             self.wal.append(record)
 
     def close(self) -> None:
-        """Close the WAL when the gateway opened it, and the SDK client's connection pool."""
-        if self._client is not None:
+        """Close the WAL when the gateway opened it, and the SDK client when the gateway built it."""
+        if self._client is not None and self._owns_client:
             self._client.close()
-            self._client = None
+        self._client = None
         if self._owns_wal and self.wal is not None:
             self.wal.close()
 

@@ -5,28 +5,36 @@ model only ever sees a *bounded* digest of the semantic JSON (counts, ranked fin
 numbers, worst flows, the comparison's totals), never packets or payload, and whatever it writes is
 added above the report, clearly labelled, without changing a line of the report itself.
 
-Configuration follows google-genai's own environment: ``GEMINI_API_KEY`` (or ``GOOGLE_API_KEY``), or
-Vertex AI with ``GOOGLE_GENAI_USE_VERTEXAI=true`` plus ``GOOGLE_CLOUD_PROJECT``/``GOOGLE_CLOUD_LOCATION``;
-``GOOGLE_GEMINI_BASE_URL`` redirects the SDK (used by the tests' local fake server). The model is
-``GHOST_MODEL`` (default ``gemini-2.5-flash``). Without any of these, the result says so and no
-request is made.
+The call goes through the product's LLM gateway (:mod:`netghost.llm`), like every Gemini call: the
+digest is redacted with the shared redactor before it leaves, 429/5xx are retried with backoff, and
+with ``audit_dir`` one hash-chained record per call is appended to ``<audit_dir>/llm_calls.jsonl``
+(the forensics CLI passes none today, so by default no audit file is written beside the reports: a
+narrative is an optional, read-only add-on and the report directory is the user's, not an audit trail).
+
+Configuration is google-genai's own environment, read in :mod:`netghost.llm`: ``GEMINI_API_KEY`` (or
+``GOOGLE_API_KEY``), or Vertex AI with ``GOOGLE_GENAI_USE_VERTEXAI=true`` plus
+``GOOGLE_CLOUD_PROJECT``/``GOOGLE_CLOUD_LOCATION``; ``GOOGLE_GEMINI_BASE_URL`` redirects the SDK (used by
+the tests' local fake server). The model is ``GHOST_MODEL`` (default ``gemini-2.5-flash``). Without any
+of these, the result says so and no request is made.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_MODEL", "MAX_INPUT_CHARS", "NarrativeResult", "generate_narrative", "narrative_config",
-           "narrative_input", "with_narrative"]
+from netghost.errors import LlmError, WalError
+from netghost.llm import DEFAULT_MODEL, LlmGateway, backend, model_default
 
-DEFAULT_MODEL = "gemini-2.5-flash"
+__all__ = ["AUDIT_FILE", "DEFAULT_MODEL", "MAX_INPUT_CHARS", "NarrativeResult", "generate_narrative",
+           "narrative_config", "narrative_input", "with_narrative"]
+
+AUDIT_FILE = "llm_calls.jsonl"
 MAX_INPUT_CHARS = 12_000
-TIMEOUT_MS = 60_000
 NO_KEY = ("--narrative: no Gemini credentials (set GEMINI_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI=true with "
           "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); the deterministic report is unchanged")
 INSTRUCTION = (
@@ -35,7 +43,7 @@ INSTRUCTION = (
     "what to check next. Use only facts present in the digest; cite finding ids (F1, F2 ...) and frame numbers "
     "as evidence; say when the evidence is inconclusive. No headings, no lists, no speculation beyond the digest."
 )
-_TRUE = {"1", "true", "yes", "on"}
+UNCHANGED = "the deterministic report is unchanged"
 
 
 @dataclass
@@ -53,15 +61,7 @@ def narrative_config(environ: Mapping[str, str] | None = None) -> tuple[str | No
     Args:
         environ: the environment to read (default ``os.environ``).
     """
-    env = os.environ if environ is None else environ
-    model = env.get("GHOST_MODEL") or DEFAULT_MODEL
-    if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in _TRUE:
-        if env.get("GOOGLE_CLOUD_PROJECT") or env.get("GOOGLE_API_KEY"):
-            return "vertex", model
-        return None, model
-    if env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"):
-        return "gemini", model
-    return None, model
+    return backend(environ), model_default(environ)
 
 
 def _finding(f: dict[str, Any]) -> dict[str, Any]:
@@ -112,62 +112,48 @@ def narrative_input(sem: dict[str, Any], max_chars: int = MAX_INPUT_CHARS) -> st
     return text[:max_chars]
 
 
-def _transport_errors() -> tuple[type[Exception], ...]:
-    """HTTP transport errors of the SDK's client library (httpx2 in google-genai 3.x, httpx before)."""
-    out: list[type[Exception]] = []
-    for name in ("httpx2", "httpx"):
-        try:
-            out.append(importlib.import_module(name).HTTPError)
-        except (ImportError, AttributeError):
-            continue
-    return tuple(out)
+def _gateway(environ: Mapping[str, str] | None, client: Any, audit_dir: str | os.PathLike[str] | None) -> LlmGateway:
+    audit = Path(audit_dir) / AUDIT_FILE if audit_dir is not None else None
+    factory = (lambda _options: client) if client is not None else None
+    return LlmGateway(audit=audit, environ=environ, client_factory=factory)
 
 
-def generate_narrative(sem: dict[str, Any], *, environ: Mapping[str, str] | None = None,
-                       client: Any = None) -> NarrativeResult:
-    """Ask Gemini for the narrative paragraph; never raises for a missing key or a failing API.
+def generate_narrative(sem: dict[str, Any], *, environ: Mapping[str, str] | None = None, client: Any = None,
+                       audit_dir: str | os.PathLike[str] | None = None,
+                       gateway: LlmGateway | None = None) -> NarrativeResult:
+    """Ask Gemini for the narrative paragraph, through the LLM gateway; never raises for a missing key
+    or a failing API.
 
     Args:
         sem: the semantic document (single or compare mode).
         environ: environment to read the configuration from (default ``os.environ``).
         client: an existing ``google.genai.Client`` (default: one built from the environment).
+        audit_dir: where the gateway appends its record of the call (``llm_calls.jsonl``); none by default.
+        gateway: an existing gateway (its owner closes it); ``environ``, ``client`` and ``audit_dir`` then
+            only choose the model.
     """
-    backend, model = narrative_config(environ)
-    if backend is None and client is None:
+    found, model = narrative_config(environ)
+    if found is None and client is None and gateway is None:
         return NarrativeResult(None, NO_KEY)
     try:
-        from google import genai  # noqa: PLC0415  optional at run time
-        from google.genai import errors, types  # noqa: PLC0415
-    except ImportError:
-        return NarrativeResult(None, "--narrative: google-genai is not installed; the deterministic report is unchanged")
-    caught: tuple[type[Exception], ...] = (errors.APIError, *_transport_errors(), OSError, ValueError)
+        own = gateway or _gateway(environ, client, audit_dir)
+    except (WalError, OSError) as exc:  # no audit trail, no call: the gateway must not be bypassed
+        return NarrativeResult(None, f"--narrative: cannot open the LLM audit log ({exc}); {UNCHANGED}", model)
     try:
-        if client is None:
-            env = os.environ if environ is None else environ
-            if backend == "vertex":
-                base = env.get("GOOGLE_VERTEX_BASE_URL")
-                opts = types.HttpOptions(timeout=TIMEOUT_MS, base_url=base)
-                if env.get("GOOGLE_CLOUD_PROJECT"):
-                    client = genai.Client(vertexai=True, project=env["GOOGLE_CLOUD_PROJECT"],
-                                          location=env.get("GOOGLE_CLOUD_LOCATION") or "us-central1", http_options=opts)
-                else:  # Vertex express mode: API key, no project
-                    client = genai.Client(vertexai=True, api_key=env.get("GOOGLE_API_KEY"), http_options=opts)
-            else:
-                base = env.get("GOOGLE_GEMINI_BASE_URL")
-                client = genai.Client(api_key=env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"),
-                                      http_options=types.HttpOptions(timeout=TIMEOUT_MS, base_url=base))
-        resp = client.models.generate_content(
-            model=model, contents=narrative_input(sem),
-            config=types.GenerateContentConfig(system_instruction=INSTRUCTION, temperature=0.2,
-                                               max_output_tokens=1024),
-        )
+        from google.genai import types  # noqa: PLC0415  the SDK loads only when a narrative is asked for
+
+        config = types.GenerateContentConfig(system_instruction=INSTRUCTION, temperature=0.2, max_output_tokens=1024)
+        resp = own.generate(model, narrative_input(sem), config, purpose="forensics_narrative")
         text = (resp.text or "").strip()
-    except caught as exc:
+    except LlmError as exc:
         # the deterministic report must still be written: report the failure, do not raise
-        return NarrativeResult(None, f"--narrative: Gemini call failed ({type(exc).__name__}: {str(exc)[:200]}); "
-                                     "the deterministic report is unchanged", model)
+        cause = type(exc.__cause__ or exc).__name__
+        return NarrativeResult(None, f"--narrative: Gemini call failed ({cause}: {str(exc)[:200]}); {UNCHANGED}", model)
+    finally:
+        if gateway is None:
+            own.close()
     if not text:
-        return NarrativeResult(None, "--narrative: the model returned no text; the deterministic report is unchanged", model)
+        return NarrativeResult(None, f"--narrative: the model returned no text; {UNCHANGED}", model)
     return NarrativeResult(text, f"--narrative: paragraph written by {model}", model)
 
 
