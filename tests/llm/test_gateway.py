@@ -225,3 +225,14 @@ def test_contents_shapes(rig: MakeRig) -> None:
     with pytest.raises(TypeError):
         r.gateway.generate(MODEL, [object()])
     assert json.loads(r.fake.raw[0])["contents"][0]["role"] == "user"
+
+
+def test_a_shared_client_from_a_custom_factory_is_not_closed(tmp_path: Path) -> None:
+    from google import genai
+
+    with FakeGemini([FakeTurn.say("a"), FakeTurn.say("b")]) as fake:
+        shared = genai.Client(api_key="x", http_options=types.HttpOptions(base_url=fake.base_url))
+        with LlmGateway(audit=None, client_factory=lambda _options: shared) as gw:
+            gw.generate(MODEL, "x")
+        assert shared.models.generate_content(model=MODEL, contents="y").text == "b"
+        shared.close()
