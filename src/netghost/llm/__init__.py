@@ -8,9 +8,17 @@ for good raises :class:`~netghost.errors.LlmError`. :func:`model_default` (``GHO
 narrative read their model and credentials from. Inside: ``_settings`` (model, backend, client
 factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
 wait), ``_gateway`` (the gateway and its audit record).
+
+The gateway half of this face is lazy (PEP 562): settings cost nothing to import, while the gateway
+pulls in the redactor's rule tables and the WAL (~65 ms), which the ``pcap-forensics`` program must
+not pay on every run for a narrative it is rarely asked for.
 """
 
-from netghost.llm._gateway import RECORD_KIND, LlmGateway
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from netghost.llm._settings import (
     DEFAULT_MODEL,
     MODEL_ENV,
@@ -20,6 +28,9 @@ from netghost.llm._settings import (
     has_credentials,
     model_default,
 )
+
+if TYPE_CHECKING:
+    from netghost.llm._gateway import RECORD_KIND, LlmGateway
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -32,3 +43,18 @@ __all__ = [
     "has_credentials",
     "model_default",
 ]
+
+_LAZY = {"RECORD_KIND": "netghost.llm._gateway", "LlmGateway": "netghost.llm._gateway"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -25,10 +25,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netghost.errors import LlmError, WalError
-from netghost.llm import DEFAULT_MODEL, LlmGateway, backend, model_default
+from netghost.llm import DEFAULT_MODEL, backend, model_default
+
+if TYPE_CHECKING:
+    from netghost.llm import LlmGateway
 
 __all__ = ["AUDIT_FILE", "DEFAULT_MODEL", "MAX_INPUT_CHARS", "NarrativeResult", "generate_narrative",
            "narrative_config", "narrative_input", "with_narrative"]
@@ -115,6 +118,8 @@ def narrative_input(sem: dict[str, Any], max_chars: int = MAX_INPUT_CHARS) -> st
 def _gateway(environ: Mapping[str, str] | None, client: Any, audit_dir: str | os.PathLike[str] | None) -> LlmGateway:
     audit = Path(audit_dir) / AUDIT_FILE if audit_dir is not None else None
     factory = (lambda _options: client) if client is not None else None
+    from netghost.llm import LlmGateway  # noqa: PLC0415  the gateway loads only when a narrative is asked for
+
     return LlmGateway(audit=audit, environ=environ, client_factory=factory)
 
 
