@@ -5,8 +5,9 @@ promise, checked on the code itself. Every import counts: module level, inside f
 ``if TYPE_CHECKING:`` (an import deferred into a function still makes a circle; it only hides it).
 
 - **Layers**: imports point down only (``agent``/``mcp`` → ``orchestrator`` → ``shell`` →
-  ``governance`` → ``contracts``, with ``errors`` and ``redact`` at the bottom); ``forensics`` imports
-  only ``contracts`` and ``redact`` (it runs as a program);
+  ``governance`` → ``contracts``, with ``errors`` and ``redact`` at the bottom and the LLM gateway
+  ``llm`` just above governance); ``forensics`` imports only ``contracts``, ``redact`` and ``llm`` (it
+  runs as a program);
   ``lab`` is imported by nothing in the product but the CLI's demo/lab entries.
 - **Faces (the directory rule)**: a module may import another only if the directory holding the
   target is its own or an ancestor; so ``netghost.lab`` is the face other packages use, and
