@@ -59,6 +59,11 @@ class Journal:
         """Append one record of ``kind`` (every string redacted); return it as stored."""
         return self._writer.append({"v": 1, "kind": kind, "session_id": self.session_id, **scrub(fields)})
 
+    @property
+    def writer(self) -> WalWriter:
+        """The log's writer (the LLM gateway appends its one record per call here)."""
+        return self._writer
+
     def close(self) -> None:
         """Release the log."""
         self._writer.close()

@@ -156,7 +156,7 @@ class Loop:
             notes = apply_updates(self.state, extra.get("hypotheses"), extra.get("active_hypothesis_ids"),
                                   now=self.now())
             if call.name == "complete_investigation":
-                end = self._complete(call, notes)
+                end = self._complete(call, index, notes)
                 if isinstance(end, LoopEnd):
                     return end
                 responses.append(Part(response=FunctionResponse(call.name, end, call.id)))
@@ -173,13 +173,16 @@ class Loop:
         self.history.append(Message("user", tuple(responses)))
         self.save()
 
-    def _complete(self, call: FunctionCall, notes: list[str]) -> LoopEnd | dict[str, Any]:
+    def _complete(self, call: FunctionCall, index: int, notes: list[str]) -> LoopEnd | dict[str, Any]:
         tool_args, _ = split_args(call.args)
         try:
             args = CompleteInvestigationArgs.model_validate(tool_args)
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-            return {"status": "error", "error": "invalid_arguments", "tool": call.name, "message": problems}
+            answer = {"status": "error", "error": "invalid_arguments", "tool": call.name, "message": problems}
+            self.journal.write("invalid_call", turn=self.state.turn_count, index=index, name=call.name,
+                               call_id=call.id, meta={}, response=answer, args=call.args)
+            return answer
         for note in notes:
             self.ui.notice(f"[Ghost Agent] hypothesis note: {note}")
         self.save()

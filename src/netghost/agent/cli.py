@@ -1,8 +1,11 @@
 """``ghost-agent``: the one command line of the product.
 
+Without a subcommand it runs (or ``--resume``s) an investigation: ``ghost-agent [--resume SID]
+[--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]``.
 Subcommands live in the module of the component they belong to and are imported only when
 used, so ``ghost-agent audit verify`` never pays for the lab or the PCAP engine. A component
-module exposes ``add_arguments(parser)`` and ``run(args) -> int``.
+module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is prepared here
+(through :func:`netghost.agent.demo.prepare_lab`): only the CLI's entries may import the lab.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from netghost import __version__
+from netghost.errors import NetGhostError
 
 __all__ = ["build_parser", "main"]
 
@@ -31,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
     )
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
+    _add_investigation_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in _SUBCOMMANDS.items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
@@ -46,13 +52,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("investigation (no COMMAND)")
+    group.add_argument("--resume", metavar="SID", help="continue the session SID (verifies its audit trail first)")
+    group.add_argument("--model", metavar="M", help="Gemini model (default: $GHOST_MODEL or gemini-2.5-flash)")
+    group.add_argument("--audit-dir", dest="agent_audit_dir", metavar="DIR", default="./audit",
+                       help="audit logs, session file and RCA (default: ./audit)")
+    group.add_argument("--brain", choices=("gemini", "playbook"), default="gemini",
+                       help="who decides the next step (playbook: offline, no key)")
+    group.add_argument("--lab", metavar="WORLD",
+                       help="investigate a fresh offline lab world (a shipped name or a YAML path) under DIR/lab")
+    group.add_argument("--intent", metavar="TEXT", help="the problem to investigate (instead of the prompt)")
+    group.add_argument("--yes", dest="agent_yes", action="store_true",
+                       help="approve RISKY steps without asking (only with --lab)")
+
+
+def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
+
+    if args.agent_yes and not args.lab:
+        parser.error("--yes approves RISKY commands and is refused without --lab")
+    audit_dir = Path(args.agent_audit_dir).resolve()
+    lab = None
+    if args.lab:
+        from netghost.agent.demo import prepare_lab  # noqa: PLC0415
+
+        try:
+            lab = prepare_lab(args.lab, audit_dir, fresh=not args.resume)
+        except NetGhostError as exc:
+            print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
+            return 2
+    return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=args.brain,
+                             intent=args.intent, yes=args.agent_yes, lab=lab))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ghost-agent``; returns the process exit code."""
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
+        return _investigate(parser, args)
     if getattr(args, "_missing", False):
         print(f"ghost-agent: '{args.command}' is not available in this build yet", file=sys.stderr)
         return 2

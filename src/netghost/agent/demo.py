@@ -22,13 +22,52 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from netghost.agent._run import LabSetup
 from netghost.agent.lab_playbook import PlaybookResult, Symptom, run_playbook
 from netghost.contracts import ApprovalRequest
 from netghost.governance import verify
-from netghost.lab import SCALE_ENV, World, init_state, lab_path_env, load_world, scenario_names
+from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world, scenario_names
 from netghost.shell import HitlCallback, HitlDecision, SafeExecShell, terminal_hitl_callback
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "prepare_lab", "run"]
+
+DEFAULT_CLOCK_SCALE = 60.0
+"""Lab seconds per wall second for lab runs: a 60 s capture takes one second."""
+
+
+def _lab_path(env: dict[str, str]) -> str:
+    """The lab's bin/ first, then this interpreter's directory (the engine's console script sits there,
+    and a venv need not be on PATH), then the rest."""
+    parts = env["PATH"].split(os.pathsep)
+    return os.pathsep.join([parts[0], str(Path(sys.executable).parent), *parts[1:]])
+
+
+def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
+                clock_scale: float = DEFAULT_CLOCK_SCALE) -> LabSetup:
+    """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables and
+    the orchestrator's lab clock. ``fresh`` recreates it; a resume keeps the world as the crash left it.
+
+    Raises:
+        LabError: the world does not load.
+    """
+    state_dir = audit_dir / "lab"
+    if fresh or not (state_dir / "meta.json").exists():
+        state = init_state(state_dir, world, scale=clock_scale, force=True)
+    else:
+        state = LabState(state_dir)
+    env = lab_path_env(state_dir, base=os.environ)
+    env[SCALE_ENV] = str(clock_scale)
+
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds / clock_scale)
+
+    return LabSetup(
+        name=world,
+        path=_lab_path(env),
+        env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
+        orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
+                      "local_capture_dir": str(audit_dir / "captures")},
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,10 +144,7 @@ def run(args: argparse.Namespace) -> int:
     symptom = _symptom(world)
     env = lab_path_env(state_dir, base=os.environ)
     env[SCALE_ENV] = str(args.clock_scale)
-    # The engine's console script sits beside this interpreter, which need not be on PATH
-    # (a venv used without activation).
-    env["PATH"] = os.pathsep.join([env["PATH"].split(os.pathsep)[0], str(Path(sys.executable).parent),
-                                   *env["PATH"].split(os.pathsep)[1:]])
+    env["PATH"] = _lab_path(env)
     if args.yes:
         callback = _lab_approver(console)
     elif sys.stdin.isatty():

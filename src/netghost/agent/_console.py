@@ -1,0 +1,158 @@
+"""The console of seed 001 §10 (rich): banners, orphan lines, ``[Ghost Agent]``, ``[Shell]``, ``[ERROR]``.
+
+:class:`GhostConsole` is the loop's :class:`~netghost.agent._loop.Ui` on a terminal (or a pipe). Every
+text that came from the model, a command or the user is printed as :class:`~rich.text.Text` (never as
+markup), so nothing it holds can restyle or redraw the console. Without a terminal (``interactive``
+False) choices take their defaults and questions get "" (seed: a text-only turn then counts as Done).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Mapping
+from types import FrameType
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+__all__ = ["BANNER_RULE", "GhostConsole", "InterruptFlag", "format_duration"]
+
+BANNER_RULE = "═" * 54
+VERSION = "v1.0"
+
+
+def format_duration(seconds: float) -> str:
+    """``8m 32s`` (seed 001 §10's closing banner)."""
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+class GhostConsole:
+    """Prints as seed 001 §10 shows and asks through ``stdin``.
+
+    Args:
+        console: where everything goes.
+        stdin: where answers are read.
+        interactive: a human is there to answer (stdin is a terminal).
+    """
+
+    def __init__(self, console: Console, stdin: TextIO | None = None, *, interactive: bool = False) -> None:
+        self.console = console
+        self.stdin = stdin or sys.stdin
+        self.interactive = interactive
+
+    # ---- the loop's Ui ------------------------------------------------------------------------------
+
+    def brain(self, text: str) -> None:
+        """``[Ghost Agent] <text>`` with a blank line before it."""
+        self.console.print()
+        self.console.print(Text.assemble(("[Ghost Agent] ", "bold cyan"), text))
+
+    def error(self, text: str) -> None:
+        """``[ERROR] <text>``."""
+        self.console.print(Text.assemble(("[ERROR] ", "bold red"), text))
+
+    def notice(self, text: str) -> None:
+        """A plain line."""
+        self.console.print(Text(text))
+
+    def choose(self, question: str, options: Mapping[str, str], default: str) -> str:
+        """Ask until one of ``options``' keys (or its word) is typed; ``default`` without a terminal or at EOF."""
+        if not self.interactive:
+            return default
+        words = {**{k: k for k in options}, **{v.lower(): k for k, v in options.items()}}
+        for _ in range(5):
+            answer = self.ask(f"{question} > ").strip().lower()
+            if answer in words:
+                return words[answer]
+            if answer == "" and not self.interactive:
+                return default
+            self.console.print(Text(f"Please answer {' / '.join(k.upper() for k in options)}.", style="yellow"))
+        return default
+
+    def ask(self, prompt: str) -> str:
+        """One line from ``stdin`` ("" without a terminal or at end of input)."""
+        if not self.interactive:
+            return ""
+        self.console.print(Text(prompt), end="")
+        self.console.file.flush()
+        line = self.stdin.readline()
+        if line == "":
+            self.interactive = False  # nobody is there any more: defaults from now on
+            self.console.print()
+            return ""
+        return line.rstrip("\r\n")
+
+    # ---- seed 001 §10's other lines -----------------------------------------------------------------
+
+    def banner(self, session_id: str, *, resumed_from: str | None = None) -> None:
+        """The opening banner."""
+        self.console.print(BANNER_RULE, style="bold")
+        title = f"  UNIFIED GHOST AGENT  {VERSION}  |  Session: {session_id}"
+        self.console.print(Text(title + ("  (resumed)" if resumed_from else ""), style="bold"))
+        self.console.print(BANNER_RULE, style="bold")
+
+    def closing(self, report: str, *, confidence: str, turns: int, duration_s: float) -> None:
+        """The closing banner: where the RCA is, confidence, turns, duration."""
+        self.console.print()
+        self.console.print(BANNER_RULE, style="bold")
+        self.console.print(Text(f"  RCA REPORT WRITTEN: {report}", style="bold"))
+        self.console.print(Text(f"  Confidence: {confidence}  |  Turns: {turns}  |  "
+                                f"Duration: {format_duration(duration_s)}"))
+        self.console.print(BANNER_RULE, style="bold")
+
+    def ok(self, text: str) -> None:
+        """``  [OK] <text>``."""
+        self.console.print(Text.assemble("  ", ("[OK]", "green"), f" {text}"))
+
+    def warn(self, text: str) -> None:
+        """``  [WARN] <text>``."""
+        self.console.print(Text.assemble("  ", ("[WARN]", "yellow"), f" {text}"))
+
+    def shell_line(self, command: str, response: Mapping[str, Any]) -> None:
+        """``[Shell] SAFE — auto-approved: <command>`` and its RISKY / FORBIDDEN counterparts."""
+        cls, action = response.get("classification"), response.get("action")
+        if action == "auto_approved":
+            line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved: {command}")
+        elif action == "blocked":
+            line = Text.assemble(("[Shell] ", "bold"), ("FORBIDDEN", "red"), f" — blocked: {command}")
+        elif action in ("user_approved", "user_modified"):
+            shown = response.get("modified_command") or command
+            line = Text.assemble(("[Shell] ", "bold"), (str(cls), "yellow"), f" — {str(action).replace('_', ' ')}: {shown}")
+        else:
+            reason = response.get("denial_reason")
+            line = Text.assemble(("[Shell] ", "bold"), (str(cls), "yellow"),
+                                 f" — {str(action).replace('_', ' ')}: {command}" + (f' (reason: "{reason}")' if reason else ""))
+        self.console.print(line, soft_wrap=True)
+
+
+class InterruptFlag:
+    """Remembers a Ctrl-C that the approval gate turned into a denial, so the loop can stop after it.
+
+    The gate catches the ``KeyboardInterrupt`` that reaches the waiting thread and fails closed; this
+    handler still raises it (the gate's contract) but notes it first. Installed on the main thread only.
+    """
+
+    def __init__(self) -> None:
+        self.set = False
+        self._previous: Any = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.set = True
+        raise KeyboardInterrupt
+
+    def install(self) -> InterruptFlag:
+        """Take over SIGINT (restore with :meth:`restore`)."""
+        self._previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def restore(self) -> None:
+        """Give SIGINT back."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def __call__(self) -> bool:
+        return self.set

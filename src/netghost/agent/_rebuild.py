@@ -1,0 +1,126 @@
+"""Rebuild the conversation from the audit trail alone (``--resume``, seed 003 §6).
+
+The journal (``ghost_turns_{sid}.jsonl``) gives the order: the user's turns, the model's turns, and which
+tool result answered which call. A shell result is rebuilt from the shell's own audit record (the journal
+holds only its ``audit_id``); an orchestrator result is in the journal. A turn the process died in has
+calls without results: a ``run_shell_cmd`` whose command appears in the shell audit after the turn began
+gets that record (it ran, or its outcome is unknown: the shell's in-flight record says so); any other
+gets an ``interrupted`` result, so the model decides again with the facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netghost.agent.brains import FunctionCall, FunctionResponse, Message, Part
+from netghost.governance import read_wal
+
+__all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record"]
+
+RESPONSE_FIELDS = ("status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
+                   "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason")
+INTERRUPTED = {"status": "error", "error": "interrupted",
+               "message": "The session stopped before this call ran. Issue it again if it is still needed."}
+
+
+def response_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``shell.execute()`` response a stored shell audit record stands for."""
+    return {k: record.get(k) for k in RESPONSE_FIELDS}
+
+
+@dataclass
+class Rebuilt:
+    """The conversation, and how the session had ended (if it had)."""
+
+    history: list[Message] = field(default_factory=list)
+    completion: dict[str, Any] | None = None
+    done: bool = False
+    interrupted_calls: list[str] = field(default_factory=list)
+
+
+class _Builder:
+    def __init__(self, shell: list[dict[str, Any]]) -> None:
+        self.shell = shell
+        self.by_id = {str(r.get("audit_id")): r for r in shell}
+        self.out = Rebuilt()
+        self.calls: tuple[FunctionCall, ...] = ()
+        self.answers: dict[int, FunctionResponse] = {}
+        self.after: str | None = None
+
+    def flush(self) -> None:
+        if not self.calls:
+            return
+        parts: list[Part] = []
+        used: set[str] = set()
+        for index, call in enumerate(self.calls):
+            if call.name == "complete_investigation" and index not in self.answers:
+                continue
+            answer = self.answers.get(index) or self._recover(call, used)
+            parts.append(Part(response=answer))
+        if parts:
+            self.out.history.append(Message("user", tuple(parts)))
+        self.calls, self.answers = (), {}
+
+    def _recover(self, call: FunctionCall, used: set[str]) -> FunctionResponse:
+        if call.name == "run_shell_cmd":
+            start = _seq(self.after)
+            for record in self.shell:
+                rid = str(record.get("audit_id"))
+                if _seq(rid) > start and rid not in used and record.get("command") == call.args.get("command"):
+                    used.add(rid)
+                    return FunctionResponse(call.name, response_from_record(record), call.id)
+        self.out.interrupted_calls.append(call.name)
+        return FunctionResponse(call.name, dict(INTERRUPTED), call.id)
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        kind = record.get("kind")
+        if kind == "user_turn":
+            self.flush()
+            self.out.history.append(Message.user_text(str(record.get("text", ""))))
+        elif kind == "model_turn":
+            self.flush()
+            message = Message.from_json(record["message"])
+            self.out.history.append(message)
+            self.calls = tuple(p.call for p in message.parts if p.call is not None)
+            self.after = record.get("after_audit_id")
+            self.out.done = False
+            done = next((c for c in self.calls if c.name == "complete_investigation"), None)
+            self.out.completion = dict(done.args) if done is not None else None
+        elif kind in ("shell_call", "orchestrator_call", "invalid_call"):
+            self._answer(record)
+        elif kind == "user_choice":
+            self.out.done = record.get("choice") in ("done", "generate")
+
+    def _answer(self, record: Mapping[str, Any]) -> None:
+        index = int(record.get("index", 0))
+        name = str(record.get("name"))
+        if record.get("kind") == "shell_call":
+            stored = self.by_id.get(str(record.get("audit_id")))
+            response = response_from_record(stored) if stored else {
+                "status": "error", "error": "audit_record_missing", "audit_id": record.get("audit_id")}
+        else:
+            response = dict(record.get("response") or {})
+        if record.get("meta"):
+            response["_meta"] = dict(record["meta"])
+        call_id = record.get("call_id")
+        self.answers[index] = FunctionResponse(name, response, str(call_id) if call_id else None)
+
+
+def _seq(audit_id: str | None) -> int:
+    try:
+        return int(str(audit_id).rsplit("_", 1)[-1])
+    except ValueError:
+        return 0
+
+
+def rebuild(journal: Path, shell_audit: Path) -> Rebuilt:
+    """The conversation as it stood when the session stopped (see the module docstring)."""
+    shell = read_wal(shell_audit).records if shell_audit.exists() else []
+    builder = _Builder(shell)
+    for record in read_wal(journal).records if journal.exists() else []:
+        builder.feed(record)
+    builder.flush()
+    return builder.out

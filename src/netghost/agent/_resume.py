@@ -1,0 +1,119 @@
+"""``--resume SID`` (seed 001 §3 step 2): verify the audit first, then load, rebuild and reconcile.
+
+Order matters: every hash-chained log of the session is verified *before* anything else is read or
+run, and a break is reported first (the user may stop there). Then the session file is checked
+(``_checksum`` mismatch -> [C]ontinue/[F]resh/[A]bort; unreadable -> [F]resh/[A]bort), the conversation
+is rebuilt from the audit trail (:mod:`netghost.agent._rebuild`), ``is_resume`` is set, and the RISKY
+commands the shell audit shows as executed, or as "outcome unknown", are listed so that ``--yes`` never
+repeats one without a human.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from netghost.agent._console import GhostConsole
+from netghost.agent._rca import chain_paths
+from netghost.agent._rebuild import Rebuilt, rebuild
+from netghost.agent._session import load_session, take_back
+from netghost.contracts import SessionState
+from netghost.governance import read_wal, replay_latest, verify
+
+__all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "unfinished_tasks"]
+
+OUTCOME_UNKNOWN = "outcome unknown"
+_IN_FLIGHT = frozenset({"CREATED", "DETECTING", "APPROVED", "PROVISIONING", "WAITING", "DOWNLOADING", "ANALYZING"})
+"""Task states a crash can leave a capture in mid-way: reconciled through check_task, never re-created."""
+
+
+@dataclass
+class Resumed:
+    """What ``--resume`` found: the state (None: start fresh), the conversation, warnings for the RCA."""
+
+    state: SessionState | None
+    rebuilt: Rebuilt = field(default_factory=Rebuilt)
+    warnings: list[str] = field(default_factory=list)
+    abort: bool = False
+
+
+def check_chains(ui: GhostConsole, audit_dir: Path, session_id: str, heads: Mapping[str, Any]) -> list[str]:
+    """Verify each of the session's logs (and the head the session file pinned); the problems found."""
+    problems: list[str] = []
+    for name, path in chain_paths(audit_dir, session_id).items():
+        if not path.exists():
+            if name in heads:
+                problems.append(f"{path.name}: missing (the session file pinned its head)")
+            continue
+        report = verify(path)
+        for b in report.breaks:
+            if b.kind != "torn_tail":
+                problems.append(f"{path.name}: {b.kind} at seq {b.seq} (line {b.line_no}): {b.detail}")
+        pinned = heads.get(name) or {}
+        seq, sha = pinned.get("seq"), pinned.get("sha256")
+        if isinstance(seq, int) and sha:
+            at = next((r for r in read_wal(path).records if r.get("seq") == seq), None)
+            if at is None or at.get("sha256") != sha:
+                problems.append(f"{path.name}: record {seq} is not the head the session file pinned")
+    for text in problems:
+        ui.error(f"Audit trail broken: {text}")
+    if not problems:
+        ui.ok("Audit trail verified (every chain intact).")
+    return problems
+
+
+def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resumed:
+    """Steps 2's checks in order; see the module docstring."""
+    path = take_back(audit_dir, session_id)
+    loaded = load_session(path)
+    if loaded.status == "missing":
+        ui.error(f"No session {session_id} in {audit_dir} (no {path.name}).")
+        return Resumed(None, abort=True)
+    heads = loaded.state.audit_heads if loaded.state is not None else {}
+    problems = check_chains(ui, audit_dir, session_id, heads)
+    warnings = [f"audit trail break reported at resume: {p}" for p in problems]
+    if problems and ui.choose("The audit trail does not verify. [C]ontinue anyway  [A]bort",
+                              {"c": "continue", "a": "abort"}, default="a") == "a":
+        return Resumed(None, abort=True)
+    if loaded.status == "corrupt" or loaded.state is None:
+        ui.notice(f"Warning: session file corrupted ({loaded.detail}).")
+        fresh = ui.choose("[F]resh session  [A]bort", {"f": "fresh", "a": "abort"}, default="a") == "f"
+        return Resumed(None, abort=not fresh)
+    if loaded.status == "mismatch":
+        ui.notice("Warning: session file checksum mismatch — file may have been modified externally.")
+        choice = ui.choose("[C]ontinue anyway  [F]resh session  [A]bort",
+                           {"c": "continue", "f": "fresh", "a": "abort"}, default="a")
+        if choice != "c":
+            return Resumed(None, abort=choice == "a")
+        warnings.append("session file checksum mismatch at resume: continued at the user's choice")
+    if loaded.state.session_id != session_id:
+        ui.error(f"{path.name} holds session {loaded.state.session_id}, not {session_id}.")
+        return Resumed(None, abort=True)
+    paths = chain_paths(audit_dir, session_id)
+    if not paths["shell"].exists():
+        ui.notice("Warning: Audit file not found — conversation history cannot be reconstructed.")
+    state = loaded.state
+    state.is_resume = True
+    state.resumed_from = session_id
+    return Resumed(state, rebuild(paths["turns"], paths["shell"]), warnings)
+
+
+def already_ran(shell_audit: Path) -> set[str]:
+    """RISKY commands the audit shows as executed or with an unknown outcome (never repeated unasked)."""
+    out: set[str] = set()
+    for r in read_wal(shell_audit).records if shell_audit.exists() else []:
+        if r.get("classification") != "RISKY":
+            continue
+        ran = r.get("action") in ("user_approved", "user_modified") and r.get("status") == "completed"
+        unknown = OUTCOME_UNKNOWN in str(r.get("stderr", ""))
+        if ran or unknown:
+            out.add(str(r.get("modified_command") or r.get("command")))
+    return out
+
+
+def unfinished_tasks(registry: Path, task_ids: list[str]) -> list[str]:
+    """The session's tasks a crash left in flight (reconciled with check_task, never re-created)."""
+    latest = replay_latest(registry, "task_id") if registry.exists() else {}
+    return [t for t in task_ids if t in latest and latest[t].get("state") in _IN_FLIGHT]

@@ -1,0 +1,82 @@
+"""ghost_session.json: seed 001 §8 fields, the checksum, atomic saves, keeping another session's file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from netghost.agent._session import (
+    SESSION_FILE,
+    kept_path,
+    load_session,
+    new_session,
+    new_session_id,
+    save_session,
+    set_aside,
+    take_back,
+)
+from netghost.contracts import compute_session_checksum
+from tests.agent.fakes import NOW
+
+SID = "ghost_20250115_143022"
+
+
+def test_session_id_is_the_seeds_format() -> None:
+    assert new_session_id(NOW) == SID
+
+
+def test_saved_file_verifies_with_the_seeds_own_checksum_recipe(tmp_path: Path) -> None:
+    state = new_session(SID, model="gemini-2.5-flash", audit_dir=tmp_path, now=NOW)
+    path = save_session(tmp_path, state)
+    assert path == tmp_path / SESSION_FILE and oct(path.stat().st_mode & 0o777) == "0o600"
+    data = json.loads(path.read_text())
+    stored = data.pop("_checksum")
+    import hashlib
+    assert stored == hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    loaded = load_session(path)
+    assert loaded.status == "ok" and loaded.state is not None and loaded.state.session_id == SID
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_edited_file_is_a_mismatch_and_garbage_is_corrupt(tmp_path: Path) -> None:
+    path = save_session(tmp_path, new_session(SID, model="m", audit_dir=tmp_path, now=NOW))
+    data = json.loads(path.read_text())
+    data["turn_count"] = 7
+    path.write_text(json.dumps(data))
+    assert load_session(path).status == "mismatch"
+    data["_checksum"] = compute_session_checksum(data)
+    path.write_text(json.dumps(data))
+    assert load_session(path).status == "ok"
+    path.write_text('{"session_id": ')
+    assert load_session(path).status == "corrupt"
+    path.write_text('{"session_id": "x"}')
+    assert load_session(path).status == "corrupt"
+    assert load_session(tmp_path / "nope.json").status == "missing"
+
+
+def test_a_failed_write_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = new_session(SID, model="m", audit_dir=tmp_path, now=NOW)
+    save_session(tmp_path, state)
+    before = (tmp_path / SESSION_FILE).read_bytes()
+    state.turn_count = 3
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError):
+        save_session(tmp_path, state)
+    assert (tmp_path / SESSION_FILE).read_bytes() == before
+
+
+def test_a_new_session_keeps_the_old_one_and_resume_takes_it_back(tmp_path: Path) -> None:
+    save_session(tmp_path, new_session(SID, model="m", audit_dir=tmp_path, now=NOW))
+    assert set_aside(tmp_path) == SID and kept_path(tmp_path, SID).exists()
+    save_session(tmp_path, new_session("ghost_20250116_000000", model="m", audit_dir=tmp_path, now=NOW))
+    path = take_back(tmp_path, SID)
+    loaded = load_session(path)
+    assert loaded.state is not None and loaded.state.session_id == SID
+    assert kept_path(tmp_path, "ghost_20250116_000000").exists()
