@@ -39,7 +39,7 @@ __all__ = [
     "terminal_approver",
 ]
 
-MAX_BOX_LINES = 14
+MAX_BOX_LINES = 16
 _CHOICES = {"a": "approve", "approve": "approve", "d": "deny", "deny": "deny", "m": "modify", "modify": "modify"}
 
 

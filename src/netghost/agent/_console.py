@@ -55,8 +55,8 @@ class GhostConsole:
         self.console.print(Text.assemble(("[ERROR] ", "bold red"), text))
 
     def notice(self, text: str) -> None:
-        """A plain line."""
-        self.console.print(Text(text))
+        """A plain line, never wrapped (a resume command must stay copyable)."""
+        self.console.print(Text(text), soft_wrap=True)
 
     def choose(self, question: str, options: Mapping[str, str], default: str) -> str:
         """Ask until one of ``options``' keys (or its word) is typed; ``default`` without a terminal or at EOF."""

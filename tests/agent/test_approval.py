@@ -1,0 +1,45 @@
+"""The approval box fits 80×24 and says what a command really does."""
+
+from __future__ import annotations
+
+import io
+import shlex
+from datetime import UTC, datetime
+
+from rich.console import Console
+
+from netghost.agent._approval import MAX_BOX_LINES, describe_risk, render_box
+from netghost.governance import build_approval_request
+
+CREATE = ["az", "network", "watcher", "packet-capture", "create", "-g", "prod-rg", "-n",
+          "ghost_web-vm-01_20250115T143500", "--vm", "web-vm-01", "--storage-account", "forensicssa",
+          "--time-limit", "60", "--query", "storageLocation.storagePath", "-o", "tsv"]
+
+
+def _request(argv: list[str], risk: str = "Azure CLI verb 'create' is classified as mutative") -> object:
+    plan = {"argv": argv, "cwd": "/", "session_id": "s", "seq": 1}
+    return build_approval_request(plan, what=shlex.join(argv), why="Capture 60 s of web-vm-01's traffic " * 4,
+                                  risk=risk, requested_at=datetime(2025, 1, 15, tzinfo=UTC),
+                                  context={"tier": 2, "classification": "RISKY", "argv": argv,
+                                           "approval_timeout_s": 300.0})
+
+
+def test_an_az_create_box_fits_80_by_24_with_title_and_command() -> None:
+    console = Console(file=io.StringIO(), width=80, height=24, force_terminal=False)
+    console.print(render_box(_request(CREATE * 2), 80))  # type: ignore[arg-type]
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) <= MAX_BOX_LINES and max(len(ln) for ln in lines) <= 80
+    text = "\n".join(lines)
+    assert "SAFETY SHELL ALERT" in text and "az network watcher packet-capture create" in text
+    assert "more words" in text and "[A]pprove" in text
+
+
+def test_risks_are_described_truthfully() -> None:
+    download = ["az", "storage", "blob", "download", "--account-name", "sa", "-c", "captures", "-n", "x.cap",
+                "-f", "/tmp/x.cap", "--auth-mode", "login"]
+    assert describe_risk(download, "mutative") == (
+        "Writes /tmp/x.cap on this machine from Azure Storage (blob x.cap); it does not change Azure.")
+    assert describe_risk(CREATE, "?").startswith("Starts a packet capture on web-vm-01 in Azure")
+    assert describe_risk(["cat", "/a/r.md"], "?").startswith("Reads /a/r.md on this machine")
+    assert describe_risk(["az", "network", "watcher", "packet-capture", "delete", "-n", "g"], "?").startswith("Deletes")
+    assert describe_risk(["frobnicate"], "unknown program") == "unknown program"
