@@ -247,3 +247,18 @@ print(json.dumps({"modules": len(names), "env": changed, "cwd": os.getcwd() == b
     assert seen["env"] == [], f"importing changed environment variables: {seen['env']}"
     assert seen["cwd"] is True
     assert seen["files"] == [], f"importing wrote files: {seen['files']}"
+
+
+def test_every_public_exception_class_lives_in_errors() -> None:
+    """The whole error tree reads in one file (errors.py); a module may keep a private control-flow
+    exception (``_Stop``) that never leaves it."""
+    bad = []
+    for name, path in _modules().items():
+        if name == "netghost.errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                bases = {getattr(b, "id", getattr(b, "attr", "")) for b in node.bases}
+                if any(b.endswith(("Error", "Exception")) or b in {"Exception", "BaseException"} for b in bases):
+                    bad.append(f"{name}.{node.name}")
+    assert bad == [], f"define these in netghost/errors.py: {bad}"

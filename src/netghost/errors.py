@@ -20,6 +20,9 @@ models, never exceptions. Exceptions are for broken inputs and broken invariants
     │       └── WorkflowTransitionError  an entry is not allowed in the workflow's current state
     ├── ShellError               the Safe-Exec Shell was misused (bad request shape, bad config)
     ├── OrchestratorError
+    │   ├── TaskTransitionError  a task was asked along an edge the transition table does not have
+    │   └── PlanViolation        a command is not in the task's plan, or its plan-token broke
+    ├── BrainError               the agent's brain could not produce a turn (API error, malformed answer)
     ├── LlmError                 a model call failed for good (after the LLM gateway's last retry)
     ├── CaptureFormatError       a file is not a capture we can read (also a ValueError)
     ├── ColumnNotDecodedError    a packet column was read that this analysis did not decode
@@ -42,6 +45,7 @@ __all__ = [
     "ArtifactError",
     "ArtifactValidationError",
     "AzError",
+    "BrainError",
     "CaptureFormatError",
     "ColumnNotDecodedError",
     "ContractError",
@@ -51,9 +55,11 @@ __all__ = [
     "NetGhostError",
     "OrchestratorError",
     "PlanTokenMismatchError",
+    "PlanViolation",
     "PolicyError",
     "ReceiptError",
     "ShellError",
+    "TaskTransitionError",
     "WalCorruptError",
     "WalError",
     "WalLockedError",
@@ -203,6 +209,39 @@ class ShellError(NetGhostError):
 
 class OrchestratorError(NetGhostError):
     """Raised by the cloud orchestrator for invariant breaks (not for failed tasks)."""
+
+
+class TaskTransitionError(OrchestratorError):
+    """Raised when a task is asked to move along an edge the transition table does not have."""
+
+    def __init__(self, task_id: str, from_state: str, to_state: str) -> None:
+        super().__init__(f"task {task_id}: {from_state} -> {to_state} is not in the transition table")
+        self.task_id = task_id
+        self.from_state = from_state
+        self.to_state = to_state
+
+
+class PlanViolation(OrchestratorError):
+    """Raised (and turned into a halted task) when a command is not in the plan or the token broke."""
+
+    def __init__(self, task_id: str, reason: str, detail: str) -> None:
+        super().__init__(f"task {task_id}: {detail}")
+        self.task_id = task_id
+        self.reason = reason
+        self.detail = detail
+
+
+class BrainError(NetGhostError):
+    """The brain could not produce a turn (API error, quota, network, a malformed answer).
+
+    ``code`` is the HTTP status when there was one (429, 500 ...), ``status`` the API's status word
+    (``RESOURCE_EXHAUSTED`` ...). The loop saves the session and prints the resume command (seed 001 §9).
+    """
+
+    def __init__(self, message: str, *, code: int | None = None, status: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
 
 
 class CaptureFormatError(NetGhostError, ValueError):

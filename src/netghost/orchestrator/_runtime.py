@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
-from netghost.errors import OrchestratorError
+from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._plan import bindings, is_member, plan_token
 from netghost.orchestrator._registry import Registry
@@ -41,14 +41,6 @@ class ShellLike(Protocol):
     def execute(self, request: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
-class PlanViolation(OrchestratorError):
-    """Raised (and turned into a halted task) when a command is not in the plan or the token broke."""
-
-    def __init__(self, task_id: str, reason: str, detail: str) -> None:
-        super().__init__(f"task {task_id}: {detail}")
-        self.task_id = task_id
-        self.reason = reason
-        self.detail = detail
 
 
 def _utcnow() -> datetime:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from netghost.contracts import TaskRecord, TaskState
-from netghost.errors import OrchestratorError
+from netghost.errors import TaskTransitionError
 
 __all__ = [
     "OUTCOME_STATES",
@@ -30,14 +30,6 @@ __all__ = [
 S = TaskState
 
 
-class TaskTransitionError(OrchestratorError):
-    """Raised when a task is asked to move along an edge the transition table does not have."""
-
-    def __init__(self, task_id: str, from_state: str, to_state: str) -> None:
-        super().__init__(f"task {task_id}: {from_state} -> {to_state} is not in the transition table")
-        self.task_id = task_id
-        self.from_state = from_state
-        self.to_state = to_state
 
 
 @dataclass(frozen=True)

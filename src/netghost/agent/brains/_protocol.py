@@ -12,24 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from netghost.errors import NetGhostError
+from netghost.errors import BrainError
 
 __all__ = ["Brain", "BrainError", "FunctionCall", "FunctionResponse", "Message", "ModelTurn", "Part"]
 
 Role = Literal["user", "model"]
 
 
-class BrainError(NetGhostError):
-    """The brain could not produce a turn (API error, quota, network, a malformed answer).
-
-    ``code`` is the HTTP status when there was one (429, 500 ...), ``status`` the API's status word
-    (``RESOURCE_EXHAUSTED`` ...). The loop saves the session and prints the resume command (seed 001 §9).
-    """
-
-    def __init__(self, message: str, *, code: int | None = None, status: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.status = status
 
 
 @dataclass(frozen=True)
