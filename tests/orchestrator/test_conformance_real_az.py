@@ -1,11 +1,15 @@
 """Real-CLI conformance: every argv the builders can produce goes through the REAL azure-cli parser.
 
-Skipped (with the reason) when ``az`` is not on PATH; CI does not install azure-cli yet (~4 min and
-733 MB, AZURE.md §0). Each command runs with an empty ``AZURE_CONFIG_DIR`` and no network: argparse
+Which ``az``: ``NETGHOST_REAL_AZ=/path/to/az`` (CI's ``.ci/run`` installs azure-cli into its own venv,
+``.venv-az``, apart from the project's pins, and sets it), else ``az`` on PATH; skipped with the reason
+when neither exists (a NETGHOST_REAL_AZ that names no file fails: a CI that meant to run this must not
+skip it silently). On the build machine azure-cli 2.91 installs in ~3 min into 733 MB. Each command runs with an empty ``AZURE_CONFIG_DIR`` and no network: argparse
 (and the argument validators it runs) decide before any request, so a usage error is exit 2 and
 anything accepted fails later with exit 1 ("Please run 'az login'") or, against the loopback ARM
 mock of ../shared/azure/mock-arm/ (``NETGHOST_AZ_MOCK_ENV=/path/env.sh`` sourced by the caller),
-succeeds. The test fails on any exit 2. The same argvs parse in the lab simulator in test_commands.
+succeeds. The test fails on any exit 2. A key-mode storage command that passed the parser goes to the
+storage data plane, whose SDK retries an unreachable endpoint for ~85 s: a command still running after
+``PARSE_WINDOW_S`` (the parser answers in under 4 s here) has been accepted and is stopped. The same argvs parse in the lab simulator in test_commands.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from netghost.orchestrator import _commands as cmd
 
 from .test_commands import all_builder_argvs
 
-AZ = shutil.which("az")
+AZ = os.environ.get("NETGHOST_REAL_AZ") or shutil.which("az")
+PARSE_WINDOW_S = 30.0
+"""A usage error is reported within seconds of start; past this, the command is waiting on the network."""
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(AZ is None, reason="azure-cli (`az`) is not installed; CI does not install it yet")]
+              pytest.mark.skipif(AZ is None, reason="azure-cli (`az`) is not installed and NETGHOST_REAL_AZ is unset")]
 
 
 def _extra_argvs() -> list[list[str]]:
@@ -35,9 +41,14 @@ def _extra_argvs() -> list[list[str]]:
 
 @pytest.mark.parametrize("argv", all_builder_argvs() + _extra_argvs(), ids=lambda a: " ".join(a[1:5]))
 def test_builder_argv_is_accepted_by_the_real_az_parser(argv: list[str], tmp_path: Path) -> None:
+    assert AZ is not None and Path(AZ).is_file(), f"NETGHOST_REAL_AZ={AZ} is not a file"
     env = {**os.environ, "AZURE_CONFIG_DIR": str(tmp_path / "azcfg"), "AZURE_CORE_COLLECT_TELEMETRY": "false",
            "AZURE_CORE_NO_COLOR": "true"}
     if not os.environ.get("NETGHOST_AZ_MOCK_ENV"):
         env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")  # never leave the machine
-    proc = subprocess.run([AZ or "az", *argv[1:]], capture_output=True, text=True, env=env, timeout=180, check=False)
+    try:
+        proc = subprocess.run([AZ or "az", *argv[1:]], capture_output=True, text=True, env=env,
+                              timeout=PARSE_WINDOW_S, check=False)
+    except subprocess.TimeoutExpired:
+        return  # past the parser (it accepted the syntax), retrying an unreachable storage endpoint
     assert proc.returncode != 2, f"real az rejected the syntax of: {cmd.render(argv)}\n{proc.stderr}"
