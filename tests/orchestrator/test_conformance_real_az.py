@@ -45,7 +45,11 @@ def test_builder_argv_is_accepted_by_the_real_az_parser(argv: list[str], tmp_pat
     env = {**os.environ, "AZURE_CONFIG_DIR": str(tmp_path / "azcfg"), "AZURE_CORE_COLLECT_TELEMETRY": "false",
            "AZURE_CORE_NO_COLOR": "true"}
     if not os.environ.get("NETGHOST_AZ_MOCK_ENV"):
-        env.update(HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")  # never leave the machine
+        # never leave the machine: every request goes to a dead loopback proxy (both spellings: the
+        # lower-case one wins in urllib), and no host is exempt from it
+        dead = "http://127.0.0.1:9"
+        env.update(HTTPS_PROXY=dead, HTTP_PROXY=dead, https_proxy=dead, http_proxy=dead, ALL_PROXY=dead,
+                   all_proxy=dead, NO_PROXY="", no_proxy="")
     try:
         proc = subprocess.run([AZ or "az", *argv[1:]], capture_output=True, text=True, env=env,
                               timeout=PARSE_WINDOW_S, check=False)
