@@ -21,6 +21,7 @@ from netghost.agent.cli import main
 from netghost.contracts import SessionState
 from netghost.governance import read_wal
 from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
+from netghost.lab.world import SCENARIO_DIR
 
 ACCOUNT_KEY = "c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5c2VjcmV0a2V5MTI="
 SAS_SIG = "Qk9HVVNTSUdOQVRVUkVWQUxVRTEyMzQ1Njc4OTBhYmNk%3D"
@@ -36,8 +37,6 @@ SAS_URL = (f"https://forensicssa.blob.core.windows.net/captures/seed.cap?sv=2022
 
 def _world(tmp_path: Path) -> Path:
     """nsg-deny with the deny rule's description carrying a connection string and a SAS URL."""
-    from netghost.lab.world import SCENARIO_DIR  # noqa: PLC0415  tests may read the lab's internals
-
     data = yaml.safe_load((SCENARIO_DIR / "nsg-deny.yaml").read_text())
     data["name"] = "nsg-deny-secrets"
     rule = data["nsgs"][1]["rules"][0]
