@@ -38,6 +38,7 @@ def test_every_kind_is_covered_here() -> None:
               "capture-quota"}
     # the orchestrator's preflight faults are tested in test_orchestrator_commands.py
     tested |= {"extension-failed", "vm-stopped", "wireserver-blocked", "capture-early-stop", "create-unknown-outcome"}
+    tested |= {"capture-no-traffic"}
     assert tested == set(CLOUD_FAULT_KINDS)
 
 
@@ -150,6 +151,24 @@ def test_download_failure(healthy: Lab, tmp_path: Path) -> None:
     assert first.err.startswith("ERROR: Server encountered an internal error. Please try again after some time.\n")
     assert first.err.endswith("ErrorCode:InternalError\n")
     assert healthy.az(command).code == 0
+
+
+def test_capture_no_traffic(healthy: Lab, tmp_path: Path) -> None:
+    from netghost.lab.az._capture_store import EMPTY_PCAP
+
+    _inject(healthy, kind="capture-no-traffic", vm="web-vm-01")
+    _finish(healthy, "ghost_q")
+    status = json.loads(healthy.az("network watcher packet-capture show-status -l eastus -n ghost_q").out)
+    assert (status["packetCaptureStatus"], status["stopReason"]) == ("Stopped", "TimeExceeded")
+    target = tmp_path / "q.cap"
+    got = healthy.az(f"storage blob download {LOGIN} -c captures -n ghost_q.cap -f {target} --no-progress -o none")
+    assert got.code == 0 and target.read_bytes() == EMPTY_PCAP  # the header, no packet
+    other = CREATE.format(name="ghost_r").replace("web-vm-01", "redis-primary")
+    assert healthy.az(other).code == 0
+    healthy.state.advance_clock(62)
+    full = tmp_path / "r.cap"
+    assert healthy.az(f"storage blob download {LOGIN} -c captures -n ghost_r.cap -f {full} -o none").code == 0
+    assert full.stat().st_size > len(EMPTY_PCAP)  # only the named VM is idle
 
 
 def test_capture_name_conflict(healthy: Lab) -> None:

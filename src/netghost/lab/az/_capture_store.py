@@ -85,8 +85,15 @@ def _blobs_of(rec: dict[str, Any]) -> list[tuple[str, str]]:
     return [(vm, f"{stem}_{vm.rsplit('_', 1)[-1]}.cap") for vm in rec.get("instances", [])]
 
 
-def _capture_bytes(world: World, rec: dict[str, Any], vm_name: str, end: float) -> bytes:
-    """The session's bytes on one VM: the synthesized window under its filters and limits."""
+def _capture_bytes(world: World, rec: dict[str, Any], vm_name: str, end: float,
+                   faults: list[CloudFaultSpec]) -> bytes:
+    """The session's bytes on one VM: the synthesized window under its filters and limits.
+
+    A ``capture-no-traffic`` fault on the VM (or on the session's target) empties the window: the
+    file is the pcap header and no packet, what a capture of an idle VM leaves.
+    """
+    if any(find_fault(faults, "capture-no-traffic", vm=name) for name in {vm_name, str(rec.get("vm") or "")}):
+        return EMPTY_PCAP
     body = synthesize(world, vm_name, float(rec["created"]) + STARTUP_S, end)
     vm = world.vm(vm_name)
     return apply_session_limits(body, filters=rec.get("filters") or [], capture_size=int(rec["capture_size"]),
@@ -121,7 +128,7 @@ def settle(state: LabState, now: float) -> None:
             changed = True
             continue
         for vm_name, blob in _blobs_of(rec):
-            body = _capture_bytes(state.world(), rec, vm_name, float(st["end"]))
+            body = _capture_bytes(state.world(), rec, vm_name, float(st["end"]), faults)
             state.put_blob(rec["account"], rec["container"], blob, body, created=float(st["end"]),
                            available_at=float(st["end"]) + _late_delay(faults, rec["account"]))
         rec["blob_written"] = True

@@ -29,6 +29,8 @@ wireserver-blocked         0      an outbound NSG rule denies 168.63.129.16 at t
 capture-early-stop         0      the capture stops ``delay_s`` after it starts with ``stop_reason``
 create-unknown-outcome     1      the first ``count`` creates fail (InternalServerError) although the
                                   session was created: a later ``show`` finds it
+capture-no-traffic         0      the capture (on ``vm``) sees no packet in its window: it stops
+                                  normally and its blob holds the pcap file header only (0 packets)
 storage-auth-failure       1      (``auth_mode: key``) shared-key access refused: KeyBasedAuthentication-
                                   NotPermitted; (``writes_only``) reads pass, writes print the RBAC block
 =========================  =====  ====================================================================
@@ -37,7 +39,9 @@ What the lab had to choose where no public source speaks (AZURE.md §2, §4): th
 ``extension-missing``, ``capture-name-conflict`` and ``capture-quota``; ``AgentStopped`` as the
 ``packetCaptureError`` of a capture whose agent cannot run (the value is in the REST enum, the
 circumstances are the lab's); and ``BytesExceeded`` as the ``stopReason`` of a byte-limited
-capture (only ``Manual`` [REC] and ``TimeExceeded`` [DOC] are documented).
+capture (only ``Manual`` [REC] and ``TimeExceeded`` [DOC] are documented). ``capture-no-traffic``'s
+blob is the 24-byte libpcap global header and no record (a writer that saw nothing): no public source
+shows what the agent uploads for an idle window, and a 0-byte file is not a capture the engine reads.
 """
 
 from __future__ import annotations

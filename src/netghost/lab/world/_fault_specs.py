@@ -46,6 +46,7 @@ CloudFaultKind = Literal[
     "wireserver-blocked",
     "capture-early-stop",
     "create-unknown-outcome",
+    "capture-no-traffic",
 ]
 CLOUD_FAULT_KINDS: tuple[str, ...] = get_args(CloudFaultKind)
 
