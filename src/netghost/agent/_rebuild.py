@@ -5,11 +5,14 @@ tool result answered which call. A shell result is rebuilt from the shell's own 
 holds only its ``audit_id``); an orchestrator result is in the journal. A turn the process died in has
 calls without results: a ``run_shell_cmd`` whose command appears in the shell audit after the turn began
 gets that record (it ran, or its outcome is unknown: the shell's in-flight record says so); any other
-gets an ``interrupted`` result, so the model decides again with the facts.
+gets an ``interrupted`` result, so the model decides again with the facts. The shell's in-flight record
+is read from ``<audit>.inflight`` when the shell has not appended it yet (it does so when it next opens
+the session, which is after the rebuild): a command killed while it ran is never called "not run".
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +21,7 @@ from typing import Any
 from netghost.agent.brains import FunctionCall, FunctionResponse, Message, Part
 from netghost.governance import read_wal
 
-__all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record"]
+__all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record", "shell_records"]
 
 RESPONSE_FIELDS = ("status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
                    "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason")
@@ -116,9 +119,23 @@ def _seq(audit_id: str | None) -> int:
         return 0
 
 
+def shell_records(shell_audit: Path) -> list[dict[str, Any]]:
+    """The shell audit's records, and the in-flight ("outcome unknown") record the shell has not appended yet."""
+    records = read_wal(shell_audit).records if shell_audit.exists() else []
+    inflight = shell_audit.with_name(shell_audit.name + ".inflight")
+    try:
+        pending = json.loads(inflight.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none (the usual case), or torn before its command could start
+        return records
+    last = _seq(str(records[-1].get("audit_id"))) if records else 0
+    if isinstance(pending, dict) and _seq(str(pending.get("audit_id"))) > last:
+        records.append(pending)
+    return records
+
+
 def rebuild(journal: Path, shell_audit: Path) -> Rebuilt:
     """The conversation as it stood when the session stopped (see the module docstring)."""
-    shell = read_wal(shell_audit).records if shell_audit.exists() else []
+    shell = shell_records(shell_audit)
     builder = _Builder(shell)
     for record in read_wal(journal).records if journal.exists() else []:
         builder.feed(record)

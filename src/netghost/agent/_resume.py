@@ -17,7 +17,7 @@ from typing import Any
 
 from netghost.agent._console import GhostConsole
 from netghost.agent._rca import chain_paths
-from netghost.agent._rebuild import Rebuilt, rebuild
+from netghost.agent._rebuild import Rebuilt, rebuild, shell_records
 from netghost.agent._session import load_session, take_back
 from netghost.contracts import SessionState
 from netghost.governance import read_wal, replay_latest, verify
@@ -103,7 +103,7 @@ def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resum
 def already_ran(shell_audit: Path) -> set[str]:
     """RISKY commands the audit shows as executed or with an unknown outcome (never repeated unasked)."""
     out: set[str] = set()
-    for r in read_wal(shell_audit).records if shell_audit.exists() else []:
+    for r in shell_records(shell_audit):
         if r.get("classification") != "RISKY":
             continue
         ran = r.get("action") in ("user_approved", "user_modified") and r.get("status") == "completed"
