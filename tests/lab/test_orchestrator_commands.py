@@ -34,8 +34,10 @@ NOT_FOUND = ("ERROR: (ResourceNotFound) The Resource '{what}' under resource gro
 
 
 def _world_with_scale_set(tmp_path: Path) -> Path:
-    """healthy, plus the scale set web-vmss (instances 0, 1, 2 in the web subnet) serving HTTPS."""
+    """healthy, plus the scale set web-vmss (instances 0, 1, 2 in the web subnet) serving HTTPS and the
+    AKS cluster aks-prod."""
     data = yaml.safe_load((SCENARIO_DIR / "healthy.yaml").read_text())
+    data["aks_clusters"] = [{"name": "aks-prod", "resource_group": "prod-rg"}]
     data["vm_scale_sets"] = [{"name": "web-vmss", "resource_group": "prod-rg"}]
     for index in range(3):
         data["vms"].append({"name": f"web-vmss_{index}", "resource_group": "prod-rg", "scale_set": "web-vmss",
@@ -81,6 +83,7 @@ RESOURCE_IDS = [
     (f"{SUB}/resourceGroups/NetworkWatcherRG/providers/Microsoft.Network/networkWatchers/NetworkWatcher_eastus",
      "Microsoft.Network/networkWatchers"),
     (f"{RG}/Microsoft.Network/privateDnsZones/prod.internal", "Microsoft.Network/privateDnsZones"),
+    (f"{RG}/Microsoft.ContainerService/managedClusters/aks-prod", "Microsoft.ContainerService/ManagedClusters"),
 ]
 
 
@@ -97,6 +100,7 @@ def test_resource_show_ids_type_for_every_kind(lab: Lab, rid: str, rtype: str) -
     (f"{RG}/Microsoft.Network/virtualNetworks/vnet-prod/subnets/nope", "Microsoft.Network/virtualNetworks/vnet-prod/subnets/nope"),
     (f"{RG}/Microsoft.Compute/virtualMachineScaleSets/nope", "Microsoft.Compute/virtualMachineScaleSets/nope"),
     (f"{RG}/Microsoft.Compute/virtualMachines/web-vmss_0", "Microsoft.Compute/virtualMachines/web-vmss_0"),
+    (f"{RG}/Microsoft.ContainerService/managedClusters/nope", "Microsoft.ContainerService/managedClusters/nope"),
 ])
 def test_resource_show_missing_kinds_exit_3(lab: Lab, rid: str, what: str) -> None:
     result = lab.az(f"resource show --ids {rid} --query type -o tsv")
@@ -107,6 +111,22 @@ def test_resource_show_a_child_by_parent(lab: Lab) -> None:
     result = lab.az("resource show -g prod-rg -n web --parent virtualNetworks/vnet-prod "
                     "--resource-type Microsoft.Network/subnets --query id -o tsv")
     assert result.out == f"{RG}/Microsoft.Network/virtualNetworks/vnet-prod/subnets/web\n"
+
+
+def test_aks_cluster_show_and_what_a_vm_lookup_says_of_it(lab: Lab) -> None:
+    """An AKS cluster answers ``aks show`` (name or id); ``vm show``/``vmss show`` of its name are 404s."""
+    rid = f"{RG}/Microsoft.ContainerService/managedClusters/aks-prod"
+    shown = lab.az('aks show -g prod-rg -n aks-prod --query "{id:id, location:location}" -o tsv')
+    assert (shown.code, shown.out, shown.err) == (0, f"{rid}\teastus\n", "")
+    doc = json.loads(lab.az(f"aks show --ids {rid}").out)
+    assert (doc["type"], doc["provisioningState"], doc["agentPoolProfiles"][0]["count"]) == (
+        "Microsoft.ContainerService/ManagedClusters", "Succeeded", 3)
+    missing = lab.az("aks show -g prod-rg -n nope")
+    assert (missing.code, missing.err) == (3, NOT_FOUND.format(what="Microsoft.ContainerService/managedClusters/nope"))
+    assert lab.az("aks show -g nope-rg -n aks-prod").err.startswith("ERROR: (ResourceGroupNotFound) ")
+    assert lab.az("aks show -n aks-prod").code == 2
+    assert lab.az("vm show -g prod-rg -n aks-prod").code == 3
+    assert lab.az("vmss show -g prod-rg -n aks-prod").code == 3
 
 
 def test_vm_id_location_and_power_state(lab: Lab) -> None:

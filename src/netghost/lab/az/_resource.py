@@ -2,7 +2,7 @@
 
 ARM answers a generic GET with the resource's raw document; az prints it in the generic shape
 (``properties`` un-flattened, ``kind``/``plan``/``sku``/``identity`` null when absent). The kinds the
-lab holds: VMs, scale sets and their instances, NICs, NSGs, VNets and their subnets, route
+lab holds: VMs, scale sets and their instances, AKS clusters, NICs, NSGs, VNets and their subnets, route
 tables, private DNS zones, Network Watchers and storage accounts. An id of any other kind, or of a
 missing resource, is ARM's ``(ResourceNotFound)`` (exit 3), as for a missing resource of a kind
 the lab does hold (AZURE.md §1 T1).
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from netghost.lab.az._aks import aks_doc
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import nic_doc, nsg_doc, route_table_doc, vnet_doc, watcher_doc, zone_doc
 from netghost.lab.az._compute import vm_doc
@@ -42,6 +43,11 @@ def _instance(w: World, names: list[str]) -> dict[str, Any] | None:
     vmss = w.scale_set(names[0])
     vm = next((v for v in w.instances(vmss) if v.instance_id == names[1]), None) if vmss else None
     return instance_doc(w, vmss, vm, expand=False) if vmss is not None and vm is not None else None
+
+
+def _aks(w: World, names: list[str]) -> dict[str, Any] | None:
+    cluster = w.aks_cluster(names[0])
+    return aks_doc(w, cluster) if cluster is not None else None
 
 
 def _nic(w: World, names: list[str]) -> dict[str, Any] | None:
@@ -89,6 +95,7 @@ _FINDERS: dict[str, _Finder] = {
     "microsoft.compute/virtualmachines": _vm,
     "microsoft.compute/virtualmachinescalesets": _vmss,
     "microsoft.compute/virtualmachinescalesets/virtualmachines": _instance,
+    "microsoft.containerservice/managedclusters": _aks,
     "microsoft.network/networkinterfaces": _nic,
     "microsoft.network/networksecuritygroups": _nsg,
     "microsoft.network/virtualnetworks": _vnet,

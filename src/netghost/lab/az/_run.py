@@ -21,6 +21,7 @@ from importlib import resources
 from typing import IO
 
 from netghost.errors import LabError
+from netghost.lab.az._aks import COMMANDS as AKS_COMMANDS
 from netghost.lab.az._args import ParsedArgs, parse_command_args
 from netghost.lab.az._capture import COMMANDS as CAPTURE_COMMANDS
 from netghost.lab.az._capture_store import settle
@@ -41,7 +42,7 @@ __all__ = ["REGISTRY", "main", "run_az"]
 
 REGISTRY: dict[tuple[str, ...], Command] = {
     cmd.spec.words: cmd
-    for commands in (RESOURCE_COMMANDS, COMPUTE_COMMANDS, VMSS_COMMANDS, NETWORK_COMMANDS, DNS_COMMANDS,
+    for commands in (RESOURCE_COMMANDS, COMPUTE_COMMANDS, VMSS_COMMANDS, AKS_COMMANDS, NETWORK_COMMANDS, DNS_COMMANDS,
                      WATCHER_COMMANDS, VIEWS_COMMANDS, CAPTURE_COMMANDS, STORAGE_COMMANDS)
     for cmd in commands
 }

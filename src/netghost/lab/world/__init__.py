@@ -18,6 +18,7 @@ from netghost.lab.world._netcalc import (
     RuleMatchContext,
 )
 from netghost.lab.world._resources import (
+    ManagedCluster,
     Nic,
     Nsg,
     Peering,
@@ -50,6 +51,7 @@ __all__ = [
     "DnsAnswer",
     "EffectiveRoute",
     "FlowOutcome",
+    "ManagedCluster",
     "NextHop",
     "Nic",
     "Nsg",

@@ -20,6 +20,7 @@ from netghost.lab.world._fields import LabModel, check_ip, check_name, check_net
 __all__ = [
     "DnsRecord",
     "LocalMachine",
+    "ManagedCluster",
     "NetworkWatcherDecl",
     "Nic",
     "Nsg",
@@ -258,6 +259,22 @@ class ScaleSet(LabModel):
         default_factory=lambda: ["NetworkWatcherAgentLinux"],
         description="extension names of the scale-set model; NetworkWatcherAgentLinux/Windows enable capture",
     )
+
+    _n = field_validator("name")(check_name)
+
+
+class ManagedCluster(LabModel):
+    """An AKS cluster (``Microsoft.ContainerService/managedClusters``): it exists, ``az aks show`` and
+    ``az resource show`` answer for it. Its nodes are not modelled (no traffic, no capture): the lab
+    holds one so a capture request can *detect* a cluster target, which Network Watcher's VM capture
+    does not cover."""
+
+    name: str
+    resource_group: str
+    location: str | None = None
+    kubernetes_version: str = "1.30.6"
+    node_count: int = Field(default=3, ge=1)
+    node_vm_size: str = "Standard_D4ds_v5"
 
     _n = field_validator("name")(check_name)
 

@@ -18,6 +18,7 @@ from netghost.lab.world._fault_specs import CloudFaultSpec, NetworkFault
 from netghost.lab.world._fields import LabModel, is_ip
 from netghost.lab.world._resources import (
     LocalMachine,
+    ManagedCluster,
     NetworkWatcherDecl,
     Nsg,
     PrivateDnsZone,
@@ -49,6 +50,7 @@ class WorldSpec(LabModel):
     route_tables: list[RouteTable] = Field(default_factory=list)
     vms: list[Vm] = Field(default_factory=list)
     vm_scale_sets: list[ScaleSet] = Field(default_factory=list)
+    aks_clusters: list[ManagedCluster] = Field(default_factory=list)
     private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
     public_dns: list[PublicDnsRecord] = Field(default_factory=list)
     storage_accounts: list[StorageAccount] = Field(default_factory=list)
@@ -98,6 +100,7 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
         *_dupes("route table", [r.name for r in w.route_tables]),
         *_dupes("vm", [v.name for v in w.vms]),
         *_dupes("vm scale set", [s.name for s in w.vm_scale_sets]),
+        *_dupes("aks cluster", [c.name for c in w.aks_clusters]),
         *_dupes("storage account", [s.name for s in w.storage_accounts]),
         *_dupes("traffic flow", [t.name for t in w.traffic]),
         *_dupes("network watcher region", [n.location for n in w.network_watchers]),
@@ -107,7 +110,7 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
 def _resource_group_problems(w: WorldSpec) -> list[str]:
     rgs = {g.name.lower() for g in w.resource_groups}
     owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts,
-                        *w.vm_scale_sets]
+                        *w.vm_scale_sets, *w.aks_clusters]
     return [
         f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
         for res in owned

@@ -30,6 +30,7 @@ from netghost.lab.world._netcalc import (
     rule_matches,
 )
 from netghost.lab.world._resources import (
+    ManagedCluster,
     Nic,
     Nsg,
     RouteTable,
@@ -60,6 +61,7 @@ class Topology:
         self._rts = {r.name.lower(): r for r in spec.route_tables}
         self._rgs = {g.name.lower(): g for g in spec.resource_groups}
         self._sets = {s.name.lower(): s for s in spec.vm_scale_sets}
+        self._clusters = {c.name.lower(): c for c in spec.aks_clusters}
 
     # ---- lookups -----------------------------------------------------------------------------
     @property
@@ -87,6 +89,15 @@ class Topology:
 
     def scale_set_location(self, vmss: ScaleSet) -> str:
         return vmss.location or self.rg_location(vmss.resource_group)
+
+    def aks_cluster(self, name: str) -> ManagedCluster | None:
+        return self._clusters.get(name.lower())
+
+    def aks_location(self, cluster: ManagedCluster) -> str:
+        return cluster.location or self.rg_location(cluster.resource_group)
+
+    def aks_id(self, cluster: ManagedCluster) -> str:
+        return self.rid(cluster.resource_group, "Microsoft.ContainerService/managedClusters", cluster.name)
 
     def instances(self, vmss: ScaleSet) -> list[Vm]:
         """The set's instance VMs, in instance-id order."""
