@@ -21,6 +21,7 @@ def all_builder_argvs() -> list[list[str]]:
     return [
         cmd.vm_show("prod-rg", "web-vm-01"),
         cmd.vmss_show("prod-rg", "web-vmss"),
+        cmd.aks_show("prod-rg", "aks-prod"),
         cmd.vmss_extension_list("prod-rg", "web-vmss"),
         cmd.vmss_instances("prod-rg", "web-vmss"),
         cmd.subnet_nsg("/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Network/virtualNetworks/"

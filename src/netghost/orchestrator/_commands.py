@@ -19,6 +19,7 @@ from netghost.contracts import StorageAuthMode
 __all__ = [
     "HOST_AGENT_IP",
     "NW_PUBLISHER",
+    "aks_show",
     "blob_delete",
     "blob_download",
     "blob_exists",
@@ -73,6 +74,15 @@ def vmss_show(resource_group: str, vmss: str) -> list[str]:
     return ["az", "vmss", "show", "-g", resource_group, "-n", vmss, "--query",
             f"{{id:id, location:location, subnets:{nics}.ipConfigurations[].subnet.id, "
             f"nsgs:{nics}.networkSecurityGroup.id}}", "-o", "json"]
+
+
+def aks_show(resource_group: str, cluster: str) -> list[str]:
+    """Is the target an AKS cluster (asked when it is neither a VM nor a scale set): id and region.
+
+    Seed 000 edge case: a cluster is detected, not captured ("AKS capture pipeline not yet available").
+    """
+    return ["az", "aks", "show", "-g", resource_group, "-n", cluster, "--query", "{id:id, location:location}",
+            "-o", "json"]
 
 
 def vmss_instances(resource_group: str, vmss: str) -> list[str]:

@@ -191,15 +191,34 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
         captures, compare = [order[0]], order[1]
     what = "Comparing captures from both ends of the path." if compare else "Analysing the capture with the PCAP engine."
     outputs: list[str] = []
+    before = _files(rt.workdir(record))
     for capture in captures:  # a scale set: one analysis per instance, the first instance's report leads
         argv = cmd.engine_run(rt.config.engine_command, capture, str(rt.workdir(record)), compare)
         record, ran = rt.run(record, argv, what)
         if ran.outcome != "ok":
+            removed = _remove_partial_outputs(rt, rt.workdir(record), before)
             return rt.move(record, TaskState.FAILED, failure_reason="analysis_failed",
-                           error_detail=f"PCAP Engine failed: {ran.error_text()}")
+                           error_detail=f"PCAP Engine failed: {ran.error_text()}"
+                           + (f" (removed {removed} partial output file(s))" if removed else ""))
         outputs.append(ran.output)
     return _register_outputs(rt, record, Ran("ok", {"output": "\n".join(outputs)}), workspace,
                              mode="compare" if compare else record.analysis_mode)
+
+
+def _files(directory: Path) -> set[Path]:
+    return set(directory.iterdir()) if directory.is_dir() else set()
+
+
+def _remove_partial_outputs(rt: Runtime, directory: Path, before: set[Path]) -> int:
+    """Delete what a failed engine run left in the task's workspace (seed 000: partial local files are
+    cleaned up). They are no evidence and were never registered: removed here, like a partial download,
+    while the downloaded capture itself goes through the cleanup plan."""
+    left = sorted(_files(directory) - before)
+    for path in left:
+        path.unlink(missing_ok=True)
+    if left:
+        rt.say(f"[Cloud Orchestrator] removed partial engine output: {', '.join(p.name for p in left)}")
+    return len(left)
 
 
 def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: object, mode: str | None) -> TaskRecord:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -96,6 +97,7 @@ class CloudOrchestrator:
         self._policy = policy
         self.orphans: list[dict[str, Any]] = detect_orphans(self.rt)
         self._orphans_reported = False
+        self._lock = threading.RLock()
 
     # ---- the one entry point -----------------------------------------------------------------
 
@@ -107,12 +109,17 @@ class CloudOrchestrator:
         cause, ``internal_error`` for anything else; either way with the exception's type and
         message, its traceback logged, and every task the request had moved recorded FAILED
         (``failure_reason`` ``internal_error``) and cleaned up, so none is left half-done.
+
+        Calls are serialized (seed 000: the orchestrator is single-threaded): a second call made while
+        one runs, e.g. a concurrent ``check_task`` of the same task, waits and then reads the state the
+        first one left, so it never polls, downloads or analyses the same task twice at once.
         """
-        self.rt.touched.clear()
-        try:
-            return self._dispatch(request)
-        except Exception as exc:  # the contract: orchestrate never raises
-            return self._unexpected(request, exc)
+        with self._lock:
+            self.rt.touched.clear()
+            try:
+                return self._dispatch(request)
+            except Exception as exc:  # the contract: orchestrate never raises
+                return self._unexpected(request, exc)
 
     def close(self) -> None:
         """Release the registry file."""
@@ -456,6 +463,8 @@ def _fallback_message(record: TaskRecord, partner: TaskRecord | None) -> str:
     source = order is None or order[0] == record.local_pcap_path
     ended = {"task_timed_out": "timed out", "task_cancelled": "was cancelled"}.get(
         status_of(partner) if partner is not None else "", "failed")
+    if partner is not None and partner.failure_reason == "aks_not_supported":
+        ended = "is an AKS cluster (AKS capture pipeline not yet available)"
     other = f" ({partner.target})" if partner is not None else ""
     return (f"{'Destination' if source else 'Source'} capture{other} {ended}. Single-end analysis completed on "
             f"{'source' if source else 'destination'} capture only.")

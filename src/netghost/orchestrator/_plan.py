@@ -94,7 +94,8 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
     """Every argv the task may run, in lifecycle order (templates with placeholders).
 
     The target's kind is only known in DETECTING (``vm show`` answers ResourceNotFound for a scale
-    set, then ``vmss show`` resolves it), so the plan holds both paths: the VM's (extension and NSG
+    set, then ``vmss show`` resolves it; neither: ``aks show`` detects a cluster, which ends the task),
+    so the plan holds both paths: the VM's (extension and NSG
     checks, ``--vm`` create, one blob) and the scale set's (``--target-type AzureVMSS`` create, one
     ``<stem>_<instanceId>.cap`` blob per instance, listed by prefix, each downloaded, analysed and
     deleted). ``p.vmss`` only says which path comes first.
@@ -106,7 +107,7 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
     vmss = [cmd.vmss_show(p.resource_group, p.target), cmd.vmss_instances(p.resource_group, p.target),
             cmd.vmss_extension_list(p.resource_group, p.target), cmd.subnet_nsg("{subnet_id}"),
             cmd.nsg_outbound_rules("{nsg_id}")]
-    detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.watcher_list(),
+    detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.aks_show(p.resource_group, p.target), cmd.watcher_list(),
               cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
     creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account, url, p.duration_s,
                                   p.capture_limit_bytes, vmss=flag) for flag in (p.vmss, not p.vmss)]

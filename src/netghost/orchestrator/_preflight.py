@@ -25,7 +25,8 @@ STOP_REASONS: Mapping[str, tuple[str, str]] = {
     "resource_group_not_found": ("the resource group does not exist", "check the resource_group parameter"),
     "permission_denied": ("Azure refused the request (AuthorizationFailed)",
                           "grant the identity Network Contributor (or a role with the named action)"),
-    "aks_not_supported": ("the target is an AKS cluster", "AKS capture is not available yet; capture on a node VM"),
+    "aks_not_supported": ("the target is an AKS cluster: AKS capture pipeline not yet available",
+                          "capture on the cluster's node VMs (its node resource group) instead"),
     "vm_not_running": ("the VM is not running, so the capture agent cannot start",
                        "start it: az vm start -g {rg} -n {target}"),
     "vmss_not_running": ("no instance of the scale set is running, so no capture agent can start",
@@ -138,7 +139,7 @@ def blocking_rule(doc: Any, address: str = cmd.HOST_AGENT_IP, ports: tuple[int, 
 
 
 def _resolve(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, dict[str, Any] | None, Ran]:
-    """``vm show``; when Azure has no such VM, ``vmss show`` (the seed's "detect target type")."""
+    """``vm show``; when Azure has no such VM, ``vmss show``; then ``aks show`` (seed: "detect target type")."""
     params = record.parameters
     assert params is not None  # capture tasks always carry their parameters
     record, ran = rt.run(record, cmd.vm_show(params.resource_group, record.target or ""),
@@ -149,6 +150,12 @@ def _resolve(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, dict[str, Any
         if again.outcome == "ok":
             record = record.model_copy(update={"target_type": "vmss"})
             ran = again
+        elif again.outcome == "failed" and "(ResourceNotFound)" in again.stderr:
+            record, cluster = rt.run(record, cmd.aks_show(params.resource_group, record.target or ""),
+                                     f"{record.target} is neither a VM nor a scale set: is it an AKS cluster?")
+            if cluster.outcome == "ok":
+                record = record.model_copy(update={"target_type": "aks"})
+                ran = cluster
     doc = parse_json(ran.output) if ran.outcome == "ok" else None
     return record, doc if isinstance(doc, dict) else None, ran
 
@@ -161,6 +168,8 @@ def detect(rt: Runtime, record: TaskRecord) -> TaskRecord:
         return fail(rt, record, reason, detail=ran.error_text())
     record = rt.move(record, TaskState.DETECTING, vm_id=doc.get("id"), location=str(doc.get("location") or "").lower(),
                      target_type=record.target_type or "vm")
+    if record.target_type == "aks":  # seed 000 edge case: detected, not captured; a paired VM task goes on alone
+        return fail(rt, record, "aks_not_supported")
     if record.target_type == "vm" and doc.get("powerState") not in (None, "VM running"):
         return fail(rt, record, "vm_not_running", detail=str(doc.get("powerState")))
     checks = (_check_instances, _check_extension, _check_watcher, _check_vmss_nsg, _check_storage) \
