@@ -125,7 +125,7 @@ def summarise_command(command: str, width: int, max_lines: int = 3) -> str:
 
 
 def _clip(text: str, width: int, lines: int) -> str:
-    wrapped = textwrap.wrap(" ".join(text.split()), width) or [""]
+    wrapped = textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False) or [""]  # names keep whole
     if len(wrapped) > lines:
         wrapped = wrapped[:lines]
         wrapped[-1] = wrapped[-1][: max(0, width - 1)] + "…"

@@ -98,7 +98,7 @@ class GhostConsole:
         """The closing banner: where the RCA is, confidence, turns, duration."""
         self.console.print()
         self.console.print(BANNER_RULE, style="bold")
-        self.console.print(Text(f"  RCA REPORT WRITTEN: {report}", style="bold"))
+        self.console.print(Text(f"  RCA REPORT WRITTEN: {report}", style="bold"), soft_wrap=True)  # copyable
         self.console.print(Text(f"  Confidence: {confidence}  |  Turns: {turns}  |  "
                                 f"Duration: {format_duration(duration_s)}"))
         self.console.print(BANNER_RULE, style="bold")
