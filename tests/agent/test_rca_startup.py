@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from rich.console import Console
@@ -232,3 +233,16 @@ def test_skip_and_review(tmp_path: Path) -> None:
     orch = ListingOrchestrator(LISTING)
     report_orphans(ui, orch, new_session(SID, model="m", audit_dir=tmp_path, now=NOW))
     assert orch.requests == [{"intent": "list_tasks"}]
+
+
+def test_rca_capture_evidence_names_azures_stop_reason() -> None:
+    """A capture Azure stopped early (bytes limit, VM stopped) says so in the RCA; the time limit does not alarm."""
+    from netghost.agent._rca import _captures_section
+
+    tasks = {"ghost_a": {"target": "web-vm-01", "state": "COMPLETED", "stop_reason": "BytesExceeded"},
+             "ghost_b": {"target": "redis-primary", "state": "COMPLETED", "stop_reason": "TimeExceeded"}}
+    inp = SimpleNamespace(tasks=tasks, summaries={}, records=[])
+
+    text = "\n".join(_captures_section(inp))  # type: ignore[arg-type]
+    assert "Capture ghost_a: Azure stopReason BytesExceeded — it ended before its time limit" in text
+    assert "Capture ghost_b: Azure stopReason TimeExceeded." in text

@@ -192,6 +192,10 @@ def _captures_section(inp: _Inputs) -> list[str]:
     if not inp.tasks:
         lines.append("| — | No packet capture was taken. | | | |")
     for task_id, t in inp.tasks.items():
+        reason = t.get("stop_reason")
+        if reason:  # why Azure ended the capture: anything but its time limit means it may be cut short
+            early = "" if reason == "TimeExceeded" else " — it ended before its time limit, so it may miss traffic"
+            lines += ["", f"Capture {task_id}: Azure stopReason {reason}{early}."]
         hashes = t.get("artifact_hashes") or {}
         if hashes:
             lines += ["", f"Artifacts of {task_id} (chain of custody):"]
