@@ -34,6 +34,9 @@ def test_demo_with_yes_finds_the_nsg_rule_and_the_silent_drop(
     assert cited and cited <= ids
     semantic = next(tmp_path.glob("evidence/*/*_semantic.json"))
     assert json.loads(semantic.read_text())["summary"]["syn_without_synack"] > 0
+    # the screen says where the engine's outputs are, and every path it names exists
+    listed = re.findall(r"^\s+(/\S+(?:\.cap|_executive_summary\.md|_forensic_report\.md|_semantic\.json))$", out, re.M)
+    assert len(listed) == 4 and all(Path(p).exists() for p in listed), out
 
 
 def test_demo_without_terminal_or_yes_fails_closed_at_the_gate(
@@ -44,6 +47,10 @@ def test_demo_without_terminal_or_yes_fails_closed_at_the_gate(
     risky = [r for r in records if r["classification"] == "RISKY"]
     assert risky and all(r["status"] == "denied" and r["action"] == "user_denied" for r in risky)
     assert not list(tmp_path.glob("evidence/*/*.cap"))
+    # and the screen says why, and how to let the lab's RISKY steps run
+    out = " ".join(capsys.readouterr().out.split())
+    assert "refused: no terminal to ask and --yes not given: failing closed" in out
+    assert "Run `ghost-agent demo --yes`" in out
 
 
 def test_demo_rejects_an_unknown_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,9 +110,21 @@ def _print_step(console: Console, command: str, response: dict[str, Any]) -> Non
     outcome = response["status"] if response["exit_code"] in (None, 0) else f"exit {response['exit_code']}"
     console.print(f"[dim]{response['audit_id']}[/] [{colour}]{response['classification']:<9}[/] "
                   f"{response['action']:<13} {outcome:<9} {escape(command)}", soft_wrap=True)
+    if response["status"] in ("denied", "blocked"):
+        why = response.get("denial_reason") or response.get("risk_reason") or response.get("stderr") or ""
+        console.print(f"  [red]refused:[/] {escape(str(why).strip())}")
 
 
-def _report(console: Console, symptom: Symptom, result: PlaybookResult, audit_path: Path) -> None:
+def _report_files(result: PlaybookResult) -> list[Path]:
+    """The engine's outputs beside the downloaded capture (semantic JSON, report, executive summary)."""
+    cap = result.capture_file
+    if cap is None:
+        return []
+    names = (f"{cap.stem}_executive_summary.md", f"{cap.stem}_forensic_report.md", f"{cap.stem}_semantic.json")
+    return [p for p in (cap.parent / n for n in names) if p.exists()]
+
+
+def _report(console: Console, result: PlaybookResult, audit_path: Path, *, asked: bool) -> None:
     console.rule("[bold]Findings (each cites its audit record)")
     if not result.conclusions:
         console.print("No conclusive evidence gathered (see the denied or failed steps above).")
@@ -124,6 +136,15 @@ def _report(console: Console, symptom: Symptom, result: PlaybookResult, audit_pa
         for key in ("packets", "tcp_conversations", "rst_packets", "syn_without_synack"):
             table.add_row(key, str(summary.get(key)))
         console.print(table)
+    files = _report_files(result)
+    if files:
+        console.print("Forensic outputs of the capture:")
+        for path in [result.capture_file, *files]:
+            console.print(f"  {path}", soft_wrap=True)
+    denied = any(step.get("status") == "denied" for step in result.steps)
+    if denied and not asked:
+        console.print("Some steps need a human's approval and there was no terminal to ask, so they were "
+                      "refused (fail closed). Run `ghost-agent demo --yes` to approve the lab's RISKY steps.")
     report = verify(audit_path)
     state = "intact" if report.ok else f"BROKEN ({len(report.breaks)} breaks)"
     console.print(f"Audit chain {audit_path}: {report.records} records, {state}, head {report.head_sha256}")
@@ -138,13 +159,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     audit_dir = Path(args.audit_dir).resolve()
     session_id = time.strftime("ghost_%Y%m%d_%H%M%S", time.gmtime())
-    state_dir = audit_dir / "lab"
-    init_state(state_dir, args.scenario, force=True)
-    world = load_world(args.scenario)
-    symptom = _symptom(world)
-    env = lab_path_env(state_dir, base=os.environ)
-    env[SCALE_ENV] = str(args.clock_scale)
-    env["PATH"] = _lab_path(env)
+    lab = prepare_lab(args.scenario, audit_dir, clock_scale=args.clock_scale)
+    symptom = _symptom(load_world(args.scenario))
     if args.yes:
         callback = _lab_approver(console)
     elif sys.stdin.isatty():
@@ -153,11 +169,9 @@ def run(args: argparse.Namespace) -> int:
         callback = _closed_gate
     console.rule(f"[bold]Network Ghost Agent demo: lab world '{args.scenario}'")
     console.print(f"Symptom reported: [bold]{symptom.sentence()}[/] (session {session_id})")
-    with SafeExecShell(session_id, callback, audit_dir=audit_dir, path=env["PATH"],
-                       env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
-                       cwd=audit_dir) as shell:
+    with SafeExecShell(session_id, callback, audit_dir=audit_dir, path=lab.path, env=lab.env, cwd=audit_dir) as shell:
         result = run_playbook(symptom, shell, audit_dir / "evidence" / session_id,
                               on_step=lambda c, r: _print_step(console, c, r))
         audit_path = shell.audit_path
-    _report(console, symptom, result, audit_path)
+    _report(console, result, audit_path, asked=callback is terminal_hitl_callback or args.yes)
     return 0 if verify(audit_path).ok else 1
