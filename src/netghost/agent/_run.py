@@ -110,8 +110,11 @@ def _resume_command(opts: Options, sid: str) -> str:
 
 
 def _callback(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, ran: set[str]) -> HitlCallback:
+    """The shell's approval callback. ``--yes`` counts only with a lab world: the CLI refuses it without
+    ``--lab``, and a caller of :func:`run_agent` that sets ``yes`` without ``lab`` still gets a human or
+    the closed gate, never an approver for the real cloud."""
     human = terminal_approver(console, stdin) if ui.interactive else None
-    if opts.yes:
+    if opts.yes and opts.lab is not None:
         return lab_approver(console, already_ran=ran, ask_human=human)
     return human or closed_gate
 
