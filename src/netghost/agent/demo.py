@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from netghost.agent._approval import closed_gate
 from netghost.agent._run import LabSetup
 from netghost.agent.lab_playbook import PlaybookResult, Symptom, run_playbook
 from netghost.contracts import ApprovalRequest
@@ -101,10 +102,6 @@ def _lab_approver(console: Console) -> HitlCallback:
     return approve
 
 
-def _closed_gate(request: ApprovalRequest) -> HitlDecision:
-    return HitlDecision.deny(reason="no terminal to ask and --yes not given: failing closed")
-
-
 def _print_step(console: Console, command: str, response: dict[str, Any]) -> None:
     colour = {"SAFE": "green", "RISKY": "yellow", "FORBIDDEN": "red"}[response["classification"]]
     outcome = response["status"] if response["exit_code"] in (None, 0) else f"exit {response['exit_code']}"
@@ -166,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     elif sys.stdin.isatty():
         callback = terminal_hitl_callback
     else:
-        callback = _closed_gate
+        callback = closed_gate
     console.rule(f"[bold]Network Ghost Agent demo: lab world '{args.scenario}'")
     console.print(f"Symptom reported: [bold]{symptom.sentence()}[/] (session {session_id})")
     with SafeExecShell(session_id, callback, audit_dir=audit_dir, path=lab.path, env=lab.env, cwd=audit_dir) as shell:
