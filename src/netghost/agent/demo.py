@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--audit-dir", default="./audit", help="where the audit log, lab state and evidence go")
     parser.add_argument("--yes", action="store_true",
                         help="approve the lab's RISKY commands without asking (lab only; the audit records it)")
-    parser.add_argument("--clock-scale", type=float, default=60.0,
+    parser.add_argument("--clock-scale", type=float, default=DEFAULT_CLOCK_SCALE,
                         help="lab seconds per wall second (60: a 60 s capture takes one second)")
 
 
