@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from google.genai import types
 
 from netghost.lab import FakeTurn
@@ -84,3 +85,13 @@ def test_a_custom_redactor_is_used(rig: Callable[..., Rig]) -> None:
     body: dict[str, Any] = json.loads(r.fake.raw[0])
     assert "blue" not in json.dumps(body)
     assert r.records()[0]["redactions"] == {"count": 2, "kinds": ["colour"]}
+
+
+def test_parts_the_gateway_cannot_redact_are_refused() -> None:
+    blob = types.Part(inline_data=types.Blob(data=f"password={PASSWORD}".encode(), mime_type="text/plain"))
+    file = types.Part(file_data=types.FileData(file_uri=SAS_URL, mime_type="text/plain"))
+    nested = types.Part(function_response=types.FunctionResponse(name="f", response={}, parts=[
+        types.FunctionResponsePart(inline_data=types.FunctionResponseBlob(data=PASSWORD.encode(), mime_type="text/plain"))]))
+    for part in (blob, file, nested):
+        with pytest.raises(TypeError, match="cannot redact"):
+            redact_contents(["ok", part], Tally(redact))

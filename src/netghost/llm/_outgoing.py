@@ -70,7 +70,27 @@ class Tally:
         return value
 
 
+_REDACTABLE = frozenset({"text", "thought", "thought_signature", "function_call", "function_response",
+                         "executable_code", "code_execution_result"})
+"""The Part fields the gateway knows how to redact (or that hold no caller text: ``thought`` is a flag,
+``thought_signature`` the model's own opaque bytes). Anything else set on a Part (inline or file data,
+transcriptions, metadata, fields a later SDK adds) is refused rather than sent as is."""
+
+
+def _check_redactable(part: types.Part) -> None:
+    extra = sorted(name for name in part.model_fields_set
+                   if name not in _REDACTABLE and getattr(part, name) is not None)
+    if part.function_response is not None and part.function_response.parts:
+        extra.append("function_response.parts")
+    if part.function_call is not None and part.function_call.partial_args:
+        extra.append("function_call.partial_args")
+    if extra:
+        raise TypeError(f"the LLM gateway cannot redact {', '.join(extra)}: it sends text, function calls and "
+                        "responses only")
+
+
 def _part(part: types.Part, tally: Tally) -> types.Part:
+    _check_redactable(part)
     part = part.model_copy(deep=True)
     if part.text is not None:
         part.text = tally.text(part.text)
