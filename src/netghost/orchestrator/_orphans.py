@@ -12,7 +12,6 @@ The result is returned by the first ``list_tasks``; cleaning any of it goes thro
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +122,7 @@ def _blob_orphans(rt: Runtime) -> list[dict[str, Any]]:
 def _layer3(rt: Runtime) -> list[dict[str, Any]]:
     base = Path(rt.config.local_capture_dir)
     limit = rt.config.local_artifact_max_age_days * 86400.0
-    now = rt.now().timestamp() if rt.now() else time.time()
+    now = rt.now().timestamp()
     found: list[dict[str, Any]] = []
     prefix = rt.config.capture_name_prefix + "_"
     try:
