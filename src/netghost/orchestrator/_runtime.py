@@ -187,7 +187,8 @@ class Runtime:
         return record, Ran(_judge(response), response)
 
     def run_free(self, argv: Sequence[str], reasoning: str) -> Ran:
-        """A read outside any task (the start-up orphan sweep): SAFE reads only, never a plan step."""
+        """A command outside any task's plan: the start-up orphan sweep's reads, and the deletes of an orphan
+        that has no task (``clean_orphan``: only what detection found, each RISKY delete through the gate)."""
         response = self.shell.execute({"command": cmd.render(argv), "reasoning": reasoning})
         self.shell_calls += 1
         return Ran(_judge(response), response)
