@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
-from netghost.orchestrator._plan import bindings, is_member, plan_token
+from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, bindings, is_member, plan_token
 from netghost.orchestrator._registry import Registry
 from netghost.orchestrator._states import step
 
@@ -62,7 +62,7 @@ class Config:
     storage_auth_mode: StorageAuthMode = "login"
     engine_command: tuple[str, ...] = ("pcap-forensics",)
     capture_limit_bytes: int = 104857600
-    max_capture_bytes: int = 1073741824
+    max_capture_bytes: int = MAX_CAPTURE_BYTES
     download_retry_delay_s: float = 5.0
     scan_azure_orphans: bool = True
     clock: Callable[[], datetime] = _utcnow
