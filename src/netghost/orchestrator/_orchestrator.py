@@ -345,7 +345,7 @@ class CloudOrchestrator:
     def _cancel(self, record: TaskRecord, reason: str | None) -> dict[str, Any]:
         if record.state in TERMINAL_TASK_STATES or record.state in (S.FAILED, S.TIMED_OUT, S.CLEANING_UP):
             return self._respond(record, "Task already ended; nothing to cancel.")
-        if S.CANCELLED not in _cancellable(record.state):
+        if S.CANCELLED not in TRANSITIONS[record.state]:
             return self._respond(record, "Task already completed; use cleanup_task to remove its resources.")
         record = self.rt.move(record, S.CANCELLED, failure_reason="cancelled",
                               error_detail=f"cancelled by the Brain{': ' + reason if reason else ''}")
@@ -355,7 +355,7 @@ class CloudOrchestrator:
         if (record.state == S.DONE and record.cleanup_status != "partial") or (record.state == S.CANCELLED and \
                 not record.create_issued):
             return self._respond(record, "Nothing left to clean up.")
-        if S.CLEANING_UP not in _cancellable(record.state) and record.state != S.CLEANING_UP:
+        if S.CLEANING_UP not in TRANSITIONS[record.state] and record.state != S.CLEANING_UP:
             return self._respond(record, f"Task is {record.state.value}: cleanup is possible once it has ended.")
         try:
             if record.state == S.CLEANING_UP:  # a restart during cleanup: finish it
@@ -409,7 +409,7 @@ class CloudOrchestrator:
         """Stop a task whose plan broke: an audited FAILED record; nothing else runs for it."""
         self.rt.say(f"[red]{record.task_id}: halted[/] {exc.detail}")
         update = {"failure_reason": exc.reason, "error_detail": f"halted: {exc.detail}", "cleanup_status": "skipped"}
-        if S.FAILED in _cancellable(record.state):
+        if S.FAILED in TRANSITIONS[record.state]:
             return self.rt.move(record, S.FAILED, **update)
         return self.rt.save(record.model_copy(update=update))
 
@@ -425,10 +425,6 @@ def run_cleanup_resume(rt: Runtime, record: TaskRecord) -> TaskRecord:
     """Finish a cleanup a restart interrupted: step back into DONE's retry path."""
     record = rt.move(record, S.DONE, cleanup_status="partial")
     return run_cleanup(rt, record, f"Resuming the cleanup of task {record.task_id} after a restart.")
-
-
-def _cancellable(state: TaskState) -> frozenset[TaskState]:
-    return TRANSITIONS[state]
 
 
 def _elapsed(now: datetime, record: TaskRecord) -> float:
