@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,12 +45,20 @@ class Tier0Rule:
     target_regex: re.Pattern[str] | None = None
     no_positional: bool = False
 
-    def matches(self, name: str, args: Sequence[str], raw: Sequence[str] | None = None) -> bool:
+    def matches(
+        self,
+        name: str,
+        args: Sequence[str],
+        raw: Sequence[str] | None = None,
+        targets: Callable[[], Sequence[str]] | None = None,
+    ) -> bool:
         """True when the rule applies to a command named ``name`` with arguments ``args``.
 
         ``args`` carries the normalised path spellings appended (``with_path_variants``);
         ``raw`` is the argv as typed, which the option grammar (``value_options``) and the write
-        targets are read from (they depend on word order).
+        targets are read from (they depend on word order). ``targets`` returns ``write_targets(name,
+        raw)``: :func:`match_tier0` passes one that computes it at most once per argv, not once per
+        rule (a writer has four rules that read it, and it is the costliest condition).
         """
         if self.binaries or self.binary_regex is not None:
             in_list = name in self.binaries
@@ -72,8 +80,10 @@ class Tier0Rule:
             return False
         if self.no_positional and positionals:
             return False
-        if self.target_regex is not None and not any(self.target_regex.fullmatch(t) for t in write_targets(name, raw)):
-            return False
+        if self.target_regex is not None:
+            written = write_targets(name, raw) if targets is None else targets()
+            if not any(self.target_regex.fullmatch(t) for t in written):
+                return False
         return not self.first_positional or (bool(positionals) and positionals[0] in self.first_positional)
 
     def _has_flag(self, args: Sequence[str]) -> bool:
@@ -195,10 +205,17 @@ def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
     name = basename(argv[0])
     raw = argv[1:]
     args = with_path_variants(raw)
+    memo: list[tuple[str, ...]] = []
+
+    def targets() -> tuple[str, ...]:
+        if not memo:
+            memo.append(write_targets(name, raw))
+        return memo[0]
+
     for rule in index.by_name.get(name, ()):
-        if rule.matches(name, args, raw):
+        if rule.matches(name, args, raw, targets):
             return rule
     for rule in index.generic:
-        if rule.matches(name, args, raw):
+        if rule.matches(name, args, raw, targets):
             return rule
     return None
