@@ -73,7 +73,9 @@ class Tier0Rule:
             positionals = [*operands, *args[len(raw) :]]
         else:
             words = args
-            positionals = [a for a in args if not a.startswith("-") or a == "-"]
+            # Only the positional conditions read them; most rules (the write-target ones) have none.
+            wanted = self.positional_regex is not None or self.no_positional or self.first_positional
+            positionals = [a for a in args if not a.startswith("-") or a == "-"] if wanted else []
         if self.arg_regex is not None and not any(self.arg_regex.search(a) for a in words):
             return False
         if self.positional_regex is not None and not any(self.positional_regex.fullmatch(p) for p in positionals):
