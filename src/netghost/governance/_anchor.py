@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.hmac import HMAC
 
 from netghost.errors import WalError
+from netghost.governance.plan_token import canonical_json
 
 __all__ = [
     "KEY_ENV",
@@ -48,6 +49,7 @@ __all__ = [
     "anchor_path",
     "default_key_path",
     "find_checkpoint",
+    "fsync_dir",
     "load_key",
     "read_checkpoint",
     "write_checkpoint",
@@ -98,10 +100,10 @@ class AuditKey:
         return self._check(_RECORD_DOMAIN + name.encode() + b"\x00" + sha256.encode(), seal)
 
     def sign_head(self, body: dict[str, Any]) -> str:
-        return _TAG + self._mac(_HEAD_DOMAIN + _canonical(body)).finalize().hex()
+        return _TAG + self._mac(_HEAD_DOMAIN + canonical_json(body).encode("utf-8")).finalize().hex()
 
     def check_head(self, body: dict[str, Any], mac: str) -> bool:
-        return self._check(_HEAD_DOMAIN + _canonical(body), mac)
+        return self._check(_HEAD_DOMAIN + canonical_json(body).encode("utf-8"), mac)
 
     def _check(self, data: bytes, tag: object) -> bool:
         if not isinstance(tag, str) or not tag.startswith(_TAG):
@@ -111,10 +113,6 @@ class AuditKey:
         except (InvalidSignature, ValueError):
             return False
         return True
-
-
-def _canonical(body: dict[str, Any]) -> bytes:
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def load_key(path: str | os.PathLike[str] | None = None, *, create: bool) -> AuditKey | None:
@@ -169,7 +167,7 @@ def _create_key(key_path: Path) -> None:
         pass
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(parent)
+    fsync_dir(parent)
 
 
 @dataclass(frozen=True)
@@ -234,7 +232,7 @@ def open_checkpoint(target: Path) -> int:
     created = not target.exists()
     fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     if created:
-        _fsync_dir(target.parent)  # the new file's entry survives a crash like its first slot
+        fsync_dir(target.parent)  # the new file's entry survives a crash like its first slot
     return fd
 
 
@@ -320,7 +318,8 @@ def find_checkpoint(key: AuditKey, log: str | os.PathLike[str], log_id: str | No
     return None
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a new directory entry durable (the file exists after a crash, not only its data)."""
     dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(dfd)

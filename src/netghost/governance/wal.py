@@ -44,6 +44,7 @@ from netghost.governance._anchor import (
     SignedHead,
     anchor_path,
     find_checkpoint,
+    fsync_dir,
     load_key,
     open_checkpoint,
     read_checkpoint,
@@ -621,7 +622,7 @@ class WalWriter:
         try:
             os.fchmod(fd, 0o600)
             if created:
-                _fsync_dir(parent)
+                fsync_dir(parent)
             self._next_seq, self._head, last_seal = self._resume(fd)
             self._log_id = _first_sha(fd)
             self._anchor_file = anchor_path(self._key, self.path)
@@ -839,11 +840,3 @@ def _first_sha(fd: int) -> str | None:
         return None
     return str(parsed[0]["sha256"])
 
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a new directory entry durable (the file exists after a crash, not only its data)."""
-    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
