@@ -25,8 +25,6 @@ __all__ = [
 ]
 
 
-
-
 def build_approval_request(
     plan: Any,
     *,

@@ -38,8 +38,6 @@ MANIFEST_NAME = "artifact.json"
 _CHUNK = 1 << 20
 
 
-
-
 def _root(workspace: Workspace | Path) -> Path:
     return workspace.root if isinstance(workspace, Workspace) else Path(workspace)
 

@@ -47,8 +47,6 @@ TEMP_DIRNAME = "tmp"
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-
-
 @dataclass(frozen=True)
 class Workspace:
     """A prepared workspace: ``root``, ``root/artifacts`` and ``root/tmp`` (all 0700)."""
