@@ -84,10 +84,11 @@ class _Directions:
                  "nextseq", "nextseqtime", "seg_n", "seg_nxt", "seg_seq", "seg_ts", "window", "wsc")
 
     def __init__(self) -> None:
-        # un-ACKed segments per direction (tshark's list, capped): seq, nextseq, time; newest last
-        self.seg_seq = np.zeros((2, UNACKED_MAX), np.int64)
-        self.seg_nxt = np.zeros((2, UNACKED_MAX), np.int64)
-        self.seg_ts = np.zeros((2, UNACKED_MAX), np.float64)
+        # un-ACKed segments per direction (tshark's list, capped): seq, nextseq, time; newest last.
+        # Python lists, not numpy: the walk reads them one scalar at a time (~25% of the pure path's time)
+        self.seg_seq = [[0] * UNACKED_MAX, [0] * UNACKED_MAX]
+        self.seg_nxt = [[0] * UNACKED_MAX, [0] * UNACKED_MAX]
+        self.seg_ts = [[0.0] * UNACKED_MAX, [0.0] * UNACKED_MAX]
         self.base = [0, 0]
         self.nextseq, self.lastack, self.dupacks, self.maxtba, self.lastflags, self.seg_n = ([0, 0] for _ in range(6))
         self.nextseqtime, self.lastacktime = [0.0, 0.0], [0.0, 0.0]
@@ -194,9 +195,9 @@ def _record_segment(st: _Directions, d: int, fl: int, s: int, ln: int, t: float,
         if fl & (SYN | FIN):
             nxt = (nxt + 1) & M32  # SYN/FIN count one byte (only when the segment is listed)
         k = st.seg_n[d]
-        st.seg_seq[d, k] = s
-        st.seg_nxt[d, k] = nxt
-        st.seg_ts[d, k] = t
+        st.seg_seq[d][k] = s
+        st.seg_nxt[d][k] = nxt
+        st.seg_ts[d][k] = t
         st.seg_n[d] = k + 1
     nx = st.nextseq[d]
     if (nx == 0 or _ahead(nxt, nx)) and not (af & ZWP):
