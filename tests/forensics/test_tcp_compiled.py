@@ -45,8 +45,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @contextmanager
 def pure_path() -> Iterator[None]:
-    """Force the pure path with the sequential Python reference kernel (numpy grouping) for the duration."""
-    with mock.patch.dict(os.environ, {"NETGHOST_NO_COMPILED": "1", "NETGHOST_TCP_REFERENCE": "1"}):
+    """Force the pure path (``run_rules``, numpy grouping) for the duration."""
+    with mock.patch.dict(os.environ, {"NETGHOST_NO_COMPILED": "1"}):
         yield
 
 

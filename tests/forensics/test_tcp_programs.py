@@ -1,7 +1,7 @@
 """The compiled TCP kernel gives exactly the rules' outputs (``tcp/_rules.py``) on generated TCP programs.
 
-The rules' home is ``run_rules`` (called directly here, gathered as ``analyze_tcp_sequences``' pure
-path does); the compiled kernel is its C port. Compared: the analysis bitmask, the sub-stream
+The rules' home is ``run_rules`` (run here through ``analyze_tcp_sequences``' pure path,
+``compiled=False``); the compiled kernel is its C port. Compared: the analysis bitmask, the sub-stream
 index, iRTT and ack_rtt of every segment, on Hypothesis-generated segment sequences full of
 retransmissions, holes, dup ACKs, zero windows and probes, keep-alives, wraparound, port reuse and
 garbage, on dense collisions of small sequence values, past tshark's 1000-segment un-ACKed cap, on a
@@ -29,7 +29,6 @@ from netghost.forensics.tcp import (
     analyze_tcp_sequences,
     compiled_tcp,
     group_conversations,
-    run_rules,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,21 +55,9 @@ def _same(ref: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...], keep: np.nda
     return diffs
 
 
-def _reference(conv: np.ndarray, dirn: np.ndarray, *, seq: np.ndarray, ack: np.ndarray, flags: np.ndarray,
-               win: np.ndarray, seglen: np.ndarray, ts: np.ndarray, wscale: np.ndarray, order: np.ndarray | None = None,
-               rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
-    """The rules themselves (``run_rules``), gathered exactly as ``analyze_tcp_sequences``' pure path does."""
-    n = conv.shape[0]
-    order = np.argsort(conv, kind="stable") if order is None else order
-    at = order if rows is None else rows[order]
-    cv, d, s, a, fl, w, ln, t, ws = (np.asarray(c)[i].tolist() for c, i in (
-        (conv, order), (dirn, order), (seq, at), (ack, at), (flags, at), (win, at), (seglen, at), (ts, at), (wscale, at)))
-    lof, lsub, lirtt, lrtt = [0] * n, [0] * n, [float("nan")] * n, [float("nan")] * n
-    run_rules(range(n), range(n), cv, d, s, a, fl, w, ln, t, ws, lof, lsub, lirtt, lrtt)
-    out = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n))
-    for o, v in zip(out, (lof, lsub, lirtt, lrtt), strict=True):
-        o[order] = np.asarray(v)
-    return out
+def _reference(conv: np.ndarray, dirn: np.ndarray, **kw: Any) -> tuple[np.ndarray, ...]:
+    """The rules themselves: ``analyze_tcp_sequences``' pure path, which gathers the columns and runs ``run_rules``."""
+    return analyze_tcp_sequences(conv, dirn, compiled=False, **kw)
 
 
 def _check(conv: np.ndarray, dirn: np.ndarray, **kw: Any) -> tuple[np.ndarray, ...]:
