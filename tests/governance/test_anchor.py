@@ -214,6 +214,12 @@ def test_writer_refuses_to_extend_a_tampered_log(tmp_path: Path) -> None:
     path.write_bytes(b"".join(lines) + _forge(json.loads(lines[-1]), N + 1))
     with pytest.raises(WalError, match="forged"):
         WalWriter(path, fsync=False)
+    # the last record edited in place, its stored sha256 and MAC kept: the writer does not build on it
+    last = json.loads(lines[-1])
+    last["kind"] = "edited"  # key order kept: sha256 and hmac stay last
+    path.write_bytes(b"".join(lines[:-1]) + json.dumps(last, separators=(",", ":")).encode() + b"\n")
+    with pytest.raises(WalError, match="rewritten"):
+        WalWriter(path, fsync=False)
     path.write_bytes(b"".join(lines))
     with WalWriter(path, fsync=False) as w:  # the untouched log continues
         w.append({"kind": "t"})

@@ -737,7 +737,12 @@ class WalWriter:
             for raw in reversed(candidates):
                 parsed = _parse_line(raw)
                 if not isinstance(parsed, str):
-                    return int(parsed[0]["seq"]) + 1, str(parsed[0]["sha256"]), parsed[1]
+                    record, seal = parsed
+                    stored = str(record["sha256"])
+                    if _record_hash(record) != stored:  # edited in place, its stored hash kept: do not build on it
+                        raise WalError(f"the last record (seq {record['seq']}) does not hash to its stored sha256 "
+                                       "(rewritten): not extending this log; run `ghost-agent audit verify` on it")
+                    return int(record["seq"]) + 1, stored, seal
             pos = start
         return 1, None, None
 
