@@ -235,7 +235,10 @@ names = [m.name for m in pkgutil.walk_packages(netghost.__path__, "netghost.") i
 for name in names:
     importlib.import_module(name)
 changed = sorted(k for k in set(before_env) | set(os.environ) if before_env.get(k) != os.environ.get(k))
-print(json.dumps({"modules": len(names), "env": changed, "cwd": os.getcwd() == before_cwd, "files": os.listdir(".")}))
+home = os.environ["HOME"]
+written = sorted(os.path.relpath(os.path.join(d, f), home) for d, _, fs in os.walk(home) for f in fs)
+print(json.dumps({"modules": len(names), "env": changed, "cwd": os.getcwd() == before_cwd, "files": os.listdir("."),
+                  "home": written}))
 """
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
     cwd = tmp_path / "cwd"
@@ -247,6 +250,7 @@ print(json.dumps({"modules": len(names), "env": changed, "cwd": os.getcwd() == b
     assert seen["env"] == [], f"importing changed environment variables: {seen['env']}"
     assert seen["cwd"] is True
     assert seen["files"] == [], f"importing wrote files: {seen['files']}"
+    assert seen["home"] == [], f"importing wrote under HOME (where the audit key lives): {seen['home']}"
 
 
 def test_every_public_exception_class_lives_in_errors() -> None:
