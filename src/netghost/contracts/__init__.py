@@ -39,6 +39,11 @@ from netghost.contracts.chain import (
     CHAIN_FIELD_NAMES,
     ChainFields,
 )
+from netghost.contracts.declarations import (
+    HYPOTHESIS_ARGS,
+    TOOL_DECLARATIONS,
+    tool_declaration,
+)
 from netghost.contracts.meta import (
     ToolResultMeta,
 )
@@ -129,9 +134,11 @@ __all__ = [
     "CAPTURE_MAX_DURATION_SECONDS",
     "CHAIN_FIELD_NAMES",
     "CHECKSUM_KEY",
+    "HYPOTHESIS_ARGS",
     "INTENTS",
     "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
+    "TOOL_DECLARATIONS",
     "TOOL_NAMES",
     "AbandonedTaskOrphan",
     "ApprovalDecision",
@@ -218,4 +225,5 @@ __all__ = [
     "format_timestamp",
     "parse_orchestrator_request",
     "parse_orchestrator_response",
+    "tool_declaration",
 ]
