@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netghost.shell.classify import classify
 from netghost.shell.classify._az import compile_az
@@ -77,3 +79,84 @@ def test_value_checks(spec: str, good: str, bad: str) -> None:
 def test_az_help_is_safe_but_never_for_emitters() -> None:
     assert classify("az vm create --help").verdict == "SAFE"
     assert classify("az account get-access-token --help").verdict == "FORBIDDEN"
+
+
+def _vocabulary() -> tuple[list[str], list[str]]:
+    """Every word and flag the az rules key on, plus words that match none of them."""
+    t = load_tables().az
+    words: set[str] = {"network", "vm", "show", "list", "create", "storage", "account", "x-y"}
+    flags: set[str] = {"--name", "--query", "-g", "--output"}
+    for rs in (t.forbidden, t.risky):
+        for r in rs.rules:
+            words |= set(r.verbs) | set(r.nouns)
+            words |= {w for path in r.suffixes + r.groups + r.except_groups for w in path}
+            flags |= set(r.flags) | {f[:5] for f in r.flags}
+    words |= {"list-keys", "show-secrets", "regenerate-key", "grant-access", "generate-sas", "renew"}
+    flags |= {"--show-secrets", "--include-keys", "--with-tokens"}
+    return sorted(words), sorted(flags)
+
+
+_WORDS, _FLAGS = _vocabulary()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    group=st.lists(st.sampled_from(_WORDS), min_size=0, max_size=5),
+    flags=st.lists(st.sampled_from(_FLAGS), max_size=4),
+)
+def test_indexed_az_rules_pick_the_same_rule_as_a_scan_of_the_table(group: list[str], flags: list[str]) -> None:
+    """The word index only narrows which rules are tried: the first match in table order is the
+    one a scan of every rule finds, for any group and options."""
+    t = load_tables().az
+    g = tuple(group)
+    for rs in (t.forbidden, t.risky):
+        scanned = next((r for r in rs.rules if r.matches(g, flags)), None)
+        assert rs.first_match(g, flags) is scanned
+
+
+_SYN = ["a", "b", "c", "d"]
+_SYN_FLAGS = ["--alpha", "--alp", "--beta", "--gamma"]
+
+
+@st.composite
+def _synthetic_rules(draw: st.DrawFn) -> list[dict[str, object]]:
+    """Small random az rule tables keyed on every kind of key a rule has."""
+    paths = st.lists(st.sampled_from(_SYN), min_size=1, max_size=3).map(" ".join)
+    rules = []
+    for i in range(draw(st.integers(1, 6))):
+        rule: dict[str, object] = {"id": f"r{i}", "justification": "j", "advice": "a"}
+        rule["verbs"] = draw(st.lists(st.sampled_from(_SYN), max_size=2))
+        rule["nouns"] = draw(st.lists(st.sampled_from(_SYN), max_size=2))
+        rule["suffixes"] = draw(st.lists(paths, max_size=2))
+        rule["groups"] = draw(st.lists(paths, max_size=2))
+        rule["except_groups"] = draw(st.lists(paths, max_size=1))
+        rule["flags"] = draw(st.lists(st.sampled_from(["--alpha", "--beta"]), max_size=1))
+        if draw(st.booleans()):
+            rule["require_flags"] = ["--gamma"]
+        if draw(st.integers(0, 5)) == 0:
+            rule["verb_regex"] = "^c$"
+        rules.append(rule)
+    return rules
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw=_synthetic_rules(),
+    group=st.lists(st.sampled_from(_SYN), max_size=4),
+    flags=st.lists(st.sampled_from(_SYN_FLAGS), max_size=3),
+)
+def test_index_of_any_rule_table_finds_the_first_rule_a_scan_finds(
+    raw: list[dict[str, object]], group: list[str], flags: list[str]
+) -> None:
+    """Same property on random tables, so every key kind (verb, noun, suffix, group, flag and its
+    abbreviation, regex) is exercised whatever today's az.toml happens to use."""
+    table = compile_az(
+        {
+            "verbs": {"safe": [], "safe_families": "x", "sensitive_word": "x", "mutating_words": [], "justification": "j"},
+            "rest": {"hosts": [], "safe_options": [], "justification": "j"},
+            "risky": raw,
+        }
+    )
+    g = tuple(group)
+    scanned = next((r for r in table.risky.rules if r.matches(g, flags)), None)
+    assert table.risky.first_match(g, flags) is scanned
