@@ -87,7 +87,18 @@ def _response(**overrides: Any) -> dict[str, Any]:
 def test_shell_audit_record_has_exactly_the_agreed_fields() -> None:
     record = ShellAuditRecord.model_validate(_audit_payload())
     assert record.model_dump(mode="json") == _audit_payload()
-    assert list(ShellAuditRecord.model_fields) == list(_audit_payload())
+    # the one optional field, added after the contract was agreed: who asked over MCP (absent otherwise)
+    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client"]
+
+
+def test_the_mcp_client_is_recorded_when_given_and_absent_not_null_otherwise() -> None:
+    with_client = {**_audit_payload(), "client": {"via": "mcp", "name": "claude-code", "version": "2.1"}}
+    assert ShellAuditRecord.model_validate(with_client).model_dump(mode="json") == with_client
+    assert "client" not in ShellAuditRecord.model_validate(_audit_payload()).model_dump(mode="json")
+    with pytest.raises(ValidationError):  # an unknown channel or a missing version is not a client
+        ShellAuditRecord.model_validate({**_audit_payload(), "client": {"via": "http", "name": "x", "version": "1"}})
+    with pytest.raises(ValidationError):
+        ShellAuditRecord.model_validate({**_audit_payload(), "client": {"via": "mcp", "name": "x"}})
 
 
 @pytest.mark.parametrize("missing", sorted(_audit_payload()))

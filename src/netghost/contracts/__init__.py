@@ -9,6 +9,7 @@ TaskRecord``), and ``python -m netghost.contracts.export DIR`` writes their JSON
 from __future__ import annotations
 
 from netghost.contracts.audit import (
+    AuditClient,
     ShellAuditRecord,
     StoredShellAuditRecord,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "ArtifactManifest",
     "ArtifactRecord",
     "ArtifactRole",
+    "AuditClient",
     "AuditEvent",
     "AuditEventType",
     "CancelTaskArgs",

@@ -7,9 +7,9 @@ WAL's chain fields. The RCA generator and ``ghost-agent audit verify`` read the 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from netghost.contracts.base import WireModel
 from netghost.contracts.chain import ChainFields
@@ -21,7 +21,19 @@ from netghost.contracts.shell import (
     ShellErrorCode,
 )
 
-__all__ = ["ShellAuditRecord", "StoredShellAuditRecord"]
+__all__ = ["AuditClient", "ShellAuditRecord", "StoredShellAuditRecord"]
+
+
+class AuditClient(WireModel):
+    """Who asked for the command when it came through a protocol face (the MCP server), not the agent.
+
+    ``name`` and ``version`` are what the client declared when it connected (MCP ``clientInfo``); they
+    are claims, not an identity, and are recorded so a reviewer can tell which agent drove each call.
+    """
+
+    via: Literal["mcp"]
+    name: str
+    version: str
 
 
 class ShellAuditRecord(WireModel):
@@ -55,6 +67,16 @@ class ShellAuditRecord(WireModel):
     policy_hash: str | None
     policy_rule: str | None
     duration_ms: float = Field(ge=0)
+    client: AuditClient | None = None
+    """Set only for calls that came through the MCP server; absent (not null) otherwise, so records
+    written before this field existed and records of the agent's own calls keep their exact bytes."""
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_client(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("client", 0) is None:
+            del data["client"]
+        return data
 
 
 class StoredShellAuditRecord(ShellAuditRecord, ChainFields):
