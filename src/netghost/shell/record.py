@@ -87,7 +87,9 @@ def _precut(text: str) -> str:
 class Outcome:
     """The record under construction; the response is derived from it so the two cannot disagree."""
 
-    def __init__(self, session_id: str, command: str, reasoning: str, seq: int) -> None:
+    def __init__(
+        self, session_id: str, command: str, reasoning: str, seq: int, client: Mapping[str, str] | None = None
+    ) -> None:
         self.command = command
         self.reasoning = reasoning
         self.seq = seq
@@ -124,6 +126,8 @@ class Outcome:
             "policy_rule": None,
             "duration_ms": 0.0,
         }
+        if client is not None:  # absent, not null, for the agent's own calls
+            self.fields["client"] = dict(client)
 
     def classified(self, cls: Classification, *, modified: bool = False) -> None:
         reason = clean(cls.reason if not modified else f"modified by the human: {cls.reason}")

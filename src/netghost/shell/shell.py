@@ -97,6 +97,8 @@ class SafeExecShell:
             ``denied`` / ``user_abandoned`` ("approval timed out"), audited like any other outcome.
         approval_wait: ``wait(answered_event, timeout_s) -> bool`` replacing ``Event.wait`` (tests drive
             the timeout with it instead of sleeping).
+        client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
+            server passes what the client declared); recorded in every audit record it writes.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -118,6 +120,7 @@ class SafeExecShell:
         classifier: Classifier | None = None,
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
+        client: Mapping[str, str] | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -131,6 +134,7 @@ class SafeExecShell:
         self.timeout_s = float(timeout_s)
         self.approval_timeout_s = float(approval_timeout_s)
         self._approval_wait = approval_wait
+        self.client = dict(client) if client is not None else None
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
@@ -189,7 +193,7 @@ class SafeExecShell:
             self._recover_inflight()
             start = time.perf_counter()
             seq = self._writer.next_seq
-            record = Outcome(self.session_id, command, reasoning, seq)
+            record = Outcome(self.session_id, command, reasoning, seq, client=self.client)
             raised: BaseException | None = None
             try:
                 if problem is not None:
