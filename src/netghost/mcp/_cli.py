@@ -1,0 +1,80 @@
+"""``ghost-agent mcp [--lab WORLD] [--audit-dir DIR] [--http HOST:PORT]``: serve the governed tools.
+
+stdio by default (what MCP clients launch: ``{"command": "ghost-agent", "args": ["mcp"]}``); ``--http``
+serves streamable HTTP on a loopback address instead. Nothing is printed on stdout (it is the stdio
+transport); notices go to stderr. ``--lab`` is prepared by the caller (``netghost.agent.cli``, the only
+entry allowed to import the lab), which hands it over as ``args.mcp_lab_setup``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from netghost.errors import NetGhostError
+from netghost.mcp._settings import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings
+
+__all__ = ["add_arguments", "parse_http", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the server's options."""
+    parser.add_argument("--lab", dest="mcp_lab", metavar="WORLD",
+                        help="serve a fresh offline lab world (a shipped name or a YAML path) under DIR/lab")
+    parser.add_argument("--audit-dir", dest="mcp_audit_dir", metavar="DIR", default="./audit",
+                        help="audit logs, task registry, captures and reports (default: ./audit)")
+    parser.add_argument("--http", dest="mcp_http", metavar="HOST:PORT",
+                        help="serve streamable HTTP on a loopback address instead of stdio")
+    parser.add_argument("--approval-timeout", dest="mcp_approval_timeout", type=float,
+                        default=DEFAULT_APPROVAL_TIMEOUT_S, metavar="S",
+                        help="seconds the human has to answer an approval before it is denied (default 300)")
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as (host, port).
+
+    Raises:
+        NetGhostError: no port, or a port outside 1-65535.
+    """
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise NetGhostError(f"--http {value}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    return host, int(port)
+
+
+def settings_from(args: argparse.Namespace) -> McpSettings:
+    """The server's settings from the parsed options (and the lab the caller prepared)."""
+    lab = getattr(args, "mcp_lab_setup", None)
+    return McpSettings(
+        audit_dir=Path(args.mcp_audit_dir).resolve(),
+        path=lab.path if lab else None,
+        env=lab.env if lab else None,
+        orchestrator=dict(lab.orchestrator) if lab else {},
+        lab=lab.name if lab else None,
+        approval_timeout_s=args.mcp_approval_timeout,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until the client goes away (stdio) or Ctrl-C (HTTP); the exit code."""
+    import anyio  # noqa: PLC0415  the SDK loads only when the server runs
+
+    from netghost.mcp._server import build_server, check_loopback, serve_http, serve_stdio  # noqa: PLC0415
+
+    try:
+        http = parse_http(args.mcp_http) if args.mcp_http else None
+        if http:
+            check_loopback(http[0])
+        app = build_server(settings_from(args))
+    except NetGhostError as exc:
+        print(f"ghost-agent mcp: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if http:
+            anyio.run(serve_http, app, *http)
+        else:
+            anyio.run(serve_stdio, app)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,200 @@
+"""The MCP server (official ``mcp`` SDK 1.x, low-level ``Server``): tools, resources, transports.
+
+Why the low-level server rather than FastMCP: the tools' input schemas must be the seed's declarations
+exactly (FastMCP derives schemas from Python signatures), and the SDK validates every call against
+them before it reaches us. Why SDK 1.x: a RISKY command is decided *inside* the shell's gate, mid-call,
+and 1.x sends that mid-call ``elicitation/create`` on stdio, in memory and over streamable HTTP alike;
+2.x does so only for clients in its legacy mode (DEPENDENCIES.md (d)).
+
+Each MCP session (one for stdio; one per ``Mcp-Session-Id`` over HTTP) gets its own
+:class:`GovernedSession`, built at its first tool call. A tool call runs in a worker thread that the
+event loop waits for even when the call is cancelled (``anyio.to_thread.run_sync`` does not abandon its
+thread), so a client that disconnects mid-call still gets its command's audit record written: the
+command finishes (or its elicitation fails and it is denied) and the record lands before the session
+closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.session import ServerSession
+from pydantic import AnyUrl
+
+from netghost import __version__
+from netghost.errors import NetGhostError
+from netghost.mcp._approval import CallContext, ElicitingApprover
+from netghost.mcp._governed import GovernedSession
+from netghost.mcp._reports import list_reports, read_report
+from netghost.mcp._settings import McpSettings
+from netghost.mcp._tools import tool_schemas
+
+__all__ = ["GhostMcpServer", "build_server", "check_loopback", "serve_http", "serve_stdio"]
+
+_INSTRUCTIONS = (
+    "Network Ghost Agent's governed tools for Azure network forensics. Every command goes through the "
+    "Safe-Exec Shell: SAFE runs, RISKY asks the human through an elicitation (denied when the client "
+    "cannot ask one), FORBIDDEN never runs. Every call is audited in a hash-chained log with this "
+    "client's name. Finished forensic reports and RCAs are listed as resources."
+)
+
+
+def _client_of(session: ServerSession) -> dict[str, str]:
+    params = session.client_params
+    info = params.clientInfo if params is not None else None
+    return {"via": "mcp", "name": info.name if info else "unknown", "version": info.version if info else "unknown"}
+
+
+def _can_elicit(session: ServerSession) -> bool:
+    params = session.client_params
+    caps = params.capabilities.elicitation if params is not None else None
+    # an empty capability means form mode (the spec's backward-compatible default)
+    return caps is not None and (caps.form is not None or caps.url is None)
+
+
+class GhostMcpServer:
+    """The low-level ``Server`` and the governed sessions it has opened (close them with :meth:`close`)."""
+
+    def __init__(self, settings: McpSettings) -> None:
+        self.settings = settings
+        self.server: Server[Any, Any] = Server("ghost-agent", version=__version__, instructions=_INSTRUCTIONS)
+        self.sessions: dict[ServerSession, GovernedSession] = {}
+        self.opened: list[str] = []
+        self._opening = asyncio.Lock()
+        self._tools = [types.Tool(name=t["name"], description=t["description"], inputSchema=t["input_schema"])
+                       for t in tool_schemas()]
+        self._register()
+
+    async def governed(self, session: ServerSession) -> GovernedSession:
+        """This MCP session's shell and orchestrator (built on first use, in a worker thread)."""
+        async with self._opening:
+            gov = self.sessions.get(session)
+            if gov is None:
+                approver = ElicitingApprover(self.settings.approval_timeout_s)
+                gov = await anyio.to_thread.run_sync(GovernedSession, self.settings, _client_of(session), approver)
+                self.sessions[session] = gov
+                self.opened.append(gov.session_id)
+            return gov
+
+    def session_ids(self) -> list[str]:
+        """The audit session id of every MCP session opened so far (closed ones too), in order."""
+        return list(self.opened)
+
+    def close(self) -> None:
+        """Close every session's orchestrator and shell (their audit files)."""
+        while self.sessions:
+            _, gov = self.sessions.popitem()
+            gov.close()
+
+    def _register(self) -> None:
+        server = self.server
+
+        @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
+        async def list_tools() -> list[types.Tool]:
+            return list(self._tools)
+
+        @server.call_tool()  # type: ignore[untyped-decorator]
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            ctx = server.request_context
+            session = ctx.session
+            gov = await self.governed(session)
+            client = f"{gov.client['name']} {gov.client['version']}"
+            elicit = None
+            if _can_elicit(session):
+                async def elicit(message: str, schema: dict[str, Any]) -> types.ElicitResult:
+                    return await session.elicit_form(message, schema, related_request_id=ctx.request_id)
+            call = CallContext(asyncio.get_running_loop(), elicit, client)
+            result: dict[str, Any] = await anyio.to_thread.run_sync(gov.call, name, arguments, call)
+            return result
+
+        @server.list_resources()  # type: ignore[no-untyped-call, untyped-decorator]
+        async def list_resources() -> list[types.Resource]:
+            reports = list_reports(self.settings.audit_dir, await self._session_id())
+            return [types.Resource(uri=AnyUrl(r.uri), name=r.path.name, title=r.title, mimeType=r.mime_type)
+                    for r in reports]
+
+        @server.read_resource()  # type: ignore[no-untyped-call, untyped-decorator]
+        async def read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
+            report = read_report(self.settings.audit_dir, await self._session_id(), str(uri))
+            if report is None:
+                raise ValueError(f"unknown resource {uri}: list_resources names the finished reports")
+            return [ReadResourceContents(report.path.read_text(encoding="utf-8"), report.mime_type)]
+
+    async def _session_id(self) -> str:
+        return (await self.governed(self.server.request_context.session)).session_id
+
+
+def build_server(settings: McpSettings) -> GhostMcpServer:
+    """A server for ``settings``; run it with :func:`serve_stdio` or :func:`serve_http`, or connect an
+    in-memory client to its ``.server`` (tests)."""
+    return GhostMcpServer(settings)
+
+
+async def serve_stdio(app: GhostMcpServer) -> None:
+    """Serve one session over stdin/stdout until the client closes them; then close the session."""
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415  only the stdio transport needs it
+
+    try:
+        async with stdio_server() as (read, write):
+            await app.server.run(read, write, app.server.create_initialization_options())
+    finally:
+        app.close()
+
+
+def check_loopback(host: str) -> str:
+    """``host`` if it is a loopback address or ``localhost``.
+
+    Raises:
+        NetGhostError: any other host: the governed tools are not offered to the network.
+    """
+    if host == "localhost":
+        return host
+    try:
+        if ipaddress.ip_address(host.strip("[]")).is_loopback:
+            return host
+    except ValueError:
+        pass
+    raise NetGhostError(f"--http {host}: only loopback addresses are served (127.0.0.1, ::1, localhost)")
+
+
+async def serve_http(app: GhostMcpServer, host: str, port: int) -> None:
+    """Serve streamable HTTP on ``http://host:port/mcp`` (loopback only), one governed session per MCP session.
+
+    Raises:
+        NetGhostError: ``host`` is not loopback.
+    """
+    import uvicorn  # noqa: PLC0415  the HTTP transport's dependencies load only when asked for
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # noqa: PLC0415
+    from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+    from starlette.applications import Starlette  # noqa: PLC0415
+    from starlette.routing import Mount  # noqa: PLC0415
+
+    check_loopback(host)
+    security = TransportSecuritySettings(  # DNS-rebinding protection: a web page cannot reach the tools
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    manager = StreamableHTTPSessionManager(app.server, security_settings=security)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    web = Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+    config = uvicorn.Config(web, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
+    print(f"ghost-agent mcp: streamable HTTP on http://{host}:{port}/mcp/", file=sys.stderr, flush=True)
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        app.close()
