@@ -26,6 +26,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("netghost.governance.audit_cli", "verify hash-chained audit, registry and workflow logs"),
     "lab": ("netghost.lab", "list, show and reset the offline Azure lab worlds"),
     "demo": ("netghost.agent.demo", "run an investigation against the offline lab (no cloud, no key)"),
+    "mcp": ("netghost.mcp", "serve the governed tools to any MCP client (stdio, or --http on loopback)"),
 }
 
 
@@ -95,6 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "_missing", False):
         print(f"ghost-agent: '{args.command}' is not available in this build yet", file=sys.stderr)
         return 2
+    if args.command == "mcp" and args.mcp_lab:  # only the CLI's entries may import the lab
+        from netghost.agent.demo import prepare_lab  # noqa: PLC0415
+
+        try:
+            args.mcp_lab_setup = prepare_lab(args.mcp_lab, Path(args.mcp_audit_dir).resolve())
+        except NetGhostError as exc:
+            print(f"ghost-agent mcp: --lab {args.mcp_lab}: {exc}", file=sys.stderr)
+            return 2
     module = importlib.import_module(args._module)
     result: int = module.run(args)
     return result
