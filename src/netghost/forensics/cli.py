@@ -1,29 +1,30 @@
-"""``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json] [--max-memory SIZE]``.
+"""``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json] [--max-memory SIZE]``,
+``pcap-forensics --fleet SOURCE... [--scheduler ADDRESS] [--workers N] [--out DIR]``.
 
 Exit codes: 0 success (also for an empty or truncated capture, which the report explains); 2 for a
 missing file, a file that is not a capture or an unsupported format, each with a one-line message.
 ``--compare`` hands over to compare_report.run_compare; ``--narrative`` and ``--format html`` use
 narrative.py / html_report.py (each optional: without its module or key a notice says so and the
-deterministic outputs are unchanged).
+deterministic outputs are unchanged). ``--fleet`` hands over to ``fleet.run_fleet_cli`` (exit 0 when
+every capture was analysed, 1 when some failed, 2 when none could be).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics import spill
 from netghost.forensics.engine import Analysis, analyze_capture
-from netghost.forensics.report import build_semantic, render_executive_summary, render_report
+from netghost.forensics.outputs import write_capture_outputs
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -35,7 +36,8 @@ PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 def build_parser() -> argparse.ArgumentParser:
     """The CLI's argument parser (also used by the shell's allowlist tests)."""
     p = argparse.ArgumentParser(prog=PROG, description="Wireshark-faithful capture forensics: semantic JSON + reports.")
-    p.add_argument("capture", help="pcap / pcapng file, optionally gzip-compressed (format detected by magic)")
+    p.add_argument("capture", nargs="?",
+                   help="pcap / pcapng file, optionally gzip-compressed (format detected by magic)")
     p.add_argument("--compare", metavar="CAPTURE_B", help="second capture point of the same path (two-point comparison)")
     p.add_argument("--semantic-dir", default=".", help="directory for {stem}_semantic.json (default: .)")
     p.add_argument("--report-dir", default=".", help="directory for the Markdown reports (default: .)")
@@ -46,14 +48,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="RAM for the per-packet arrays (e.g. 512M, 2G; default: NETGHOST_PCAP_MEMORY, else half "
                         "the physical memory); past it they live in temporary files, so captures larger than "
                         "memory are analysed with the same results, only slower")
+    f = p.add_argument_group("fleet", "many captures, one report, analysed on a Dask cluster")
+    f.add_argument("--fleet", nargs="+", metavar="SOURCE",
+                   help="capture files, folders, globs, az://container/prefix or https://ACCOUNT.blob.core.windows.net/"
+                        "container/prefix (Blob auth from the environment: AZURE_STORAGE_* or az login)")
+    f.add_argument("--scheduler", metavar="ADDRESS",
+                   help="an existing Dask scheduler (tcp://host:8786); default: a local cluster")
+    f.add_argument("--workers", type=_positive, metavar="N",
+                   help="worker processes of the local cluster (default: one per core)")
+    f.add_argument("--out", default="fleet_report", metavar="DIR",
+                   help="folder of the fleet report and each capture's own outputs (default: fleet_report)")
     return p
 
 
 def _size(text: str) -> int:
     try:
-        return spill.parse_size(text)
+        n = spill.parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 (got {text!r}); e.g. 256M")
+    return n
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from exc
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
+    return n
 
 
 _LEAKY = re.compile(r"\(magic [0-9a-fA-F]+\)")
@@ -68,14 +93,6 @@ def _fail(msg: str) -> int:
     """
     print(f"{PROG}: error: {_LEAKY.sub('(unrecognised magic)', msg)}", file=sys.stderr)
     return 2
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for ext in (".gz", ".pcapng", ".pcap", ".cap", ".dmp"):
-        if name.lower().endswith(ext):
-            name = name[: -len(ext)]
-    return name or "capture"
 
 
 def _tune_numpy_for_big_runs() -> None:
@@ -115,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
     unknown = formats - set(FORMATS)
     if unknown:
         return _fail(f"unknown --format {', '.join(sorted(unknown))} (choose from md, json, html)")
+    if getattr(args, "fleet", None):
+        return _run_fleet(args, formats)
+    if args.capture is None:
+        return _fail("a CAPTURE (or --fleet SOURCE...) is required")
     if args.compare:
         return _run_compare(args)
     path = Path(args.capture)
@@ -124,18 +145,25 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{path}: {exc.strerror or exc}")
-    sem = build_semantic(analysis, path.stat().st_size)
-    notices = [f"warning: {w}" for w in analysis.info.warnings]
-    rendered = _render(sem, narrative=args.narrative, notices=notices)
-    written: list[Path] = []
     try:
-        notices += _write_outputs(args, formats, _stem(path), sem, analysis, rendered=rendered, written=written)
+        res = write_capture_outputs(path, analysis, semantic_dir=Path(args.semantic_dir),
+                                    report_dir=Path(args.report_dir), formats=formats, narrative=args.narrative)
     except OSError as exc:
-        return _fail(f"cannot write outputs: {exc.strerror or exc}")
-    for n in notices:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"cannot write outputs: {where}{exc.strerror or exc}")
+    for n in res.notices:
         print(f"{PROG}: {n}", file=sys.stderr)
-    _print_done(sem, written)
+    _print_done(res.sem, res.written)
     return 0
+
+
+def _run_fleet(args: argparse.Namespace, formats: set[str]) -> int:
+    if args.capture is not None or args.compare:
+        return _fail("--fleet takes its captures as SOURCE arguments; give no CAPTURE or --compare with it")
+    from netghost.forensics.fleet import run_fleet_cli  # noqa: PLC0415  dask is imported only for a fleet
+
+    return run_fleet_cli(args.fleet, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,
+                         formats=formats, max_memory=args.max_memory, prog=PROG)
 
 
 def _run_compare(args: argparse.Namespace) -> int:
@@ -144,76 +172,6 @@ def _run_compare(args: argparse.Namespace) -> int:
     except ImportError:
         return _fail("--compare is not available in this build; analyse each capture alone")
     return int(run_compare(args, PROG, analyze=_analyze))
-
-
-class _Rendered(NamedTuple):
-    """The Markdown forensic report, with the narrative (and its model) folded in when one was written."""
-
-    markdown: str
-    story: str | None
-    model: str | None
-
-
-def _render(sem: dict[str, Any], *, narrative: bool, notices: list[str]) -> _Rendered:
-    """Render the report; with ``narrative``, ask for the optional narrative first (its notice goes to
-    ``notices``)."""
-    story, model = None, None
-    if narrative:
-        try:
-            from netghost.forensics.report import generate_narrative  # noqa: PLC0415  optional SDK
-        except ImportError:
-            notices.append("--narrative is not available in this build; the deterministic report is unchanged")
-        else:
-            nres = generate_narrative(sem)
-            story, model = nres.text, nres.model
-            notices.append(nres.message)
-    report = render_report(sem)
-    if story:
-        from netghost.forensics.report import with_narrative  # noqa: PLC0415
-
-        report = with_narrative(report, story, model)
-    return _Rendered(report, story, model)
-
-
-def _write_outputs(args: argparse.Namespace, formats: set[str], stem: str, sem: dict[str, Any],
-                   analysis: Analysis, *, rendered: _Rendered, written: list[Path]) -> list[str]:
-    """Write the requested formats, appending each file to ``written``; returns the notices (HTML's).
-
-    Raises:
-        OSError: an output directory or file cannot be written.
-    """
-    if "json" in formats:
-        sdir = Path(args.semantic_dir)
-        sdir.mkdir(parents=True, exist_ok=True)
-        out = sdir / f"{stem}_semantic.json"
-        out.write_text(json.dumps(sem, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        written.append(out)
-    rdir = Path(args.report_dir)
-    if "md" in formats:
-        rdir.mkdir(parents=True, exist_ok=True)
-        for suffix, text in (("forensic_report", rendered.markdown),
-                             ("executive_summary", render_executive_summary(sem))):
-            out = rdir / f"{stem}_{suffix}.md"
-            out.write_text(text, encoding="utf-8")
-            written.append(out)
-    if "html" in formats:
-        return _write_html(rdir / f"{stem}_forensic_report.html", sem, analysis, rendered.markdown, rendered.story,
-                           rendered.model, written)
-    return []
-
-
-def _write_html(out: Path, sem: dict[str, Any], analysis: Analysis, report: str, story: str | None,  # noqa: PLR0917  internal
-                model: str | None, written: list[Path]) -> list[str]:
-    """HTML report with charts (html_report.py, matplotlib optional); returns its notices."""
-    try:
-        from netghost.forensics.report import write_html_report  # noqa: PLC0415  optional matplotlib
-    except ImportError:
-        return ["--format html is not available in this build; wrote md/json only"]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    notices = list(write_html_report(out, sem, analysis, markdown=report, narrative=story, model=model))
-    if out.exists():
-        written.append(out)
-    return notices
 
 
 def _print_done(sem: dict[str, Any], written: list[Path]) -> None:

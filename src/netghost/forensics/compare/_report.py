@@ -22,6 +22,7 @@ from netghost.errors import CaptureFormatError
 from netghost.forensics.compare._compare import compare_analyses
 from netghost.forensics.compare._findings import compare_findings
 from netghost.forensics.engine import Analysis, analyze_capture
+from netghost.forensics.outputs import semantic_text, write_atomic, write_via_temp
 from netghost.forensics.report import MAX_SUMMARY_LINES, build_semantic, render_report
 
 __all__ = ["CompareOutputs", "build_compare_semantic", "capture_stem", "load_compare_schema",
@@ -240,7 +241,7 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
         d = Path(semantic_dir)
         d.mkdir(parents=True, exist_ok=True)
         out = d / f"{stem}_semantic.json"
-        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomic(out, semantic_text(doc))
         res.written.append(out)
     rdir = Path(report_dir)
     report = render_compare_report(doc, sem_b)
@@ -251,15 +252,15 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
         for suffix, text in (("forensic_report", with_narrative(report, story, model)),
                              ("executive_summary", render_compare_summary(doc))):
             out = rdir / f"{stem}_{suffix}.md"
-            out.write_text(text, encoding="utf-8")
+            write_atomic(out, text)
             res.written.append(out)
     if "html" in formats:
         from netghost.forensics.report import write_html_report  # noqa: PLC0415  optional matplotlib
 
         rdir.mkdir(parents=True, exist_ok=True)
         out = rdir / f"{stem}_forensic_report.html"
-        res.notices += write_html_report(out, doc, an_a, markdown=report, narrative=story, model=model, delay=series)
-        res.written.append(out)
+        res.notices += write_via_temp(out, lambda tmp: write_html_report(tmp, doc, an_a, markdown=report, narrative=story,
+                                                                         model=model, delay=series), res.written)
     return res
 
 
