@@ -1,8 +1,8 @@
-"""HTML report: self-contained (inline PNG), the Markdown report's content, charts only with matplotlib."""
+"""HTML report: self-contained (inline SVG charts), the Markdown report's content; summary first, readable charts."""
 
 from __future__ import annotations
 
-import base64
+import re
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,14 +14,26 @@ import pytest
 from netghost.forensics.compare import write_compare_outputs
 from netghost.forensics.engine import analyze_capture
 from netghost.forensics.report import build_semantic, write_html_report
-from netghost.forensics.report._charts import charts_available, rtt_samples, sequence_graph_png, timeline_png
-from netghost.forensics.report._html import NO_MATPLOTLIB, markdown_to_html, render_html, worst_stream
+from netghost.forensics.report._charts import (
+    TimeAxis,
+    charts_available,
+    rtt_samples,
+    sequence_graph_svg,
+    time_gaps,
+    timeline_svg,
+)
+from netghost.forensics.report._html import (
+    NO_MATPLOTLIB,
+    chart_flow,
+    markdown_to_html,
+    render_html,
+    worst_stream,
+)
 from tests.forensics.pcapwriter import ACK, PSH, SYN, Capture
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 A = PAIRS / "chrissanders_ppa2e_http_espn_A.pcap"
 B = PAIRS / "chrissanders_ppa2e_http_espn_B.pcap"
-PNG = b"\x89PNG\r\n\x1a\n"
 
 
 class _Tags(HTMLParser):
@@ -34,14 +46,17 @@ class _Tags(HTMLParser):
         self.stack: list[str] = []
         self.errors: list[str] = []
         self.imgs: list[str] = []
+        self.svgs: list[str] = []
         self.external: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
         if tag == "img":
             self.imgs.append(a.get("src") or "")
+        if tag == "svg":
+            self.svgs.append(a.get("aria-label") or "")
         for k in ("src", "href"):
-            if a.get(k) and not str(a[k]).startswith("data:"):
+            if a.get(k) and not str(a[k]).startswith(("data:", "#")):
                 self.external.append(str(a[k]))
         if tag not in self.VOID:
             self.stack.append(tag)
@@ -73,15 +88,17 @@ def test_single_capture_html_has_charts(espn: tuple[Any, dict[str, Any]], tmp_pa
     assert notices == []
     page = out.read_text()
     tags = _parse(page)
-    assert len(tags.imgs) == 2
-    for src in tags.imgs:
-        assert base64.b64decode(src.split(",", 1)[1]).startswith(PNG)
+    assert tags.imgs == [] and len(tags.svgs) == 2  # inline SVG: text stays text, nothing to decode
     s = worst_stream(sem, an)
-    assert s == sem["flows"][0]["stream"]
-    assert f"Sequence graph of the worst flow, tcp/{s}" in page
+    assert s == sem["flows"][0]["stream"] and chart_flow(sem, an) == (s, True)
+    assert f"Sequence graph of the worst flow that carried data, tcp/{s}" in page
     for f in sem["findings"]:
         assert f["id"] in page
-    assert "<h2>Executive Summary</h2>" in page
+    # summary first, then the charts, then the detail
+    assert page.index("<h2>Executive Summary</h2>") < page.index("<h2>Charts</h2>") < page.index("<h2>Capture</h2>")
+    # every time chart reads the capture's clock; the retransmission and RTT panels share one labelled axis
+    assert page.count("seconds since the capture's first packet") == 2
+    assert "time-gaps" not in page  # a 2 s capture has no gap to report
 
 
 def test_without_matplotlib_says_so(espn: tuple[Any, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +108,7 @@ def test_without_matplotlib_says_so(espn: tuple[Any, dict[str, Any]], monkeypatc
     page, notices = render_html(sem, an)
     assert NO_MATPLOTLIB in page
     assert notices == ["--format html: " + NO_MATPLOTLIB]
-    assert _parse(page).imgs == []
+    assert _parse(page).svgs == []
     assert "## " not in page and "<h2>Findings</h2>" in page  # report still complete
 
 
@@ -100,10 +117,10 @@ def test_compare_html_draws_impaired_flow(tmp_path: Path) -> None:
     (out,) = res.written
     assert out.name.endswith("_vs_chrissanders_ppa2e_http_espn_B_forensic_report.html")
     page = out.read_text()
-    assert len(_parse(page).imgs) == 3
+    assert len(_parse(page).svgs) == 3
     assert "One-way delay between the capture points over time" in page
     inj = res.doc["comparison"]["injected_packets"][0]["flow"]
-    assert f"Sequence graph of the worst flow, {inj}" in page
+    assert f"Sequence graph of the worst flow that carried data, {inj}" in page
     assert "Injected between A and B" in page
 
 
@@ -111,7 +128,7 @@ def test_empty_capture_html(tmp_path: Path) -> None:
     an = analyze_capture(Capture().write(tmp_path / "e.pcap"))
     page, _ = render_html(build_semantic(an), an)
     assert "No traffic captured" in page
-    assert _parse(page).imgs == []
+    assert _parse(page).svgs == []
 
 
 def test_markdown_subset_is_escaped() -> None:
@@ -150,14 +167,16 @@ def test_rtt_samples_and_sequence_graph(tmp_path: Path, isn: int) -> None:
     assert len(ts) == 4
     assert np.allclose(rtt, 0.05, atol=1e-5)
     assert rtt_samples(an, 0, from_client=False)[0].size == 0  # the server sends no data
-    assert sequence_graph_png(an, 0).startswith(PNG)
+    svg = sequence_graph_svg(an, 0, "seq", TimeAxis(an.cols.ts))
+    assert svg.startswith('<svg class="chart" role="img" aria-label="seq" ')
+    assert "retransmissions" in svg  # legend text is text (svg.fonttype none): searchable
 
 
 def test_timeline_without_rtt_samples(tmp_path: Path) -> None:
     cap = Capture()
     cap.tcp(1.0, "10.0.0.1", "10.0.0.2", 1, 2, 5, 0, SYN)  # one unanswered SYN: no RTT of any kind
     an = analyze_capture(cap.write(tmp_path / "syn.pcap"))
-    assert timeline_png(an, 0).startswith(PNG)  # and no "no artists with labels" warning (warnings are errors)
+    assert timeline_svg(an, TimeAxis(an.cols.ts), 0).startswith("<svg")  # and no "no artists with labels" warning
 
 
 def test_narrative_block_is_labelled_and_escaped(espn: tuple[Any, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,3 +188,53 @@ def test_narrative_block_is_labelled_and_escaped(espn: tuple[Any, dict[str, Any]
     assert "Loss &lt;b&gt;between&lt;/b&gt; A &amp; B (F1)." in page
     plain, _ = render_html(sem, an)
     assert 'class="narrative"' not in plain
+
+
+def test_a_flow_that_never_carried_data_is_drawn_as_a_handshake_ladder(tmp_path: Path) -> None:
+    cap = Capture()
+    for k, t in enumerate((1.0, 2.0, 4.0)):  # one SYN, retried twice, never answered
+        cap.tcp(t, "10.0.0.1", "10.0.0.2", 40000, 6379, 7, 0, SYN)
+        del k
+    an = analyze_capture(cap.write(tmp_path / "syn.pcap"))
+    sem = build_semantic(an)
+    assert chart_flow(sem, an) == (0, False)
+    page, _ = render_html(sem, an)
+    tags = _parse(page)
+    assert "Handshake ladder of the worst flow, tcp/0 (no flow carried data)" in tags.svgs
+    assert "Sequence graph" not in page  # never a sequence graph of nothing (a 0-1 byte axis)
+    assert page.count("SYN (retransmission)") == 2
+
+
+def _gap_capture(tmp_path: Path) -> Any:
+    """A flow in 2016, then the same pair talking again in 2022: a six-year silence inside one file."""
+    cap = Capture()
+    for base in (1_460_000_000.0, 1_650_000_000.0):
+        c, s = ("10.0.0.1", 40000 + int(base) % 7), ("10.0.0.2", 80)
+        cap.tcp(base, c[0], s[0], c[1], s[1], 100, 0, SYN)
+        cap.tcp(base + 0.01, s[0], c[0], s[1], c[1], 500, 101, SYN | ACK)
+        cap.tcp(base + 0.02, c[0], s[0], c[1], s[1], 101, 501, ACK)
+        cap.tcp(base + 0.03, c[0], s[0], c[1], s[1], 101, 501, PSH | ACK, data=b"x" * 200)
+        cap.tcp(base + 0.04, s[0], c[0], s[1], c[1], 501, 301, ACK)
+    return analyze_capture(cap.write(tmp_path / "gap.pcap"))
+
+
+def test_a_six_year_gap_is_cut_from_the_axis_and_reported(tmp_path: Path) -> None:
+    an = _gap_capture(tmp_path)
+    (gap,) = time_gaps(an.cols.ts)
+    assert gap.seconds == pytest.approx(190_000_000 - 0.04, abs=1e-3)
+    axis = TimeAxis(an.cols.ts)
+    assert float(axis.x(an.cols.ts).max()) < 1.0  # 0.08 s of activity, not a ×1e8 s axis
+    page, _ = render_html(build_semantic(an), an)
+    _parse(page)
+    finding = re.search(r'<div class="finding" id="time-gaps">(.*?)</div>', page, flags=re.S)
+    assert finding and "no packets for 6.0 years, from 2016-04-07" in finding.group(1)
+    assert page.index('id="time-gaps"') < page.index("<h2>Charts</h2>")
+    assert "6.0 years silent" in page  # the break is labelled on the chart itself
+    assert "silences cut out" in page
+
+
+def test_short_pauses_are_not_gaps() -> None:
+    ts = np.array([0.0, 1.0, 2.0, 50.0, 51.0])  # a 48 s pause: under a minute, part of the story
+    assert time_gaps(ts) == []
+    assert time_gaps(np.array([0.0, 10.0, 500.0, 505.0])) != []  # 490 s of 505: cut
+    assert time_gaps(np.array([0.0, 70.0, 140.0, 210.0, 280.0])) == []  # regular polling: no gap dominates

@@ -1,35 +1,46 @@
-"""Self-contained HTML report: the Markdown report's content plus inline PNG charts.
+"""Self-contained HTML report: the Markdown report's content with inline SVG charts.
 
-WHY one file: the report is attached to tickets and opened offline, so charts are embedded as
-``data:`` URIs and the style is inline; nothing is fetched. The text is converted from the very
-Markdown the ``md`` format writes (a converter for the subset our reports use), so the HTML and
-Markdown reports never disagree. Without matplotlib the report is complete and says, where the
-charts would be, how to get them.
+WHY one file: the report is attached to tickets and opened offline, so charts are inline ``<svg>``
+elements and the style is inline; nothing is fetched. The text is converted from the very Markdown
+the ``md`` format writes (a converter for the subset our reports use), so the HTML and Markdown
+reports never disagree. Reading order: the title, the executive summary, any time gap in the capture
+(a finding: the charts cut it out of their axis), then the charts, then the detail.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from pathlib import Path
 from typing import Any
 
 from netghost.forensics.engine import Analysis
-from netghost.forensics.report._charts import charts_available, delay_png, sequence_graph_png, timeline_png
+from netghost.forensics.report._charts import (
+    TimeAxis,
+    charts_available,
+    delay_svg,
+    describe_gap,
+    handshake_ladder_svg,
+    sequence_graph_svg,
+    stream_payload,
+    time_gaps,
+    timeline_svg,
+)
 from netghost.forensics.report._markdown import render_report
 
-__all__ = ["NO_MATPLOTLIB", "markdown_to_html", "render_html", "worst_stream", "write_html_report"]
+__all__ = ["NO_MATPLOTLIB", "chart_flow", "markdown_to_html", "render_html", "worst_stream", "write_html_report"]
 
-NO_MATPLOTLIB = ("Charts are not available: matplotlib is not installed. Install the charts extra "
-                 "(pip install 'netghost[charts]') and run again with --format html.")
+NO_MATPLOTLIB = ("Charts are not available: matplotlib could not be imported (it is a dependency of "
+                 "netghost: reinstall the package) — run again with --format html once it imports.")
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
 th{background:#f0f0f0}code{background:#f4f4f4;padding:0 3px}img{max-width:100%;border:1px solid #ddd}
+svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}figure{margin:1em 0}
+figcaption{font-size:.85em;color:#555}
 .narrative{background:#eef5ff;border-left:4px solid #3a7bd5;padding:.6em 1em}.notice{background:#fff6e0;
-border-left:4px solid #e0a000;padding:.6em 1em}
+border-left:4px solid #e0a000;padding:.6em 1em}.finding{background:#fdecea;border-left:4px solid #c62828;padding:.6em 1em}
 """
 
 
@@ -77,24 +88,83 @@ def markdown_to_html(md: str) -> str:
     return "\n".join(out)
 
 
-def worst_stream(sem: dict[str, Any], an: Analysis) -> int | None:
-    """The TCP stream to draw: the comparison's most-impaired flow, else the top-ranked flow."""
+def _candidates(sem: dict[str, Any], an: Analysis) -> list[int]:
+    """TCP streams in the order the report ranks them: the comparison's impaired flows, then the flows."""
     cands: list[str] = []
     comp = sem.get("comparison")
     if comp:
         cands += [f["id"] for f in comp["per_flow"]
                   if any(d["lost"] + d["injected"] + d["blocked"] for d in f["directions"].values())]
     cands += [f["id"] for f in sem.get("flows", [])]
+    out: list[int] = []
     for fid in cands:
-        if fid.startswith("tcp/") and fid[4:].isdigit() and int(fid[4:]) < len(an.streams):
-            return int(fid[4:])
-    return None
+        if fid.startswith("tcp/") and fid[4:].isdigit() and int(fid[4:]) < len(an.streams) and int(fid[4:]) not in out:
+            out.append(int(fid[4:]))
+    return out
 
 
-def _img(png: bytes, caption: str) -> str:
-    src = base64.b64encode(png).decode("ascii")
-    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{src}">'
-            f"<figcaption>{html.escape(caption, quote=False)}</figcaption></figure>")
+def chart_flow(sem: dict[str, Any], an: Analysis) -> tuple[int, bool] | None:
+    """The flow to draw and whether it carried data: the worst-ranked flow that carried data (drawn as
+    a sequence graph), else the worst-ranked flow (drawn as a handshake ladder); None without TCP."""
+    cands = _candidates(sem, an)
+    for s in cands:
+        if stream_payload(an, s) > 0:
+            return s, True
+    return (cands[0], False) if cands else None
+
+
+def worst_stream(sem: dict[str, Any], an: Analysis) -> int | None:
+    """The TCP stream the charts draw (see :func:`chart_flow`)."""
+    picked = chart_flow(sem, an)
+    return picked[0] if picked else None
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{html.escape(caption, quote=False)}</figcaption></figure>"
+
+
+def _split_summary(rest: str) -> tuple[str, str]:
+    """(the first ``## `` section, everything after it) of the report body."""
+    starts = [m.start() for m in re.finditer(r"^## ", rest, flags=re.M)]
+    if len(starts) < 2:
+        return rest, ""
+    return rest[:starts[1]], rest[starts[1]:]
+
+
+def _gap_findings(an: Analysis) -> list[str]:
+    gaps = time_gaps(an.cols.ts) if an.packets else []
+    if not gaps:
+        return []
+    items = "".join(f"<li>{html.escape(describe_gap(g), quote=False)}</li>" for g in gaps)
+    return ['<div class="finding" id="time-gaps"><strong>Finding: the capture has time gaps.</strong> '
+            "The charts cut these silences out of their time axis (marked //); statistics over the "
+            f"capture's duration include them.<ul>{items}</ul></div>"]
+
+
+def _charts(sem: dict[str, Any], an: Analysis, delay: dict[str, Any] | None, notices: list[str]) -> list[str]:
+    parts = ["<h2>Charts</h2>"]
+    if not charts_available():
+        notices.append("--format html: " + NO_MATPLOTLIB)
+        return [*parts, f'<p class="notice">{html.escape(NO_MATPLOTLIB, quote=False)}</p>']
+    if not an.packets:
+        return [*parts, '<p class="notice">No traffic captured: nothing to chart.</p>']
+    axis = TimeAxis(an.cols.ts)
+    picked = chart_flow(sem, an)
+    stream = None
+    if picked is not None:
+        stream, carried = picked
+        if carried:
+            cap = f"Sequence graph of the worst flow that carried data, tcp/{stream}"
+            parts.append(_figure(sequence_graph_svg(an, stream, cap, axis), cap + " (tcptrace style)"))
+        else:
+            cap = f"Handshake ladder of the worst flow, tcp/{stream} (no flow carried data)"
+            parts.append(_figure(handshake_ladder_svg(an, stream, cap), cap))
+    parts.append(_figure(timeline_svg(an, axis, stream if picked and picked[1] else None),
+                         "Retransmissions and RTT over time (one shared time axis)"))
+    if delay and len(delay.get("t", ())):
+        parts.append(_figure(delay_svg(delay["t"], delay["delay_ms"], delay["a_to_b"]),
+                             "One-way delay between the capture points over time"))
+    return parts
 
 
 def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = None, narrative: str | None = None,
@@ -111,28 +181,17 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
     """
     md = markdown if markdown is not None else render_report(sem)
     title, _, rest = md.partition("\n")
+    summary, detail = _split_summary(rest)
     notices: list[str] = []
     parts = [markdown_to_html(title)]
     if narrative:
         who = f"Gemini ({model})" if model else "Gemini"
         parts.append(f'<div class="narrative"><strong>Narrative (written by {html.escape(who)} from the semantic '
                      f"summary; the findings below are the evidence)</strong><p>{_inline(narrative)}</p></div>")
-    parts.append("<h2>Charts</h2>")
-    if not charts_available():
-        parts.append(f'<p class="notice">{html.escape(NO_MATPLOTLIB, quote=False)}</p>')
-        notices.append("--format html: " + NO_MATPLOTLIB)
-    elif not an.packets:
-        parts.append('<p class="notice">No traffic captured: nothing to chart.</p>')
-    else:
-        s = worst_stream(sem, an)
-        if s is not None:
-            cap = f"Sequence graph of the worst flow, tcp/{s}"
-            parts.append(_img(sequence_graph_png(an, s, cap), cap + " (tcptrace style)"))
-        parts.append(_img(timeline_png(an, s), "Retransmissions and RTT over time"))
-        if delay and len(delay.get("t", ())):
-            parts.append(_img(delay_png(delay["t"], delay["delay_ms"], delay["a_to_b"]),
-                              "One-way delay between the capture points over time"))
-    parts.append(markdown_to_html(rest))
+    parts.append(markdown_to_html(summary))
+    parts += _gap_findings(an)
+    parts += _charts(sem, an, delay, notices)
+    parts.append(markdown_to_html(detail))
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title.lstrip("# "))}</title>'
             f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
     return page, notices
