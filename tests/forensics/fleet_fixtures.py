@@ -13,6 +13,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,15 @@ def azurite_or_none(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | 
             pytest.fail("azurite is not installed (.ci/run installs it with npm install azurite)")
         yield None
         return
+    with running_azurite(exe, tmp_path_factory.mktemp("azurite")) as conn:
+        yield conn
+
+
+@contextmanager
+def running_azurite(exe: str, where: Path) -> Iterator[str]:
+    """Run Azurite's Blob service on a free loopback port with its data under ``where``; yields the
+    connection string (also used by bench/fleet_bench.py)."""
     port = _free_port()
-    where = tmp_path_factory.mktemp("azurite")
     proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(where),
                              "--silent", "--skipApiVersionCheck", "--loose"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

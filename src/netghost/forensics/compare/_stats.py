@@ -12,6 +12,9 @@ from the sign of the offset-corrected delay) and downstream point D:
   after an injected RST): the path stopped carrying the flow;
 * ``unmatched``: orientation unknown (no measurable delay), reported without a verdict;
 * ``flow_only``: the whole flow is seen at one point only.
+
+Only flows whose path crosses both points (their two hosts have traffic matched at both) can be lost,
+injected or blocked; an unmatched flow between other hosts is ``unmatched``, not a loss.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from netghost.forensics.compare._match import (
     MAX_FRAMES,
     _ep,
     _group_quantiles,
+    _mix,
     _Pair,
     _round,
     _Side,
@@ -111,25 +115,51 @@ def _dist(v: np.ndarray) -> dict[str, Any]:
 
 
 def _classify(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, *, up_x: np.ndarray,
-              last_match: np.ndarray, inj_rst_other: np.ndarray, window: tuple[float, float]) -> dict[str, np.ndarray]:
+              last_match: np.ndarray, inj_rst_other: np.ndarray, window: tuple[float, float],
+              crosses: np.ndarray) -> dict[str, np.ndarray]:
     """Split one point's unmatched packets (indices ``only``) into categories.
 
     ``up_x`` is +1 where this point is upstream for the packet's direction, -1 downstream, 0 unknown.
     A flow with no match at all gets a verdict only inside the other point's capture window
-    (``window``, in this point's clock): outside it the other probe was simply not recording.
+    (``window``, in this point's clock), outside it the other probe was simply not recording, and
+    only when its path crosses both points (``crosses``, per flow): a third host's traffic seen at
+    one point only never passed the other probe, so it was not lost or injected between them.
     """
     f = fid[only]
     has = last_match[f] >= 0
     rst = (x.c.tcp_flags[x.rows[only]] >= 0) & ((x.c.tcp_flags[x.rows[only]] & 0x04) != 0)
     u = up_x[fd[only]]
     ts = x.c.ts[x.rows[only]]
-    inside = (ts >= window[0]) & (ts <= window[1])
+    judged = (ts >= window[0]) & (ts <= window[1]) & crosses[f]
     cand = has & (only > last_match[f]) & ~(rst & (u == -1))
     tc = np.bincount(f[cand], minlength=last_match.shape[0])
     blocked = cand & ((tc[f] >= 2) | inj_rst_other[f])
-    rest = (has & ~blocked) | (~has & inside)
+    rest = (has & ~blocked) | (~has & judged)
     return {"flow_only": only[~has], "blocked": only[blocked], "lost": only[rest & (u == 1)],
-            "injected": only[rest & (u == -1)], "unmatched": only[(rest & (u == 0)) | (~has & ~inside)]}
+            "injected": only[rest & (u == -1)], "unmatched": only[(rest & (u == 0)) | (~has & ~judged)]}
+
+
+def _host_pairs(x: _Side) -> np.ndarray:
+    """Per row of ``x``: a key of its two addresses, whichever the direction."""
+    c, r = x.c, x.rows
+    zero = np.zeros(r.shape[0], np.uint64)
+    s = _mix(_mix(zero, c.src_hi[r]), c.src_lo[r])
+    d = _mix(_mix(zero, c.dst_hi[r]), c.dst_lo[r])
+    return _mix(_mix(zero, np.minimum(s, d)), np.maximum(s, d))
+
+
+def _crossing_flows(p: _Pair) -> np.ndarray:
+    """Per flow: True when its two hosts exchanged packets that both points saw (some flow between them
+    matched), i.e. the path between those hosts crosses both capture points. Each point's own addresses
+    are used (a NAT between the points rewrites them)."""
+    ha, hb = _host_pairs(p.a), _host_pairs(p.b)
+    seen_both = np.union1d(ha[p.ia], hb[p.ib])
+    key = np.zeros(p.nflows, np.uint64)
+    at_a = p.first_side == 0
+    key[at_a] = ha[p.first_idx[at_a]]
+    key[~at_a] = hb[p.first_idx[~at_a]]
+    out: np.ndarray = np.isin(key, seen_both)
+    return out
 
 
 def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
@@ -261,8 +291,9 @@ def _classify_unmatched(p: _Pair, fd_a: np.ndarray, fd_b: np.ndarray, up: np.nda
     ir_a = _injected_rst_flows(a, p.fid_a, fd_a, oa, up, nf)
     win_b = (float(b.c.ts.min()) - th_g, float(b.c.ts.max()) - th_g) if len(b.c) else (np.inf, -np.inf)
     win_a = (float(a.c.ts.min()) + th_g, float(a.c.ts.max()) + th_g) if len(a.c) else (np.inf, -np.inf)
-    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b, window=win_b)
-    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a, window=win_a)
+    crosses = _crossing_flows(p)
+    ca = _classify(a, p.fid_a, fd_a, oa, up_x=up, last_match=last_a, inj_rst_other=ir_b, window=win_b, crosses=crosses)
+    cb = _classify(b, p.fid_b, fd_b, ob, up_x=-up, last_match=last_b, inj_rst_other=ir_a, window=win_a, crosses=crosses)
     return ca, cb
 
 

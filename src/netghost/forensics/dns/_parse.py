@@ -101,7 +101,7 @@ def _qname(data: bytes, pos: int) -> tuple[str, int]:
             return ".".join(labels), pos + 1
         if ln & 0xC0:
             return ".".join(labels), -1  # compression inside the first question: not expected
-        labels.append(data[pos + 1 : pos + 1 + ln].decode("ascii", "backslashreplace"))
+        labels.append(data[pos + 1 : pos + 1 + ln].decode("utf-8", "backslashreplace"))
         pos += 1 + ln
     return ".".join(labels), -1
 
@@ -145,7 +145,7 @@ def qnames(msgs: DnsMessages, ks: np.ndarray) -> list[str]:
         buf[np.concatenate(dots)] = ord(".")
     stop = np.minimum(stop, end)
     raw = buf.tobytes()
-    return [raw[a + 1 : b].decode("ascii", "backslashreplace") if b > a else ""
+    return [raw[a + 1 : b].decode("utf-8", "backslashreplace") if b > a else ""
             for a, b in zip(start.tolist(), stop.tolist(), strict=True)]
 
 

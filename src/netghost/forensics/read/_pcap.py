@@ -28,6 +28,7 @@ import numpy as np
 from netghost.errors import CaptureFormatError
 from netghost.forensics.capture import MAX_RECORD, PAD, STREAM_ERRORS, CaptureInfo, RawBatch, read_bytes
 from netghost.forensics.decode import walkdecode_module
+from netghost.forensics.read._gunzip import GunzipStream
 from netghost.forensics.read._pcapng import iter_pcapng
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "PcapWindow", "RawBatch", "iter_batches", "iter_windows"]
@@ -73,10 +74,8 @@ def _open(path: Path, info: CaptureInfo) -> tuple[BinaryIO, BinaryIO]:
     head = raw.read(2)
     raw.seek(0)
     if head == b"\x1f\x8b":
-        import gzip  # noqa: PLC0415  only for compressed captures (saves its import on every run)
-
         info.compressed = True
-        return raw, gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return raw, GunzipStream(raw)  # type: ignore[return-value]
     return raw, raw
 
 

@@ -133,6 +133,7 @@ class _BlockWalk:
         self.ifaces: list[_Iface] = []
         self.if_arrays = _iface_arrays(self.ifaces)
         self.consumed = 0  # file bytes before the current chunk (for the byte offsets in warnings)
+        self.skipped: dict[tuple[int, str], list[int]] = {}  # kind → [warning index, first offset, count]
 
     def blocks(self, data: bytes, pos: int, out: _Packets) -> tuple[int, bool]:
         """Walk the whole blocks of ``data`` from ``pos``, adding packets to ``out``.
@@ -164,9 +165,25 @@ class _BlockWalk:
             try:
                 self._block(btype, data[pos + 8 : pos + blen - 4], pos, out)
             except (struct.error, IndexError, ValueError) as exc:
-                info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {self.consumed + pos}: {exc}")
+                self._skipped(btype, self.consumed + pos, str(exc))
             pos += blen
         return pos, False
+
+    def _skipped(self, btype: int, at: int, reason: str) -> None:
+        """Warn about a skipped block once per kind (block type and reason), counting the repeats.
+
+        Why: a file whose packet blocks all name an undefined interface would otherwise print one
+        line per block (20,000 lines for 20,000 blocks); the first one's offset is kept.
+        """
+        kind = (btype, reason)
+        seen = self.skipped.get(kind)
+        if seen is None:
+            self.skipped[kind] = [len(self.info.warnings), at, 1]
+            self.info.warnings.append(f"skipped malformed pcapng block type {btype} at byte {at}: {reason}")
+            return
+        seen[2] += 1
+        self.info.warnings[seen[0]] = (f"skipped {seen[2]:,} malformed pcapng blocks of type {btype} ({reason}), "
+                                       f"the first at byte {seen[1]}")
 
     def _new_section(self, bom: bytes, pos: int) -> bool:
         """A section header: take its byte order and start an empty interface table (False: corrupt)."""
@@ -194,6 +211,8 @@ class _BlockWalk:
                 iid, hi, lo, cap, wire = struct.unpack_from(fmt + "IIIII", body, 0)
             else:
                 iid, _drops, hi, lo, cap, wire = struct.unpack_from(fmt + "HHIIII", body, 0)
+            if iid >= len(self.ifaces):
+                raise ValueError(f"it names interface {iid}, which no interface block defined")
             iface = self.ifaces[iid]
             if 20 + cap > len(body):
                 raise ValueError("packet data overruns its block")

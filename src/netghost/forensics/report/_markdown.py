@@ -49,8 +49,9 @@ def _headline(sem: dict[str, Any]) -> list[str]:
         f"{s['syn_without_synack']} connection attempts without SYN-ACK.",
     ]
     if s["dns"]["queries"] or s["dns_rcodes"]:
-        rc = ", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "no responses"
-        lines.append(f"- DNS: {s['dns']['queries']} queries, responses {rc}, {s['dns']['unanswered']} unanswered.")
+        rc = ", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items())
+        answers = f"responses {rc}" if rc else "no responses"
+        lines.append(f"- DNS: {s['dns']['queries']} queries, {answers}, {s['dns']['unanswered']} unanswered.")
     icmp = {**s["icmp"], **{f"v6 {k}": v for k, v in s["icmpv6"].items()}}
     if icmp:
         lines.append("- ICMP: " + ", ".join(f"{k}: {v}" for k, v in icmp.items()) + ".")
