@@ -41,6 +41,7 @@ def all_builder_argvs() -> list[list[str]]:
         *(cmd.blob_exists("forensicssa", "captures", f"{NAME}.cap", m) for m in ("login", "key")),
         *(cmd.blob_list("forensicssa", "captures", f"{NAME}_", m) for m in ("login", "key")),
         *(cmd.blob_download("forensicssa", "captures", f"{NAME}.cap", "/tmp/x.cap", m) for m in ("login", "key")),
+        *(cmd.blob_show("forensicssa", "captures", f"{NAME}.cap", m) for m in ("login", "key")),
         *(cmd.blob_delete("forensicssa", "captures", f"{NAME}.cap", m) for m in ("login", "key")),
     ]
 

@@ -5,6 +5,7 @@ create ever sent for the task. The child is ``_crash_child`` (a real process, re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -90,7 +91,37 @@ def test_sigkill_in_state_then_new_orchestrator_finishes_the_task(lab: Lab, kill
     done = _finish(lab, orch, last["task_id"])
     assert Path(done["result"]["report_path"]).is_file()
     assert _creates_sent(lab) == (1 if state_at_kill == "DETECTING" else 0)  # the resumed one never re-creates
+    downloads = sum("storage blob download" in c for c in lab.shell.calls)
+    # the file the killed child downloaded is kept (it matches the blob): no second download, no prompt
+    kept = (kill_on, when) == ("storage blob download", "after") or state_at_kill == "ANALYZING"
+    assert downloads == (0 if kept else 1)
     _clean(lab)
+
+
+def test_a_partial_file_left_by_a_killed_download_is_replaced_not_analysed(lab: Lab) -> None:
+    assert _child(lab, request(duration_seconds=60), "") == 0
+    task_id = _last(lab)["task_id"]
+    lab.state.advance_clock(65)
+    assert _child(lab, {"intent": "check_task", "task_id": task_id}, "storage blob download", "after") \
+        == -signal.SIGKILL
+    local = Path(_last(lab)["local_pcap_path"])
+    whole = local.read_bytes()
+    local.write_bytes(whole[: len(whole) // 2])  # what a download killed half-way leaves
+    orch = _resumed(lab)
+    done = orch.orchestrate({"intent": "check_task", "task_id": task_id})
+    assert done["status"] == "task_completed", done
+    shown = next(i for i, c in enumerate(lab.shell.calls) if "storage blob show" in c)
+    again = [i for i, c in enumerate(lab.shell.calls) if "storage blob download" in c]
+    assert len(again) == 1 and shown < again[0]  # checked against the blob, then downloaded again
+    assert local.read_bytes() == whole  # the analysed file is the whole blob, registered with its hash
+    digest = "sha256:" + hashlib.sha256(whole).hexdigest()
+    assert _last_task(lab)["artifact_hashes"][local.name] == digest
+    assert orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})["cleanup_status"] == "completed"
+    _clean(lab)
+
+
+def _last_task(lab: Lab) -> dict[str, Any]:
+    return read_wal(lab.root / "audit" / "orchestrator_tasks_resumed.jsonl").records[-1]
 
 
 def test_sigkill_at_the_create_prompt_show_says_none_create_reissued_after_a_second_approval(lab: Lab) -> None:

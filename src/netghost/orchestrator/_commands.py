@@ -191,6 +191,13 @@ def blob_list(account: str, container: str, prefix: str, auth_mode: StorageAuthM
             "--auth-mode", auth_mode, "--query", "[].name", "-o", "json"]
 
 
+def blob_show(account: str, container: str, blob: str, auth_mode: StorageAuthMode) -> list[str]:
+    """A blob's length and Content-MD5: a file downloaded before a restart is kept only if it matches."""
+    return ["az", "storage", "blob", "show", "--account-name", account, "-c", container, "-n", blob,
+            "--auth-mode", auth_mode, "--query",
+            "{length: properties.contentLength, md5: properties.contentSettings.contentMd5}", "-o", "json"]
+
+
 def blob_download(account: str, container: str, blob: str, path: str, auth_mode: StorageAuthMode) -> list[str]:
     """Download to the task's workspace; ``-o none`` drops the properties document az prints."""
     return ["az", "storage", "blob", "download", "--account-name", account, "-c", container, "-n", blob,

@@ -10,10 +10,12 @@ registered too and every hash is returned in ``result``.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from pathlib import Path
 
-from netghost.contracts import TaskRecord, TaskState
+from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import ArtifactError
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
@@ -122,6 +124,12 @@ def _download_instances(rt: Runtime, record: TaskRecord) -> TaskRecord:
     for blob in blobs:
         instance = blob.removesuffix(".cap").rpartition("_")[2]
         local = instance_names(str(bound["blob"]), record.local_pcap_path, instance)[1] or ""
+        if _registered(record, local):
+            continue  # downloaded and registered before a restart
+        record, kept = _earlier_download(rt, record, (account, container, blob, auth), local)
+        if kept:
+            record = _register_download(rt, record, local)
+            continue
         record, ran = rt.run(record, cmd.blob_download(account, container, blob, local, auth),
                              f"Downloading scale-set instance {instance}'s capture for analysis.")
         if ran.outcome == "denied":
@@ -142,8 +150,12 @@ def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
     parts = split_blob_url(record.storage_path or "")
     bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
     account = parts[0] if parts else record.storage_account or ""
-    argv = cmd.blob_download(account, str(bound["container"]), str(bound["blob"]), record.local_pcap_path or "",
-                             record.storage_auth_mode or "login")
+    auth = record.storage_auth_mode or "login"
+    argv = cmd.blob_download(account, str(bound["container"]), str(bound["blob"]), record.local_pcap_path or "", auth)
+    record, kept = _earlier_download(rt, record, (account, str(bound["container"]), str(bound["blob"]), auth),
+                                     record.local_pcap_path or "")
+    if kept:
+        return _register_download(rt, record)
     errors: list[str] = []
     for attempt in (1, 2):
         record, ran = rt.run(record, argv, "Downloading the finished capture for analysis.")
@@ -159,6 +171,42 @@ def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
             rt.config.sleeper(rt.config.download_retry_delay_s)
     return rt.move(record, TaskState.FAILED, failure_reason="download_failed",
                    error_detail="Blob download failed: " + "; ".join(errors))
+
+
+def _earlier_download(rt: Runtime, record: TaskRecord, blob: tuple[str, str, str, StorageAuthMode],
+                      local: str) -> tuple[TaskRecord, bool]:
+    """Keep a capture that a download before a restart left in the task's workspace, if it is the blob.
+
+    The orchestrator can stop after az wrote the file and before the registry recorded it; asking the
+    human to approve the same download again (or, on an agent resume, refusing a RISKY step that already
+    ran) would lose evidence that is on disk. The file is kept only when its length, and its MD5 when the
+    blob carries a Content-MD5, match the blob's properties (a SAFE ``blob show``); anything else, or a
+    show that fails, removes the file and the normal download runs.
+    """
+    path = Path(local)
+    if not local or not path.is_file() or _registered(record, local):
+        return record, False
+    account, container, name, auth = blob
+    record, ran = rt.run(record, cmd.blob_show(account, container, name, auth),
+                         "Check a capture downloaded before the restart against its blob.")
+    props = parse_json(ran.output) if ran.outcome == "ok" else None
+    size = path.stat().st_size
+    matches = isinstance(props, dict) and props.get("length") == size
+    md5 = props.get("md5") if isinstance(props, dict) else None
+    if matches and isinstance(md5, str) and md5:
+        with path.open("rb") as f:  # streamed: a capture can be gigabytes
+            digest = hashlib.file_digest(f, lambda: hashlib.md5(usedforsecurity=False)).digest()
+        matches = base64.b64encode(digest).decode() == md5
+    if not matches:
+        path.unlink(missing_ok=True)  # a partial or foreign file is not evidence
+        return record, False
+    rt.say(f"[Cloud Orchestrator] Kept {local}, downloaded before the restart ({size} bytes match the blob).")
+    return record, True
+
+
+def _registered(record: TaskRecord, local: str) -> bool:
+    """Is ``local`` among the task's registered artifacts (keyed by their path in the workspace)?"""
+    return Path(local).name in {Path(p).name for p in record.artifact_hashes}
 
 
 def _register_download(rt: Runtime, record: TaskRecord, local: str | None = None) -> TaskRecord:
