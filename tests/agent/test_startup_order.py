@@ -60,7 +60,7 @@ class TerminalInput(io.StringIO):
     def isatty(self) -> bool:
         return True
 
-    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+    def readline(self, size: int = -1, /) -> str:
         self.observer.take(f"read {len(self.observer.snaps)}")
         return super().readline(size)
 
