@@ -6,9 +6,10 @@ import io
 import shlex
 from datetime import UTC, datetime
 
+import pytest
 from rich.console import Console
 
-from netghost.agent._approval import MAX_BOX_LINES, describe_risk, render_box
+from netghost.agent._approval import MAX_BOX_LINES, describe_risk, render_box, terminal_approver
 from netghost.governance import build_approval_request
 
 CREATE = ["az", "network", "watcher", "packet-capture", "create", "-g", "prod-rg", "-n",
@@ -43,3 +44,32 @@ def test_risks_are_described_truthfully() -> None:
     assert describe_risk(["cat", "/a/r.md"], "?").startswith("Reads /a/r.md on this machine")
     assert describe_risk(["az", "network", "watcher", "packet-capture", "delete", "-n", "g"], "?").startswith("Deletes")
     assert describe_risk(["frobnicate"], "unknown program") == "unknown program"
+
+
+def test_the_box_shows_every_character_the_shells_box_would_hide() -> None:
+    """Soft hyphen, word joiner, bidi isolates and C1 controls are escaped, as in the shell's own box."""
+    hidden = "\u00ad\u2060\u2066\u0085\u202e"
+    argv = ["rm", f"/tmp/a{hidden}b"]
+    request = build_approval_request({"argv": argv, "cwd": "/", "session_id": "s", "seq": 1},
+                                     what=shlex.join(argv), why=f"clean{hidden}up", risk="deletes",
+                                     requested_at=datetime(2025, 1, 15, tzinfo=UTC),
+                                     context={"tier": 3, "classification": "RISKY", "argv": argv})
+    console = Console(file=io.StringIO(), width=100, force_terminal=False)
+    console.print(render_box(request, 100))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert not any(ch in text for ch in hidden)
+    for escape in ("\\xad", "\\u2060", "\\u2066", "\\x85", "\\u202e"):
+        assert text.count(escape) >= 2, escape  # in the command and in the reasoning
+
+
+def test_the_agent_prompt_answers_through_the_shells_loop() -> None:
+    """Retries, deny with a reason and modify with a reason: one answer loop for both boxes."""
+    ask = terminal_approver(Console(file=io.StringIO(), width=80), io.StringIO("x\nd\nwrong VM\n"))
+    decision = ask(_request(CREATE))  # type: ignore[arg-type]
+    assert (decision.decision, decision.reason) == ("deny", "wrong VM")
+    ask = terminal_approver(Console(file=io.StringIO(), width=80), io.StringIO("m\naz vm show -n a -g b\nread first\n"))
+    decision = ask(_request(CREATE))  # type: ignore[arg-type]
+    assert (decision.decision, decision.command, decision.reason) == ("modify", "az vm show -n a -g b", "read first")
+    ask = terminal_approver(Console(file=io.StringIO(), width=80), io.StringIO(""))
+    with pytest.raises(EOFError):
+        ask(_request(CREATE))  # type: ignore[arg-type]

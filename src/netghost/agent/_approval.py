@@ -5,8 +5,9 @@ nineteen), which pushes the title and the command off an 80×24 screen, and it r
 reason ("verb 'download' is mutative") where a human needs to know what will actually change. This box
 is at most :data:`MAX_BOX_LINES` lines: the command is summarised to fit (its argv is in the audit),
 and :func:`describe_risk` says what the command does to the world (a blob download writes a local file
-and does not change Azure). The answer is read as the shell's box reads it: [A]pprove / [D]eny (with
-an optional reason) / [M]odify. End of input fails closed (the shell records ``user_abandoned``).
+and does not change Azure). The answer is read by the shell's own loop (``prompt_decision``): [A]pprove /
+[D]eny (with an optional reason) / [M]odify, the deadline on a terminal, and end of input failing closed
+(the shell records ``user_abandoned``); the escaping of hidden characters is the shell's ``visible``.
 
 :func:`lab_approver` answers "approve" for ``--yes`` lab runs, except for a RISKY command the audit
 shows already ran (or whose outcome is unknown) before a resume: that one is asked again, or denied
@@ -27,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from netghost.contracts import ApprovalRequest
-from netghost.shell import HitlCallback, HitlDecision
+from netghost.shell import HitlCallback, HitlDecision, prompt_decision, visible
 
 __all__ = [
     "MAX_BOX_LINES",
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 MAX_BOX_LINES = 16
-_CHOICES = {"a": "approve", "approve": "approve", "d": "deny", "deny": "deny", "m": "modify", "modify": "modify"}
 
 
 def _option(argv: Sequence[str], *names: str) -> str | None:
@@ -141,9 +141,9 @@ def render_box(request: ApprovalRequest, width: int = 80) -> Panel:
     grid.add_column(style="bold", no_wrap=True, width=10)
     grid.add_column(overflow="fold", width=inner)
     grid.add_row("TIER:", Text(f"{ctx.get('tier', '?')}  |  CLASSIFICATION: {ctx.get('classification', 'RISKY')}"))
-    grid.add_row("COMMAND:", Text(_visible(summarise_command(request.what, inner))))
-    grid.add_row("RISK:", Text(_clip(_visible(describe_risk(argv, request.risk)), inner, 3)))
-    grid.add_row("REASONING:", Text(_clip(_visible(request.why or "(none given)"), inner, 2)))
+    grid.add_row("COMMAND:", Text(visible(summarise_command(request.what, inner))))
+    grid.add_row("RISK:", Text(_clip(visible(describe_risk(argv, request.risk)), inner, 3)))
+    grid.add_row("REASONING:", Text(_clip(visible(request.why or "(none given)"), inner, 2)))
     deadline = ctx.get("approval_timeout_s")
     if isinstance(deadline, int | float):
         grid.add_row("ANSWER IN:", Text(f"{deadline:g} s (no answer = denied)"))
@@ -153,45 +153,11 @@ def render_box(request: ApprovalRequest, width: int = 80) -> Panel:
                  width=min(width, inner + 16))
 
 
-def _visible(text: str) -> str:
-    """Control, bidi and zero-width characters shown as escapes (a human must see what is hidden)."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        hidden = code < 0x20 or 0x7F <= code <= 0x9F or 0x200B <= code <= 0x200F or 0x202A <= code <= 0x202E \
-            or 0x2066 <= code <= 0x2069 or code == 0xFEFF
-        out.append((f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}") if hidden else ch)
-    return "".join(out)
-
-
-def _read(console: Console, stdin: TextIO, prompt: str) -> str:
-    console.print(Text(prompt), end="")
-    console.file.flush()
-    line = stdin.readline()
-    if line == "":
-        console.print()
-        raise EOFError("approval prompt reached end of input")
-    return line.rstrip("\r\n")
-
-
 def terminal_approver(console: Console, stdin: TextIO) -> HitlCallback:
-    """The interactive callback: the fitted box, then [A]/[D]/[M] read from ``stdin``."""
+    """The interactive callback: the fitted box, then the shell's own [A]/[D]/[M] answer loop."""
 
     def ask(request: ApprovalRequest) -> HitlDecision:
-        console.print(render_box(request, console.width))
-        for _ in range(5):
-            choice = _CHOICES.get(_read(console, stdin, "Your choice: ").strip().lower())
-            if choice == "approve":
-                return HitlDecision.approve()
-            if choice == "deny":
-                return HitlDecision.deny(_read(console, stdin, "Denial reason (optional, press Enter to skip): ").strip())
-            if choice == "modify":
-                command = _read(console, stdin, "Modified command: ").strip()
-                if command:
-                    reason = _read(console, stdin, "Reason for the change (optional, press Enter to skip): ")
-                    return HitlDecision.modify(command, reason=reason.strip())
-            console.print(Text("Please answer A, D or M.", style="yellow"))
-        return HitlDecision.deny("no valid answer at the approval prompt")
+        return prompt_decision(request, stdin, console, lambda r: render_box(r, console.width))
 
     return ask
 

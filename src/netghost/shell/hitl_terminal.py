@@ -16,11 +16,12 @@ import re
 import select
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -28,7 +29,7 @@ from rich.text import Text
 from netghost.governance import ApprovalRequest
 from netghost.shell.gate import HitlCallback, HitlDecision, current_prompt
 
-__all__ = ["make_terminal_callback", "render_alert", "terminal_hitl_callback", "visible"]
+__all__ = ["make_terminal_callback", "prompt_decision", "render_alert", "terminal_hitl_callback", "visible"]
 
 _MAX_ATTEMPTS = 5
 _POLL_S = 0.25  # how often a terminal read looks whether the gate has left
@@ -153,7 +154,22 @@ def terminal_hitl_callback(request: ApprovalRequest) -> HitlDecision:
 
 
 def _prompt(request: ApprovalRequest, stdin: TextIO, console: Console) -> HitlDecision:
-    console.print(render_alert(request))
+    return prompt_decision(request, stdin, console, render_alert)
+
+
+def prompt_decision(request: ApprovalRequest, stdin: TextIO, console: Console,
+                    render: Callable[[ApprovalRequest], RenderableType]) -> HitlDecision:
+    """Show ``render(request)`` and read [A]pprove / [D]eny (+ reason) / [M]odify (+ command, reason).
+
+    The one answer loop for every approval box (the agent draws a box fitted to the terminal): the
+    choices, the retries, the deadline-aware read on a terminal and the fail-closed ends live here only.
+
+    Raises:
+        EOFError: stdin closed before an answer (the shell records ``user_abandoned``).
+        KeyboardInterrupt: Ctrl-C at the prompt (likewise).
+        TimeoutError: the gate's deadline passed, or the gate stopped waiting, while reading.
+    """
+    console.print(render(request))
     for _ in range(_MAX_ATTEMPTS):
         choice = _CHOICES.get(_ask(console, stdin, "Your choice: ").strip().lower())
         if choice == "approve":
