@@ -19,13 +19,13 @@ from netghost.agent._console import GhostConsole
 from netghost.agent._rca import chain_paths
 from netghost.agent._rebuild import Rebuilt, rebuild, shell_records
 from netghost.agent._session import load_session, take_back
-from netghost.contracts import SessionState
+from netghost.contracts import IN_FLIGHT_TASK_STATES, SessionState
 from netghost.governance import read_wal, replay_latest, verify
 
 __all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "unfinished_tasks"]
 
 OUTCOME_UNKNOWN = "outcome unknown"
-_IN_FLIGHT = frozenset({"CREATED", "DETECTING", "APPROVED", "PROVISIONING", "WAITING", "DOWNLOADING", "ANALYZING"})
+_IN_FLIGHT = frozenset(s.value for s in IN_FLIGHT_TASK_STATES)
 """Task states a crash can leave a capture in mid-way: reconciled through check_task, never re-created."""
 
 

@@ -106,6 +106,7 @@ from netghost.contracts.shell import (
 )
 from netghost.contracts.task import (
     CAPTURE_MAX_DURATION_SECONDS,
+    IN_FLIGHT_TASK_STATES,
     TASK_RECORD_VERSION,
     TERMINAL_TASK_STATES,
     CaptureTrafficParameters,
@@ -137,6 +138,7 @@ __all__ = [
     "CHECKSUM_KEY",
     "HYPOTHESIS_ARGS",
     "INTENTS",
+    "IN_FLIGHT_TASK_STATES",
     "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "TOOL_DECLARATIONS",

@@ -23,6 +23,7 @@ from netghost.contracts.chain import ChainFields
 
 __all__ = [
     "CAPTURE_MAX_DURATION_SECONDS",
+    "IN_FLIGHT_TASK_STATES",
     "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "CaptureTrafficParameters",
@@ -64,6 +65,13 @@ TERMINAL_TASK_STATES: frozenset[TaskState] = frozenset(
     {TaskState.DONE, TaskState.CANCELLED, TaskState.ABANDONED}
 )
 """Seed 000: "Terminal states: DONE, CANCELLED, ABANDONED" (FAILED/TIMED_OUT still go to CLEANING_UP)."""
+
+IN_FLIGHT_TASK_STATES: frozenset[TaskState] = frozenset(
+    {TaskState.CREATED, TaskState.DETECTING, TaskState.APPROVED, TaskState.PROVISIONING, TaskState.WAITING,
+     TaskState.DOWNLOADING, TaskState.ANALYZING}
+)
+"""States a capture is still on its way in: ``check_task`` answers ``task_pending``, a crash or an internal
+error can leave a task here mid-way, and a resume reconciles it through ``check_task`` (never re-creates)."""
 
 CleanupStatus = Literal["pending", "completed", "partial", "skipped"]
 """Seed 000 response table; ``None`` on the wire means cleanup was not attempted yet."""

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from netghost.contracts import (
+    IN_FLIGHT_TASK_STATES,
     TERMINAL_TASK_STATES,
     CaptureTrafficRequest,
     CleanupStep,
@@ -55,8 +56,7 @@ __all__ = ["CloudOrchestrator"]
 
 S = TaskState
 _AUTO_CLEANUP = frozenset({S.FAILED, S.TIMED_OUT, S.CANCELLED})
-_INTERRUPTIBLE = frozenset({S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING,
-                            S.ANALYZING})
+_INTERRUPTIBLE = IN_FLIGHT_TASK_STATES
 """States a request can leave a task in mid-way; an internal error moves such a task to FAILED."""
 _log = logging.getLogger(__name__)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import Any
 
-from netghost.contracts import TaskRecord, TaskState, parse_orchestrator_response
+from netghost.contracts import IN_FLIGHT_TASK_STATES, TaskRecord, TaskState, parse_orchestrator_response
 
 __all__ = ["error_response", "list_response", "outcome_state", "status_of", "task_response"]
 
 S = TaskState
-_PENDING = frozenset({S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING, S.ANALYZING})
+_PENDING = IN_FLIGHT_TASK_STATES
 
 
 def status_of(record: TaskRecord, *, waiting_for_partner: bool = False) -> str:

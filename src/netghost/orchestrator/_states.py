@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from netghost.contracts import TaskRecord, TaskState
+from netghost.contracts import IN_FLIGHT_TASK_STATES, TaskRecord, TaskState
 from netghost.errors import TaskTransitionError
 
 __all__ = [
@@ -87,7 +87,7 @@ ROWS: tuple[Transition, ...] = (
       for s in (S.CREATED, S.PROVISIONING, S.ANALYZING)),
     *(Transition(s, S.FAILED, "an unexpected exception interrupted the request (orchestrate never raises): "
                  "failure_reason internal_error, then the automatic cleanup", seed=False)
-      for s in (S.CREATED, S.DETECTING, S.APPROVED, S.PROVISIONING, S.WAITING, S.DOWNLOADING, S.ANALYZING)),
+      for s in sorted(IN_FLIGHT_TASK_STATES, key=list(TaskState).index)),
     Transition(S.CLEANING_UP, S.DONE, "an unexpected exception interrupted the cleanup: DONE with cleanup "
                "partial, which cleanup_task retries", seed=False),
 )
