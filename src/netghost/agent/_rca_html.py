@@ -1,0 +1,358 @@
+"""The RCA as one self-contained HTML page, beside the Markdown: ``ghost_rca_{sid}.html``.
+
+Built from the audit trail alone, so ``ghost-agent report SID`` regenerates exactly what the run wrote:
+the shell audit (every command, with its output as the AI saw it), the task registry (captures, their
+artifact hashes), the session file (hypotheses) and the journal's ``complete_investigation`` call (the
+conclusion). The executive summaries are the outputs of the RCA's own ``cat`` commands in the shell
+audit (the human approved those reads); nothing is read around the gate except the forensic engine's
+HTML report, whose charts are inlined, and whose sha256 is checked against the task's artifact record
+when it is registered there. When the orchestrator's analysis wrote no HTML report (it asks the engine
+for md and json), :func:`draw_charts` has the engine draw one through the shell before the RCAs are
+written, while the pcap is still on disk, so the run is audited and cited like any other command.
+
+Every audit id the page cites is a link to that record, rendered further down the same page, so a
+reader can follow a conclusion to the command and the output behind it. The chain verification
+(records, verdict, head hash, anchor) is computed when the page is written. Nothing is fetched: the
+style is inline and the charts are inline SVG.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from netghost.agent._dispatch import ShellLike
+from netghost.agent._rca import AUDIT_ID, _check_chains, chain_paths
+from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
+from netghost.governance import read_wal, replay_latest
+
+__all__ = ["draw_charts", "html_path", "render_rca_html", "write_rca_html"]
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222}
+h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0;width:100%}td,th{border:1px solid #ccc;padding:3px 6px;
+text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{background:#f4f4f4}code{padding:0 3px}
+pre{padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.8em;max-height:28em}
+.meta{color:#555}.ok{color:#1b5e20;font-weight:bold}.bad{color:#b71c1c;font-weight:bold}
+.SAFE{color:#1b5e20}.RISKY{color:#e65100}.FORBIDDEN{color:#b71c1c}
+.record{border:1px solid #ddd;border-left:4px solid #3a7bd5;margin:.8em 0;padding:.2em 1em}
+.record:target{background:#fffbe6;border-left-color:#e0a000}dl{display:grid;grid-template-columns:11em 1fr;gap:2px 1em}
+dt{font-weight:bold;color:#444}dd{margin:0;word-break:break-all}blockquote{border-left:3px solid #ccc;margin:.5em 0;
+padding:.2em 1em;color:#333;white-space:pre-wrap}svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}
+.notice{background:#fff6e0;border-left:4px solid #e0a000;padding:.6em 1em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+"""
+_FIGURE = re.compile(r"<figure>.*?</figure>", flags=re.S)
+_RECORD_FIELDS = ("command", "modified_command", "reasoning", "classification", "tier", "risk_reason", "environment",
+                  "action", "status", "exit_code", "error", "denial_reason", "plan_token", "policy_rule",
+                  "duration_ms", "client", "seq", "ts", "prev_sha256", "sha256")
+
+
+def html_path(audit_dir: Path, session_id: str) -> Path:
+    """``<audit_dir>/ghost_rca_{sid}.html``."""
+    return audit_dir / f"ghost_rca_{session_id}.html"
+
+
+def _e(value: object) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+@dataclass
+class _Page:
+    state: SessionState
+    completion: CompleteInvestigationArgs | None
+    records: list[dict[str, Any]]
+    tasks: dict[str, dict[str, Any]]
+    chains: dict[str, dict[str, Any]]
+    now: datetime
+    warnings: list[str] = field(default_factory=list)
+    charts: dict[str, list[str]] = field(default_factory=dict)
+    chart_notes: dict[str, str] = field(default_factory=dict)
+    engine_commands: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def known(self) -> set[str]:
+        return {str(r.get("audit_id")) for r in self.records}
+
+    def cite(self, audit_id: str | None) -> str:
+        """A link to the record, or the id marked as missing from the trail."""
+        if not audit_id:
+            return ""
+        if audit_id in self.known:
+            return f'<a href="#{_e(audit_id)}">{_e(audit_id)}</a>'
+        return f"{_e(audit_id)} <em>(not in the audit trail)</em>"
+
+    def linkify(self, text: str) -> str:
+        """Escape ``text`` and turn every audit id in it into a citation."""
+        out, last = [], 0
+        for m in AUDIT_ID.finditer(text):
+            out += [_e(text[last:m.start()]), self.cite(m.group())]
+            last = m.end()
+        return "".join([*out, _e(text[last:])])
+
+
+# ---- reading the trail -----------------------------------------------------------------------------
+
+def _summary_path(report_path: str) -> str:
+    return report_path.replace("_forensic_report.md", "_executive_summary.md")
+
+
+def _summary_from_trail(records: list[dict[str, Any]], report_path: str) -> tuple[str | None, str | None]:
+    """(the executive summary the RCA's ``cat`` read, that record's audit id), from the shell audit."""
+    wanted = {shlex.join(["cat", _summary_path(report_path)]): "summary", shlex.join(["cat", report_path]): "report"}
+    for r in reversed(records):
+        kind = wanted.get(str(r.get("command")))
+        if kind and r.get("status") == "completed" and r.get("exit_code") == 0:
+            text = str(r.get("output", ""))
+            if kind == "report":
+                m = re.search(r"^## Executive Summary\s*\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S)
+                text = m.group(1) if m else ""
+            return text.strip() or None, str(r.get("audit_id"))
+    return None, None
+
+
+def _forensic_html(task: Mapping[str, Any]) -> Path | None:
+    report = task.get("report_path")
+    return Path(str(report).replace("_forensic_report.md", "_forensic_report.html")) if report else None
+
+
+def _engine_command(task: Mapping[str, Any], out_dir: Path) -> str | None:
+    pcap = task.get("local_pcap_path")
+    if not pcap:
+        return None
+    return shlex.join(["pcap-forensics", str(pcap), "--format", "html", "--report-dir", str(out_dir),
+                       "--semantic-dir", str(out_dir)])
+
+
+def draw_charts(audit_dir: Path, session_id: str, shell: ShellLike) -> list[str]:
+    """Have the engine draw the HTML report (charts) of each completed capture that lacks one; the audit ids.
+
+    Run before the Markdown RCA, so both reports count the same records: the engine runs through the
+    shell (``pcap-forensics PCAP --format html``, SAFE, audited) and only while the pcap is still on disk.
+    """
+    registry = chain_paths(audit_dir, session_id)["orchestrator"]
+    tasks = replay_latest(registry, "task_id") if registry.exists() else {}
+    ids = []
+    for task in tasks.values():
+        target = _forensic_html(task)
+        if task.get("state") not in ("COMPLETED", "DONE") or target is None or target.exists():
+            continue
+        command = _engine_command(task, target.parent)
+        if command and Path(str(task["local_pcap_path"])).is_file():
+            res = shell.execute({"command": command, "reasoning": "Drawing the capture's charts for the HTML RCA."})
+            ids.append(str(res.get("audit_id")))
+    return ids
+
+
+def _load_charts(page: _Page) -> None:
+    """Each completed capture's charts, inlined from the engine's HTML report, its hash checked."""
+    for task_id, task in page.tasks.items():
+        target = _forensic_html(task)
+        if task.get("state") not in ("COMPLETED", "DONE") or target is None:
+            continue
+        page.engine_commands[task_id] = _engine_command(task, target.parent) or ""
+        if not target.exists():
+            page.chart_notes[task_id] = ("No charts: the forensic engine's HTML report is not on disk (the capture "
+                                         "was analysed without --format html and its pcap is gone).")
+            continue
+        data = target.read_bytes()
+        hashes = task.get("artifact_hashes") or {}
+        known = hashes.get(target.name) or hashes.get(str(target))
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        check = (" Hash matches the artifact record." if known == digest else
+                 f" HASH MISMATCH: the artifact record says {known}." if known else " (not a registered artifact)")
+        page.charts[task_id] = _FIGURE.findall(data.decode("utf-8", errors="replace"))
+        page.chart_notes[task_id] = f"Charts from {target.name}, {digest}.{check}"
+
+
+def _drawn_by(page: _Page, task_id: str) -> str:
+    """The citation of the engine run that drew the charts, when the trail has it."""
+    command = page.engine_commands.get(task_id)
+    for r in page.records:
+        if command and r.get("command") == command and r.get("exit_code") == 0:
+            return f" Drawn by {page.cite(str(r.get('audit_id')))}."
+    return ""
+
+
+# ---- rendering ---------------------------------------------------------------------------------------
+
+def _context(record: Mapping[str, Any]) -> str:
+    return "CLOUD" if record.get("environment") == "azure" else "LOCAL"
+
+
+def _outcome(record: Mapping[str, Any]) -> str:
+    status, code = record.get("status"), record.get("exit_code")
+    if status == "completed":
+        return "completed" if code == 0 else f"failed (exit {code})"
+    if status == "denied":
+        return "forbidden" if record.get("action") == "blocked" else "denied"
+    return str(record.get("error") or status)
+
+
+def _head(page: _Page) -> list[str]:
+    s, c = page.state, page.completion
+    confidence = c.confidence if c else "none recorded"
+    out = [f"<h1>Root Cause Analysis — {_e(s.session_id)}</h1>",
+           f'<p class="meta">Generated {_e(format_timestamp(page.now))} · confidence <strong>{_e(confidence)}</strong> · '
+           f"model {_e(s.model)} · turns {s.turn_count}"
+           + (f" · resumed from {_e(s.resumed_from)}" if s.resumed_from else "") + "</p>",
+           "<h2>Investigation Summary</h2>"]
+    if c is None:
+        out.append('<p class="notice">No conclusion was recorded for this session (it was driven through MCP or '
+                   "stopped before complete_investigation): the evidence below is the whole audit trail.</p>")
+        return out
+    out.append(f"<p>{page.linkify(c.root_cause_summary)}</p>")
+    groups = (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
+              ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses))
+    items = [f"<li>{label}: {_e(', '.join(ids))}</li>" for label, ids in groups if ids]
+    return out + ([f"<ul>{''.join(items)}</ul>"] if items else [])
+
+
+def _hypotheses(page: _Page) -> list[str]:
+    rows = [f"<tr><td>{_e(h.id)}</td><td>{page.linkify(h.description)}</td><td>{_e(h.state.value)}</td>"
+            f"<td>{h.denial_count}</td><td>{page.cite(h.resolving_audit_id)}</td></tr>" for h in page.state.hypothesis_log]
+    if not rows:
+        rows = ['<tr><td colspan="5">No hypothesis was recorded.</td></tr>']
+    out = ["<h2>Hypotheses</h2>", "<table><thead><tr><th>ID</th><th>Description</th><th>Final state</th>"
+           "<th>Denials</th><th>Resolving audit id</th></tr></thead><tbody>", *rows, "</tbody></table>"]
+    events = [f"<li>{_e(h.id)}: denied at turn {e.turn}, {page.cite(e.audit_id)}: <code>{_e(e.command)}</code>"
+              + (f" — reason: {_e(e.denial_reason)}" if e.denial_reason else "") + "</li>"
+              for h in page.state.hypothesis_log for e in h.denial_events]
+    conflicts = [f"<li>Conflict on {_e(c.hypothesis_id)}: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}; "
+                 f"trusted {_e(c.higher_fidelity_source or '?')}</li>" for c in page.state.evidence_conflicts]
+    return out + ([f"<ul>{''.join(events + conflicts)}</ul>"] if events or conflicts else [])
+
+
+def _evidence(page: _Page) -> list[str]:
+    rows = []
+    for r in page.records:
+        cls = _e(r.get("classification"))
+        client = r.get("client") or {}
+        who = f"{client.get('name')} {client.get('version')}" if client else "agent"
+        rows.append(f"<tr><td>{page.cite(str(r.get('audit_id')))}</td><td>[{_context(r)}]</td>"
+                    f"<td><code>{_e(r.get('command'))}</code></td><td class=\"{cls}\">{cls}</td>"
+                    f"<td>{_e(r.get('action'))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
+                    f"<td>{_e(who)}</td></tr>")
+    if not rows:
+        rows = ['<tr><td colspan="8">No command was run.</td></tr>']
+    return ["<h2>Command Evidence</h2>",
+            "<table><thead><tr><th>Audit ID</th><th>Context</th><th>Command</th><th>Classification</th>"
+            "<th>Action</th><th>Exit</th><th>Outcome</th><th>Asked by</th></tr></thead><tbody>", *rows,
+            "</tbody></table>",
+            "<p class=\"meta\">[LOCAL] rows reflect the engineer's local environment: a [LOCAL] probe failure is not "
+            "evidence of an Azure failure without corroborating [CLOUD] evidence.</p>"]
+
+
+def _captures(page: _Page) -> list[str]:
+    out = ["<h2>Capture Evidence</h2>"]
+    if not page.tasks:
+        return [*out, "<p>No packet capture was taken.</p>"]
+    rows = [f"<tr><td>{_e(tid)}</td><td>{_e(t.get('target'))}</td><td>{_e(t.get('state'))}</td>"
+            f"<td>{_e(t.get('stop_reason') or '')}</td><td>{', '.join(page.cite(a) for a in t.get('shell_audit_ids') or [])}</td></tr>"
+            for tid, t in page.tasks.items()]
+    out += ["<table><thead><tr><th>Task</th><th>Target</th><th>State</th><th>Azure stopReason</th>"
+            "<th>Commands</th></tr></thead><tbody>", *rows, "</tbody></table>"]
+    for tid, t in page.tasks.items():
+        out.append(f'<h3 id="task-{_e(tid)}">{_e(tid)}</h3>')
+        reason = t.get("stop_reason")
+        if reason and reason != "TimeExceeded":
+            out.append(f'<p class="notice">Azure stopReason {_e(reason)}: the capture ended before its time limit, '
+                       "so it may miss traffic.</p>")
+        hashes = t.get("artifact_hashes") or {}
+        if hashes:
+            items = "".join(f"<tr><td><code>{_e(p)}</code></td><td><code>{_e(h)}</code></td></tr>"
+                            for p, h in sorted(hashes.items()))
+            out.append("<table><thead><tr><th>Artifact (chain of custody)</th><th>sha256</th></tr></thead>"
+                       f"<tbody>{items}</tbody></table>")
+        report = t.get("report_path")
+        if report and t.get("state") in ("COMPLETED", "DONE"):
+            text, read_by = _summary_from_trail(page.records, str(report))
+            if text is not None:
+                out.append(f"<p>Executive summary (read by {page.cite(read_by)}):</p><blockquote>{_e(text)}</blockquote>")
+            else:
+                out.append(f"<p>Executive summary unavailable (its read was denied or not made); the report is at "
+                           f"<code>{_e(report)}</code>.</p>")
+        out += page.charts.get(tid, [])
+        if tid in page.chart_notes:
+            out.append(f'<p class="meta">{_e(page.chart_notes[tid])}{_drawn_by(page, tid)}</p>')
+    return out
+
+
+def _actions(page: _Page) -> list[str]:
+    acts = page.completion.recommended_actions if page.completion else []
+    items = "".join(f"<li>{page.linkify(a)}</li>" for a in acts) or "<li>None given.</li>"
+    return ["<h2>Recommended Actions</h2>", f"<ul>{items}</ul>"]
+
+
+def _integrity(page: _Page) -> list[str]:
+    rows = []
+    for c in page.chains.values():
+        verdict = f'<span class="{"ok" if c["ok"] else "bad"}">{_e(c["verdict"])}</span>'
+        rows.append(f"<tr><td>{_e(c['label'])}</td><td><code>{_e(Path(c['path']).name)}</code></td><td>{c['records']}</td>"
+                    f"<td>{verdict}</td><td><code>{_e(c['head'] or '(empty)')}</code></td><td>{_e(c['anchor'])}</td></tr>")
+    warn = "".join(f"<li>WARNING: {_e(w)}</li>" for w in page.warnings)
+    return ["<h2>Integrity Statement</h2>",
+            "<p>Every piece of evidence is cited by audit id from append-only, hash-chained logs, each verified when "
+            "this page was written:</p>",
+            '<table id="chains"><thead><tr><th>Log</th><th>File</th><th>Records</th><th>Chain</th><th>Head hash</th>'
+            "<th>Anchor</th></tr></thead><tbody>", *rows, "</tbody></table>",
+            *([f"<ul>{warn}</ul>"] if warn else [])]
+
+
+def _record_html(r: Mapping[str, Any]) -> str:
+    rid = _e(r.get("audit_id"))
+    fields = []
+    for key in _RECORD_FIELDS:
+        value = r.get(key)
+        if value is None or value == "":
+            continue
+        shown = json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+        fields.append(f"<dt>{_e(key)}</dt><dd>{_e(shown)}</dd>")
+    body = "".join(f"<p><strong>{name}</strong></p><pre>{_e(r.get(name))}</pre>"
+                   for name in ("output", "stderr") if r.get(name))
+    return f'<section class="record" id="{rid}"><h3>{rid}</h3><dl>{"".join(fields)}</dl>{body}</section>'
+
+
+def render_rca_html(page: _Page) -> str:
+    """The whole page."""
+    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_actions(page), *_integrity(page),
+            "<h2>Audit Records</h2>",
+            "<p class=\"meta\">Each record as the shell wrote it (output redacted and truncated exactly as the AI saw it).</p>",
+            *(_record_html(r) for r in page.records)]
+    title = f"Root Cause Analysis — {page.state.session_id}"
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+            f"<style>{_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_rca_html(audit_dir: Path, state: SessionState, completion: CompleteInvestigationArgs | None, *,
+                   now: Callable[[], datetime], warnings: list[str] | None = None) -> Path:
+    """Write ``ghost_rca_{sid}.html`` from the audit trail; returns its path.
+
+    Args:
+        audit_dir: the session's audit directory.
+        state: the session (hypotheses, model, turns).
+        completion: the conclusion (None: none was recorded).
+        now: the clock that dates the page.
+        warnings: printed in the Integrity Statement.
+
+    Raises:
+        OSError: the page cannot be written.
+    """
+    sid = state.session_id
+    paths = chain_paths(audit_dir, sid)
+    tasks = replay_latest(paths["orchestrator"], "task_id") if paths["orchestrator"].exists() else {}
+    records = read_wal(paths["shell"]).records if paths["shell"].exists() else []
+    page = _Page(state, completion, records, tasks, {}, now(), list(warnings or []))
+    _load_charts(page)
+    page.chains = _check_chains(audit_dir, sid)
+    target = html_path(audit_dir, sid)
+    target.write_text(render_rca_html(page), encoding="utf-8")
+    return target

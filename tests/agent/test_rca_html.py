@@ -1,0 +1,92 @@
+"""The HTML RCA of a lab investigation with a capture: links, records, chains, artifacts, charts; regenerated."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from netghost.agent.cli import main
+from netghost.governance import read_wal, replay_latest, verify
+from tests.agent.lab_capture import investigate
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.external: list[str] = []
+        self.svgs = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(str(a["id"]))
+        href = a.get("href") or ""
+        if href.startswith("#"):
+            self.links.append(href[1:])
+        elif href or (a.get("src") and not str(a["src"]).startswith("data:")):
+            self.external.append(href or str(a["src"]))
+        self.svgs += tag == "svg"
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    audit = tmp_path_factory.mktemp("rca") / "audit"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(audit.parent / "home"))
+        mp.setenv("XDG_CONFIG_HOME", str(audit.parent / "home" / ".config"))
+        return audit, investigate("nsg-deny", audit, mp)
+
+
+def _parse(path: Path) -> tuple[str, _Page]:
+    text = path.read_text(encoding="utf-8")
+    page = _Page()
+    page.feed(text)
+    return text, page
+
+
+@pytest.mark.slow
+def test_the_html_rca_cites_links_and_verifies(session: tuple[Path, str]) -> None:
+    audit, sid = session
+    path = audit / f"ghost_rca_{sid}.html"
+    text, page = _parse(path)
+    records = read_wal(audit / f"shell_audit_{sid}.jsonl").records
+    assert page.external == []  # self-contained
+    assert page.links and set(page.links) <= page.ids  # every citation resolves to a record on the page
+    assert {r["audit_id"] for r in records} <= page.ids  # and every record is rendered
+    assert set(re.findall(r"ghost_\d{8}_\d{6}_\d{3}", text)) <= {r["audit_id"] for r in records}
+    summary = text.split("<h2>Investigation Summary</h2>", 1)[1].split("<h2>", 1)[0]
+    assert re.search(r'<p>The capture \S+ shows the flow failing; see <a href="#ghost_\d{8}_\d{6}_\d{3}">', summary)
+    report = verify(audit / f"shell_audit_{sid}.jsonl")
+    chains = text.split('<table id="chains">', 1)[1].split("</table>", 1)[0]
+    assert f"<td>{report.records}</td>" in chains and report.head_sha256 in chains and "intact" in chains
+    (task,) = replay_latest(audit / f"orchestrator_tasks_{sid}.jsonl", "task_id").values()
+    folder = Path(task["report_path"]).parent
+    for artifact, digest in task["artifact_hashes"].items():  # names inside the task's artifacts folder
+        assert digest == "sha256:" + hashlib.sha256((folder / artifact).read_bytes()).hexdigest()
+        assert digest in text
+    assert page.svgs >= 2  # the capture's forensic charts are inlined
+    assert "Handshake ladder of the worst flow" in text  # nsg-deny: SYNs never answered
+    assert "Executive summary (read by" in text and "SYN to 10.1.2.4:6379" in text
+
+
+@pytest.mark.slow
+def test_report_regenerates_the_same_page_from_the_trail(session: tuple[Path, str], monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    audit, sid = session
+    monkeypatch.setenv("HOME", str(audit.parent / "home"))  # the audit key the run signed its chains with
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(audit.parent / "home" / ".config"))
+    path = audit / f"ghost_rca_{sid}.html"
+    before = path.read_text(encoding="utf-8")
+    path.unlink()
+    assert main(["report", sid, "--audit-dir", str(audit)]) == 0
+    assert capsys.readouterr().out.strip() == str(path)
+    after = path.read_text(encoding="utf-8")
+    dated = re.compile(r"Generated \S+ ")
+    assert dated.sub("", after) == dated.sub("", before)
+    assert main(["report", "ghost_20000101_000000", "--audit-dir", str(audit)]) == 2
