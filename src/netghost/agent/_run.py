@@ -27,6 +27,7 @@ from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
 from netghost.agent._rca import chain_paths, write_rca
+from netghost.agent._rca_html import draw_charts, write_rca_html
 from netghost.agent._rebuild import Rebuilt
 from netghost.agent._resume import already_ran, load_for_resume, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
@@ -291,6 +292,7 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
     )
     state = parts.state
     parts.ui.notice("Generating root cause analysis report...")
+    draw_charts(opts.audit_dir, state.session_id, parts.watched)  # before the RCAs: both count its records
     rca = write_rca(opts.audit_dir, state, completion, parts.watched, now=clock, warnings=parts.warnings)
     if rca.path is None:
         parts.ui.error(f"RCA report write failed ({rca.write_error}); the report follows.")
@@ -299,10 +301,22 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
     else:
         state.rca_report_path = str(rca.path)
         parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path))
+    _write_html(opts, parts, completion, clock)
     parts.save()
     parts.ui.closing(str(rca.path or "(stdout)"), confidence=completion.confidence, turns=state.turn_count,
                      duration_s=time.monotonic() - started)
     return 0
+
+
+def _write_html(opts: Options, parts: _Parts, completion: CompleteInvestigationArgs,
+                clock: Callable[[], datetime]) -> None:
+    """The HTML RCA beside the Markdown (``ghost-agent report SID`` writes it again from the trail)."""
+    try:
+        path = write_rca_html(opts.audit_dir, parts.state, completion, now=clock, warnings=parts.warnings)
+    except OSError as exc:
+        parts.ui.error(f"HTML RCA write failed ({type(exc).__name__}: {exc}); the Markdown RCA stands.")
+        return
+    parts.ui.notice(f"HTML report: {path}")
 
 
 def _stopped(opts: Options, parts: _Parts, why: str, code: int = 130) -> int:
