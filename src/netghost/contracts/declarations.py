@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from netghost.contracts.tools import FAULT_TYPES
+
 __all__ = ["HYPOTHESIS_ARGS", "TOOL_DECLARATIONS", "tool_declaration"]
 
 _HYPOTHESES: dict[str, Any] = {
@@ -194,6 +196,29 @@ TOOL_DECLARATIONS: tuple[dict[str, Any], ...] = (
                                "higher-fidelity source used for resolution in root_cause_summary.",
             },
             "recommended_actions": {**_STRINGS, "description": "Concrete next steps for the operator."},
+            "diagnosis": {
+                "type": "object",
+                "description": "Optional structured verdict, scored by the diagnosis benchmark. is_anomaly: false\n"
+                               "when nothing is wrong. Each fault names the resource at fault (its full ARM id,\n"
+                               "or its name) at the level the evidence shows it: the NSG rule, the route, the\n"
+                               "private DNS zone, the VM, the peering. fault_type is one of: "
+                               + ", ".join(FAULT_TYPES) + ".",
+                "properties": {
+                    "is_anomaly": {"type": "boolean"},
+                    "faults": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "resource_id": {"type": "string"},
+                                "fault_type": {"type": "string", "enum": list(FAULT_TYPES)},
+                            },
+                            "required": ["resource_id", "fault_type"],
+                        },
+                    },
+                },
+                "required": ["is_anomaly"],
+            },
         },
         ["confidence", "root_cause_summary"],
     ),

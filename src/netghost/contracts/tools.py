@@ -26,12 +26,15 @@ from netghost.contracts.task import (
 )
 
 __all__ = [
+    "FAULT_TYPES",
     "TOOL_NAMES",
     "CancelTaskArgs",
     "CaptureTrafficArgs",
     "CheckTaskArgs",
     "CleanupTaskArgs",
     "CompleteInvestigationArgs",
+    "DiagnosedFault",
+    "Diagnosis",
     "RunShellCmdArgs",
     "ToolErrorResult",
     "ToolName",
@@ -120,6 +123,37 @@ class CleanupTaskArgs(WireModel):
         return CleanupTaskRequest(intent="cleanup_task", task_id=self.task_id)
 
 
+FAULT_TYPES: tuple[str, ...] = (
+    "nsg-deny",
+    "udr-dead-appliance",
+    "service-down",
+    "dns-nxdomain",
+    "dns-private-zone-not-linked",
+    "pmtu-blackhole",
+    "path-packet-loss",
+    "middlebox-rst",
+    "peering-disconnected",
+)
+"""The fault-type vocabulary a diagnosis names (the lab's network faults; the benchmark scores on it).
+
+Given to the model in ``complete_investigation``'s declaration, as NIKA gives its fault ontology, so a
+structured diagnosis can be scored exactly without an LLM judge."""
+
+
+class DiagnosedFault(WireModel):
+    """One fault the investigation names: the resource at fault and what is wrong with it."""
+
+    resource_id: str = Field(min_length=1)
+    fault_type: str = Field(min_length=1)
+
+
+class Diagnosis(WireModel):
+    """The machine-readable verdict: is anything wrong, and which resources with which fault types."""
+
+    is_anomaly: bool
+    faults: list[DiagnosedFault] = Field(default_factory=list)
+
+
 class CompleteInvestigationArgs(WireModel):
     """Tool 6: end the loop and generate the RCA (no response; not delegated to shell/orchestrator)."""
 
@@ -130,6 +164,7 @@ class CompleteInvestigationArgs(WireModel):
     unverifiable_hypotheses: list[str] = Field(default_factory=list)
     contradicted_hypotheses: list[str] = Field(default_factory=list)
     recommended_actions: list[str] = Field(default_factory=list)
+    diagnosis: Diagnosis | None = None
 
 
 class ToolErrorResult(WireModel):
