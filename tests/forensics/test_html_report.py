@@ -19,6 +19,7 @@ from netghost.forensics.report._charts import (
     charts_available,
     rtt_samples,
     sequence_graph_svg,
+    stream_payload,
     time_gaps,
     timeline_svg,
 )
@@ -238,3 +239,11 @@ def test_short_pauses_are_not_gaps() -> None:
     assert time_gaps(ts) == []
     assert time_gaps(np.array([0.0, 10.0, 500.0, 505.0])) != []  # 490 s of 505: cut
     assert time_gaps(np.array([0.0, 70.0, 140.0, 210.0, 280.0])) == []  # regular polling: no gap dominates
+
+
+def test_the_flow_the_headline_finding_names_is_drawn_first(espn: tuple[Any, dict[str, Any]]) -> None:
+    an, sem = espn
+    ranked_first = sem["flows"][0]["stream"]
+    other = next(f["stream"] for f in sem["flows"][1:] if stream_payload(an, f["stream"]) > 0)
+    assert chart_flow({**sem, "findings": [{"flows": [f"tcp/{other}"]}]}, an) == (other, True)
+    assert chart_flow(sem, an) == (ranked_first, True)

@@ -89,12 +89,14 @@ def markdown_to_html(md: str) -> str:
 
 
 def _candidates(sem: dict[str, Any], an: Analysis) -> list[int]:
-    """TCP streams in the order the report ranks them: the comparison's impaired flows, then the flows."""
+    """TCP streams in the order the report ranks them: the comparison's impaired flows, the flows the
+    findings name (most severe first: the report's headline), then the ranked flows."""
     cands: list[str] = []
     comp = sem.get("comparison")
     if comp:
         cands += [f["id"] for f in comp["per_flow"]
                   if any(d["lost"] + d["injected"] + d["blocked"] for d in f["directions"].values())]
+    cands += [fid for f in sem.get("findings", []) for fid in f.get("flows") or []]
     cands += [f["id"] for f in sem.get("flows", [])]
     out: list[int] = []
     for fid in cands:
