@@ -70,8 +70,8 @@ def test_an_outlier_outranks_a_capture_with_the_same_findings() -> None:
     assert [r[0] for r in ranked] == ["b", "a", "c"] and ranked[0][2] == ["rst_packets"]
 
 
-def _flow(key: str, ts: float, c2s: int, s2c: int) -> FlowSeen:
-    return FlowSeen(key=key, first_ts=ts, packets=10, ttl_c2s=c2s, ttl_s2c=s2c)
+def _flow(key: str, ts: float, c2s: int, s2c: int, isn: int = 7) -> FlowSeen:
+    return FlowSeen(key=key, first_ts=ts, packets=10, ttl_c2s=c2s, ttl_s2c=s2c, isn=isn)
 
 
 def test_capture_points_are_ordered_by_ttl_then_by_time() -> None:
@@ -83,6 +83,8 @@ def test_capture_points_are_ordered_by_ttl_then_by_time() -> None:
     # same TTLs (one subnet): the point that saw the flow first is upstream
     [pp] = match_points({"x": [_flow(k, 2.0, 64, 64)], "y": [_flow(k, 1.0, 64, 64)]})
     assert (pp.a, pp.b, pp.method) == ("y", "x", "timing")
+    # the same endpoints with another SYN sequence number are another connection (port reuse, another VM)
+    assert match_points({"x": [_flow(k, 1.0, 64, 64, isn=1)], "y": [_flow(k, 1.0, 63, 64, isn=2)]}) == []
     # no shared flow, no pair
     assert match_points({"x": [_flow(k, 1.0, 64, 64)], "y": [_flow("tcp 1.1.1.1:1 > 2.2.2.2:2", 1.0, 64, 64)]}) == []
 

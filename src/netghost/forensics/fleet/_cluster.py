@@ -33,8 +33,14 @@ def dask_client(scheduler: str | None = None, workers: int | None = None,
         with Client(scheduler, timeout="30s") as client:  # type: ignore[no-untyped-call]
             yield client
         return
+    import dask  # noqa: PLC0415
+
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
-                           dashboard_address=None, memory_limit=memory_limit)
-    with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
-        yield client
+    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536 so freed memory goes back to the OS at
+    # once; the engine allocates and frees many large arrays per capture, and with that setting each
+    # one is page-faulted in afresh: measured 0.3-0.5 s instead of 0.11 s per 100k-packet capture.
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
+                               dashboard_address=None, memory_limit=memory_limit)
+        with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
+            yield client  # (inside the config: a worker restarted after a crash gets it too)

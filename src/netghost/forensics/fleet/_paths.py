@@ -1,7 +1,8 @@
 """Flows seen at several capture points: which points share traffic, and their order along the path.
 
-A TCP flow is recognised across captures by its endpoints (client and server address and port); a
-NAT between two points hides the match here (the two-point comparison, run on each matched pair,
+A TCP flow is recognised across captures by its endpoints (client and server address and port) and
+the client's initial sequence number (when one point saw the SYN and the other did not, they are
+not matched); a NAT between two points hides the match here (the two-point comparison, run on each matched pair,
 matches packets by IP ID, sequence numbers and payload and reports the NAT).
 
 Path order, per flow: routers decrement the TTL, so the client's packets carry a higher TTL at a point
@@ -54,11 +55,17 @@ def _vote(x: FlowSeen, y: FlowSeen) -> tuple[int, str]:
 
 
 def _index(flows: Mapping[str, Sequence[FlowSeen]]) -> dict[str, dict[str, FlowSeen]]:
-    by_key: dict[str, dict[str, FlowSeen]] = defaultdict(dict)
+    """Flow name → {capture id: sighting}, for flows seen at two points or more.
+
+    Two sightings are one flow when their endpoints match and both saw the same client SYN sequence
+    number (random per connection), or neither saw a SYN: a port reused by another connection, or
+    another VM's connection between the same addresses, is not mistaken for the same flow.
+    """
+    by_key: dict[tuple[str, int], dict[str, FlowSeen]] = defaultdict(dict)
     for cid, fs in flows.items():
         for f in fs:
-            by_key[f.key][cid] = f
-    return {k: v for k, v in by_key.items() if len(v) > 1}
+            by_key[(f.key, f.isn)][cid] = f
+    return {k[0]: v for k, v in by_key.items() if len(v) > 1}
 
 
 def match_points(flows: Mapping[str, Sequence[FlowSeen]], limit: int = MAX_PAIRS) -> list[PointPair]:

@@ -51,6 +51,7 @@ class FlowSeen:
     packets: int
     ttl_c2s: int  # TTL of the client's first packet here (-1 unknown)
     ttl_s2c: int  # TTL of the server's first packet here (-1 unknown)
+    isn: int = -1  # the client's SYN sequence number, when its first packet here is a SYN (-1 otherwise)
 
 
 @dataclass
@@ -115,11 +116,17 @@ def _flows(a: Analysis) -> list[FlowSeen]:
     c = a.cols
     c2s = (c.src_lo[rows] == st.c_lo[sid]) & (c.src_hi[rows] == st.c_hi[sid]) & (c.sport[rows] == st.c_port[sid])
     first = np.full((n, 2), -1, np.int64)
+    isn = np.full(n, -1, np.int64)
     for d, m in ((0, c2s), (1, ~c2s)):
         u, idx = np.unique(sid[m], return_index=True)  # first segment of each stream in this direction
-        first[u, d] = c.ttl[rows[np.flatnonzero(m)[idx]]]
+        r = rows[np.flatnonzero(m)[idx]]
+        first[u, d] = c.ttl[r]
+        if d == 0:
+            syn = (c.tcp_flags[r] & 0x12) == 0x02
+            isn[u[syn]] = c.seq[r[syn]]
     return [FlowSeen(f"tcp {ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} > {ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}",
-                     float(st.first_ts[s]), int(pk[s]), int(first[s, 0]), int(first[s, 1])) for s in keep.tolist()]
+                     float(st.first_ts[s]), int(pk[s]), int(first[s, 0]), int(first[s, 1]), int(isn[s]))
+            for s in keep.tolist()]
 
 
 def _where() -> str:
