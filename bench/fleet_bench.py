@@ -66,13 +66,10 @@ def fleet_command(source: str, workers: int, budget: str, env: dict[str, str] | 
 def in_process_fleet(sources: list[str], workers: int, budget: int) -> dict[str, float]:
     """The fleet through the library on one LocalCluster: per-capture cost, per-worker peak RSS,
     scheduler overhead per task (no-op round trips), cluster start."""
-    from dask.distributed import Client, LocalCluster
-
-    from netghost.forensics.fleet import expand_sources, run_fleet
+    from netghost.forensics.fleet import dask_client, expand_sources, run_fleet
 
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
-            Client(lc) as client:
+    with dask_client(None, workers) as client:  # the same LocalCluster settings as --fleet
         start = time.perf_counter() - t0
         t1 = time.perf_counter()
         futs = client.map(lambda x: x, range(1000), pure=False)
