@@ -258,10 +258,11 @@ def sequence_graph_svg(an: Analysis, stream: int, title: str, axis: TimeAxis) ->
     ln = pay[snd].astype(np.float64)
     rt = retr[snd]
     dense = int(snd.sum()) > _DENSE
-    ax.vlines(t[~rt], s_rel[~rt], s_rel[~rt] + ln[~rt], colors="black", linewidth=1, label="data segments",
-              rasterized=dense)
+    # segments on top of the ACK/window lines (zorder 3): a segment hidden behind its own ACK step says nothing
+    ax.vlines(t[~rt], s_rel[~rt], s_rel[~rt] + ln[~rt], colors="black", linewidth=2, label="data segments",
+              rasterized=dense, zorder=3)
     if rt.any():
-        ax.vlines(t[rt], s_rel[rt], s_rel[rt] + ln[rt], colors="red", linewidth=2, label="retransmissions")
+        ax.vlines(t[rt], s_rel[rt], s_rel[rt] + ln[rt], colors="red", linewidth=2.5, label="retransmissions", zorder=4)
     if rcv.any():
         ta = axis.x(c.ts[rows[rcv]])
         a_rel = ((c.ack[rows[rcv]] - base) % _WRAP).astype(np.float64)
