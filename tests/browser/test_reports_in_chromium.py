@@ -1,0 +1,110 @@
+"""The reports people look at, opened in a real browser (headless Chromium over the DevTools protocol).
+
+Two lab investigations with a capture each (their HTML RCA and forensic report) and one two-point
+compare report: every chart drawn (non-empty SVG with a non-zero box, every image decoded), no console
+error, nothing fetched, every audit link lands on a record in the same page. Screenshots of the top of
+each page are taken; with ``REPORT_SCREENSHOTS_DIR`` set they are also written there (docs/screenshots).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from netghost.forensics.compare import write_compare_outputs
+from netghost.governance import replay_latest
+from tests.agent.lab_capture import investigate
+from tests.browser.cdp import Browser, find_chromium
+
+PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
+SHOTS = os.environ.get("REPORT_SCREENSHOTS_DIR")  # read at import: the autouse fixture scrubs nothing here
+WORLDS = ("nsg-deny", "path-packet-loss")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+_CHECK = """(() => {
+  const charts = [...document.querySelectorAll('svg.chart')].map(s => {
+    const box = s.getBoundingClientRect(), inner = s.getBBox();
+    return {label: s.getAttribute('aria-label'), w: box.width, h: box.height, iw: inner.width, ih: inner.height,
+            texts: s.querySelectorAll('text').length};
+  });
+  const images = [...document.images].map(i => ({w: i.naturalWidth, h: i.naturalHeight, done: i.complete}));
+  const links = [...document.querySelectorAll('a[href^="#"]')].map(a => a.getAttribute('href').slice(1));
+  const targets = links.map(id => document.getElementById(id));
+  const external = [...document.querySelectorAll('[src],[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))
+    .filter(u => !u.startsWith('#') && !u.startsWith('data:'));
+  return {charts, images, links: links.length, missing: links.filter((id, k) => !targets[k]),
+          notRecords: targets.filter(t => t && !t.classList.contains('record')).length, external,
+          fetched: performance.getEntriesByType('resource').length, title: document.title};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """name -> page: the RCA and the forensic report of each lab world, and one compare report."""
+    root = tmp_path_factory.mktemp("pages")
+    out: dict[str, Path] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(root / "home"))
+        mp.setenv("XDG_CONFIG_HOME", str(root / "home" / ".config"))
+        for world in WORLDS:
+            audit = root / world / "audit"
+            sid = investigate(world, audit, mp)
+            out[f"rca_{world}"] = audit / f"ghost_rca_{sid}.html"
+            (task,) = replay_latest(audit / f"orchestrator_tasks_{sid}.jsonl", "task_id").values()
+            out[f"forensic_{world}"] = Path(task["report_path"].replace("_forensic_report.md", "_forensic_report.html"))
+    res = write_compare_outputs(PAIRS / "chrissanders_ppa2e_http_espn_A.pcap", PAIRS / "chrissanders_ppa2e_http_espn_B.pcap",
+                                semantic_dir=root / "compare", report_dir=root / "compare", formats={"html"})
+    (out["compare_http_espn"],) = res.written
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    binary = find_chromium()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed: .ci/run installs Debian's chromium package")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    b = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+def _checked(browser: Browser, page: Path, shot: Path) -> dict[str, Any]:
+    browser.open(page.as_uri())
+    found: dict[str, Any] = browser.evaluate(_CHECK)
+    found["errors"] = browser.console_errors()
+    found["png"] = browser.screenshot(shot)
+    return found
+
+
+@pytest.mark.slow
+def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tmp_path: Path) -> None:
+    seen = {}
+    for name, page in pages.items():
+        assert page.is_file(), name
+        found = _checked(browser, page, tmp_path / f"{name}.png")
+        seen[name] = found
+        assert found["errors"] == [], (name, found["errors"])
+        assert found["external"] == [] and found["fetched"] == 0, name  # self-contained: nothing loaded
+        assert found["charts"], f"{name}: no chart"
+        for chart in found["charts"]:  # drawn: a laid-out box with drawn content and real text in it
+            assert chart["w"] > 100 and chart["h"] > 50 and chart["iw"] > 0 and chart["ih"] > 0, (name, chart)
+            assert chart["texts"] > 0, (name, chart)
+        assert all(i["done"] and i["w"] > 0 and i["h"] > 0 for i in found["images"]), (name, found["images"])
+        assert found["png"].startswith(PNG) and len(found["png"]) > 20_000, name  # a screenshot with content
+        if name.startswith("rca_"):
+            assert found["links"] > 0 and found["missing"] == [] and found["notRecords"] == 0, (name, found)
+    labels = {name: [c["label"] for c in f["charts"]] for name, f in seen.items()}
+    assert any("Sequence graph" in lab for labs in labels.values() for lab in labs)  # a flow with data
+    assert any("Handshake ladder" in lab for labs in labels.values() for lab in labs)  # a flow without
+    assert len(labels["compare_http_espn"]) == 3  # sequence graph, timeline, one-way delay
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        for name in pages:
+            shutil.copyfile(tmp_path / f"{name}.png", Path(SHOTS) / f"{name}.png")
