@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from netghost.agent.cli import main as ghost_agent
 from netghost.contracts import TOOL_DECLARATIONS
 from netghost.governance import read_wal, verify
 from netghost.mcp import build_server
@@ -75,6 +76,11 @@ def test_safe_risky_approved_and_denied_forbidden_all_audited_with_the_client(tm
     assert [r["audit_id"] for r in records][-4:] == [out[k]["audit_id"] for k in ("safe", "approved", "denied", "forbidden")]
     assert {r["client"]["name"] for r in records} == {CLIENT.name}
     assert {r["client"]["version"] for r in records} == {CLIENT.version}
+    # the session's HTML report, written from its trail alone (an MCP session has no session file or journal)
+    assert ghost_agent(["report", sid, "--audit-dir", str(tmp_path)]) == 0
+    page = (tmp_path / f"ghost_rca_{sid}.html").read_text()
+    assert "No conclusion was recorded" in page and page.count(f"<td>{CLIENT.name} {CLIENT.version}</td>") == len(records)
+    assert all(f'<section class="record" id="{r["audit_id"]}">' in page for r in records)
 
 
 def test_risky_is_denied_for_a_client_that_cannot_elicit(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from netghost.agent._rebuild import rebuild
 from netghost.agent._session import SESSION_FILE, kept_path, load_session
 from netghost.contracts import HYPOTHESIS_ARGS, CompleteInvestigationArgs, SessionState, format_timestamp
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "regenerate_html", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,19 +38,30 @@ def _state(audit_dir: Path, sid: str) -> SessionState:
                         audit_dir=str(audit_dir))
 
 
-def run(args: argparse.Namespace) -> int:
-    """Write the page; exit 2 when the session has no shell audit here, 0 otherwise."""
-    audit_dir = Path(args.report_audit_dir).resolve()
-    sid = args.session_id
+def regenerate_html(audit_dir: Path, sid: str) -> Path:
+    """Write ``ghost_rca_{sid}.html`` from the session's trail (what ``report`` and the lab demo call).
+
+    Raises:
+        FileNotFoundError: the session has no shell audit in ``audit_dir``.
+        OSError: the page cannot be written.
+    """
     paths = chain_paths(audit_dir, sid)
     if not paths["shell"].exists():
-        print(f"ghost-agent report: no session {sid} in {audit_dir} (no {paths['shell'].name})", file=sys.stderr)
-        return 2
+        raise FileNotFoundError(f"no session {sid} in {audit_dir} (no {paths['shell'].name})")
     rebuilt = rebuild(paths["turns"], paths["shell"])
     done = {k: v for k, v in (rebuilt.completion or {}).items() if k not in HYPOTHESIS_ARGS}  # the loop's extras
     completion = CompleteInvestigationArgs.model_validate(done) if done else None
+    return write_rca_html(audit_dir, _state(audit_dir, sid), completion, now=lambda: datetime.now(UTC))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the page; exit 2 when the session has no shell audit here, 1 when it cannot be written."""
+    audit_dir = Path(args.report_audit_dir).resolve()
     try:
-        path = write_rca_html(audit_dir, _state(audit_dir, sid), completion, now=lambda: datetime.now(UTC))
+        path = regenerate_html(audit_dir, args.session_id)
+    except FileNotFoundError as exc:
+        print(f"ghost-agent report: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"ghost-agent report: cannot write the report: {exc}", file=sys.stderr)
         return 1
