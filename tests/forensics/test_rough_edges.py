@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from netghost.forensics import analyze_capture
@@ -174,3 +176,65 @@ def test_repeated_undefined_interface_blocks_give_one_counted_warning(tmp_path: 
     p.write_bytes(_pcapng_with_undefined_interface(1))
     [w] = [w for w in analyze_capture(p).info.warnings if "malformed pcapng" in w]
     assert w.startswith("skipped malformed pcapng block type 6 at byte ")
+
+
+def test_a_big_capture_is_mapped_a_window_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mapped part of a capture counts in RSS and in the address space (a worker's memory limit):
+    at most two windows are mapped at once, never the whole file, and the results are the same."""
+    import gc
+    import mmap as mmap_mod
+    import weakref
+
+    from netghost.forensics.read import _pcap as reader
+
+    live: dict[int, int] = {}
+    peak = [0]
+
+    class Tracked(mmap_mod.mmap):
+        def __init__(self, fileno: int, length: int, *args: object, **kw: object) -> None:
+            st = os.fstat(fileno)
+            if st.st_ino != cap.stat().st_ino:  # another mapping (a spilled array): not the capture's
+                return
+            live[id(self)] = length or st.st_size  # 0 maps the whole file
+            peak[0] = max(peak[0], sum(live.values()))
+            weakref.finalize(self, live.pop, id(self), None)
+
+    cap = PCAPS / "chrissanders_ppa1e_ftp-crack.pcap"
+    monkeypatch.setattr(reader, "MMAP_MIN", 10**12)
+    streamed = analyze_capture(cap, chunk_bytes=300_000)
+    monkeypatch.setattr(reader, "MMAP_MIN", 0)
+    monkeypatch.setattr(reader, "RELEASE_ALIGN", mmap_mod.PAGESIZE)
+    monkeypatch.setattr(reader.mmap, "mmap", Tracked)
+    gc.collect()
+    mapped = analyze_capture(cap, chunk_bytes=300_000)
+    size = cap.stat().st_size
+    assert 0 < peak[0] <= 2 * (300_000 + 128 + mmap_mod.PAGESIZE) < size
+    assert mapped.packets == streamed.packets == 19730
+    assert np.array_equal(mapped.tcp_flags, streamed.tcp_flags)
+
+
+def _resident_kb(addr: int) -> int:
+    """Rss of the mapping holding ``addr``, from /proc/self/smaps."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(" ", 1)[0]
+        if "-" in head and ":" not in head:
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= addr < hi
+        elif inside and line.startswith("Rss:"):
+            return int(line.split()[1])
+    raise AssertionError("mapping not found")
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux /proc")
+def test_spilled_pages_leave_the_resident_set_and_keep_their_contents() -> None:
+    """A spilled array's written pages would count in RSS (a worker's memory monitor) until released."""
+    from netghost.forensics import spill
+
+    b = spill.MemoryBudget(0)
+    arr = b.alloc(8 << 20, np.uint8)
+    arr[:] = 7
+    assert _resident_kb(arr.ctypes.data) >= 8 << 10
+    b.release()
+    assert _resident_kb(arr.ctypes.data) == 0
+    assert int(arr[::4096].sum()) == 7 * (8 << 20) // 4096  # read back from the page cache / file

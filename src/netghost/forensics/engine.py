@@ -245,6 +245,7 @@ def _read(path: str | Path, info: CaptureInfo, progress: ProgressFn | None, kw: 
             walk_decode(mod, item, store, scr, msgs)
         else:
             decode_into(mod, item, store, scr, info.bytes_read, msgs)
+        spill.release()  # the rows just written, if spilled, leave the resident set
         if progress is not None:
             progress(info.bytes_read, total)
     return store.finish(), msgs
@@ -258,6 +259,7 @@ def _analyze(path: str | Path, progress: ProgressFn | None, chunk_bytes: int | N
 
     tcp_rows = tcp_segment_rows(cols)
     ta = analyze_tcp(cols, tcp_rows)
+    spill.release()
 
     issues: Counter[str] = Counter()
     issue_frames: dict[str, list[int]] = {}

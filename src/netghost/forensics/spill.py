@@ -14,14 +14,16 @@ lives, never what it contains: spilled and in-RAM runs give identical outputs (t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MemoryBudget", "alloc", "budget", "parse_size", "reset_budget"]
+__all__ = ["MemoryBudget", "alloc", "budget", "parse_size", "release", "reset_budget"]
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -59,6 +61,7 @@ class MemoryBudget:
         self.in_ram = 0
         self.spilled = 0
         self._lock = threading.Lock()
+        self._maps: weakref.WeakSet[Any] = weakref.WeakSet()  # live spill mappings (see release)
 
     def _claim(self, nbytes: int) -> bool:
         """True (and counted) when ``nbytes`` more fit in RAM."""
@@ -84,8 +87,27 @@ class MemoryBudget:
         with tempfile.TemporaryFile(prefix="netghost-spill-", dir=self.spill_dir) as fh:
             fh.truncate(nbytes)
             mm = np.memmap(fh, dtype=dt, mode="r+", shape=(n,))
+        raw = getattr(mm, "_mmap", None)
+        if raw is not None:
+            self._maps.add(raw)
         # a plain ndarray view: the mapping outlives the (already unlinked) file's descriptor
         return mm.view(np.ndarray)
+
+    def release(self) -> None:
+        """Drop the spilled arrays' pages from this process's resident set (their contents stay in the
+        page cache and the file; the next access maps them again).
+
+        Why: a spilled array's touched pages count in the process's RSS, which is what a Dask worker's
+        memory monitor and a container's limit measure; without this a run under a 64 MiB budget still
+        showed ~340 MB of file-backed RSS at the end of a 2M-packet capture. Called between stages.
+        """
+        import mmap  # noqa: PLC0415
+
+        if not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        for m in list(self._maps):
+            with contextlib.suppress(ValueError, OSError):  # closed meanwhile, or a kernel refusing
+                m.madvise(mmap.MADV_DONTNEED)
 
 
 _BUDGET: MemoryBudget | None = None
@@ -115,3 +137,9 @@ def reset_budget(limit: int | None = None) -> MemoryBudget:
 def alloc(n: int, dtype: Any, *, zero: bool = False) -> np.ndarray:
     """:meth:`MemoryBudget.alloc` on the process-wide budget."""
     return budget().alloc(n, dtype, zero=zero)
+
+
+def release() -> None:
+    """:meth:`MemoryBudget.release` on the process-wide budget (a no-op when nothing was spilled)."""
+    if _BUDGET is not None:
+        _BUDGET.release()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import mmap
+import os
 import struct
 from array import array
 from collections.abc import Iterator
@@ -33,7 +34,7 @@ from netghost.forensics.read._pcapng import iter_pcapng
 
 __all__ = ["LINKTYPE_NAMES", "CaptureInfo", "PcapWindow", "RawBatch", "iter_batches", "iter_windows"]
 
-RELEASE_ALIGN = 2 * 1024 * 1024  # mapped pages are released in whole huge pages (a multiple of PAGESIZE)
+RELEASE_ALIGN = 2 * 1024 * 1024  # each window's mapping starts on a huge-page boundary (a multiple of PAGESIZE)
 CHUNK_BYTES = 32 * 1024 * 1024  # mmap windows: views of the page cache, no memory of their own
 # Read (not mapped) input — small pcaps, gzip, pcapng — lands in buffers the process owns, so their
 # size counts against its memory: a few MiB keep it small at no measurable cost per chunk.
@@ -279,34 +280,45 @@ def _iter_pcap(fh: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -
 
 
 def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: int) -> Iterator[PcapWindow]:
-    """Large uncompressed pcap: windows of a read-only mmap (no copy out of the page cache).
+    """Large uncompressed pcap: windows of the file, each its own read-only mapping (no copy out of the
+    page cache).
 
-    After each window the processed pages are released with ``MADV_DONTNEED`` so the resident set
-    stays about one window plus the decoded columns, whatever the file size.
+    Why a mapping per window, not one of the whole file: the pages of a mapping count in the process's
+    resident set (what a Dask worker's memory monitor and the OOM killer see) and its length in the
+    address space (``RLIMIT_AS``). A window's mapping is dropped with the last view of it (the
+    consumer's, at the latest when it asks for the window after next), so at most two windows are
+    mapped whatever the file's size: a 10 GB capture is analysed under a 1 GB limit.
     """
     fmt, ns_factor, linktype = _pcap_header(head, info)
     chunk_bytes = max(chunk_bytes, MAX_RECORD + 16)  # a window always holds at least one whole record
-    mm = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
-    _advise_huge(mm)
-    size = len(mm)
-    whole = np.frombuffer(mm, dtype=np.uint8)
+    fd = raw.fileno()
+    size = os.fstat(fd).st_size
     start = 24
-    released = 0
     while start < size:
         end = min(start + chunk_bytes, size)
         if end + PAD > size and size - PAD - start > MAX_RECORD + 16:
             end = size - PAD  # walk all but the file's last bytes as a view; only that small rest is copied
         if end + PAD <= size:
-            buf = whole[start : end + PAD]  # a view: PAD real bytes past the window keep gathers in bounds
+            # a view: PAD real bytes past the window keep gathers in bounds. The mapping starts on a
+            # huge-page boundary (a multiple of the allocation granularity) at or before the window.
+            base = start // RELEASE_ALIGN * RELEASE_ALIGN
+            mm = mmap.mmap(fd, end + PAD - base, offset=base, access=mmap.ACCESS_READ)
+            _advise_huge(mm)
+            buf = np.frombuffer(mm, dtype=np.uint8)[start - base:]  # the array holds the mapping
+            del mm
         else:
             # the file's tail: copy it with PAD zero bytes, as the stream path does. A bare view would
             # let the decoder's clipped gathers (at most len - 9) misread a header in the last bytes.
-            buf = np.concatenate([whole[start:size], np.zeros(PAD, np.uint8)])
+            raw.seek(start)
+            buf = np.zeros(size - start + PAD, np.uint8)
+            raw.readinto(buf.data[: size - start])  # type: ignore[attr-defined]
             buf.flags.writeable = False
         info.bytes_read = end
         win = PcapWindow(buf, end - start, fmt == ">", ns_factor, linktype, start)
+        del buf
         yield win
         pos, bad = win.pos, win.bad
+        del win  # this window's mapping goes with the consumer's last view of it
         info.bytes_read = start + pos
         if bad >= 0:
             _stop_corrupt(info, start + pos, bad)
@@ -315,10 +327,6 @@ def _iter_pcap_mmap(raw: BinaryIO, head: bytes, info: CaptureInfo, chunk_bytes: 
             _stop_cut(info, start, size - start)
             return
         start += pos
-        cut = (start // RELEASE_ALIGN) * RELEASE_ALIGN  # whole huge pages: a partial release would split one
-        if cut > released and hasattr(mm, "madvise"):
-            mm.madvise(mmap.MADV_DONTNEED, released, cut - released)
-            released = cut
 
 
 def _advise_huge(mm: mmap.mmap) -> None:
