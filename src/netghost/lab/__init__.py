@@ -23,7 +23,15 @@ from netghost.lab.cli import add_arguments, run
 from netghost.lab.clock import SCALE_ENV
 from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
 from netghost.lab.state import LabState, init_state
-from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names
+from netghost.lab.world import (
+    CLOUD_FAULT_KINDS,
+    CloudFaultSpec,
+    World,
+    answer_for,
+    load_world,
+    scenario_names,
+    world_path,
+)
 
 __all__ = [
     "CLOUD_FAULT_KINDS",
@@ -35,9 +43,11 @@ __all__ = [
     "LabState",
     "World",
     "add_arguments",
+    "answer_for",
     "init_state",
     "lab_path_env",
     "load_world",
     "run",
     "scenario_names",
+    "world_path",
 ]

@@ -7,7 +7,6 @@ playbook brain (issue 13). The history types (:class:`Message`, :class:`Part`, :
 """
 
 from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, from_response, to_contents
-from netghost.agent.brains._playbook import PlaybookBrain
 from netghost.agent.brains._protocol import (
     Brain,
     BrainError,
@@ -17,6 +16,7 @@ from netghost.agent.brains._protocol import (
     ModelTurn,
     Part,
 )
+from netghost.agent.brains.playbook import PlaybookBrain
 
 __all__ = [
     "Brain",

@@ -36,10 +36,12 @@ from netghost.lab.world._spec import WorldSpec
 from netghost.lab.world._world import (
     SCENARIO_DIR,
     World,
+    answer_for,
     fault_problems,
     load_world,
     scenario_names,
     world_from_yaml,
+    world_path,
 )
 
 __all__ = [
@@ -69,9 +71,11 @@ __all__ = [
     "Vm",
     "World",
     "WorldSpec",
+    "answer_for",
     "fault_problems",
     "is_ip",
     "load_world",
     "scenario_names",
     "world_from_yaml",
+    "world_path",
 ]

@@ -41,6 +41,10 @@ class WorldSpec(LabModel):
 
     name: str
     description: str
+    symptom: str | None = Field(
+        default=None,
+        description="the complaint as the engineer types it (the demo's and the benchmark's problem statement); "
+                    "without it the first broken flow's 'X cannot reach Y on port P'")
     subscription: Subscription = Field(default_factory=Subscription)
     clock_start: datetime | None = None
     resource_groups: list[ResourceGroup]

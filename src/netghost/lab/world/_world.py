@@ -11,7 +11,9 @@ Load one with :func:`load_world` (a path or a shipped scenario name).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -23,7 +25,16 @@ from netghost.lab.world._resources import TrafficFlow
 from netghost.lab.world._spec import WorldSpec
 from netghost.lab.world._topology import Topology
 
-__all__ = ["SCENARIO_DIR", "World", "fault_problems", "load_world", "scenario_names", "world_from_yaml"]
+__all__ = [
+    "SCENARIO_DIR",
+    "World",
+    "answer_for",
+    "fault_problems",
+    "load_world",
+    "scenario_names",
+    "world_from_yaml",
+    "world_path",
+]
 
 # The shipped scenarios sit at the lab's root: the state, the CLI and the tests read them too.
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -83,8 +94,45 @@ def scenario_names() -> list[str]:
     return sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml"))
 
 
+def world_path(source: str | Path) -> Path:
+    """The YAML file ``source`` names: a path (it has a ``.yaml``/``.yml`` suffix or a directory part)
+    or a shipped scenario's name. A name is never looked up as a file in the current directory, so a
+    folder that happens to share a scenario's name (an audit directory called ``nsg-deny``) changes
+    nothing.
+
+    Raises:
+        LabError: a name that is not a shipped scenario.
+    """
+    text = str(source)
+    path = Path(source)
+    if isinstance(source, Path) or path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text:
+        return path
+    shipped = SCENARIO_DIR / f"{text}.yaml"
+    if not shipped.is_file():
+        raise LabError(f"unknown lab world {text!r}: shipped worlds are {', '.join(scenario_names())}; "
+                       "or give the path of a world's .yaml file", world=text, path=shipped)
+    return shipped
+
+
+def answer_for(source: str | Path) -> dict[str, Any] | None:
+    """The ground truth of a world (``answers/<name>.json`` beside its YAML), or None when it has none.
+
+    Only scoring reads it (the benchmark, tests); the investigator never does.
+    """
+    path = world_path(source)
+    answer = path.parent / "answers" / f"{path.stem}.json"
+    try:
+        data = json.loads(answer.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise LabError(f"cannot read the answers of lab world {source}: {exc}", world=str(source),
+                       path=answer) from exc
+    return data if isinstance(data, dict) else None
+
+
 def load_world(source: str | Path) -> World:
-    """Load and validate a world from a YAML path or a shipped scenario name.
+    """Load and validate a world from a YAML path or a shipped scenario name (see :func:`world_path`).
 
     Args:
         source: a path to a ``.yaml`` file, or the name of a shipped scenario.
@@ -93,9 +141,7 @@ def load_world(source: str | Path) -> World:
         LabError: the file is missing, is not YAML, or does not validate (the message lists
             every problem pydantic found, with its location in the file).
     """
-    path = Path(source)
-    if not path.suffix and not path.exists():
-        path = SCENARIO_DIR / f"{source}.yaml"
+    path = world_path(source)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

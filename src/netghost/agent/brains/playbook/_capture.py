@@ -1,0 +1,213 @@
+"""The data-plane phase: a capture when the control plane is clean, its summary read, then cleaned up.
+
+A capture costs human approvals (the create, the download, the ``cat``), so it comes last and only
+when the control plane cannot explain the complaint. Intermittent trouble gets a dual-end capture when
+both ends are VMs in one resource group (the two points localise loss); everything else one end. The
+executive summary's headline decides the verdict, attributed to the appliance on the path when the
+next hop is one; "no network fault detected" with a clean control plane means nothing is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from netghost.agent.brains._protocol import FunctionCall
+from netghost.agent.brains.playbook._facts import RUNNING, Facts, Observation, ips
+from netghost.agent.brains.playbook._moves import Move, Verdict, shell_call
+
+__all__ = ["MAX_POLLS", "capture_move"]
+
+MAX_POLLS = 8
+_DONE = ("task_completed", "task_failed", "task_cancelled", "task_timed_out")
+
+
+def _task_id(o: Observation) -> str | None:
+    tid = o.response.get("task_id")
+    return str(tid) if tid else None
+
+
+def _partner(o: Observation) -> str | None:
+    """The paired task of a dual-end capture."""
+    paired = o.response.get("paired_task")
+    return str(paired["task_id"]) if isinstance(paired, dict) and paired.get("task_id") else None
+
+
+def _latest_status(f: Facts, task_id: str) -> Observation | None:
+    return next((o for o in reversed(f.observations) if o.call.name in ("capture_traffic", "check_task")
+                 and _task_id(o) == task_id), None)
+
+
+def _capture_call(f: Facts, client: dict[str, Any], server: dict[str, Any] | None, *, target: str | None = None,
+                  auth: str | None = None) -> FunctionCall:
+    s = f.symptom
+    account = f.storage_account() or {}
+    dual = (target is None and s.kind in ("intermittent", "slow") and server is not None
+            and server.get("rg") == client.get("rg") and server.get("power") == RUNNING)
+    what = target or (f"{client['name']} to {server['name']}" if dual and server else str(client["name"]))
+    args: dict[str, Any] = {
+        "target": what, "resource_group": str(client.get("rg")),
+        "storage_account": str(account.get("name") or "forensicssa"), "duration_seconds": 60,
+        "investigation_context": f"The control plane explains nothing for '{s.text}': capture {what}'s traffic "
+                                 f"{'at both ends ' if ' to ' in what else ''}to see what happens to the packets.",
+    }
+    if auth:
+        args["storage_auth_mode"] = auth
+    return FunctionCall("capture_traffic", args)
+
+
+def _retry_for_denial(f: Facts, denied: Observation, client: dict[str, Any],
+                      server: dict[str, Any] | None) -> FunctionCall | None:
+    """A capture refused with a reason that corrects it (another VM, key auth) is retried that way, once."""
+    if len(f.tool("capture_traffic")) > 1:
+        return None
+    reason = denied.denial_reason.lower()
+    target = str(denied.call.args.get("target", ""))
+    for vm in f.vms():
+        name = str(vm.get("name", ""))
+        if name and name.lower() in reason and name != target and vm.get("power") == RUNNING:
+            return _capture_call(f, vm, None, target=name)
+    if re.search(r"\b(key|shared key|account key)\b", reason) and denied.call.args.get("storage_auth_mode") != "key":
+        return _capture_call(f, client, server, target=target, auth="key")
+    return None
+
+
+def capture_move(f: Facts, client: dict[str, Any], server: dict[str, Any] | None, server_ip: str) -> Move:
+    """The next data-plane move (see the module docstring)."""
+    captures = f.tool("capture_traffic")
+    if not captures:
+        call = _capture_call(f, client, server)
+        return Move("The control plane is clean along the flow: NSGs allow both legs and the route is intact. "
+                    f"Only the packets can tell more: capturing {call.args['target']}.", [call])
+    last = captures[-1]
+    task_id = _task_id(last)
+    if last.denied or task_id is None or last.response.get("status") == "error":
+        retry = _retry_for_denial(f, last, client, server) if last.denied else None
+        if retry is not None:
+            return Move(f"The capture was refused ({last.denial_reason}); following that: capturing "
+                        f"{retry.args['target']}.", [retry])
+        return Move("", verdict=_no_packets(f, last, server_ip, "the capture was not approved" if last.denied
+                                            else f"the capture could not start ({last.response.get('message', '')})"))
+    status = _latest_status(f, task_id)
+    partner = _partner(last)
+    if status is None or status.response.get("status") not in _DONE:
+        polls = [o for o in f.tool("check_task") if o.call.args.get("task_id") == task_id]
+        if len(polls) >= MAX_POLLS:
+            return Move("", verdict=_no_packets(f, status or last, server_ip, "the capture did not finish in time"))
+        calls = [FunctionCall("check_task", {"task_id": task_id})]
+        partner_status = _latest_status(f, partner) if partner else None
+        if partner and (partner_status is None or partner_status.response.get("status") not in _DONE):
+            calls.insert(0, FunctionCall("check_task", {"task_id": partner}))  # its download lets the pair compare
+        return Move(f"Capture {' and '.join(str(c.args['task_id']) for c in calls)} running; checking on it.", calls)
+    if status.response.get("status") != "task_completed":
+        return Move("", verdict=_no_packets(f, status, server_ip,
+                                            f"the capture ended {status.response.get('status')}: "
+                                            f"{status.response.get('message', '')}"))
+    result = status.response.get("result") or {}
+    report = str(result.get("report_path") or "")
+    reads = f.of("read_report")
+    if not reads and report:
+        summary = report.replace("_forensic_report.md", "_executive_summary.md")
+        calls = [shell_call(f"cat {summary}", "Read the capture's executive summary: what the packets show."),
+                 FunctionCall("cleanup_task", {"task_id": task_id})]
+        if partner:
+            calls.append(FunctionCall("cleanup_task", {"task_id": partner}))
+        return Move(f"Capture {task_id} is analysed. Reading its executive summary, then cleaning the capture up.",
+                    calls)
+    text = next((str(o.response.get("output") or "") for o in reversed(reads) if o.ok), None)
+    if text is None and reads and len(reads) == 1 and report and not f.sent(f"cat {report}"):
+        return Move("The executive summary was not read; trying the forensic report instead.",
+                    [shell_call(f"cat {report}", "Read the capture's forensic report (the summary was refused).")])
+    if text is None:
+        return Move("", verdict=_no_packets(f, reads[-1] if reads else status, server_ip,
+                                            "the capture's report could not be read"))
+    return Move("", verdict=_from_summary(f, text, reads[-1], status, server=server, server_ip=server_ip))
+
+
+def _path_appliance(f: Facts) -> dict[str, Any] | None:
+    """The running appliance the client's route goes through, if any."""
+    for o in reversed(f.of("appliance")):
+        doc = o.json() if o.ok else None
+        if isinstance(doc, list) and doc and isinstance(doc[0], dict):
+            return doc[0]
+    return None
+
+
+def _evidence(*obs: Observation | None) -> list[str]:
+    return [o.audit_id for o in obs if o is not None and o.audit_id]
+
+
+_UNINFORMATIVE = re.compile(r"share no packet|not the same path|not the same time", re.I)
+_KNOWN = re.compile(r"answered by rst|nothing listening|refused|pmtu|black hole|injected|middlebox|retransmission|"
+                    r"\bloss\b", re.I)
+
+
+def _headline(text: str) -> str:
+    """The summary's most likely issue; when that says only that two captures did not line up (their
+    windows missed each other), the first finding that names a known kind of trouble."""
+    m = re.search(r"\*\*Most likely issue:\*\*\s*(.+)", text)
+    head = m.group(1).strip() if m else ""
+    if head and not _UNINFORMATIVE.search(head):
+        return head
+    findings = re.findall(r"^- \[F\d+\] \*\*\w+\*\* (.+)$", text, re.M)
+    return next((x for x in findings if _KNOWN.search(x) and not _UNINFORMATIVE.search(x)), head)
+
+
+def _from_summary(f: Facts, text: str, read: Observation, status: Observation, *, server: dict[str, Any] | None,
+                  server_ip: str) -> Verdict:
+    head = _headline(text)
+    low = (head or text).lower()
+    appliance = _path_appliance(f)
+    where = (f"the appliance {appliance['name']} ({', '.join(ips(appliance))}) that the route sends the flow through"
+             if appliance else "the path between the two ends")
+    target = str(appliance.get("id") or appliance.get("name")) if appliance else server_ip
+    ev = _evidence(read, status, *[o for o in f.observations if o.step in ("flow", "next_hop") and o.ok])
+    port = f.symptom.port
+    fix_device = f"{appliance['name']} (resource group {appliance.get('rg')})" if appliance else "the device on the path"
+    if "no network fault detected" in text.lower() and not head:
+        return Verdict(None, f"No fault found: the NSGs allow the flow both ways, the route is intact and a capture "
+                             f"of the traffic shows no loss, resets or failed handshakes. {f.symptom.flow()} works "
+                             "as far as the network is concerned.", "high", is_anomaly=False,
+                       actions=["Look at the application (its logs and errors) rather than the network; re-run the "
+                                "investigation while the problem is happening if it is intermittent."], evidence=ev)
+    if "answered by rst" in low or "nothing listening" in low or "refused" in low:
+        name = server["name"] if server else server_ip
+        return Verdict("service", f"The server {name} answers SYNs to port {port} with RST ({head}): the network "
+                                  "delivers the packets and nothing listens on the port.", "high",
+                       faults=[{"resource_id": str((server or {}).get("id") or name), "fault_type": "service-down"}],
+                       actions=[f"Start the service that should listen on {name}:{port} and find out why it "
+                                "stopped (its logs, the VM's boot diagnostics)."], evidence=ev)
+    if "pmtu" in low or "black hole" in low:
+        return Verdict("path", f"Large segments never cross {where} while small ones do ({head}): a PMTU black hole "
+                               "(a smaller MTU on the way and ICMP 'fragmentation needed' filtered).", "high",
+                       faults=[{"resource_id": target, "fault_type": "pmtu-blackhole"}],
+                       actions=[f"On {fix_device}: let ICMP type 3 code 4 (fragmentation needed) through, or clamp "
+                                "TCP MSS to the tunnel's MTU (e.g. 1360) on the interfaces that forward this flow."],
+                       evidence=ev)
+    if "injected" in low or ("rst" in low and "ttl" in low) or "middlebox" in low:
+        return Verdict("path", f"Connections are reset by a device neither end is ({head}): {where} injects the "
+                               "RSTs.", "high",
+                       faults=[{"resource_id": target, "fault_type": "middlebox-rst"}],
+                       actions=[f"Check the idle/session timeout of {fix_device} and raise it above the "
+                                "application's idle time, or enable TCP keepalives shorter than it."], evidence=ev)
+    if "retransmission" in low or "loss" in low:
+        return Verdict("path", f"Packets are lost on {where} ({head}).", "high",
+                       faults=[{"resource_id": target, "fault_type": "path-packet-loss"}],
+                       actions=[f"Check {fix_device}: its CPU, NIC drops and accelerated networking; take it out of "
+                                "the path (or fail over) while the loss is investigated."], evidence=ev)
+    shown = head or "see the summary"
+    return Verdict("path", f"The capture shows trouble the control plane does not explain: {shown}.",
+                   "medium", actions=["Read the forensic report of the capture for the affected flows."], evidence=ev)
+
+
+def _no_packets(f: Facts, obs: Observation, server_ip: str, why: str) -> Verdict:
+    """No capture evidence: conclude from the control plane alone, with lower confidence."""
+    clean = [o.audit_id for o in f.observations if o.step in ("flow", "next_hop") and o.ok and o.audit_id]
+    return Verdict(
+        None, f"The control plane shows nothing wrong along {f.symptom.flow()} (NSGs allow it both ways, the route "
+              f"is intact), and {why}, so what happens to the packets is unverified. The cause is most likely in "
+              f"the data plane (the server's service, or a device on the path), which only a capture can show.",
+        "low", is_anomaly=True,
+        actions=[f"Approve a packet capture on {f.symptom.client or 'the client'} (or both ends) to see what happens "
+                 f"to the traffic for {server_ip}.", "Check that the service listens on the server."],
+        evidence=[a for a in (*clean, obs.audit_id) if a])

@@ -1,0 +1,260 @@
+"""What the tools have told the playbook so far, rebuilt from the conversation on every turn.
+
+The brain is a pure function of the history: each model turn's calls are paired with the next user
+message's responses (the loop answers every call, in order), every shell answer is filed under the
+read it was (:func:`step_of`), and the orchestrator's answers under their task. Nothing else is
+remembered, so a resumed session (its history rebuilt from the audit trail) continues exactly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from netghost.agent.brains._protocol import FunctionCall, Message
+from netghost.agent.brains.playbook._reads import option, step_of
+from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom
+
+__all__ = ["RUNNING", "Facts", "Observation", "ips", "read_history"]
+
+RUNNING = "VM running"
+"""The power state az prints for a running VM (``az vm list -d``)."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One tool call and its answer."""
+
+    call: FunctionCall
+    response: Mapping[str, Any]
+    step: str | None = None
+
+    @property
+    def command(self) -> str:
+        return str(self.call.args.get("command", ""))
+
+    @property
+    def argv(self) -> list[str]:
+        try:
+            return shlex.split(self.command)
+        except ValueError:
+            return []
+
+    @property
+    def audit_id(self) -> str | None:
+        aid = self.response.get("audit_id")
+        return str(aid) if aid else None
+
+    @property
+    def ok(self) -> bool:
+        """Completed with exit 0."""
+        return self.response.get("status") == "completed" and self.response.get("exit_code") == 0
+
+    @property
+    def denied(self) -> bool:
+        """A human (or the closed gate) said no, or the command was blocked."""
+        meta = self.response.get("_meta") or {}
+        return self.response.get("status") in ("denied", "blocked") or bool(meta.get("denied_action"))
+
+    @property
+    def denial_reason(self) -> str:
+        meta = self.response.get("_meta") or {}
+        return str(self.response.get("denial_reason") or meta.get("denial_reason") or "").strip()
+
+    def json(self) -> Any:
+        """The command's JSON output, or None."""
+        try:
+            return json.loads(str(self.response.get("output") or ""))
+        except (json.JSONDecodeError, TypeError):
+            return None
+
+
+@dataclass
+class Facts:
+    """Everything learned, by step; the helpers answer the questions the plan asks."""
+
+    symptom: Symptom
+    observations: list[Observation] = field(default_factory=list)
+    model_turns: int = 0
+    user_notes: list[str] = field(default_factory=list)
+
+    # ---- raw access ------------------------------------------------------------------------------
+
+    def of(self, step: str) -> list[Observation]:
+        """Shell observations of ``step``, oldest first."""
+        return [o for o in self.observations if o.step == step]
+
+    def tool(self, name: str) -> list[Observation]:
+        """Orchestrator observations of tool ``name``."""
+        return [o for o in self.observations if o.call.name == name]
+
+    def sent(self, command: str) -> bool:
+        """Was this exact command asked for before (whatever came of it)?"""
+        return any(o.command == command for o in self.observations)
+
+    def denied_commands(self) -> list[Observation]:
+        return [o for o in self.observations if o.denied]
+
+    # ---- the endpoints ---------------------------------------------------------------------------
+
+    def vms(self) -> list[dict[str, Any]]:
+        o = next((x for x in reversed(self.of("vms")) if x.ok), None)
+        doc = o.json() if o else None
+        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+
+    def vnets(self) -> list[dict[str, Any]]:
+        o = next((x for x in reversed(self.of("vnets")) if x.ok), None)
+        doc = o.json() if o else None
+        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+
+    def vm_named(self, word: str | None) -> dict[str, Any] | None:
+        """The VM a word of the problem statement means: exact name, then the name's first DNS label or a
+        contained word, then the first VM in a subnet of that name, then the VM owning an IP."""
+        if not word:
+            return None
+        vms = self.vms()
+        low = word.lower()
+        label = low.split(".", 1)[0] if is_fqdn(low) else low
+        for test in (lambda n: n == low, lambda n: n == label, lambda n: label in n or n in label):
+            found = [v for v in vms if test(str(v.get("name", "")).lower())]
+            if found:
+                return found[0]
+        if is_ip(word):
+            return self.vm_by_ip(word)
+        for net in self.vnets():
+            for subnet in net.get("subnets") or []:
+                if str(subnet.get("name", "")).lower() in (low, low.removesuffix("-subnet")):
+                    inside = [v for v in vms if any(_in(ip, subnet.get("prefix")) for ip in ips(v))]
+                    if inside:
+                        return inside[0]
+        return None
+
+    def vm_by_ip(self, ip: str) -> dict[str, Any] | None:
+        return next((v for v in self.vms() if ip in ips(v)), None)
+
+    def client(self) -> dict[str, Any] | None:
+        return self.vm_named(self.symptom.client)
+
+    def server_vm(self) -> dict[str, Any] | None:
+        server = self.symptom.server
+        if server is None:
+            return None
+        if is_ip(server):
+            return self.vm_by_ip(server)
+        ip = self.server_ip()
+        by_ip = self.vm_by_ip(ip) if ip else None
+        return by_ip or (None if self.symptom.server_is_name else self.vm_named(server))
+
+    def server_ip(self) -> str | None:
+        """The address the client should reach: the IP given, the private record of a name, or the VM's."""
+        server = self.symptom.server
+        if server is None:
+            return None
+        if is_ip(server):
+            return server
+        if self.symptom.server_is_name:
+            return self.private_answer()
+        vm = self.vm_named(server)
+        return ips(vm)[0] if vm and ips(vm) else None
+
+    def vnet_of(self, ip: str | None) -> dict[str, Any] | None:
+        return next((n for n in self.vnets() if ip and any(_in(ip, p) for p in n.get("prefixes") or [])), None)
+
+    def subnet_of(self, ip: str | None) -> dict[str, Any] | None:
+        for net in self.vnets():
+            for subnet in net.get("subnets") or []:
+                if ip and _in(ip, subnet.get("prefix")):
+                    return dict(subnet)
+        return None
+
+    def storage_account(self) -> dict[str, Any] | None:
+        o = next((x for x in reversed(self.of("storage")) if x.ok), None)
+        doc = o.json() if o else None
+        accounts = [a for a in doc if isinstance(a, dict)] if isinstance(doc, list) else []
+        preferred = [a for a in accounts if any(w in str(a.get("name", "")) for w in ("forensic", "capture", "diag"))]
+        chosen = preferred or accounts
+        return chosen[0] if chosen else None
+
+    # ---- DNS ---------------------------------------------------------------------------------------
+
+    def local_answer(self) -> list[str]:
+        """This machine's resolver's answer for the server's name (CNAMEs with a trailing dot, then IPs)."""
+        o = next((x for x in reversed(self.of("dig")) if x.ok), None)
+        return str(o.response.get("output") or "").split() if o else []
+
+    def zones(self) -> list[dict[str, Any]]:
+        o = next((x for x in reversed(self.of("zones")) if x.ok), None)
+        doc = o.json() if o else None
+        return [z for z in doc if isinstance(z, dict)] if isinstance(doc, list) else []
+
+    def owning_zone(self) -> tuple[dict[str, Any], str] | None:
+        """The private zone that answers for the server's name (or a CNAME of it) and the record's label."""
+        name = (self.symptom.server or "").lower().rstrip(".")
+        names = [name] + [w.lower().rstrip(".") for w in self.local_answer() if not is_ip(w.rstrip("."))]
+        best: tuple[dict[str, Any], str] | None = None
+        for candidate in names:
+            for zone in self.zones():
+                zname = str(zone.get("name", "")).lower()
+                if candidate.endswith("." + zname):
+                    label = candidate[: -len(zname) - 1]
+                    if best is None or len(zname) > len(str(best[0].get("name", ""))):
+                        best = (zone, label)
+        return best
+
+    def zone_obs(self, step: str, zone: str) -> Observation | None:
+        return next((o for o in reversed(self.of(step)) if option(o.argv, "-z", "--zone-name") == zone), None)
+
+    def private_answer(self) -> str | None:
+        """The IP the owning zone's record gives, when the zone is linked to the client's VNet."""
+        owned = self.owning_zone()
+        if owned is None:
+            return None
+        zone, label = owned
+        records = self.zone_obs("zone_records", str(zone.get("name")))
+        doc = records.json() if records and records.ok else None
+        for rec in doc if isinstance(doc, list) else []:
+            if isinstance(rec, dict) and str(rec.get("name", "")).lower() == label and rec.get("ips"):
+                return str(rec["ips"][0])
+        return None
+
+
+def ips(vm: Mapping[str, Any] | None) -> list[str]:
+    """A VM's private IPs (az prints one string, comma-separated, or a list)."""
+    if not vm:
+        return []
+    raw = vm.get("ip")
+    words = raw if isinstance(raw, list) else str(raw or "").replace(",", " ").split()
+    return [str(w) for w in words if is_ip(str(w))]
+
+
+def _in(ip: str, prefix: object) -> bool:
+    try:
+        return ipaddress.ip_address(ip) in ipaddress.ip_network(str(prefix), strict=False)
+    except ValueError:
+        return False
+
+
+def read_history(history: Sequence[Message]) -> Facts:
+    """Pair each model call with its response and file it; the first user text is the problem statement."""
+    statement = next((p.text for m in history if m.role == "user" for p in m.parts if p.text), "") or ""
+    facts = Facts(symptom=parse_symptom(statement))
+    pending: list[FunctionCall] = []
+    for message in history:
+        if message.role == "model":
+            facts.model_turns += 1
+            pending = [p.call for p in message.parts if p.call is not None]
+            continue
+        responses = [p.response for p in message.parts if p.response is not None]
+        for call, response in zip(pending, responses, strict=False):
+            step = step_of(str(call.args.get("command", ""))) if call.name == "run_shell_cmd" else None
+            facts.observations.append(Observation(call, dict(response.response), step))
+        texts = [p.text for p in message.parts if p.text]
+        if responses:
+            pending = []
+        elif texts and facts.model_turns:
+            facts.user_notes.extend(t for t in texts if t)
+    return facts

@@ -1,0 +1,65 @@
+"""What one playbook turn produces: calls (:class:`Move`), or the conclusion (:class:`Verdict`).
+
+One :class:`Verdict` per finished investigation: the hypothesis family it confirms, the faults with
+the resource at fault, and the fixes. The recommended actions name the resource and the
+change (seed 001 §7 asks for actionable steps); the diagnosis uses the fault-type vocabulary of
+``netghost.contracts.FAULT_TYPES`` so the benchmark can score it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from netghost.agent.brains._protocol import FunctionCall
+
+__all__ = ["FAMILIES", "Family", "Move", "Verdict", "hypothesis_text", "shell_call"]
+
+Family = Literal["dns", "nsg", "route", "service", "path"]
+FAMILIES: tuple[Family, ...] = ("dns", "nsg", "route", "service", "path")
+
+
+def hypothesis_text(family: Family, flow: str, client: str, server: str, port: int | None) -> str:
+    """The falsifiable statement a family stands for, for this flow."""
+    texts = {
+        "dns": f"{server} resolves to the wrong address from {client}'s VNet (a missing record or an unlinked "
+               "private DNS zone).",
+        "nsg": f"An NSG rule denies {flow} (outbound at {client} or inbound at the server).",
+        "route": f"The route from {client} to {server} is broken: a user route to a dead appliance, or no route "
+                 "at all (a disconnected peering).",
+        "service": f"Nothing listens on {server}:{port or '?'}: the service or its VM is down.",
+        "path": f"A device on the path of {flow} drops, resets or cannot pass large packets (loss, injected "
+                "RSTs, a PMTU black hole).",
+    }
+    return texts[family]
+
+
+@dataclass
+class Verdict:
+    """How the investigation ends."""
+
+    family: Family | None
+    summary: str
+    confidence: Literal["high", "medium", "low"]
+    faults: list[dict[str, str]] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # audit ids that decided it
+    is_anomaly: bool = True
+
+    def diagnosis(self) -> dict[str, Any]:
+        """``complete_investigation``'s structured diagnosis."""
+        return {"is_anomaly": self.is_anomaly, "faults": self.faults if self.is_anomaly else []}
+
+
+@dataclass
+class Move:
+    """One model turn: reasoning text and calls, or the verdict that ends the investigation."""
+
+    text: str
+    calls: list[FunctionCall] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+
+def shell_call(command: str, reasoning: str) -> FunctionCall:
+    """A ``run_shell_cmd`` call."""
+    return FunctionCall("run_shell_cmd", {"command": command, "reasoning": reasoning})

@@ -1,0 +1,120 @@
+"""The engineer's problem statement read into who, what and which kind of trouble.
+
+Why by hand and not by a model: the playbook brain is the offline investigator (no key, no network), so
+it reads the sentence with patterns an engineer's wording follows ("X cannot reach Y on port P",
+"intermittent errors from X to Y", "name Z does not resolve", "large responses hang", "connection
+refused"). Anything it cannot place still gets a plan: the generic kind.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom"]
+
+Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
+
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]"
+_PAIR = [
+    re.compile(rf"(?P<c>{_NAME})\s+(?:gets|sees|receives|hits)\s+.*?\bfrom\s+(?P<s>{_NAME})", re.I),
+    re.compile(rf"responses?\s+from\s+(?P<s>{_NAME})\s+.*?\b(?:for|to|on|at)\s+(?P<c>{_NAME})", re.I),
+    re.compile(rf"(?:from\s+)?(?P<c>{_NAME})\s+(?:cannot|can't|can not|could not|couldn't|is unable to|"
+               rf"are unable to|fails? to|no longer|won't)\s+(?:reach|connect(?:\s+to)?|talk\s+to|access|open)\s+"
+               rf"(?P<s>{_NAME})", re.I),
+    re.compile(rf"from\s+(?P<c>{_NAME})\s+(?:to|towards)\s+(?P<s>{_NAME})", re.I),
+    re.compile(rf"between\s+(?P<c>{_NAME})\s+and\s+(?P<s>{_NAME})", re.I),
+    re.compile(rf"(?P<c>{_NAME})\s*(?:->|→|=>)\s*(?P<s>{_NAME})", re.I),
+    re.compile(rf"(?P<c>{_NAME})\s+(?:to|towards)\s+(?P<s>{_NAME})", re.I),
+]
+_CLIENT = re.compile(rf"\b(?:from|on|for|at)\s+(?P<c>{_NAME})", re.I)
+_PORT = re.compile(r"(?:\bport\s*|\bon\s+|:)(?P<p>\d{1,5})\b", re.I)
+_RESOLVE = [
+    re.compile(rf"(?:name\s+)?(?P<n>{_NAME}\.{_NAME})\s+(?:does not|doesn't|won't|will not|cannot|can't|fails to)\s+"
+               r"resolve", re.I),
+    re.compile(rf"(?:cannot|can't|fails? to|unable to)\s+resolve\s+(?P<n>{_NAME}\.{_NAME})", re.I),
+    re.compile(rf"(?P<n>{_NAME}\.{_NAME})\s+(?:returns|gives|gets)\s+NXDOMAIN", re.I),
+]
+_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    ("dns", re.compile(r"\b(resolve[sd]?|resolution|nxdomain|dns)\b", re.I)),
+    ("large", re.compile(r"\b(large|big|bulk|mtu|hang[s]?|stall[s]?|freez\w*)\b", re.I)),
+    ("refused", re.compile(r"\brefused\b", re.I)),
+    ("reset", re.compile(r"\b(reset|resets|rst|dropped connections?)\b", re.I)),
+    ("intermittent", re.compile(r"\b(intermittent\w*|sometimes|flaky|occasional\w*|sporadic\w*|packet loss|"
+                                r"lossy|retransmi\w+)\b", re.I)),
+    ("slow", re.compile(r"\b(slow|latency|sluggish)\b", re.I)),
+    ("unreachable", re.compile(r"\b(cannot|can't|can not|unable|fail\w*|unreachable|time[sd]? ?out|timeouts?)\b",
+                               re.I)),
+)
+_NOT_HOSTS = frozenset({"port", "the", "a", "an", "on", "from", "to", "and", "vm", "vms", "server", "host"})
+
+
+@dataclass(frozen=True)
+class Symptom:
+    """What was reported: the client, the server (a VM name, an FQDN or an IP), the port and the kind."""
+
+    text: str
+    kind: Kind
+    client: str | None = None
+    server: str | None = None
+    port: int | None = None
+
+    @property
+    def server_is_name(self) -> bool:
+        """The server was given as a DNS name, so resolution is part of the path."""
+        return self.server is not None and is_fqdn(self.server)
+
+    def flow(self) -> str:
+        """``web-vm-01 -> redis-primary:6379`` (what the hypotheses talk about)."""
+        server = self.server or "the server"
+        return f"{self.client or 'the client'} -> {server}" + (f":{self.port}" if self.port else "")
+
+
+def is_ip(text: str) -> bool:
+    """An IPv4 or IPv6 address."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def is_fqdn(text: str) -> bool:
+    """A dotted name that is not an address."""
+    return "." in text.strip(".") and not is_ip(text) and any(c.isalpha() for c in text)
+
+
+def _host(word: str | None) -> str | None:
+    if word is None or word.lower() in _NOT_HOSTS or word.isdigit():
+        return None
+    return word.rstrip(".")
+
+
+def parse_symptom(text: str) -> Symptom:
+    """Read the problem statement; unknown wording gives the ``generic`` kind with whatever was found."""
+    clean = " ".join(text.split())
+    kind: Kind = next((k for k, pattern in _KINDS if pattern.search(clean)), "generic")
+    client = server = None
+    for pattern in _PAIR:
+        match = pattern.search(clean)
+        if match and _host(match["c"]) and _host(match["s"]):
+            client, server = _host(match["c"]), _host(match["s"])
+            break
+    if server is None:
+        for pattern in _RESOLVE:
+            match = pattern.search(clean)
+            if match:
+                server = _host(match["n"])
+                break
+    if client is None and server is not None:
+        client = next((_host(m["c"]) for m in _CLIENT.finditer(clean)
+                       if _host(m["c"]) and m["c"].rstrip(".") != server), None)
+    if server is not None and ":" in server and not is_ip(server):
+        server = server.split(":", 1)[0]
+    port_match = _PORT.search(clean)
+    port = int(port_match["p"]) if port_match and 0 < int(port_match["p"]) < 65536 else None
+    if kind == "dns" and client is None and server is None:
+        kind = "generic"
+    return Symptom(text=clean, kind=kind, client=client, server=server, port=port)
