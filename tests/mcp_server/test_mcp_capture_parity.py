@@ -43,7 +43,7 @@ def _flow() -> tuple[str, str, str]:
 
 
 def _through_mcp(audit: Path) -> tuple[str, dict[str, Any], dict[str, str]]:
-    app = build_server(lab_settings(audit, WORLD))
+    app = build_server(lab_settings(audit, WORLD, scan_azure_orphans=False))  # the CLI side scans; states alike
     vm, rg, account = _flow()
 
     async def main() -> tuple[dict[str, Any], dict[str, str]]:

@@ -15,6 +15,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from netghost.agent.cli import main as ghost_agent
 from netghost.governance import read_wal, verify
 from tests.mcp_server.helpers import CLIENT, Human, result_of
 
@@ -31,10 +32,11 @@ def _serve(audit: Path, where: str, log: Path) -> subprocess.Popen[bytes]:
                                  str(audit), "--http", where], stdout=subprocess.DEVNULL, stderr=err)
 
 
-def test_only_loopback_is_served(tmp_path: Path) -> None:
-    proc = _serve(tmp_path / "audit", "0.0.0.0:8765", tmp_path / "err.log")
-    assert proc.wait(timeout=60) == 2
-    assert "only loopback addresses are served" in (tmp_path / "err.log").read_text()
+@pytest.mark.parametrize("where", ["0.0.0.0:8765", "10.0.0.4:8765", "[::]:8765", "example.com:80"])
+def test_only_loopback_is_served(tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ghost_agent(["mcp", "--audit-dir", str(tmp_path / "audit"), "--http", where]) == 2
+    assert "only loopback addresses are served" in capsys.readouterr().err
+    assert not (tmp_path / "audit").exists()  # refused before anything was opened
 
 
 @pytest.mark.slow
