@@ -28,7 +28,7 @@ def test_all_is_complete() -> None:
     """The core names of each submodule are exported (RUF022 order everywhere)."""
     public_modules = {"approval", "artifacts", "plan_token", "policy", "transitions", "wal", "workflow", "workspace"}
     found = {m.name for m in pkgutil.iter_modules(governance.__path__)}
-    assert public_modules | {"audit_cli", "_anchor"} == found
+    assert public_modules | {"audit_cli", "_anchor", "onnx"} == found
     exported = set(governance.__all__)
     core = {
         "wal": {"WalWriter", "read_wal", "verify", "replay_latest", "ChainBreak", "VerifyReport", "WalIssue",
@@ -37,6 +37,8 @@ def test_all_is_complete() -> None:
         "approval": {"ApprovalRequest", "ApprovalResponse", "ApprovalMismatchError", "build_approval_request",
                      "check_response"},
         "workflow": {"Workflow", "TRANSITIONS", "step", "replay_workflows", "WorkflowTransitionError"},
+        "onnx": {"CommandRiskStage", "InjectionScreen", "LearnedDecision", "ScreenResult", "command_risk_stage",
+                 "injection_screen"},
     }
     for mod, names in core.items():
         module = importlib.import_module(f"netghost.governance.{mod}")

@@ -1,4 +1,4 @@
-"""The CabinCrew governance kernel: WAL, plan-tokens, approvals, policy, workflows, artifacts.
+"""The CabinCrew governance kernel: WAL, plan-tokens, approvals, policy (Rego, rules, ONNX), workflows, artifacts.
 
 Names are loaded lazily so that importing one submodule (the shell's WAL writer, the
 ``ghost-agent audit`` command) does not pay for pydantic models or the Rego engine.
@@ -25,6 +25,14 @@ if TYPE_CHECKING:
         load_manifest,
         register_artifact,
         validate_artifacts,
+    )
+    from netghost.governance.onnx import (
+        CommandRiskStage,
+        InjectionScreen,
+        LearnedDecision,
+        ScreenResult,
+        command_risk_stage,
+        injection_screen,
     )
     from netghost.governance.plan_token import (
         canonical_json,
@@ -67,8 +75,12 @@ __all__ = [
     "ApprovalResponse",
     "ArtifactValidationError",
     "ChainBreak",
+    "CommandRiskStage",
+    "InjectionScreen",
+    "LearnedDecision",
     "PolicyEngine",
     "ReceiptError",
+    "ScreenResult",
     "SignedHead",
     "VerifyReport",
     "WalIssue",
@@ -84,9 +96,11 @@ __all__ = [
     "capture_plan_facts",
     "check_response",
     "command_facts",
+    "command_risk_stage",
     "compute_plan_token",
     "create_workspace",
     "file_sha256",
+    "injection_screen",
     "lint_rego",
     "load_manifest",
     "open_workspace",
@@ -104,6 +118,12 @@ __all__ = [
 ]
 
 _HOME: dict[str, str] = {
+    "CommandRiskStage": "onnx",
+    "InjectionScreen": "onnx",
+    "LearnedDecision": "onnx",
+    "ScreenResult": "onnx",
+    "command_risk_stage": "onnx",
+    "injection_screen": "onnx",
     "TRANSITIONS": "workflow",
     "ApprovalMismatchError": "approval",
     "ApprovalRequest": "approval",

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Literal
 
 from netghost.errors import PolicyError
+from netghost.governance import command_risk_stage
 from netghost.shell.classify._az import classify_az, command_group
 from netghost.shell.classify._local import POST_CHECKS, check_ip, check_python, is_forensics_call
 from netghost.shell.classify._options import parse_options
@@ -100,17 +101,39 @@ def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
     """
     if len(command) > MAX_COMMAND_CHARS:
         # Refused before parsing, and kept out of the cache (huge keys would pin memory).
-        base, relaxable = _classify_uncached(command)
+        base, relaxable = _second_opinion(*_classify_uncached(command))
     else:
-        base, relaxable = _classify_builtin(command)
+        base, relaxable = _classify_checked(command)
     if policy is None:
         return base
-    return _apply_policy(base, relaxable, policy)
+    # An organisation policy records its own hash and rule; the learned stage's verdict and reason stay.
+    return _apply_policy(replace(base, policy_hash=None, policy_rule=None), relaxable, policy)
 
 
 @lru_cache(maxsize=8192)
 def _classify_builtin(command: str) -> tuple[Classification, bool]:
     return _classify_uncached(command)
+
+
+@lru_cache(maxsize=8192)
+def _classify_checked(command: str) -> tuple[Classification, bool]:
+    """The tiers' verdict with the learned second opinion. Cached per command: the stage is loaded
+    once per process and is a pure function of the argv, so a cached answer is the answer."""
+    return _second_opinion(*_classify_builtin(command))
+
+
+def _second_opinion(base: Classification, relaxable: bool) -> tuple[Classification, bool]:
+    """The command risk model (governance's ONNX stage) on what the tiers called SAFE: it may only
+    turn SAFE into RISKY (a human decides), never lower a verdict. Its decision, allow or not, is
+    recorded as the audit record's policy hash (the model's SHA-256) and rule. A tightened verdict
+    is not relaxable: an organisation's prefix rule names a command, not the unusual arguments."""
+    if base.verdict != "SAFE":
+        return base, relaxable
+    decision = command_risk_stage().decide(base.argv)
+    checked = replace(base, policy_hash=decision.policy_hash, policy_rule=decision.rule)
+    if decision.outcome == "allow":
+        return checked, relaxable
+    return replace(checked, verdict="RISKY", reason=decision.reason), False
 
 
 def _classify_uncached(command: str) -> tuple[Classification, bool]:
@@ -296,6 +319,11 @@ def verdict_rank(verdict: str) -> int:
     return _RANK[verdict]
 
 
+def _tiers(command: str) -> Verdict:
+    """The tiers' verdict alone: the tables' examples test the tables, not the learned stage."""
+    return _classify_builtin(command)[0].verdict
+
+
 def _verify_builtin_examples() -> None:
     """Every rule's match/not_match examples must hold, or the tables are wrong (PolicyError)."""
     failures: list[str] = []
@@ -310,10 +338,10 @@ def _verify_builtin_examples() -> None:
             if not isinstance(p, ParseRejection) and _classify_argv(p.argv, 0).rule == r0.id:
                 failures.append(f"tier0 {r0.id}: not_match {cmd!r} matched")
     for name, spec in _TABLES.tier1.items():
-        failures += [f"tier1 {name}: {c!r} not SAFE" for c in spec.match if classify(c).verdict != "SAFE"]
-        failures += [f"tier1 {name}: not_match {c!r} is SAFE" for c in spec.not_match if classify(c).verdict == "SAFE"]
+        failures += [f"tier1 {name}: {c!r} not SAFE" for c in spec.match if _tiers(c) != "SAFE"]
+        failures += [f"tier1 {name}: not_match {c!r} is SAFE" for c in spec.not_match if _tiers(c) == "SAFE"]
     for cmd, want in _TABLES.az.examples:
-        got = classify(cmd).verdict
+        got = _tiers(cmd)
         if got != want:
             failures.append(f"az: {cmd!r} is {got}, expected {want}")
     if failures:
