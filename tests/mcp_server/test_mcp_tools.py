@@ -38,7 +38,7 @@ def test_lists_the_seed_tools_with_their_descriptions_and_schemas(tmp_path: Path
             assert tool.inputSchema["required"] == params["required"]
             assert set(tool.inputSchema["properties"]) == set(params["properties"]) - {"hypotheses", "active_hypothesis_ids"}
             assert tool.inputSchema["additionalProperties"] is False
-    assert app.sessions == {}  # listing tools opens no shell: nothing is audited before a call
+    assert app.session_ids() == []  # listing tools opens no shell: nothing is audited before a call
 
 
 def test_safe_risky_approved_and_denied_forbidden_all_audited_with_the_client(tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_safe_risky_approved_and_denied_forbidden_all_audited_with_the_client(tm
         return out
 
     out = anyio.run(main)
-    app.close()
+    assert app.sessions == {}  # the session's shell and orchestrator closed with it
     assert (out["safe"]["classification"], out["safe"]["action"], out["safe"]["exit_code"]) == ("SAFE", "auto_approved", 0)
     assert "web-vm-01" in out["safe"]["output"]
     assert out["approved"]["action"] == "user_approved" and not drop.exists()

@@ -7,7 +7,8 @@ and 1.x sends that mid-call ``elicitation/create`` on stdio, in memory and over 
 2.x does so only for clients in its legacy mode (DEPENDENCIES.md (d)).
 
 Each MCP session (one for stdio; one per ``Mcp-Session-Id`` over HTTP) gets its own
-:class:`GovernedSession`, built at its first tool call. A tool call runs in a worker thread that the
+:class:`GovernedSession`, built at its first tool call and closed when the session ends (the server's
+per-session lifespan). A tool call runs in a worker thread that the
 event loop waits for even when the call is cancelled (``anyio.to_thread.run_sync`` does not abandon its
 thread), so a client that disconnects mid-call still gets its command's audit record written: the
 command finishes (or its elicitation fails and it is denied) and the record lands before the session
@@ -66,22 +67,37 @@ class GhostMcpServer:
 
     def __init__(self, settings: McpSettings) -> None:
         self.settings = settings
-        self.server: Server[Any, Any] = Server("ghost-agent", version=__version__, instructions=_INSTRUCTIONS)
-        self.sessions: dict[ServerSession, GovernedSession] = {}
+        self.server: Server[Any, Any] = Server("ghost-agent", version=__version__, instructions=_INSTRUCTIONS,
+                                               lifespan=self._per_session)
+        self.sessions: dict[str, GovernedSession] = {}
         self.opened: list[str] = []
         self._opening = asyncio.Lock()
         self._tools = [types.Tool(name=t["name"], description=t["description"], inputSchema=t["input_schema"])
                        for t in tool_schemas()]
         self._register()
 
-    async def governed(self, session: ServerSession) -> GovernedSession:
+    @contextlib.asynccontextmanager
+    async def _per_session(self, _server: Server[Any, Any]) -> AsyncIterator[dict[str, GovernedSession]]:
+        """The SDK enters this once per MCP session (``Server.run``) and leaves it after the session's last
+        handler returned, so every in-flight call's audit record is written before the shell is closed."""
+        slot: dict[str, GovernedSession] = {}
+        try:
+            yield slot
+        finally:
+            gov = slot.pop("governed", None)
+            if gov is not None:
+                self.sessions.pop(gov.session_id, None)
+                gov.close()
+
+    async def governed(self, session: ServerSession, slot: dict[str, GovernedSession]) -> GovernedSession:
         """This MCP session's shell and orchestrator (built on first use, in a worker thread)."""
         async with self._opening:
-            gov = self.sessions.get(session)
+            gov = slot.get("governed")
             if gov is None:
                 approver = ElicitingApprover(self.settings.approval_timeout_s)
                 gov = await anyio.to_thread.run_sync(GovernedSession, self.settings, _client_of(session), approver)
-                self.sessions[session] = gov
+                slot["governed"] = gov
+                self.sessions[gov.session_id] = gov
                 self.opened.append(gov.session_id)
             return gov
 
@@ -90,7 +106,7 @@ class GhostMcpServer:
         return list(self.opened)
 
     def close(self) -> None:
-        """Close every session's orchestrator and shell (their audit files)."""
+        """Close the orchestrator and shell of every session still open (each closes with its session)."""
         while self.sessions:
             _, gov = self.sessions.popitem()
             gov.close()
@@ -106,7 +122,7 @@ class GhostMcpServer:
         async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
             ctx = server.request_context
             session = ctx.session
-            gov = await self.governed(session)
+            gov = await self.governed(session, ctx.lifespan_context)
             client = f"{gov.client['name']} {gov.client['version']}"
             elicit = None
             if _can_elicit(session):
@@ -130,7 +146,8 @@ class GhostMcpServer:
             return [ReadResourceContents(report.path.read_text(encoding="utf-8"), report.mime_type)]
 
     async def _session_id(self) -> str:
-        return (await self.governed(self.server.request_context.session)).session_id
+        ctx = self.server.request_context
+        return (await self.governed(ctx.session, ctx.lifespan_context)).session_id
 
 
 def build_server(settings: McpSettings) -> GhostMcpServer:
