@@ -57,8 +57,11 @@ def test_vmss_target_detected_created_with_target_type_one_blob_per_instance_cle
     files = done["result"]["instance_pcap_paths"]
     assert [Path(f).name for f in files] == [f"{task_id}_{i}.cap" for i in range(3)]
     assert all(Path(f).is_file() for f in files) and done["result"]["local_pcap_path"] == files[0]
-    assert len([c for c in vlab.shell.calls if c.startswith("pcap-forensics")]) == 3
-    assert len(vlab.hitl.asked) == 1 + 3  # create + one download per instance
+    engine = [c for c in vlab.shell.calls if c.startswith("pcap-forensics")]
+    assert len(engine) == 3 + 1 and " --fleet " in engine[-1]  # one run per instance, then the fleet report
+    fleet = [k for k in done["result"]["artifact_hashes"] if k.endswith("fleet_report.md")]
+    assert len(fleet) == 1  # registered as evidence
+    assert len(vlab.hitl.asked) == 1 + 3 + 1  # create + one download per instance + the fleet run (a RISKY flag)
     cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})
     assert cleaned["cleanup_status"] == "completed", cleaned
     assert vlab.captures() == [] and vlab.blobs() == []

@@ -11,6 +11,7 @@ output then has one shape to parse, whatever the CLI version renders for a proje
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 
@@ -31,6 +32,7 @@ __all__ = [
     "capture_show",
     "capture_status",
     "container_exists",
+    "engine_fleet",
     "engine_run",
     "extension_list",
     "nic_effective_nsg",
@@ -214,6 +216,12 @@ def engine_run(engine: Sequence[str], capture: str, out_dir: str, compare: str |
     """The forensics engine as a program (``pcap-forensics`` or ``python -m netghost.forensics``)."""
     pair = ["--compare", compare] if compare else []
     return [*engine, capture, *pair, "--semantic-dir", out_dir, "--report-dir", out_dir]
+
+
+def engine_fleet(engine: Sequence[str], local_pcap: str, out_dir: str) -> list[str]:
+    """The engine's fleet mode over a scale set's instance captures (the folder of ``local_pcap``): one
+    report ranking the instances, flagging the one unlike the others, under ``out_dir/fleet``."""
+    return [*engine, "--fleet", os.path.dirname(local_pcap) or ".", "--out", os.path.join(out_dir, "fleet")]
 
 
 def remove_file(path: str) -> list[str]:

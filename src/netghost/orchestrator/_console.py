@@ -64,9 +64,12 @@ def provisioning_lines(task_id: str) -> list[str]:
 
 
 def completed_lines(task_id: str, semantic: str | None, report: str | None, duration_s: float | None,
-                    cloud_resources: int) -> list[str]:
-    """The closing block: deliverables, duration, what cleanup is still pending."""
+                    cloud_resources: int, *, fleet_report: str | None = None) -> list[str]:
+    """The closing block: deliverables (the fleet report first when several targets were captured),
+    duration, what cleanup is still pending."""
     lines = [f"{_TAG} Task {task_id}: COMPLETED"]
+    if fleet_report:
+        lines.append(f"      Fleet Report: {fleet_report}")
     if semantic:
         lines.append(f"      Semantic JSON: {semantic}")
     if report:

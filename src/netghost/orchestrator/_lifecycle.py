@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
-from netghost.errors import ArtifactError
+from netghost.errors import ArtifactError, PlanViolation
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._console import completed_lines, provisioning_lines
@@ -249,8 +249,27 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
                            error_detail=f"PCAP Engine failed: {ran.error_text()}"
                            + (f" (removed {removed} partial output file(s))" if removed else ""))
         outputs.append(ran.output)
+    if len(captures) > 1:  # a scale set: also one fleet report over its instances (optional: never fails the task)
+        record, fleet = _fleet(rt, record)
+        outputs += fleet
     return _register_outputs(rt, record, Ran("ok", {"output": "\n".join(outputs)}), workspace,
                              mode="compare" if compare else record.analysis_mode)
+
+
+def _fleet(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, list[str]]:
+    """The engine's fleet report over a scale set's instance captures; its outputs, or a note when it
+    could not run (denied at the gate, a plan from before this step, an engine failure)."""
+    argv = cmd.engine_fleet(rt.config.engine_command, record.local_pcap_path or "", str(rt.workdir(record)))
+    try:
+        record, ran = rt.run(record, argv, "Analysing the scale set's captures as one fleet: one report ranking "
+                                           "the instances and flagging the one unlike the others.")
+    except PlanViolation as exc:
+        rt.say(f"[Cloud Orchestrator] fleet report skipped: {exc}")
+        return record, []
+    if ran.outcome != "ok":
+        rt.say(f"[Cloud Orchestrator] fleet report skipped: {ran.error_text()}")
+        return record, []
+    return record, [ran.output]
 
 
 def _files(directory: Path) -> set[Path]:
@@ -271,7 +290,7 @@ def _remove_partial_outputs(rt: Runtime, directory: Path, before: set[Path]) -> 
 
 def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: object, mode: str | None) -> TaskRecord:
     hashes = dict(record.artifact_hashes)
-    semantic = report = None
+    semantic = report = fleet = None
     for match in _WROTE.finditer(ran.output):
         path = Path(match["path"].strip())
         if not path.is_file():
@@ -279,13 +298,17 @@ def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: obje
         artifact = register_artifact(workspace, path, "evidence", now=rt.now(),  # type: ignore[arg-type]
                                      description=f"forensics engine output for {record.task_id}")
         hashes[artifact.path] = artifact.sha256
-        if path.name.endswith("_semantic.json"):
+        if path.name == "fleet_report.md":  # the engine's fleet report over several targets
+            fleet = str(path)
+        elif path.name.startswith("fleet_"):
+            continue
+        elif path.name.endswith("_semantic.json"):
             semantic = semantic or str(path)
         elif path.name.endswith("_forensic_report.md") and report is None:
             report = str(path)
     record = rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,
                      artifact_hashes=hashes, analysis_mode=mode or "single")
     for line in completed_lines(record.task_id, semantic, report, record.duration_seconds,
-                                sum(not s.executed for s in record.cleanup_plan[:2])):
+                                sum(not s.executed for s in record.cleanup_plan[:2]), fleet_report=fleet):
         rt.say(line)
     return record

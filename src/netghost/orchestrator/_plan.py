@@ -112,7 +112,8 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
     creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account, url, p.duration_s,
                                   p.capture_limit_bytes, vmss=flag) for flag in (p.vmss, not p.vmss)]
     analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir), cmd.engine_run(p.engine, "{instance_local}",
-                                                                                    p.out_dir)]
+                                                                                    p.out_dir),
+               cmd.engine_fleet(p.engine, p.local_pcap, p.out_dir)]
     if p.partner_pcap is not None:  # the source end's capture is A, whichever end runs the comparison
         first, second = (p.local_pcap, p.partner_pcap) if p.source else (p.partner_pcap, p.local_pcap)
         analyse.append(cmd.engine_run(p.engine, first, p.out_dir, compare=second))
