@@ -136,6 +136,7 @@ def test_the_fleet_document_validates_and_both_reports_render_it() -> None:
     doc = build_fleet_semantic(results, [(pp, PairResult(a=pp.a, b=pp.b, ok=False, error="boom"))], [],
                                {"sources": ["/caps"], "scheduler": "local", "workers": 2, "wall_s": 1.0})
     doc = json.loads(json.dumps(doc))
+    jsonschema.Draft202012Validator.check_schema(load_fleet_schema())
     jsonschema.validate(doc, load_fleet_schema())
     assert doc["fleet"] == {"captures": 4, "analysed": 3, "failed": 1, "packets": doc["fleet"]["packets"]}
     assert doc["failed"] == [{"id": "bad.pcap", "source": "/caps/bad.pcap", "error": "not a capture"}]
