@@ -26,7 +26,7 @@ CONFIG = types.GenerateContentConfig(
     automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
 FIELDS = {"v", "kind", "purpose", "model", "model_version", "prompt_tokens", "candidates_tokens", "total_tokens",
           "latency_ms", "request_sha256", "request_bytes", "request_hashed", "redactions", "attempts",
-          "retry_waits_s", "outcome", "status", "error", "seq", "ts", "prev_sha256", "sha256"}
+          "retry_waits_s", "outcome", "status", "error", "screen", "seq", "ts", "prev_sha256", "sha256"}
 MakeRig = Callable[..., Rig]
 
 

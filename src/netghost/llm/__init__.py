@@ -7,7 +7,9 @@ for good raises :class:`~netghost.errors.LlmError`. :func:`model_default` (``GHO
 ``gemini-2.5-flash``) and :func:`has_credentials` are the one place the agent and the forensics
 narrative read their model and credentials from. Inside: ``_settings`` (model, backend, client
 factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
-wait), ``_gateway`` (the gateway and its audit record).
+wait), ``_screening`` (the injection screen on outgoing tool outputs: flagged text goes wrapped and marked
+untrusted in the function response's ``_meta``, the record keeps the score), ``_gateway`` (the gateway
+and its audit record).
 
 The gateway half of this face is lazy (PEP 562): settings cost nothing to import, while the gateway
 pulls in the redactor's rule tables and the WAL (~65 ms), which the ``pcap-forensics`` program must

@@ -10,6 +10,7 @@ not our re-serialisation), how many secrets of which kinds were redacted, attemp
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -18,9 +19,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from netghost.errors import LlmError
-from netghost.governance import WalWriter, canonical_json, sha256_tagged
+from netghost.governance import InjectionScreen, WalWriter, canonical_json, injection_screen, sha256_tagged
 from netghost.llm._outgoing import Redactor, Tally, redact_config, redact_contents
 from netghost.llm._retry import backoff_delay, is_retryable, retry_hint
+from netghost.llm._screening import ScreenReport, screen_contents
 from netghost.llm._settings import ClientFactory, default_client_factory
 from netghost.redact import redact
 
@@ -58,6 +60,7 @@ class _Call:
         self.waits: list[float] = []
         self.body: bytes | None = None
         self.fallback_body = ""
+        self.screen: ScreenReport | None = None
 
     def record(self, *, latency_ms: int, response: types.GenerateContentResponse | None, status: int | None,
                error: str | None) -> dict[str, Any]:
@@ -82,6 +85,7 @@ class _Call:
             "outcome": "ok" if error is None else "error",
             "status": status,
             "error": error,
+            "screen": self.screen.record() if self.screen is not None else None,
         }
 
 
@@ -101,13 +105,17 @@ class LlmGateway:
         backoff_initial_s: the first wait; each later one doubles.
         backoff_max_s: no single wait is longer, a server hint included.
         timeout_ms: the HTTP timeout of one request.
+        screen: the injection screen applied to every function response going out (the shipped one,
+            loaded on the first call that carries a function response, when None).
+        warn: shows a console warning when the screen flags a text for the first time (stderr by default).
     """
 
     def __init__(self, *, audit: WalWriter | str | os.PathLike[str] | None, redactor: Redactor = redact,
                  client_factory: ClientFactory | None = None, environ: Mapping[str, str] | None = None,
                  sleeper: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
                  max_retries: int = 3, backoff_initial_s: float = 1.0, backoff_max_s: float = 30.0,
-                 timeout_ms: int = TIMEOUT_MS) -> None:
+                 timeout_ms: int = TIMEOUT_MS, screen: InjectionScreen | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
         if max_retries < 0:
             raise ValueError("max_retries must be >= 0")
         self.wal: WalWriter | None
@@ -126,6 +134,9 @@ class LlmGateway:
         self.timeout_ms = timeout_ms
         self._client: Client | None = None
         self._local = threading.local()
+        self._screen = screen
+        self._warn = warn or _stderr_warning
+        self._warned: set[str] = set()
 
     def _capture(self, request: Any) -> None:
         """HTTP request hook: keep the exact bytes of the body this thread's call is sending."""
@@ -165,6 +176,7 @@ class LlmGateway:
         sent_contents = redact_contents(contents, tally)
         sent_config = redact_config(config, tally)
         call = _Call(model, purpose, tally)
+        call.screen = self._screen_outgoing(sent_contents)
         call.fallback_body = canonical_json({
             "model": model, "contents": [c.model_dump(mode="json", exclude_none=True) for c in sent_contents],
             "config": sent_config.model_dump(mode="json", exclude_none=True) if sent_config else None})
@@ -180,6 +192,23 @@ class LlmGateway:
             self._local.call = None
         self._audit(call.record(latency_ms=self._elapsed(started), response=response, status=200, error=None))
         return response
+
+    def _screen_outgoing(self, contents: list[types.Content]) -> ScreenReport | None:
+        """Mark untrusted tool outputs (see ``_screening``); warn once per newly flagged text."""
+        if not any(p.function_response is not None for c in contents for p in c.parts or []):
+            return None
+        if self._screen is None:
+            self._screen = injection_screen()
+        report = screen_contents(contents, self._screen, self._warned.__contains__)
+        for item in report.flagged:
+            fresh = [d for d in item["text_sha256"] if d in report.new_flags and d not in self._warned]
+            if not fresh:
+                continue
+            self._warned.update(fresh)
+            score = "unknown (screen unavailable)" if item["score"] is None else f"{item['score']:.2f}"
+            self._warn(f"{item['tool']} output reads like instructions to the model (injection score {score}, "
+                       f"fields {', '.join(item['fields'])}); it is sent marked untrusted")
+        return report
 
     def _send(self, call: _Call, contents: list[types.Content],
               config: types.GenerateContentConfig | None) -> types.GenerateContentResponse:
@@ -234,3 +263,7 @@ class LlmGateway:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _stderr_warning(text: str) -> None:
+    sys.stderr.write(f"[WARNING] {text}\n")
