@@ -3,8 +3,9 @@
 Prints p50/p99/max per ``classify()`` call in microseconds, for three paths:
   * cold   -- the LRU cache bypassed: parse (tree-sitter) + tiers + argument checks, every call;
   * cached -- the public ``classify()`` with its per-command LRU cache warm (repeat commands);
-  * policy -- cold path plus an organisation policy with a few prefix rules.
-Goal (issue 3): p99 <= 100 us on the cold path. The overhead of ``execute()`` over a bare
+  * policy -- cold path plus an organisation policy with a few prefix rules;
+  * learned -- cold path plus the ONNX command risk model on what the tiers call SAFE (issue 17).
+Goal (issue 3): p99 <= 100 us on the cold path; with the model (issue 17): p99 <= 200 us. The overhead of ``execute()`` over a bare
 ``subprocess.run`` is measured by ``bench/shell_exec_bench.py`` (runtime engineer).
 
 Run: ``.venv/bin/python bench/shell_bench.py [--rounds N]``
@@ -67,12 +68,17 @@ def bench_classification(rounds: int) -> None:
         base, relaxable = uncached(cmd)
         return classify_mod._apply_policy(base, relaxable, policy)
 
+    def cold_learned(cmd: str) -> object:
+        return classify_mod._second_opinion(*uncached(cmd))
+
     _measure(uncached, commands, 1)  # warm the parser and the regex caches
+    _measure(cold_learned, commands, 1)  # load and verify the model once
     _measure(classify_mod.classify, commands, 1)  # fill the LRU cache for the "cached" path
     paths: list[tuple[str, Callable[[str], object]]] = [
         ("cold (no cache)", uncached),
         ("cached classify()", classify_mod.classify),
         ("cold + org policy", cold_policy),
+        ("cold + learned", cold_learned),
     ]
     print(f"classification latency over {len(commands)} corpus commands x {rounds} rounds (us per call)")
     print(f"{'path':<20} {'p50':>8} {'p99':>8} {'mean':>8} {'max':>9}")
@@ -86,6 +92,11 @@ def bench_classification(rounds: int) -> None:
     p50, p99, mean, worst = _percentiles(best)
     print(f"{'cold, best-of-N':<20} {p50:8.1f} {p99:8.1f} {mean:8.1f} {worst:9.1f}   (per-command minimum over rounds)")
     print(f"goal p99 <= 100 us (cold, per-command best-of-{rounds}): {'met' if p99 <= 100 else 'NOT met'} ({p99:.1f} us)")
+    best = _best_per_command(cold_learned, commands, rounds)
+    p50, p99, mean, worst = _percentiles(best)
+    print(f"{'learned, best-of-N':<20} {p50:8.1f} {p99:8.1f} {mean:8.1f} {worst:9.1f}   (per-command minimum over rounds)")
+    print(f"goal p99 <= 200 us (cold with the model, per-command best-of-{rounds}): "
+          f"{'met' if p99 <= 200 else 'NOT met'} ({p99:.1f} us)")
 
 
 def _best_per_command(fn: Callable[[str], object], commands: list[str], rounds: int) -> list[float]:
