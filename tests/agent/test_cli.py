@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -35,9 +36,21 @@ def test_help_lists_the_subcommands_and_the_investigation_options(capsys: pytest
 def test_gemini_without_credentials_prints_the_setup_message_before_anything_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     audit = tmp_path / "audit"
-    assert main(["--audit-dir", str(audit), "--intent", "x"]) == 1
+    assert main(["--brain", "gemini", "--audit-dir", str(audit), "--intent", "x"]) == 1
     assert "Set GEMINI_API_KEY environment variable or add to .env file." in capsys.readouterr().err
     assert not audit.exists()
+
+
+def test_without_a_key_the_playbook_brain_investigates_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"):
+        monkeypatch.delenv(name, raising=False)
+    audit = tmp_path / "audit"
+    assert main(["--lab", "nsg-deny", "--yes", "--audit-dir", str(audit), "--intent",
+                 "web-vm-01 cannot reach redis-primary on port 6379"]) == 0
+    assert "the offline playbook brain investigates" in capsys.readouterr().err
+    session = json.loads((audit / "ghost_session.json").read_text())
+    assert session["model"] == "playbook" and session["rca_report_path"]
 
 
 def test_yes_is_refused_without_lab(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,8 +61,8 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", metavar="M", help="Gemini model (default: $GHOST_MODEL or gemini-2.5-flash)")
     group.add_argument("--audit-dir", dest="agent_audit_dir", metavar="DIR", default="./audit",
                        help="audit logs, session file and RCA (default: ./audit)")
-    group.add_argument("--brain", choices=("gemini", "playbook"), default="gemini",
-                       help="who decides the next step (playbook: offline, no key)")
+    group.add_argument("--brain", choices=("gemini", "playbook"), default=None,
+                       help="who decides the next step (default: gemini when a key is set, else the offline playbook)")
     group.add_argument("--lab", metavar="WORLD",
                        help="investigate a fresh offline lab world (a shipped name or a YAML path) under DIR/lab")
     group.add_argument("--intent", metavar="TEXT", help="the problem to investigate (instead of the prompt)")
@@ -71,6 +72,7 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
+    from netghost.llm import has_credentials  # noqa: PLC0415
 
     if args.agent_yes and not args.lab:
         parser.error("--yes approves RISKY commands and is refused without --lab")
@@ -84,7 +86,11 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         except NetGhostError as exc:
             print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
             return 2
-    return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=args.brain,
+    brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
+    if args.brain is None and brain == "playbook":
+        print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "
+              "(--brain gemini and GEMINI_API_KEY for Gemini).", file=sys.stderr)
+    return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
                              intent=args.intent, yes=args.agent_yes, lab=lab))
 
 
