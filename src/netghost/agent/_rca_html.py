@@ -49,6 +49,7 @@ pre{padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.8em;max-height:
 dt{font-weight:bold;color:#444}dd{margin:0;word-break:break-all}blockquote{border-left:3px solid #ccc;margin:.5em 0;
 padding:.2em 1em;color:#333;white-space:pre-wrap}svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}
 .notice{background:#fff6e0;border-left:4px solid #e0a000;padding:.6em 1em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+.summary{border-left:3px solid #3a7bd5;margin:.5em 0;padding:.1em 1em;background:#f7faff}.summary h4{margin:.6em 0 .2em}
 """
 _FIGURE = re.compile(r"<figure>.*?</figure>", flags=re.S)
 _RECORD_FIELDS = ("command", "modified_command", "reasoning", "classification", "tier", "risk_reason", "environment",
@@ -184,6 +185,31 @@ def _drawn_by(page: _Page, task_id: str) -> str:
 
 # ---- rendering ---------------------------------------------------------------------------------------
 
+def _md_inline(text: str) -> str:
+    t = _e(text)
+    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+
+
+def _summary_html(text: str) -> str:
+    """The engine's executive summary (a small Markdown subset: headings, bullets, bold, code) as HTML."""
+    out: list[str] = []
+    items: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("- "):
+            items.append(f"<li>{_md_inline(line[2:])}</li>")
+            continue
+        if items:
+            out.append(f"<ul>{''.join(items)}</ul>")
+            items = []
+        heading = re.match(r"^(#{1,6}) (.*)$", line)
+        if heading:
+            out.append(f"<h4>{_md_inline(heading.group(2))}</h4>")
+        elif line.strip():
+            out.append(f"<p>{_md_inline(line)}</p>")
+    return "".join(out)
+
+
 def _context(record: Mapping[str, Any]) -> str:
     return "CLOUD" if record.get("environment") == "azure" else "LOCAL"
 
@@ -276,7 +302,8 @@ def _captures(page: _Page) -> list[str]:
         if report and t.get("state") in ("COMPLETED", "DONE"):
             text, read_by = _summary_from_trail(page.records, str(report))
             if text is not None:
-                out.append(f"<p>Executive summary (read by {page.cite(read_by)}):</p><blockquote>{_e(text)}</blockquote>")
+                out.append(f"<p>Executive summary (read by {page.cite(read_by)}):</p>"
+                           f'<div class="summary">{_summary_html(text)}</div>')
             else:
                 out.append(f"<p>Executive summary unavailable (its read was denied or not made); the report is at "
                            f"<code>{_e(report)}</code>.</p>")
