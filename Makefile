@@ -15,6 +15,12 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(BIN)/.netghost-installed
+
+# The demo installs only when the venv has never been installed or the project's requirements changed
+# since (a stamp newer than pyproject.toml and setup.py): a second `make demo` starts at once.
+$(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
+	$(MAKE) install
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -32,7 +38,7 @@ bench: install
 	@set -e; for b in wal_bench shell_bench shell_exec_bench lab_synth_bench pcap_bench orchestrator_bench; do \
 	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py; done
 
-demo: install
+demo: $(BIN)/.netghost-installed
 	$(BIN)/ghost-agent demo
 
 clean:

@@ -52,8 +52,8 @@ ALLOWED: dict[str, set[str]] = {
     "forensics": {"llm", *_BASE},
     "lab": _BASE,
 }
-# The only product modules that may import the lab (ARCHITECTURE.md: the CLI's demo entry).
-LAB_IMPORTERS = {"netghost.agent.cli", "netghost.agent.demo"}
+# The only product modules that may import the lab (ARCHITECTURE.md: the CLI's demo entry, and the benchmark that runs it).
+LAB_IMPORTERS = {"netghost.agent.cli", "netghost.agent.demo", "netghost.agent.eval"}
 
 
 def _module_name(path: Path) -> str:

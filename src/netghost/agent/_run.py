@@ -22,7 +22,7 @@ from rich.console import Console
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
-from netghost.agent._dispatch import Dispatcher, WatchedShell
+from netghost.agent._dispatch import Dispatcher, WatchedShell, split_args
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
@@ -134,7 +134,7 @@ def _brain(opts: Options, state: SessionState, parts: _Parts, environ: Mapping[s
 
 def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin: TextIO | None = None,
               console: Console | None = None, now: Callable[[], datetime] | None = None,
-              brain: Brain | None = None) -> int:
+              brain: Brain | None = None, approver: HitlCallback | None = None) -> int:
     """Run (or resume) one investigation; the process exit code.
 
     Args:
@@ -144,6 +144,8 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
         console: where everything is printed.
         now: the clock.
         brain: replaces the one ``opts.brain`` names (tests).
+        approver: answers the approval prompts instead of ``--yes`` (the benchmark's scripted denials);
+            honoured only with a lab world, like ``--yes``: never an automatic approver for the real cloud.
     """
     import sys  # noqa: PLC0415  the defaults are the process's streams at call time
 
@@ -161,7 +163,8 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     if state is None:
         return code
     ran = already_ran(chain_paths(opts.audit_dir, state.session_id)["shell"])
-    parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings)
+    parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
+                  approver=approver if opts.lab is not None else None)
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), clock=clock, started=started)
     except KeyboardInterrupt:
@@ -202,11 +205,12 @@ def _session(opts: Options, ui: GhostConsole, clock: Callable[[], datetime],
 
 
 def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, state: SessionState,
-          ran: set[str], warnings: list[str]) -> _Parts:
+          ran: set[str], warnings: list[str], approver: HitlCallback | None = None) -> _Parts:
     sid = state.session_id
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
-    shell = SafeExecShell(sid, _callback(opts, ui, console, stdin, ran), audit_dir=opts.audit_dir,
+    callback = approver or _callback(opts, ui, console, stdin, ran)
+    shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
                           path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir)
     watched = WatchedShell(shell, on_result=ui.shell_line)
     ui.banner(sid, resumed_from=state.resumed_from)
@@ -269,7 +273,7 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, *
     parts.save()
     if rebuilt.completion is not None or rebuilt.done:
         end = LoopEnd("complete" if rebuilt.completion else "done",
-                      completion=CompleteInvestigationArgs.model_validate(rebuilt.completion)
+                      completion=CompleteInvestigationArgs.model_validate(split_args(rebuilt.completion)[0])
                       if rebuilt.completion else None)
     else:
         prompt = system_prompt(str(opts.audit_dir), is_resume=state.is_resume)

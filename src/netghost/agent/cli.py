@@ -29,6 +29,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("netghost.agent.demo", "run an investigation against the offline lab (no cloud, no key)"),
     "mcp": ("netghost.mcp", "serve the governed tools to any MCP client (stdio, or --http on loopback)"),
     "report": ("netghost.agent._report", "write a session's HTML RCA again from its audit trail"),
+    "eval": ("netghost.agent.eval", "the diagnosis benchmark: investigate lab worlds and score the diagnoses"),
 }
 
 
