@@ -64,24 +64,37 @@ def azurite_or_none(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | 
 
 
 @contextmanager
-def running_azurite(exe: str, where: Path) -> Iterator[str]:
+def running_azurite(exe: str, where: Path, tries: int = 3) -> Iterator[str]:
     """Run Azurite's Blob service on a free loopback port with its data under ``where``; yields the
-    connection string (also used by bench/fleet_bench.py)."""
-    port = _free_port()
-    proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(where),
-                             "--silent", "--skipApiVersionCheck", "--loose"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        _wait_port(port, proc)
-        yield (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
-               f"BlobEndpoint=http://127.0.0.1:{port}/{AZURITE_ACCOUNT};")
-    finally:
-        proc.terminate()
+    connection string (also used by bench/fleet_bench.py). A port taken between the probe and the
+    start (another process on the machine) is retried on a fresh one."""
+    for attempt in range(tries):
+        port = _free_port()
+        proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(where),
+                                 "--silent", "--skipApiVersionCheck", "--loose"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            _wait_port(port, proc, timeout=60.0)
+        except RuntimeError:
+            _stop(proc)
+            if attempt == tries - 1:
+                raise
+            continue
+        try:
+            yield (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+                   f"BlobEndpoint=http://127.0.0.1:{port}/{AZURITE_ACCOUNT};")
+        finally:
+            _stop(proc)
+        return
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture(scope="module")
