@@ -147,3 +147,16 @@ def test_the_fleet_document_validates_and_both_reports_render_it() -> None:
     bad = dict(doc, surprise=1)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, load_fleet_schema())
+
+
+def test_endpoints_alone_tie_two_points_only_with_enough_evidence() -> None:
+    """Flows seen without their SYN match on endpoints only: one in common between two VMs of a big tier
+    is a coincidence, three (or one SYN-matched flow) tie the points."""
+    keys = [f"tcp 10.0.0.4:{5000 + i} > 10.0.9.9:443" for i in range(3)]
+    one = {"x": [_flow(keys[0], 1.0, 64, 64, isn=-1)], "y": [_flow(keys[0], 1.0, 63, 64, isn=-1)]}
+    assert match_points(one) == [] and path_orders(one) == []
+    three = {"x": [_flow(k, 1.0, 64, 64, isn=-1) for k in keys], "y": [_flow(k, 1.0, 63, 64, isn=-1) for k in keys]}
+    [pp] = match_points(three)
+    assert (pp.a, pp.b, pp.shared_flows) == ("x", "y", 3)
+    syn = {"x": [*one["x"], _flow(keys[1], 1.0, 64, 64)], "y": [*one["y"], _flow(keys[1], 1.0, 63, 64)]}
+    assert match_points(syn)[0].shared_flows == 2

@@ -26,6 +26,7 @@ __all__ = ["MAX_PAIRS", "MAX_PATHS", "PointPair", "match_points", "path_orders"]
 
 MAX_PAIRS = 20  # pairs compared per fleet (the ones sharing most flows)
 MAX_PATHS = 20  # paths listed (orders of capture points)
+MIN_WEAK = 3  # flows matched on endpoints alone (no SYN seen) that tie two points without a SYN-matched one
 
 
 @dataclass
@@ -59,13 +60,32 @@ def _index(flows: Mapping[str, Sequence[FlowSeen]]) -> dict[str, dict[str, FlowS
 
     Two sightings are one flow when their endpoints match and both saw the same client SYN sequence
     number (random per connection), or neither saw a SYN: a port reused by another connection, or
-    another VM's connection between the same addresses, is not mistaken for the same flow.
+    another VM's connection between the same addresses, is not mistaken for the same flow. Sightings
+    without a SYN (endpoints only) count only between two points that share a SYN-matched flow or at
+    least :data:`MIN_WEAK` such flows: one endpoint pair in common is a coincidence in a big tier.
     """
     by_key: dict[tuple[str, int], dict[str, FlowSeen]] = defaultdict(dict)
     for cid, fs in flows.items():
         for f in fs:
             by_key[(f.key, f.isn)][cid] = f
-    return {k[0]: v for k, v in by_key.items() if len(v) > 1}
+    multi = {k: v for k, v in by_key.items() if len(v) > 1}
+    # evidence per pair of points: flows matched on their SYN, and flows without one (endpoints only)
+    strong: Counter[tuple[str, str]] = Counter()
+    weak: Counter[tuple[str, str]] = Counter()
+    for (_key, isn), seen in multi.items():
+        for pair in combinations(sorted(seen), 2):
+            (strong if isn >= 0 else weak)[pair] += 1
+    def tied(x: str, y: str) -> bool:
+        pair = (x, y) if x < y else (y, x)
+        return strong[pair] > 0 or weak[pair] >= MIN_WEAK
+
+    out: dict[str, dict[str, FlowSeen]] = {}
+    for (key, isn), seen in multi.items():
+        # endpoints alone (no SYN): kept only at points tied to another of its points by the evidence
+        kept = seen if isn >= 0 else {c: f for c, f in seen.items() if any(tied(c, o) for o in seen if o != c)}
+        if len(kept) > 1:
+            out.setdefault(key, kept)
+    return out
 
 
 def match_points(flows: Mapping[str, Sequence[FlowSeen]], limit: int = MAX_PAIRS) -> list[PointPair]:
