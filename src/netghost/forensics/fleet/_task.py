@@ -124,9 +124,10 @@ def _flows(a: Analysis) -> list[FlowSeen]:
         if d == 0:
             syn = (c.tcp_flags[r] & 0x12) == 0x02
             isn[u[syn]] = c.seq[r[syn]]
-    return [FlowSeen(f"tcp {ep(st.c_hi[s], st.c_lo[s], st.c_port[s])} > {ep(st.s_hi[s], st.s_lo[s], st.s_port[s])}",
-                     float(st.first_ts[s]), int(pk[s]), int(first[s, 0]), int(first[s, 1]), int(isn[s]))
-            for s in keep.tolist()]
+    cols = [x[keep].tolist() for x in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port, st.first_ts, pk,
+                                       first[:, 0], first[:, 1], isn)]  # Python scalars: no numpy item per field
+    return [FlowSeen(f"tcp {ep(ch, cl, cp)} > {ep(sh, sl, sp)}", ts, n, t0, t1, i)
+            for ch, cl, cp, sh, sl, sp, ts, n, t0, t1, i in zip(*cols, strict=True)]
 
 
 def _where() -> str:
