@@ -85,7 +85,8 @@ def in_process_fleet(sources: list[str], workers: int, budget: int) -> dict[str,
     secs = [r.seconds for r in res.results if r.ok]
     return {"start": start, "noop": noop, "wall": wall, "capture_mean": statistics.mean(secs),
             "capture_p95": sorted(secs)[int(0.95 * (len(secs) - 1))], "failed": len(res.results) - len(secs),
-            "rss_max": max(per_worker.values()), "rss_min": min(per_worker.values()), "workers_seen": len(per_worker)}
+            "rss_max": max(per_worker.values()), "rss_min": min(per_worker.values()), "workers_seen": len(per_worker),
+            "pairs": len(res.pairs)}
 
 
 def azurite_run(caps: list[Path], workers: int, budget: str) -> tuple[float, float] | None:
@@ -156,7 +157,8 @@ def main() -> int:
     print(f"--fleet, local files: {loc:7.2f} s  ({len(caps) / loc:5.2f} captures/s)  speedup {seq / loc:.2f}x")
     lib = in_process_fleet([str(WORK)], args.workers, budget)
     print(f"in-process fleet    : {lib['wall']:7.2f} s after a {lib['start']:.2f} s cluster start; per capture "
-          f"mean {lib['capture_mean']:.3f} s, p95 {lib['capture_p95']:.3f} s; {lib['failed']:.0f} failed")
+          f"mean {lib['capture_mean']:.3f} s, p95 {lib['capture_p95']:.3f} s; {lib['failed']:.0f} failed; "
+          f"{lib['pairs']:.0f} capture-point pairs compared (synthetic captures share an address pool)")
     print(f"peak RSS per worker : {lib['rss_min'] / 2**20:.0f}-{lib['rss_max'] / 2**20:.0f} MiB over "
           f"{lib['workers_seen']:.0f} workers (engine budget {args.budget}: "
           f"{'within' if lib['rss_max'] <= budget else 'ABOVE'})")
