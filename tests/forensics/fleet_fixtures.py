@@ -107,12 +107,12 @@ def azurite(azurite_or_none: str | None) -> str:
 
 @pytest.fixture(scope="module")
 def cluster(azurite_or_none: str | None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A LocalCluster of 2 worker processes, shared by the module; yields the scheduler's address.
+    """The fleet's LocalCluster of 2 worker processes, shared by the module; yields the scheduler's address.
 
     The workers inherit an environment holding only Azurite's connection string as Azure settings
     (they read blobs as a real fleet's workers do: from their own environment).
     """
-    from dask.distributed import LocalCluster
+    from netghost.forensics.fleet import dask_client
 
     mp = pytest.MonkeyPatch()
     for name in list(os.environ):
@@ -122,7 +122,7 @@ def cluster(azurite_or_none: str | None, tmp_path_factory: pytest.TempPathFactor
         mp.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite_or_none)
     mp.setenv("HOME", str(tmp_path_factory.mktemp("worker-home")))
     try:
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
-            yield str(lc.scheduler_address)
+        with dask_client(None, 2) as client:  # the local cluster --fleet starts, shared through its address
+            yield str(client.scheduler.address)
     finally:
         mp.undo()
