@@ -86,9 +86,13 @@ def test_a_denial_reason_that_names_another_vm_is_followed(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_denied_reads_and_deletes_make_the_hypotheses_unverifiable(tmp_path: Path) -> None:
-    (r,) = evaluate(["service-down"], root=tmp_path, deny=[(r"^cat |delete|^rm ", "not during the incident")])
-    assert r.exit_code == 0 and r.denials >= 3 and r.confidence == "low"
+def test_three_denied_reads_make_the_hypotheses_unverifiable(tmp_path: Path) -> None:
+    """Every cat denied: the summary, then the report, then the semantic JSON (each once), then UNVERIFIABLE."""
+    (r,) = evaluate(["service-down"], root=tmp_path, deny=[(r"^cat ", "not during the incident")])
+    cats = [x for x in _shell_records(r) if str(x["command"]).startswith("cat ")]
+    assert [str(x["command"]).rsplit("_", 1)[-1] for x in cats][:3] == [
+        "summary.md", "report.md", "semantic.json"]
+    assert r.exit_code == 0 and r.confidence == "low"
     session = json.loads((Path(r.audit_dir) / "ghost_session.json").read_text())
     states = {h["id"]: h["state"] for h in session["hypothesis_log"]}
     assert "UNVERIFIABLE" in states.values(), states

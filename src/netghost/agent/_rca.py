@@ -93,18 +93,30 @@ def _summary_path(report_path: str) -> str:
     return report_path.replace("_forensic_report.md", "_executive_summary.md")
 
 
-def _read_summary(shell: ShellLike, report_path: str) -> tuple[str | None, list[str]]:
+def _read(shell: ShellLike, earlier: Mapping[str, Mapping[str, Any]], command: str,
+          reasoning: str) -> Mapping[str, Any]:
+    """The session's own earlier answer to ``command`` when there is one (the investigation already read
+    the summary, or the human already refused it: neither is asked again), else a new read."""
+    prior = earlier.get(command)
+    if prior is not None and (prior.get("status") in ("denied", "blocked")
+                              or (prior.get("status") == "completed" and prior.get("exit_code") == 0)):
+        return prior
+    return shell.execute({"command": command, "reasoning": reasoning})
+
+
+def _read_summary(shell: ShellLike, report_path: str,
+                  earlier: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[str | None, list[str]]:
     """Phase 4: (executive summary text or None when denied/unreadable, the audit ids of the reads)."""
     ids: list[str] = []
-    first = shell.execute({"command": f"cat {_summary_path(report_path)}",
-                           "reasoning": "Reading executive summary for RCA generation."})
+    seen = earlier or {}
+    first = _read(shell, seen, f"cat {_summary_path(report_path)}", "Reading executive summary for RCA generation.")
     ids.append(str(first.get("audit_id")))
-    if first.get("status") == "denied":
+    if first.get("status") in ("denied", "blocked"):
         return None, ids
     if first.get("status") == "completed" and first.get("exit_code") == 0:
         return str(first.get("output", "")).strip(), ids
-    full = shell.execute({"command": f"cat {report_path}",
-                          "reasoning": "Reading forensic report for RCA generation (exec summary not found)."})
+    full = _read(shell, seen, f"cat {report_path}",
+                 "Reading forensic report for RCA generation (exec summary not found).")
     ids.append(str(full.get("audit_id")))
     if full.get("status") != "completed" or full.get("exit_code") != 0:
         return None, ids
@@ -278,10 +290,11 @@ def write_rca(
     paths = chain_paths(audit_dir, sid)
     tasks = _tasks(paths["orchestrator"])
     summaries: dict[str, str | None] = {}
+    earlier = {str(r.get("command")): r for r in _shell_records(paths["shell"])}
     for t in tasks.values():
         report = t.get("report_path")
         if t.get("state") in ("COMPLETED", "DONE") and report and report not in summaries:
-            summaries[report], _ = _read_summary(shell, str(report))
+            summaries[report], _ = _read_summary(shell, str(report), earlier)
     records = _shell_records(paths["shell"])  # after phase 4: its cat records are evidence too
     chains = _check_chains(audit_dir, sid)
     inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []))

@@ -9,6 +9,7 @@ next hop is one; "no network fault detected" with a clean control plane means no
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -103,6 +104,12 @@ def capture_move(f: Facts, client: dict[str, Any], server: dict[str, Any] | None
         return Move("", verdict=_no_packets(f, status, server_ip,
                                             f"the capture ended {status.response.get('status')}: "
                                             f"{status.response.get('message', '')}"))
+    return _read_move(f, status, task_id, partner, server=server, server_ip=server_ip)
+
+
+def _read_move(f: Facts, status: Observation, task_id: str, partner: str | None, *,
+               server: dict[str, Any] | None, server_ip: str) -> Move:
+    """The capture is analysed: read its findings (through cat, RISKY), clean up, then conclude."""
     result = status.response.get("result") or {}
     report = str(result.get("report_path") or "")
     reads = f.of("read_report")
@@ -114,14 +121,34 @@ def capture_move(f: Facts, client: dict[str, Any], server: dict[str, Any] | None
             calls.append(FunctionCall("cleanup_task", {"task_id": partner}))
         return Move(f"Capture {task_id} is analysed. Reading its executive summary, then cleaning the capture up.",
                     calls)
-    text = next((str(o.response.get("output") or "") for o in reversed(reads) if o.ok), None)
-    if text is None and reads and len(reads) == 1 and report and not f.sent(f"cat {report}"):
-        return Move("The executive summary was not read; trying the forensic report instead.",
-                    [shell_call(f"cat {report}", "Read the capture's forensic report (the summary was refused).")])
+    text = next((_as_summary(str(o.response.get("output") or "")) for o in reversed(reads) if o.ok), None)
+    if text is None:
+        # denial recovery: the same evidence in another form, each asked once (summary, report, semantic JSON)
+        semantic = str(result.get("semantic_json_path") or "")
+        for path, what in ((report, "forensic report"), (semantic, "semantic JSON")):
+            if path and not f.sent(f"cat {path}"):
+                return Move(f"The capture's findings were not read; trying its {what} instead.",
+                            [shell_call(f"cat {path}", f"Read the capture's {what}: the same findings in another form.")])
     if text is None:
         return Move("", verdict=_no_packets(f, reads[-1] if reads else status, server_ip,
                                             "the capture's report could not be read"))
     return Move("", verdict=_from_summary(f, text, reads[-1], status, server=server, server_ip=server_ip))
+
+
+def _as_summary(text: str) -> str:
+    """A semantic JSON read instead of the summary, rendered as the summary's headline and findings."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    findings = [x for x in doc.get("findings") or [] if isinstance(x, dict)] if isinstance(doc, dict) else []
+    if not findings:
+        return "**No network fault detected**"
+    lines = [f"**Most likely issue:** {findings[0].get('title', '')}"]
+    lines += [f"- [F{i}] **{str(x.get('severity', '')).upper()}** {x.get('title', '')}" for i, x in enumerate(findings, 1)]
+    return "\n".join(lines)
 
 
 def _path_appliance(f: Facts) -> dict[str, Any] | None:

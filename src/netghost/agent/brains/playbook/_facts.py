@@ -58,7 +58,8 @@ class Observation:
     def denied(self) -> bool:
         """A human (or the closed gate) said no, or the command was blocked."""
         meta = self.response.get("_meta") or {}
-        return self.response.get("status") in ("denied", "blocked") or bool(meta.get("denied_action"))
+        return self.response.get("status") in ("denied", "blocked") or bool(
+            self.response.get("denied_action") or meta.get("denied_action"))
 
     @property
     def denial_reason(self) -> str:
