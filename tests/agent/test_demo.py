@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from netghost.agent.cli import main
+from netghost.agent.demo import prepare_lab
 from netghost.governance.wal import read_wal, verify
 
 
@@ -77,11 +78,11 @@ def test_demo_rejects_an_unknown_world_and_never_confuses_a_name_with_a_folder(
 
 @pytest.mark.slow
 def test_keep_lab_keeps_an_injected_fault(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--yes", "--scenario", "nsg-deny", "--audit-dir", str(tmp_path)]) == 0
+    assert main(["lab", "--audit-dir", str(tmp_path), "reset", "nsg-deny"]) == 0
     assert main(["lab", "--audit-dir", str(tmp_path), "inject", "capture-quota"]) == 0
     faults = tmp_path / "lab" / "faults.json"
     assert json.loads(faults.read_text())["injected"]
     assert main(["demo", "--yes", "--keep-lab", "--scenario", "nsg-deny", "--audit-dir", str(tmp_path)]) == 0
     assert json.loads(faults.read_text())["injected"]  # still there for this run
-    assert main(["demo", "--yes", "--scenario", "nsg-deny", "--audit-dir", str(tmp_path)]) == 0
+    prepare_lab("nsg-deny", tmp_path)  # what a plain run does first
     assert not json.loads(faults.read_text())["injected"]  # a plain run starts the world afresh

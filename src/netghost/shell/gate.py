@@ -235,8 +235,10 @@ def ask_human(
     worker = threading.Thread(
         target=context.run, args=(_call, callback, request, slot), name="hitl-prompt", daemon=True
     )
-    worker.start()
     try:
+        # start() inside the try: the prompt can be on screen before this thread reaches the wait, and a
+        # Ctrl-C in that window must still cancel the prompt (else it waits for an answer until the deadline)
+        worker.start()
         (wait or _event_wait)(slot.done, timeout_s)
     except KeyboardInterrupt:  # Ctrl-C reaches the waiting thread, not the prompt's: still no approval
         slot.seal()
