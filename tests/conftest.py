@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,3 +44,17 @@ def data_dir() -> Path:
 def golden_dir() -> Path:
     """JSON examples copied verbatim from the seeds."""
     return GOLDEN_DIR
+
+
+@pytest.fixture(autouse=True)
+def sigint_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test (or a library it drives) that ignores or blocks SIGINT and does not put it back would leave
+    every later child process deaf to Ctrl-C (both are inherited across exec): restore and say which."""
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if signal.getsignal(signal.SIGINT) is not handler or blocked:
+        signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
+        print(f"\n{request.node.nodeid} left SIGINT {'blocked' if blocked else 'changed'}; restored", file=sys.stderr)

@@ -19,7 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 # A child that shows one alert through SafeExecShell + terminal_hitl_callback and prints the response.
 DRIVER = r"""
-import json, sys, tempfile
+import json, signal, sys, tempfile
+# A terminal program gets Ctrl-C as KeyboardInterrupt. An ignored or blocked SIGINT is inherited across
+# exec, so a test process that left one behind (a library's worker pool) must not leave this child deaf.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from netghost.shell import SafeExecShell, terminal_hitl_callback
 from tests.shell.shell_helpers import table_classify
 audit = tempfile.mkdtemp()
