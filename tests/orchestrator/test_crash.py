@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from netghost.contracts import TaskState
-from netghost.governance import read_wal
+from netghost.contracts import CHAIN_FIELD_NAMES, TaskState
+from netghost.governance import WalWriter, read_wal
 
 from .conftest import Lab, request
 
@@ -95,6 +95,27 @@ def test_sigkill_in_state_then_new_orchestrator_finishes_the_task(lab: Lab, kill
     # the file the killed child downloaded is kept (it matches the blob): no second download, no prompt
     kept = (kill_on, when) == ("storage blob download", "after") or state_at_kill == "ANALYZING"
     assert downloads == (0 if kept else 1)
+    _clean(lab)
+
+
+def test_a_download_registered_just_before_a_crash_is_analysed_not_downloaded_again(lab: Lab) -> None:
+    """The registry's last record is DOWNLOADING with the capture's hash already registered (the process
+    died before it moved on): the capture on disk is analysed, nothing is downloaded or asked again."""
+    assert _child(lab, request(duration_seconds=60), "") == 0
+    task_id = _last(lab)["task_id"]
+    lab.state.advance_clock(65)
+    assert _child(lab, {"intent": "check_task", "task_id": task_id}, "") == 0
+    path = lab.root / "audit" / "orchestrator_tasks_crashed.jsonl"
+    registered = [r for r in read_wal(path).records if r["state"] == "DOWNLOADING" and r["artifact_hashes"]]
+    assert registered and Path(registered[-1]["local_pcap_path"]).is_file()
+    writer = WalWriter(path)  # the crash: the registry's last word is that record
+    writer.append({k: v for k, v in registered[-1].items() if k not in CHAIN_FIELD_NAMES})
+    writer.close()
+    orch = _resumed(lab)
+    done = orch.orchestrate({"intent": "check_task", "task_id": task_id})
+    assert done["status"] == "task_completed", done
+    assert not [c for c in lab.shell.calls if "storage blob download" in c or "storage blob show" in c]
+    assert orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})["cleanup_status"] == "completed"
     _clean(lab)
 
 

@@ -147,6 +147,9 @@ def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
     """DOWNLOADING: fetch the blob (second HITL prompt), one retry after a pause; register it."""
     if record.target_type == "vmss":
         return _download_instances(rt, record)
+    if record.local_pcap_path and Path(record.local_pcap_path).is_file() and _registered(record,
+                                                                                       record.local_pcap_path):
+        return record  # downloaded and registered before a restart: the analysis checks its hash
     parts = split_blob_url(record.storage_path or "")
     bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container)
     account = parts[0] if parts else record.storage_account or ""
