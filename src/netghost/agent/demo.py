@@ -156,7 +156,17 @@ def run(args: argparse.Namespace) -> int:
     code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab),
                      console=console)
     _paths(console, audit_dir)
-    if not args.yes and not interactive:
+    if not args.yes and not interactive and _refused(audit_dir):
         console.print("Some steps were refused because nobody could be asked. Run `ghost-agent demo --yes` "
                       "to approve the lab's RISKY steps.")
     return code
+
+
+def _refused(audit_dir: Path) -> bool:
+    """Did the closed gate refuse anything in this run (its shell audit)?"""
+    try:
+        sid = json.loads((audit_dir / "ghost_session.json").read_text(encoding="utf-8"))["session_id"]
+    except (OSError, KeyError, json.JSONDecodeError):
+        return False
+    path = audit_dir / f"shell_audit_{sid}.jsonl"
+    return path.exists() and any(r.get("action") == "user_denied" for r in read_wal(path).records)
