@@ -35,6 +35,7 @@ __all__ = [
     "CompleteInvestigationArgs",
     "DiagnosedFault",
     "Diagnosis",
+    "FaultType",
     "RunShellCmdArgs",
     "ToolErrorResult",
     "ToolName",
@@ -123,7 +124,7 @@ class CleanupTaskArgs(WireModel):
         return CleanupTaskRequest(intent="cleanup_task", task_id=self.task_id)
 
 
-FAULT_TYPES: tuple[str, ...] = (
+FaultType = Literal[
     "nsg-deny",
     "udr-dead-appliance",
     "service-down",
@@ -133,7 +134,9 @@ FAULT_TYPES: tuple[str, ...] = (
     "path-packet-loss",
     "middlebox-rst",
     "peering-disconnected",
-)
+]
+"""A network fault's type: what the lab's worlds inject and what a diagnosis names (one list for both)."""
+FAULT_TYPES: tuple[str, ...] = get_args(FaultType)
 """The fault-type vocabulary a diagnosis names (the lab's network faults; the benchmark scores on it).
 
 Given to the model in ``complete_investigation``'s declaration, as NIKA gives its fault ontology, so a

@@ -12,21 +12,13 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
+from netghost.contracts import FaultType
 from netghost.lab.world._fields import LabModel
 
 __all__ = ["CLOUD_FAULT_KINDS", "NETWORK_FAULT_TYPES", "CloudFaultSpec", "NetworkFault"]
 
-NetworkFaultType = Literal[
-    "nsg-deny",
-    "udr-dead-appliance",
-    "service-down",
-    "dns-nxdomain",
-    "dns-private-zone-not-linked",
-    "pmtu-blackhole",
-    "path-packet-loss",
-    "middlebox-rst",
-    "peering-disconnected",
-]
+# One list for the lab and the diagnoses it is scored against: contracts' FaultType.
+NetworkFaultType = FaultType
 # The tuple (argparse choices, membership checks) is derived so the two lists cannot drift apart.
 NETWORK_FAULT_TYPES: tuple[str, ...] = get_args(NetworkFaultType)
 
