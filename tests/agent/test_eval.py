@@ -99,3 +99,23 @@ def test_three_denied_reads_make_the_hypotheses_unverifiable(tmp_path: Path) -> 
     rca = Path(session["rca_report_path"]).read_text()
     assert "Unverifiable" in rca
     _never_repeats_a_denied_command(r)
+
+
+def test_tokens_are_read_as_the_gemini_brain_records_them(tmp_path: Path) -> None:
+    from netghost.agent._journal import Journal
+    from netghost.agent.eval import _trail
+    from netghost.governance import WalWriter
+
+    sid = "ghost_20261122_050000"
+    (tmp_path / "ghost_session.json").write_text(json.dumps({"session_id": sid}))
+    journal = Journal(tmp_path, sid)
+    for total in (120, 80):
+        journal.write("model_turn", turn=1, brain="gemini", model="m", message={"role": "model", "parts": []},
+                      finish_reason="STOP", usage={"prompt_tokens": 1, "output_tokens": 2, "total_tokens": total},
+                      after_audit_id=None)
+    journal.close()
+    shell = WalWriter(tmp_path / f"shell_audit_{sid}.jsonl")
+    shell.append({"audit_id": f"{sid}_001", "command": "rm x", "action": "user_denied", "status": "denied"})
+    shell.close()
+    trail = _trail(tmp_path)
+    assert (trail["turns"], trail["tokens"], trail["approvals"], trail["denials"]) == (2, 200, 1, 1)

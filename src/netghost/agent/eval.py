@@ -101,7 +101,7 @@ def _trail(audit_dir: Path) -> dict[str, Any]:
         if record.get("kind") == "model_turn":
             turns += 1
             usage = record.get("usage") or {}
-            tokens += int(usage.get("total_token_count") or usage.get("total") or 0)
+            tokens += int(usage.get("total_tokens") or 0)  # what GeminiBrain records (none for the playbook)
             for part in (record.get("message") or {}).get("parts", []):
                 call = part.get("call") or {}
                 if call.get("name") == "complete_investigation":

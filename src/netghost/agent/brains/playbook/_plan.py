@@ -29,7 +29,6 @@ from netghost.agent.brains.playbook._symptom import is_ip
 
 __all__ = ["decide", "families"]
 
-_RUNNING = RUNNING
 
 
 def families(f: Facts) -> list[Family]:
@@ -82,7 +81,7 @@ def decide(f: Facts) -> Move:
                                         "low", is_anomaly=False,
                                         actions=["Name the server (VM, IP address or DNS name) and the port."]))
     server = f.server_vm()
-    if server is not None and server.get("power") not in (None, _RUNNING):
+    if server is not None and server.get("power") not in (None, RUNNING):
         return Move("", verdict=_vm_down(f, server))
     control = _control_plane(f, client, server, server_ip)
     if control is not None:
@@ -95,7 +94,7 @@ def _fallback_client(f: Facts) -> dict[str, Any] | None:
     if f.symptom.client is not None:
         return None
     server = f.server_vm()
-    return next((v for v in f.vms() if v is not server and v.get("power") == _RUNNING), None)
+    return next((v for v in f.vms() if v is not server and v.get("power") == RUNNING), None)
 
 
 def _public_answer(f: Facts) -> str | None:
@@ -281,7 +280,7 @@ def _appliance(f: Facts, hop_obs: Observation, hop: dict[str, Any], client: dict
     vm = vms[0] if isinstance(vms, list) and vms and isinstance(vms[0], dict) else None
     rdoc = routes.json() if routes is not None and routes.ok else None
     route = rdoc[0] if isinstance(rdoc, list) and rdoc and isinstance(rdoc[0], dict) else {}
-    if vm is not None and vm.get("power") != _RUNNING:
+    if vm is not None and vm.get("power") != RUNNING:
         rid = str(route.get("id") or (f"{hop.get('routeTableId')}/routes/?" if table else ip))
         rname = route.get("name", "?")
         return Move("", verdict=Verdict(
