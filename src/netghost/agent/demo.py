@@ -108,14 +108,15 @@ def _paths(console: Console, audit_dir: Path) -> None:
     sid = str(session.get("session_id", ""))
     console.rule("[bold]Where everything is")
     rca = session.get("rca_report_path")
-    rows = [("RCA (Markdown)", rca), ("RCA (HTML)", str(Path(rca).with_suffix(".html")) if rca else None),
-            ("Session", str(session_file))]
+    rows: list[tuple[str, str | None, str]] = [
+        ("RCA (Markdown)", rca, ""), ("RCA (HTML)", str(Path(rca).with_suffix(".html")) if rca else None, ""),
+        ("Session", str(session_file), "")]
     for label, name in (("Shell audit", f"shell_audit_{sid}.jsonl"), ("Conversation", f"ghost_turns_{sid}.jsonl"),
                         ("Task registry", f"orchestrator_tasks_{sid}.jsonl")):
         path = audit_dir / name
         if path.exists():
             report = verify(path)
-            rows.append((label, f"{path}  ({report.records} records, chain {'intact' if report.ok else 'BROKEN'})"))
+            rows.append((label, str(path), f"  ({report.records} records, chain {'intact' if report.ok else 'BROKEN'})"))
     registry = audit_dir / f"orchestrator_tasks_{sid}.jsonl"
     reports: dict[str, None] = {}
     for record in read_wal(registry).records if registry.exists() else []:
@@ -123,16 +124,14 @@ def _paths(console: Console, audit_dir: Path) -> None:
             if record.get(key):
                 reports[str(record[key])] = None
     for report_path in reports:
-        html = report_path.replace("_forensic_report.md", "_forensic_report.html")
         summary = report_path.replace("_forensic_report.md", "_executive_summary.md")
-        for extra in (report_path, summary, html):
-            if Path(extra).exists():
-                rows.append(("Forensic output", extra))
+        html = report_path.replace("_forensic_report.md", "_forensic_report.html")
+        rows += [("Forensic output", p, "") for p in (report_path, summary, html)]
     shown: set[str] = set()
-    for label, value in rows:
-        if value and value not in shown and Path(value.split("  (")[0]).exists():
+    for label, value, extra in rows:
+        if value and value not in shown and Path(value).exists():
             shown.add(value)
-            console.print(f"{label + ':':<17} {value}", soft_wrap=True, markup=False)
+            console.print(f"{label + ':':<17} {value}{extra}", soft_wrap=True, markup=False)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -187,7 +187,7 @@ def _earlier_download(rt: Runtime, record: TaskRecord, blob: tuple[str, str, str
     show that fails, removes the file and the normal download runs.
     """
     path = Path(local)
-    if not local or not path.is_file() or _registered(record, local):
+    if not local or not path.is_file():  # (callers skip a capture already registered)
         return record, False
     account, container, name, auth = blob
     record, ran = rt.run(record, cmd.blob_show(account, container, name, auth),
