@@ -164,6 +164,7 @@ def _evidence(*obs: Observation | None) -> list[str]:
     return [o.audit_id for o in obs if o is not None and o.audit_id]
 
 
+_SEVERITY = re.compile(r"\s*\(severity [^()]*\)\.?$")  # the summary's own rating, not part of the finding
 _UNINFORMATIVE = re.compile(r"share no packet|not the same path|not the same time", re.I)
 _KNOWN = re.compile(r"answered by rst|nothing listening|refused|pmtu|black hole|injected|middlebox|retransmission|"
                     r"\bloss\b", re.I)
@@ -173,7 +174,7 @@ def _headline(text: str) -> str:
     """The summary's most likely issue; when that says only that two captures did not line up (their
     windows missed each other), the first finding that names a known kind of trouble."""
     m = re.search(r"\*\*Most likely issue:\*\*\s*(.+)", text)
-    head = m.group(1).strip() if m else ""
+    head = _SEVERITY.sub("", m.group(1).strip()) if m else ""
     if head and not _UNINFORMATIVE.search(head):
         return head
     findings = re.findall(r"^- \[F\d+\] \*\*\w+\*\* (.+)$", text, re.M)
