@@ -104,7 +104,8 @@ def _policy(tmp_path: Path, prefix: str, match: str) -> object:
 def test_org_safe_prefix_never_relaxes_argument_hazards(tmp_path: Path, command: str) -> None:
     pol = _policy(tmp_path, '["curl", "-s", "https://api.contoso.com/health"]', "curl -s https://api.contoso.com/health")
     c = classify(command, pol)  # type: ignore[arg-type]
-    assert c.verdict == "RISKY" and c.policy_rule is None
+    # RISKY, or FORBIDDEN where the argument is a credential upload (-T .azure/...): never the org's SAFE
+    assert c.verdict in ("RISKY", "FORBIDDEN") and c.policy_rule is None
 
 
 def test_org_rule_naming_a_path_or_wrapper_does_not_relax_inner_hazards(tmp_path: Path) -> None:
