@@ -51,6 +51,8 @@ COMMANDS = [
     ("storage blob list --account-name forensicssa -c captures --auth-mode login", None),
     ("storage blob exists --account-name forensicssa -c captures -n x.cap --auth-mode login", {"exists"}),
     ("storage account show -n forensicssa", {"primaryEndpoints", "name"}),
+    ("storage account list --query [0]", {"primaryEndpoints", "name", "resourceGroup", "id"}),
+    ("storage account list -g prod-rg --query [0]", {"primaryEndpoints", "name"}),
     ("account show", {"id", "name", "tenantId", "user", "isDefault"}),
 ]
 
@@ -183,3 +185,12 @@ def test_child_resource_show_commands(make_lab: Callable[..., Lab]) -> None:
     assert peering["peeringState"] == "Connected"
     nics = json.loads(lab.az("network nic list -g hub-rg --query [].enableIPForwarding").out)
     assert nics == [True]
+
+
+def test_storage_account_list_is_every_account_or_one_groups(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("udr-stopped-appliance")  # its account lives in ci-rg, away from the other groups
+    everywhere = json.loads(lab.az("storage account list --query [].{n:name,g:resourceGroup}").out)
+    assert everywhere == [{"n": "cicaptures", "g": "ci-rg"}]
+    assert json.loads(lab.az("storage account list -g tools-rg").out) == []
+    missing = lab.az("storage account list -g no-such-rg")
+    assert missing.code == 3 and "Resource group 'no-such-rg' could not be found." in missing.err

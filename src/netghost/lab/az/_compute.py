@@ -100,7 +100,7 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
                 "osType": vm.os,
             },
         },
-        "tags": {},
+        "tags": dict(vm.tags),
         "timeCreated": "2026-01-15T09:12:44.1234567+00:00",
         "type": "Microsoft.Compute/virtualMachines",
         "userData": None,

@@ -51,6 +51,8 @@ def _record_docs(ctx: AzContext, rg: str, zone_name: str, rtype: str | None) -> 
         }
         if r.type == "A":
             doc["aRecords"] = [{"ipv4Address": ip} for ip in r.values]
+        elif r.type == "TXT":
+            doc["txtRecords"] = [{"value": [v]} for v in r.values]
         else:
             doc["cnameRecord"] = {"cname": r.values[0]}
         out.append(doc)
@@ -63,6 +65,10 @@ def _a_list(ctx: AzContext, args: ParsedArgs) -> Any:
 
 def _cname_list(ctx: AzContext, args: ParsedArgs) -> Any:
     return _record_docs(ctx, args["resource_group"], args["zone_name"], "CNAME")
+
+
+def _txt_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    return _record_docs(ctx, args["resource_group"], args["zone_name"], "TXT")
 
 
 def _record_list(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -115,6 +121,10 @@ COMMANDS = [
     Command(CommandSpec(("network", "private-dns", "record-set", "cname", "list"), (
         _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
     )), _cname_list),
+    Command(CommandSpec(("network", "private-dns", "record-set", "txt", "list"), (
+        _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
+    ), (("List all TXT record sets in a zone.", "az network private-dns record-set txt list -g MyResourceGroup -z www.mysite.com"),)),
+        _txt_list),
     Command(CommandSpec(("network", "private-dns", "record-set", "list"), (
         _RG_REQ, Arg("--zone-name", "-z", required=True), *_PAGING,
     )), _record_list),

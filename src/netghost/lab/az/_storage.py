@@ -235,6 +235,15 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
     return storage_account_doc(ctx.world, account)
 
 
+def _account_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    """Every account in the subscription, or in one group (``az storage account list [-g]``)."""
+    rg = args["resource_group"]
+    if rg and not any(g.name.lower() == rg.lower() for g in ctx.world.spec.resource_groups):
+        raise plain_error(f"Resource group '{rg}' could not be found.", 3)
+    return [storage_account_doc(ctx.world, a) for a in ctx.world.spec.storage_accounts
+            if not rg or a.resource_group.lower() == rg.lower()]
+
+
 COMMANDS = [
     Command(CommandSpec(("storage", "container", "exists"), (
         Arg("--name", "-n", required=True), _AUTH, Arg("--timeout"), *_ACCOUNT_ARGS,
@@ -276,4 +285,9 @@ COMMANDS = [
     Command(CommandSpec(("storage", "account", "show"), (
         Arg("--ids", kind="many"), Arg("--name", "-n"), Arg("--resource-group", "-g"), Arg("--expand"),
     )), _account_show),
+    Command(CommandSpec(("storage", "account", "list"), (
+        Arg("--resource-group", "-g"),
+    ), (("List all storage accounts in a subscription.", "az storage account list"),
+        ("List all storage accounts in a resource group.", "az storage account list -g MyResourceGroup")),
+        ), _account_list),
 ]

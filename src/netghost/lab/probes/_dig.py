@@ -65,10 +65,13 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
     ans = v.resolve(name)
     ttl = 10 if ans.source.startswith("private-zone") else 300
     records = answer_records(ans, name, ttl) if qtype in ("A", "CNAME", "ANY") and ans.rcode == "NOERROR" else []
+    if qtype in ("TXT", "ANY"):
+        owner = name.rstrip(".") + "."
+        records += [(owner, "TXT", '"' + t.replace('"', '\\"') + '"') for t in v.world.txt(name, v.inside)]
     if short:
         return 0, "".join(value + "\n" for _, _, value in records), ""
     rng = v.rng("dig", name, server)
-    status = "NXDOMAIN" if ans.rcode == "NXDOMAIN" else "NOERROR"
+    status = "NXDOMAIN" if ans.rcode == "NXDOMAIN" and not records else "NOERROR"
     authority = 0 if records else 1
     lines = [header.rstrip("\n")]
     if any(a.startswith("@") for a in argv):

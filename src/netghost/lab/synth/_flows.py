@@ -94,7 +94,8 @@ def _payload(flow: TrafficFlow, size: int, request: bool) -> bytes:
     if flow.app in ("http", "https") and request:
         head = f"GET /api/{flow.name} HTTP/1.1\r\nHost: {flow.server_name or flow.server}\r\n".encode()
     elif flow.app in ("http", "https"):
-        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        extra = f"{flow.response_header}\r\n".encode() if flow.response_header else b""
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + extra
     elif flow.app == "redis":
         head = b"*2\r\n$3\r\nGET\r\n$12\r\nsession:4711\r\n" if request else b"$1024\r\n"
     else:

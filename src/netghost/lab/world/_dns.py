@@ -14,7 +14,7 @@ from netghost.lab.world._netcalc import AZURE_DNS_IP
 from netghost.lab.world._resources import VNet
 from netghost.lab.world._spec import WorldSpec
 
-__all__ = ["resolve_name"]
+__all__ = ["resolve_name", "txt_values"]
 
 _MAX_CHAIN = 8
 
@@ -59,11 +59,23 @@ def _lookup_one(spec: WorldSpec, fqdn: str, vnet: VNet | None) -> tuple[str, lis
         if linked:
             zone = max(linked, key=lambda z: len(z.name))
             label = fqdn[: -len(zone.name) - 1] if fqdn != zone.name.lower() else "@"
-            record = next((r for r in zone.records if r.name.lower() == label), None)
+            record = next((r for r in zone.records if r.name.lower() == label and r.type != "TXT"), None)
             if record is None:
                 return None
             return record.type, record.values, f"private-zone:{zone.name}"
-    public = next((r for r in spec.public_dns if r.name.rstrip(".").lower() == fqdn), None)
+    public = next((r for r in spec.public_dns if r.name.rstrip(".").lower() == fqdn and r.type != "TXT"), None)
     if public is None:
         return None
     return public.type, public.values, "public"
+
+
+def txt_values(spec: WorldSpec, name: str, from_vnet: str | None) -> list[str]:
+    """The TXT strings a resolver returns for ``name`` (a linked private zone's, else public ones)."""
+    fqdn = name.rstrip(".").lower()
+    vnet = _find_vnet(spec, from_vnet) if from_vnet else None
+    for zone in spec.private_dns_zones:
+        linked = vnet is not None and any(link.vnet.lower() == vnet.name.lower() for link in zone.links)
+        if linked and (fqdn == zone.name.lower() or fqdn.endswith("." + zone.name.lower())):
+            label = fqdn[: -len(zone.name) - 1] if fqdn != zone.name.lower() else "@"
+            return [v for r in zone.records if r.type == "TXT" and r.name.lower() == label for v in r.values]
+    return [v for r in spec.public_dns if r.type == "TXT" and r.name.rstrip(".").lower() == fqdn for v in r.values]

@@ -227,6 +227,7 @@ class Vm(LabModel):
     services: list[Service] = Field(default_factory=list)
     mtu: int = 1500
     role: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict, description="resource tags as `az vm show/list` print them")
     scale_set: str | None = Field(default=None, description="the VM is instance `instance_id` of this scale set")
     instance_id: str | None = Field(default=None, description="its instance id in the scale set ('0', '1', ...)")
 
@@ -281,7 +282,7 @@ class ManagedCluster(LabModel):
 
 class DnsRecord(LabModel):
     name: str
-    type: Literal["A", "CNAME"] = "A"
+    type: Literal["A", "CNAME", "TXT"] = "A"
     values: list[str]
     ttl: int = 10
 
@@ -290,6 +291,8 @@ class DnsRecord(LabModel):
         if self.type == "A":
             for value in self.values:
                 check_ip(value)
+        elif self.type == "TXT":
+            pass  # free text (SPF, site verification ... or whatever someone wrote there)
         elif len(self.values) != 1:
             raise ValueError(f"CNAME {self.name} must have exactly one target")
         return self
@@ -312,7 +315,7 @@ class PublicDnsRecord(LabModel):
     """A record on the public Internet (what 1.1.1.1 answers); names are FQDNs."""
 
     name: str
-    type: Literal["A", "CNAME"] = "A"
+    type: Literal["A", "CNAME", "TXT"] = "A"
     values: list[str]
 
 
@@ -359,6 +362,8 @@ class TrafficFlow(LabModel):
     requests_per_minute: float = Field(default=30.0, gt=0)
     request_bytes: int = Field(default=200, ge=0)
     response_bytes: int = Field(default=1200, ge=0)
+    response_header: str | None = Field(
+        default=None, description="http(s): one extra response header line ('X-Note: ...') the server sends")
 
 
 class LocalMachine(LabModel):

@@ -19,7 +19,7 @@ import ipaddress
 from typing import Literal
 
 from netghost.lab.world._answers import DnsAnswer, NextHop, NsgDecision
-from netghost.lab.world._dns import resolve_name
+from netghost.lab.world._dns import resolve_name, txt_values
 from netghost.lab.world._fault_specs import NetworkFault
 from netghost.lab.world._netcalc import (
     DEFAULT_PRIORITIES,
@@ -288,6 +288,10 @@ class Topology:
         """Resolve ``name`` as a VM in ``from_vnet`` would (Azure DNS + linked private zones), or as
         the laptop outside every VNet would (public DNS only) when ``from_vnet`` is None."""
         return resolve_name(self.spec, name, from_vnet)
+
+    def txt(self, name: str, from_vnet: str | None = None) -> list[str]:
+        """The TXT strings ``name`` has, seen from ``from_vnet`` (or from the laptop: public DNS only)."""
+        return txt_values(self.spec, name, from_vnet)
 
     # ---- services ----------------------------------------------------------------------------
     def listening(self, vm: Vm) -> list[Service]:

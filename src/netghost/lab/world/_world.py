@@ -56,7 +56,7 @@ class World(Topology):
 _FAULT_OUTCOMES = {
     "nsg-deny": ("nsg-denied-inbound", "nsg-denied-outbound"),
     "udr-dead-appliance": ("appliance-down",),
-    "service-down": ("service-down",),
+    "service-down": ("service-down", "host-down"),  # the service stopped, or its whole VM
     "dns-nxdomain": ("dns-nxdomain",),
     "dns-private-zone-not-linked": ("dns-public-answer", "dns-nxdomain"),
     "pmtu-blackhole": ("delivered",),
