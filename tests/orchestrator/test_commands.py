@@ -8,7 +8,7 @@ from netghost.lab.az import REGISTRY
 from netghost.lab.az._args import parse_command_args
 from netghost.lab.az._run import _split
 from netghost.orchestrator import _commands as cmd
-from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, PlanInputs, build_plan
+from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, PlanInputs, build_plan, storage_account_ref
 from netghost.shell import classify
 
 NIC = "/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Network/networkInterfaces/web-vm-01VMNic"
@@ -91,3 +91,18 @@ def test_plan_holds_every_lifecycle_command() -> None:
                    "storage blob download --account-name", "pcap-forensics",
                    "network watcher packet-capture delete", "storage blob delete --account-name", "rm"):
         assert any(v.startswith(needed) for v in verbs), needed
+
+
+def test_an_account_in_another_group_is_created_by_id_and_read_by_name() -> None:
+    """az expands a bare --storage-account with the target's -g (AZURE.md T3): an account elsewhere goes by id."""
+    sid = "/subscriptions/0000/resourceGroups/ci-rg/providers/Microsoft.Storage/storageAccounts/cicaptures"
+    assert storage_account_ref(sid) == ("cicaptures", sid)
+    assert storage_account_ref("forensicssa") == ("forensicssa", None)
+    plan = build_plan(PlanInputs(NAME, "artifacts-01", "tools-rg", "cicaptures", "captures", "login", 60,
+                                 MAX_CAPTURE_BYTES, "/w/a.cap", "/w", ("pcap-forensics",), storage_account_id=sid))
+    creates = [s for s in plan if s[4:5] == ["create"]]
+    assert creates and all(s[s.index("--storage-account") + 1] == sid for s in creates)
+    assert all("https://cicaptures.blob.core.windows.net/captures/" in s[s.index("--storage-path") + 1]
+               for s in creates)
+    blob_steps = [s for s in plan if s[:2] == ["az", "storage"]]
+    assert blob_steps and all(s[s.index("--account-name") + 1] == "cicaptures" for s in blob_steps)

@@ -119,7 +119,9 @@ TOOL_DECLARATIONS: tuple[dict[str, Any], ...] = (
             "resource_group": {"type": "string",
                                "description": "Azure resource group containing the target VM(s)."},
             "storage_account": {"type": "string",
-                                "description": "Azure storage account name for storing the capture blob."},
+                                "description": "Azure storage account name for storing the capture blob, or\n"
+                                               "its full resource ID when it is in another resource group\n"
+                                               "than the target (a bare name is looked up in resource_group)."},
             "duration_seconds": {"type": "integer",
                                  "description": "Capture duration in seconds. Default 60. Max 300."},
             "investigation_context": {

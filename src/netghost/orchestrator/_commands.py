@@ -213,9 +213,11 @@ def blob_delete(account: str, container: str, blob: str, auth_mode: StorageAuthM
 
 
 def engine_run(engine: Sequence[str], capture: str, out_dir: str, compare: str | None = None) -> list[str]:
-    """The forensics engine as a program (``pcap-forensics`` or ``python -m netghost.forensics``)."""
-    pair = ["--compare", compare] if compare else []
-    return [*engine, capture, *pair, "--semantic-dir", out_dir, "--report-dir", out_dir]
+    """The forensics engine as a program (``pcap-forensics`` or ``python -m netghost.forensics``); one capture's
+    report comes in Markdown, JSON and HTML (the engineer opens the HTML one, with its charts)."""
+    if compare:
+        return [*engine, capture, "--compare", compare, "--semantic-dir", out_dir, "--report-dir", out_dir]
+    return [*engine, capture, "--semantic-dir", out_dir, "--report-dir", out_dir, "--format", "md,json,html"]
 
 
 def engine_fleet(engine: Sequence[str], local_pcap: str, out_dir: str) -> list[str]:

@@ -44,6 +44,7 @@ from netghost.orchestrator._plan import (
     load_policy,
     plan_token,
     preflight,
+    storage_account_ref,
 )
 from netghost.orchestrator._polling import burst_poll
 from netghost.orchestrator._preflight import detect, fail
@@ -199,18 +200,19 @@ class CloudOrchestrator:
                   task_id: str, *, source: bool = True) -> TaskRecord:
         cfg, params = self.rt.config, req.parameters
         auth = params.storage_auth_mode or cfg.storage_auth_mode
+        account, account_id = storage_account_ref(params.storage_account)
         workspace = create_workspace(cfg.local_capture_dir, task_id)
         local = str(workspace.artifacts_dir / f"{task_id}.cap")
-        inputs = PlanInputs(task_id, target, params.resource_group, params.storage_account, cfg.storage_container,
+        inputs = PlanInputs(task_id, target, params.resource_group, account, cfg.storage_container,
                             auth, params.duration_seconds, cfg.capture_limit_bytes, local,
                             str(workspace.artifacts_dir), cfg.engine_command, partner_pcap=partner_pcap,
-                            source=source)
+                            source=source, storage_account_id=account_id)
         plan = build_plan(inputs)
         now = self.rt.now()
         record = TaskRecord(
             task_id=task_id, session_id=self.rt.session_id, intent="capture_traffic", target=target,
             state=S.CREATED, investigation_context=req.investigation_context or "", parameters=params,
-            storage_account=params.storage_account, storage_container=cfg.storage_container,
+            storage_account=account, storage_container=cfg.storage_container,
             storage_blob_name=f"{task_id}.cap", local_pcap_path=local, max_polls=cfg.max_polls,
             timestamps=TaskTimestamps(created=now.isoformat(timespec="seconds").replace("+00:00", "Z")),
             storage_auth_mode=auth, plan=plan, plan_token=plan_token(task_id, plan), workspace=str(workspace.root),

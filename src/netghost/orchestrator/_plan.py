@@ -42,6 +42,7 @@ __all__ = [
     "plan_token",
     "preflight",
     "split_blob_url",
+    "storage_account_ref",
 ]
 
 MAX_CAPTURE_BYTES = 1073741824
@@ -82,6 +83,24 @@ class PlanInputs:
     partner_pcap: str | None = None
     source: bool = True
     """Dual-end: this task is the source end ("A" of "A to B"); the comparison always reads A first."""
+    storage_account_id: str | None = None
+    """The account's full ARM id when it was given one (it lives outside the target's group): the create
+    passes it, since az expands a bare ``--storage-account`` name with the target's ``-g``."""
+
+
+_STORAGE_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Storage/"
+                         r"storageAccounts/(?P<name>[a-z0-9]{3,24})$", re.IGNORECASE)
+
+
+def storage_account_ref(value: str) -> tuple[str, str | None]:
+    """``(name, full id or None)`` of a capture's ``storage_account``: a bare name, or the account's ARM id.
+
+    ``packet-capture create --storage-account NAME`` is expanded with the *target's* ``-g``
+    (../shared/AZURE.md T3), so an account in another resource group must be passed by its full id; the
+    blob commands and URLs take the name. Anything else is taken as a name (Azure judges it).
+    """
+    match = _STORAGE_ID.match(value.strip())
+    return (match["name"].lower(), value.strip()) if match else (value, None)
 
 
 def split_blob_url(url: str) -> tuple[str, str, str] | None:
@@ -109,7 +128,8 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
             cmd.nsg_outbound_rules("{nsg_id}")]
     detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.aks_show(p.resource_group, p.target), cmd.watcher_list(),
               cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
-    creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account, url, p.duration_s,
+    creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account_id or p.storage_account,
+                                  url, p.duration_s,
                                   p.capture_limit_bytes, vmss=flag) for flag in (p.vmss, not p.vmss)]
     analyse = [cmd.engine_run(p.engine, p.local_pcap, p.out_dir), cmd.engine_run(p.engine, "{instance_local}",
                                                                                     p.out_dir),
