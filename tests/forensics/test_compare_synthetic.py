@@ -203,6 +203,10 @@ def test_no_shared_traffic(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path
     assert res.doc["findings"][0]["kind"] == "no_shared_traffic"
     summary = (tmp_path / "src-vm_vs_other_executive_summary.md").read_text()
     assert "share no packet" in summary
+    # nothing to compare, so each point's own verdict is given: B's lone unanswered SYN is its finding
+    own = summary.split("## What each point shows on its own\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split("`")[1] for line in own][:1] == ["src-vm.pcap"] and own[-1].startswith("- Point B `other.pcap`: ")
+    assert all(line.startswith(("- Point A `src-vm.pcap`: ", "- Point B `other.pcap`: ")) for line in own)
 
 
 def test_empty_capture_compares_without_error(nat_pair: tuple[Path, Path, dict[str, Any]], tmp_path: Path) -> None:

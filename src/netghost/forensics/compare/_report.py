@@ -106,8 +106,22 @@ def _verdict(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_compare_summary(doc: dict[str, Any]) -> str:
-    """Executive summary of a comparison, at most :data:`MAX_SUMMARY_LINES` lines."""
+def _each_point(comp: dict[str, Any], alone: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """What each capture shows on its own: when the two share no packet the comparison cannot say anything,
+    but each point's own top findings still can (a lossy path, a reset, or nothing wrong at all)."""
+    out = ["## What each point shows on its own"]
+    for key in ("a", "b"):
+        fs = alone.get(key) or []
+        name = comp["points"][key]["file"]
+        if not fs:
+            out.append(f"- Point {key.upper()} `{name}`: no network fault detected.")
+        out += [f"- Point {key.upper()} `{name}`: **{f['severity'].upper()}** {f['title']}" for f in fs[:3]]
+    return [*out, ""]
+
+
+def render_compare_summary(doc: dict[str, Any], alone: dict[str, list[dict[str, Any]]] | None = None) -> str:
+    """Executive summary of a comparison, at most :data:`MAX_SUMMARY_LINES` lines; ``alone`` (each point's own
+    findings) is shown when the captures share no packet."""
     comp = doc["comparison"]
     out = [f"# Executive summary: {comp['points']['a']['file']} vs {comp['points']['b']['file']}", ""]
     fs = doc["findings"]
@@ -116,6 +130,8 @@ def render_compare_summary(doc: dict[str, Any]) -> str:
     else:
         out += ["**No difference between the capture points** and no fault detected.", ""]
     out += ["## Two-point comparison", *_verdict(doc), ""]
+    if not comp["shared"] and alone is not None:
+        out += _each_point(comp, alone)
     if fs:
         out.append("## Top findings")
         for f in fs[:10]:
@@ -245,12 +261,14 @@ def write_compare_outputs(path_a: str | Path, path_b: str | Path, *, semantic_di
         res.written.append(out)
     rdir = Path(report_dir)
     report = render_compare_report(doc, sem_b)
+    alone = None if doc["comparison"]["shared"] else {
+        "a": build_semantic(an_a, pa.stat().st_size)["findings"], "b": sem_b["findings"]}
     if "md" in formats:
         from netghost.forensics.report import with_narrative  # noqa: PLC0415  tiny, keeps imports light
 
         rdir.mkdir(parents=True, exist_ok=True)
         for suffix, text in (("forensic_report", with_narrative(report, story, model)),
-                             ("executive_summary", render_compare_summary(doc))):
+                             ("executive_summary", render_compare_summary(doc, alone))):
             out = rdir / f"{stem}_{suffix}.md"
             write_atomic(out, text)
             res.written.append(out)
