@@ -225,7 +225,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark; 0 when every run finished (whatever it scored), 2 on bad input."""
-    console = Console(highlight=False)
+    # piped to a file or CI log: wide enough that no column of the table is cut to an ellipsis
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     if args.trials < 1:
         print("ghost-agent eval: --trials must be at least 1", file=sys.stderr)
         return 2

@@ -42,13 +42,16 @@ def _latest_status(f: Facts, task_id: str) -> Observation | None:
 def _capture_call(f: Facts, client: dict[str, Any], server: dict[str, Any] | None, *, target: str | None = None,
                   auth: str | None = None) -> FunctionCall:
     s = f.symptom
-    account = f.storage_account() or {}
+    account = f.storage_account(str(client.get("location") or "")) or {}
+    # az expands a bare account name with the target's group: an account elsewhere goes by its id
+    named = str(account.get("name") or "forensicssa")
+    elsewhere = account.get("id") and str(account.get("rg", "")).lower() != str(client.get("rg", "")).lower()
     dual = (target is None and s.kind in ("intermittent", "slow") and server is not None
             and server.get("rg") == client.get("rg") and server.get("power") == RUNNING)
     what = target or (f"{client['name']} to {server['name']}" if dual and server else str(client["name"]))
     args: dict[str, Any] = {
         "target": what, "resource_group": str(client.get("rg")),
-        "storage_account": str(account.get("name") or "forensicssa"), "duration_seconds": 60,
+        "storage_account": str(account["id"]) if elsewhere else named, "duration_seconds": 60,
         "investigation_context": f"The control plane explains nothing for '{s.text}': capture {what}'s traffic "
                                  f"{'at both ends ' if ' to ' in what else ''}to see what happens to the packets.",
     }
@@ -170,15 +173,36 @@ _KNOWN = re.compile(r"answered by rst|nothing listening|refused|pmtu|black hole|
                     r"\bloss\b", re.I)
 
 
+_POINT = re.compile(r"^- Point [AB] `[^`]*`: (.+)$", re.M)
+_ON_ITS_OWN = re.compile(r"^## What each point shows on its own\n(.*?)(?=^## |\Z)", re.M | re.S)
+
+
+def _point_lines(text: str) -> list[str]:
+    """The compare summary's per-point verdicts (its section for captures that share no packet)."""
+    section = _ON_ITS_OWN.search(text)
+    return _POINT.findall(section.group(1)) if section else []
+
+
 def _headline(text: str) -> str:
     """The summary's most likely issue; when that says only that two captures did not line up (their
-    windows missed each other), the first finding that names a known kind of trouble."""
+    windows missed each other), the first finding, or what one point shows on its own, that names a known
+    kind of trouble, else nothing (each point's own verdict then decides)."""
     m = re.search(r"\*\*Most likely issue:\*\*\s*(.+)", text)
     head = _SEVERITY.sub("", m.group(1).strip()) if m else ""
     if head and not _UNINFORMATIVE.search(head):
         return head
     findings = re.findall(r"^- \[F\d+\] \*\*\w+\*\* (.+)$", text, re.M)
-    return next((x for x in findings if _KNOWN.search(x) and not _UNINFORMATIVE.search(x)), head)
+    findings += [re.sub(r"^\*\*\w+\*\* ", "", x) for x in _point_lines(text)]
+    known = next((x for x in findings if _KNOWN.search(x) and not _UNINFORMATIVE.search(x)), None)
+    if known is not None:
+        return str(known)
+    return "" if _points_clean(text) else head
+
+
+def _points_clean(text: str) -> bool:
+    """Both capture points, read on their own, show no network fault."""
+    points = _point_lines(text)
+    return len(points) >= 2 and all("no network fault detected" in p.lower() for p in points)
 
 
 def _from_summary(f: Facts, text: str, read: Observation, status: Observation, *, server: dict[str, Any] | None,
@@ -192,7 +216,7 @@ def _from_summary(f: Facts, text: str, read: Observation, status: Observation, *
     ev = _evidence(read, status, *[o for o in f.observations if o.step in ("flow", "next_hop") and o.ok])
     port = f.symptom.port
     fix_device = f"{appliance['name']} (resource group {appliance.get('rg')})" if appliance else "the device on the path"
-    if "no network fault detected" in text.lower() and not head:
+    if not head and ("no network fault detected" in text.lower() or _points_clean(text)):
         return Verdict(None, f"No fault found: the NSGs allow the flow both ways, the route is intact and a capture "
                              f"of the traffic shows no loss, resets or failed handshakes. {f.symptom.flow()} works "
                              "as far as the network is concerned.", "high", is_anomaly=False,

@@ -17,7 +17,7 @@ from typing import Any
 
 from netghost.agent.brains._protocol import FunctionCall, Message
 from netghost.agent.brains.playbook._reads import option, step_of
-from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom
+from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle
 
 __all__ = ["RUNNING", "Facts", "Observation", "ips", "read_history"]
 
@@ -134,6 +134,11 @@ class Facts:
                         return inside[0]
         return None
 
+    def is_known_host(self, word: str) -> bool:
+        """A VM of the subscription by its exact name or one of its private addresses."""
+        low = word.lower()
+        return any(str(v.get("name", "")).lower() == low or word in ips(v) for v in self.vms())
+
     def vm_by_ip(self, ip: str) -> dict[str, Any] | None:
         return next((v for v in self.vms() if ip in ips(v)), None)
 
@@ -172,10 +177,14 @@ class Facts:
                     return dict(subnet)
         return None
 
-    def storage_account(self) -> dict[str, Any] | None:
+    def storage_account(self, location: str | None = None) -> dict[str, Any] | None:
+        """Where a capture goes: an account in the target's region (Network Watcher writes only there),
+        one named for captures first."""
         o = next((x for x in reversed(self.of("storage")) if x.ok), None)
         doc = o.json() if o else None
         accounts = [a for a in doc if isinstance(a, dict)] if isinstance(doc, list) else []
+        local = [a for a in accounts if location and str(a.get("location", "")).lower() == location.lower()]
+        accounts = local or accounts
         preferred = [a for a in accounts if any(w in str(a.get("name", "")) for w in ("forensic", "capture", "diag"))]
         chosen = preferred or accounts
         return chosen[0] if chosen else None
@@ -258,4 +267,5 @@ def read_history(history: Sequence[Message]) -> Facts:
             pending = []
         elif texts and facts.model_turns:
             facts.user_notes.extend(t for t in texts if t)
+    facts.symptom = settle(facts.symptom, facts.is_known_host)  # before the inventory: addresses and names only
     return facts

@@ -71,6 +71,11 @@ def decide(f: Facts) -> Move:
         return Move("", verdict=Verdict(None, f"Could not identify the client of '{s.text}' among the VMs the "
                                               "subscription holds.", "low", is_anomaly=False,
                                         actions=["Name the client VM (as Azure knows it) and the server and port."]))
+    if s.server_is_name and s.server and not f.of("zones"):  # the name was placed only once the VMs were known
+        calls = _unsent(f, [_shell(r.private_zone_list(), f"Find the private DNS zone that should answer for {s.server}."),
+                            _shell(r.dig_short(s.server), f"What this machine's resolver answers for {s.server}.")])
+        if calls:
+            return Move(f"The server is the name {s.server}: which zone answers for it?", calls)
     if s.server_is_name:
         dns = _dns_step(f, client)
         if dns is not None:

@@ -48,7 +48,7 @@ def vnet_list() -> str:
 
 def storage_accounts() -> str:
     """Storage accounts a capture could be written to."""
-    return 'az storage account list --query "[].{name:name, rg:resourceGroup, location:location}" -o json'
+    return 'az storage account list --query "[].{name:name, rg:resourceGroup, location:location, id:id}" -o json'
 
 
 def dig_short(name: str) -> str:

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Literal
 
-__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom"]
+__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle"]
 
 Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]"
+_NOT = (r"(?:cannot|can't|can not|could not|couldn't|is unable to|are unable to|fails? to|failed to|no longer|"
+        r"won't|does not|doesn't|do not|don't)")
+_FETCH = r"(?:download|pull|fetch|read|load|receiv|get|copy|clon|sees|see)"
 _PAIR = [
+    # "X cannot download/pull/fetch (artifacts) from Y": here "from" introduces the server
+    re.compile(rf"(?P<c>{_NAME})\s+(?:{_NOT}\s+)?{_FETCH}\w*\s+(?:\S+\s+){{0,2}}?from\s+(?P<s>{_NAME})", re.I),
     re.compile(rf"(?P<c>{_NAME})\s+(?:gets|sees|receives|hits)\s+.*?\bfrom\s+(?P<s>{_NAME})", re.I),
     re.compile(rf"responses?\s+from\s+(?P<s>{_NAME})\s+.*?\b(?:for|to|on|at)\s+(?P<c>{_NAME})", re.I),
     re.compile(rf"(?:from\s+)?(?P<c>{_NAME})\s+(?:cannot|can't|can not|could not|couldn't|is unable to|"
@@ -30,7 +36,7 @@ _PAIR = [
     re.compile(rf"(?P<c>{_NAME})\s+(?:to|towards)\s+(?P<s>{_NAME})", re.I),
 ]
 _CLIENT = re.compile(rf"\b(?:from|on|for|at)\s+(?P<c>{_NAME})", re.I)
-_PORT = re.compile(r"(?:\bport\s*|\bon\s+|:)(?P<p>\d{1,5})\b", re.I)
+_PORT = re.compile(r"(?:\bport\s*|\bon\s+|:|\b(?:tcp|udp)[/ ]|\()(?P<p>\d{1,5})\b|\b(?P<q>\d{1,5})/(?:tcp|udp)\b", re.I)
 _RESOLVE = [
     re.compile(rf"(?:name\s+)?(?P<n>{_NAME}\.{_NAME})\s+(?:does not|doesn't|won't|will not|cannot|can't|fails to)\s+"
                r"resolve", re.I),
@@ -86,6 +92,10 @@ def is_fqdn(text: str) -> bool:
     return "." in text.strip(".") and not is_ip(text) and any(c.isalpha() for c in text)
 
 
+def _looks_like_host(word: str | None) -> bool:
+    return word is not None and bool(re.search(r"[\d.-]", word))
+
+
 def _host(word: str | None) -> str | None:
     if word is None or word.lower() in _NOT_HOSTS or word.isdigit():
         return None
@@ -96,12 +106,10 @@ def parse_symptom(text: str) -> Symptom:
     """Read the problem statement; unknown wording gives the ``generic`` kind with whatever was found."""
     clean = " ".join(text.split())
     kind: Kind = next((k for k, pattern in _KINDS if pattern.search(clean)), "generic")
-    client = server = None
-    for pattern in _PAIR:
-        match = pattern.search(clean)
-        if match and _host(match["c"]) and _host(match["s"]):
-            client, server = _host(match["c"]), _host(match["s"])
-            break
+    pairs = [(_host(m["c"]), _host(m["s"])) for pattern in _PAIR for m in pattern.finditer(clean)]
+    pairs = [(c, s) for c, s in pairs if c and s]
+    # a pair of host-looking words ("web-vm-01", "10.1.2.4", "db.corp.internal") beats plain words ("slow to talk")
+    client, server = next((p for p in pairs if all(map(_looks_like_host, p))), pairs[0] if pairs else (None, None))
     if server is None:
         for pattern in _RESOLVE:
             match = pattern.search(clean)
@@ -114,7 +122,58 @@ def parse_symptom(text: str) -> Symptom:
     if server is not None and ":" in server and not is_ip(server):
         server = server.split(":", 1)[0]
     port_match = _PORT.search(clean)
-    port = int(port_match["p"]) if port_match and 0 < int(port_match["p"]) < 65536 else None
+    number = (port_match["p"] or port_match["q"]) if port_match else None
+    port = int(number) if number and 0 < int(number) < 65536 else None
     if kind == "dns" and client is None and server is None:
         kind = "generic"
     return Symptom(text=clean, kind=kind, client=client, server=server, port=port)
+
+
+_MENTION = re.compile(rf"(?:\b(?P<lead>from|by|to|towards|reach|reaching)\s+)?(?P<w>{_NAME})(?P<port>:\d{{1,5}}\b)?")
+
+
+def _mentions(text: str) -> list[tuple[str, str]]:
+    """Words in order, each with the side its wording suggests: "client" after "from"/"by", "server"
+    after "to"/"reach" or with a ``:port``, else ""."""
+    out: list[tuple[str, str]] = []
+    for m in _MENTION.finditer(text):
+        word = m["w"].rstrip(".")
+        if word.isdigit() or word.lower() in _NOT_HOSTS:
+            continue
+        lead = (m["lead"] or "").lower()
+        fetched = lead == "from" and re.search(rf"\b{_FETCH}\w*\s+(?:\S+\s+){{0,2}}$", text[:m.start()], re.I)
+        side = "server" if m["port"] or fetched or lead in ("to", "towards", "reach", "reaching") else (
+            "client" if lead in ("from", "by") else "")
+        out.append((word, side))
+    return out
+
+
+def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
+    """Fix the client and the server the grammar could not place, using what the inventory knows.
+
+    ``known(word)`` says whether a word names a host the subscription has (a VM by name or address).
+    A side the patterns found and the inventory confirms stays. Otherwise the client is the known host
+    the wording puts on the client's side ("from X"), else the first known host not on the server's
+    side; the server is the first other address, dotted name or known host, preferring one the wording
+    puts on the server's side ("to Y", "Y:5432"). With no such word the grammar's reading stands (a
+    fuzzy word like "redis" or a subnet name is matched later). Wording the patterns misread ("X times
+    out connecting to Y", "Y on port P times out from X") is thereby settled by the inventory.
+    """
+    def placed(word: str | None) -> bool:
+        return word is not None and (known(word) or is_ip(word) or is_fqdn(word))
+
+    client = s.client if s.client is not None and known(s.client) else None
+    server = s.server if placed(s.server) and s.server != client else None
+    if client is not None and server is not None:
+        return s
+    mentions = [(w, side) for w, side in _mentions(s.text) if placed(w)]
+    if client is None:
+        ranked = [w for w, side in mentions if side == "client"] + [w for w, side in mentions if side == ""]
+        client = next((w for w in ranked if known(w) and w != server), s.client)
+    if server is None:
+        ranked = [w for w, side in mentions if side == "server"] + [w for w, side in mentions if side != "server"]
+        server = next((w for w in ranked if w != client), None) or s.server
+    if (client, server) == (s.client, s.server):
+        return s
+    kind = s.kind if s.kind != "generic" or server is None else "unreachable"
+    return replace(s, client=client, server=server, kind=kind)
