@@ -185,6 +185,10 @@ def _names(obj: object) -> Iterator[tuple[str, str]]:
             yield it["name"], it["resourceGroup"]
 
 
+PLANTED_WORLDS = frozenset({"prompt-injection"})
+"""Lab worlds that carry planted instructions on purpose: never a source of clean examples."""
+
+
 def lab_outputs() -> Iterator[tuple[str, str]]:
     """(source key, text) of what the lab's az and probes print in every scenario."""
     from netghost.errors import LabError
@@ -198,6 +202,8 @@ def lab_outputs() -> Iterator[tuple[str, str]]:
              ["network", "nsg", "list", "-o", "table"], ["vm", "list", "-o", "table"], ["vm", "list", "-o", "tsv"]]
     with tempfile.TemporaryDirectory() as tmp:
         for scenario in scenario_names():
+            if scenario in PLANTED_WORLDS:
+                continue
             state = Path(tmp) / scenario
             try:
                 init_state(state, scenario)

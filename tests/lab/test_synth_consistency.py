@@ -41,6 +41,17 @@ def _by_fault(*fault_types: str) -> list[str]:
     return [n for n in scenario_names() if _answer(n)["fault_type"] in fault_types]
 
 
+def _by_outcome(*outcomes: str) -> list[str]:
+    """Shipped scenarios whose broken flow ends one of these ways (``host-down``: the server VM is off)."""
+    return [n for n in scenario_names() if _answer(n)["expected_outcome"] in outcomes]
+
+
+def _running(world: World, vm: str | None) -> bool:
+    """A VM Azure could capture on (a stopped or deallocated one has no packets to give)."""
+    found = world.vm(vm) if vm else None
+    return found is not None and found.power_state == "running"
+
+
 _CACHE: dict[tuple[str, str], tuple[Analysis, dict[str, Any]]] = {}
 
 
@@ -108,7 +119,7 @@ def test_every_fault_type_is_covered() -> None:
 def test_capture_decodes_cleanly(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, _, _ = _ends(world, name)
-    for vm in filter(None, (client, server)):
+    for vm in (v for v in (client, server) if _running(world, v)):
         _, sem = _analyse(cap_dir, world, vm)
         assert sem["summary"]["decode_issues"] == {}
         assert sem["summary"]["packets"] > 20
@@ -126,7 +137,8 @@ def test_healthy_control_has_nothing_fault_like(cap_dir: Path, name: str) -> Non
         s = sem["summary"]
         assert s["rst_packets"] == 0
         assert s["syn_without_synack"] == 0
-        assert all(v == 0 for v in s["tcp_analysis"].values()), s["tcp_analysis"]
+        if not any(nic.ip_forwarding for nic in vm.nics):  # an appliance sees each segment in and out: tshark
+            assert all(v == 0 for v in s["tcp_analysis"].values()), s["tcp_analysis"]  # calls the copy a retransmission
         assert set(s["dns_rcodes"]) <= {"NoError"}
         assert not _kinds(sem) & FAULT_KINDS, sem["findings"]
         assert not [f for f in sem["findings"] if f["kind"].startswith(("dns_", "icmp_"))]
@@ -135,7 +147,7 @@ def test_healthy_control_has_nothing_fault_like(cap_dir: Path, name: str) -> Non
     assert web["summary"]["tcp_conversations"] > 30
 
 
-@pytest.mark.parametrize("name", _by_fault(*SILENT_DROPS))
+@pytest.mark.parametrize("name", sorted(set(_by_fault(*SILENT_DROPS)) | set(_by_outcome("host-down"))))
 def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, server_ip, port = _ends(world, name)
@@ -144,14 +156,14 @@ def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, nam
     assert hits and f"{server_ip}:{port}" in _servers(sem, hits[0])
     assert hits[0]["metrics"]["syn_attempts"] >= 2 * hits[0]["metrics"]["connections"]
     assert sem["summary"]["rst_packets"] == 0
-    if server is not None:
+    if server is not None and _running(world, server):
         server_analysis, server_sem = _analyse(cap_dir, world, server)
         assert _tcp_to(server_analysis, server_ip, port, src=world.endpoint_ip(client)) == 0
         assert "syn_no_answer" not in _kinds(server_sem)
     assert _tcp_to(a, server_ip, port) > 0
 
 
-@pytest.mark.parametrize("name", _by_fault("service-down"))
+@pytest.mark.parametrize("name", _by_outcome("service-down"))
 def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, server_ip, port = _ends(world, name)
