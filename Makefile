@@ -22,8 +22,9 @@ install: $(BIN)/python
 $(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
 	$(MAKE) install
 
+# Two workers (pytest-xdist): CI's machine has two cores; slow tests are scheduled first (tests/conftest.py).
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal
 
 lint: install
 	$(BIN)/ruff check src tests bench examples

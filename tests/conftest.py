@@ -58,3 +58,9 @@ def sigint_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is not handler or blocked:
         signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
         print(f"\n{request.node.nodeid} left SIGINT {'blocked' if blocked else 'changed'}; restored", file=sys.stderr)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first (stable otherwise): under ``-n 2`` (``make test``) the two workers then end
+    together instead of one running a multi-minute test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
