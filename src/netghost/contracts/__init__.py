@@ -8,133 +8,138 @@ TaskRecord``), and ``python -m netghost.contracts.export DIR`` writes their JSON
 
 from __future__ import annotations
 
-from netghost.contracts.audit import (
-    AuditClient,
-    ShellAuditRecord,
-    StoredShellAuditRecord,
-)
-from netghost.contracts.base import (
-    IsoTimestamp,
-    Sha256Tag,
-    WireModel,
-    format_timestamp,
-)
-from netghost.contracts.cabincrew import (
-    ApprovalDecision,
-    ApprovalRecord,
-    ApprovalRequest,
-    ApprovalResponse,
-    ArtifactManifest,
-    ArtifactRecord,
-    ArtifactRole,
-    AuditEvent,
-    AuditEventType,
-    PolicyEvaluation,
-    PolicyOutcome,
-    WalEntry,
-    WalEntryType,
-    WorkflowState,
-    WorkflowStateRecord,
-)
-from netghost.contracts.chain import (
-    CHAIN_FIELD_NAMES,
-    ChainFields,
-)
-from netghost.contracts.declarations import (
-    HYPOTHESIS_ARGS,
-    TOOL_DECLARATIONS,
-    tool_declaration,
-)
-from netghost.contracts.meta import (
-    ToolResultMeta,
-)
-from netghost.contracts.orchestrator_request import (
-    INTENTS,
-    CancelTaskRequest,
-    CaptureTrafficRequest,
-    CheckTaskRequest,
-    CleanupTaskRequest,
-    Intent,
-    ListTasksRequest,
-    OrchestratorRequest,
-    parse_orchestrator_request,
-)
-from netghost.contracts.orchestrator_response import (
-    CaptureResult,
-    ListTasksResponse,
-    OrchestratorErrorCode,
-    OrchestratorErrorResponse,
-    OrchestratorResponse,
-    PairedTaskStatus,
-    SingleEndFallbackResult,
-    TaskCancelledResponse,
-    TaskCompletedResponse,
-    TaskFailedResponse,
-    TaskPendingResponse,
-    TaskResponseStatus,
-    TaskTimedOutResponse,
-    parse_orchestrator_response,
-)
-from netghost.contracts.orphans import (
-    AbandonedTaskOrphan,
-    NeedsCleanupOrphan,
-    Orphan,
-    StaleLocalFileOrphan,
-    UntrackedAzureOrphan,
-)
-from netghost.contracts.session import (
-    CHECKSUM_KEY,
-    DenialEvent,
-    EvidenceConflict,
-    Hypothesis,
-    HypothesisState,
-    SessionChecksumStatus,
-    SessionState,
-    check_session_checksum,
-    compute_session_checksum,
-)
-from netghost.contracts.shell import (
-    OutputFormat,
-    OutputMetadata,
-    ShellAction,
-    ShellClassification,
-    ShellEnvironment,
-    ShellErrorCode,
-    ShellRequest,
-    ShellResponse,
-    ShellStatus,
-)
-from netghost.contracts.task import (
-    CAPTURE_MAX_DURATION_SECONDS,
-    IN_FLIGHT_TASK_STATES,
-    TASK_RECORD_VERSION,
-    TERMINAL_TASK_STATES,
-    CaptureTrafficParameters,
-    CleanupStatus,
-    CleanupStep,
-    DenialAction,
-    StorageAuthMode,
-    StoredTaskRecord,
-    TargetType,
-    TaskRecord,
-    TaskState,
-    TaskTimestamps,
-)
-from netghost.contracts.tools import (
-    FAULT_TYPES,
-    TOOL_NAMES,
-    CancelTaskArgs,
-    CaptureTrafficArgs,
-    CheckTaskArgs,
-    CleanupTaskArgs,
-    CompleteInvestigationArgs,
-    DiagnosedFault,
-    Diagnosis,
-    FaultType,
-    RunShellCmdArgs,
-    ToolErrorResult,
-    ToolName,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a process that needs one
+    # contract (each `az` shim of the lab, a CLI start) does not build every model's module
+    from netghost.contracts.audit import (
+        AuditClient,
+        ShellAuditRecord,
+        StoredShellAuditRecord,
+    )
+    from netghost.contracts.base import (
+        IsoTimestamp,
+        Sha256Tag,
+        WireModel,
+        format_timestamp,
+    )
+    from netghost.contracts.cabincrew import (
+        ApprovalDecision,
+        ApprovalRecord,
+        ApprovalRequest,
+        ApprovalResponse,
+        ArtifactManifest,
+        ArtifactRecord,
+        ArtifactRole,
+        AuditEvent,
+        AuditEventType,
+        PolicyEvaluation,
+        PolicyOutcome,
+        WalEntry,
+        WalEntryType,
+        WorkflowState,
+        WorkflowStateRecord,
+    )
+    from netghost.contracts.chain import (
+        CHAIN_FIELD_NAMES,
+        ChainFields,
+    )
+    from netghost.contracts.declarations import (
+        HYPOTHESIS_ARGS,
+        TOOL_DECLARATIONS,
+        tool_declaration,
+    )
+    from netghost.contracts.meta import (
+        ToolResultMeta,
+    )
+    from netghost.contracts.orchestrator_request import (
+        INTENTS,
+        CancelTaskRequest,
+        CaptureTrafficRequest,
+        CheckTaskRequest,
+        CleanupTaskRequest,
+        Intent,
+        ListTasksRequest,
+        OrchestratorRequest,
+        parse_orchestrator_request,
+    )
+    from netghost.contracts.orchestrator_response import (
+        CaptureResult,
+        ListTasksResponse,
+        OrchestratorErrorCode,
+        OrchestratorErrorResponse,
+        OrchestratorResponse,
+        PairedTaskStatus,
+        SingleEndFallbackResult,
+        TaskCancelledResponse,
+        TaskCompletedResponse,
+        TaskFailedResponse,
+        TaskPendingResponse,
+        TaskResponseStatus,
+        TaskTimedOutResponse,
+        parse_orchestrator_response,
+    )
+    from netghost.contracts.orphans import (
+        AbandonedTaskOrphan,
+        NeedsCleanupOrphan,
+        Orphan,
+        StaleLocalFileOrphan,
+        UntrackedAzureOrphan,
+    )
+    from netghost.contracts.session import (
+        CHECKSUM_KEY,
+        DenialEvent,
+        EvidenceConflict,
+        Hypothesis,
+        HypothesisState,
+        SessionChecksumStatus,
+        SessionState,
+        check_session_checksum,
+        compute_session_checksum,
+    )
+    from netghost.contracts.shell import (
+        OutputFormat,
+        OutputMetadata,
+        ShellAction,
+        ShellClassification,
+        ShellEnvironment,
+        ShellErrorCode,
+        ShellRequest,
+        ShellResponse,
+        ShellStatus,
+    )
+    from netghost.contracts.task import (
+        CAPTURE_MAX_DURATION_SECONDS,
+        IN_FLIGHT_TASK_STATES,
+        TASK_RECORD_VERSION,
+        TERMINAL_TASK_STATES,
+        CaptureTrafficParameters,
+        CleanupStatus,
+        CleanupStep,
+        DenialAction,
+        StorageAuthMode,
+        StoredTaskRecord,
+        TargetType,
+        TaskRecord,
+        TaskState,
+        TaskTimestamps,
+    )
+    from netghost.contracts.tools import (
+        FAULT_TYPES,
+        TOOL_NAMES,
+        CancelTaskArgs,
+        CaptureTrafficArgs,
+        CheckTaskArgs,
+        CleanupTaskArgs,
+        CompleteInvestigationArgs,
+        DiagnosedFault,
+        Diagnosis,
+        FaultType,
+        RunShellCmdArgs,
+        ToolErrorResult,
+        ToolName,
+    )
 
 __all__ = [
     "CAPTURE_MAX_DURATION_SECONDS",
@@ -239,3 +244,122 @@ __all__ = [
     "parse_orchestrator_response",
     "tool_declaration",
 ]
+
+
+_HOME: dict[str, str] = {
+    "AbandonedTaskOrphan": "orphans",
+    "ApprovalDecision": "cabincrew",
+    "ApprovalRecord": "cabincrew",
+    "ApprovalRequest": "cabincrew",
+    "ApprovalResponse": "cabincrew",
+    "ArtifactManifest": "cabincrew",
+    "ArtifactRecord": "cabincrew",
+    "ArtifactRole": "cabincrew",
+    "AuditClient": "audit",
+    "AuditEvent": "cabincrew",
+    "AuditEventType": "cabincrew",
+    "CAPTURE_MAX_DURATION_SECONDS": "task",
+    "CHAIN_FIELD_NAMES": "chain",
+    "CHECKSUM_KEY": "session",
+    "CancelTaskArgs": "tools",
+    "CancelTaskRequest": "orchestrator_request",
+    "CaptureResult": "orchestrator_response",
+    "CaptureTrafficArgs": "tools",
+    "CaptureTrafficParameters": "task",
+    "CaptureTrafficRequest": "orchestrator_request",
+    "ChainFields": "chain",
+    "CheckTaskArgs": "tools",
+    "CheckTaskRequest": "orchestrator_request",
+    "CleanupStatus": "task",
+    "CleanupStep": "task",
+    "CleanupTaskArgs": "tools",
+    "CleanupTaskRequest": "orchestrator_request",
+    "CompleteInvestigationArgs": "tools",
+    "DenialAction": "task",
+    "DenialEvent": "session",
+    "DiagnosedFault": "tools",
+    "Diagnosis": "tools",
+    "EvidenceConflict": "session",
+    "FAULT_TYPES": "tools",
+    "FaultType": "tools",
+    "HYPOTHESIS_ARGS": "declarations",
+    "Hypothesis": "session",
+    "HypothesisState": "session",
+    "INTENTS": "orchestrator_request",
+    "IN_FLIGHT_TASK_STATES": "task",
+    "Intent": "orchestrator_request",
+    "IsoTimestamp": "base",
+    "ListTasksRequest": "orchestrator_request",
+    "ListTasksResponse": "orchestrator_response",
+    "NeedsCleanupOrphan": "orphans",
+    "OrchestratorErrorCode": "orchestrator_response",
+    "OrchestratorErrorResponse": "orchestrator_response",
+    "OrchestratorRequest": "orchestrator_request",
+    "OrchestratorResponse": "orchestrator_response",
+    "Orphan": "orphans",
+    "OutputFormat": "shell",
+    "OutputMetadata": "shell",
+    "PairedTaskStatus": "orchestrator_response",
+    "PolicyEvaluation": "cabincrew",
+    "PolicyOutcome": "cabincrew",
+    "RunShellCmdArgs": "tools",
+    "SessionChecksumStatus": "session",
+    "SessionState": "session",
+    "Sha256Tag": "base",
+    "ShellAction": "shell",
+    "ShellAuditRecord": "audit",
+    "ShellClassification": "shell",
+    "ShellEnvironment": "shell",
+    "ShellErrorCode": "shell",
+    "ShellRequest": "shell",
+    "ShellResponse": "shell",
+    "ShellStatus": "shell",
+    "SingleEndFallbackResult": "orchestrator_response",
+    "StaleLocalFileOrphan": "orphans",
+    "StorageAuthMode": "task",
+    "StoredShellAuditRecord": "audit",
+    "StoredTaskRecord": "task",
+    "TASK_RECORD_VERSION": "task",
+    "TERMINAL_TASK_STATES": "task",
+    "TOOL_DECLARATIONS": "declarations",
+    "TOOL_NAMES": "tools",
+    "TargetType": "task",
+    "TaskCancelledResponse": "orchestrator_response",
+    "TaskCompletedResponse": "orchestrator_response",
+    "TaskFailedResponse": "orchestrator_response",
+    "TaskPendingResponse": "orchestrator_response",
+    "TaskRecord": "task",
+    "TaskResponseStatus": "orchestrator_response",
+    "TaskState": "task",
+    "TaskTimedOutResponse": "orchestrator_response",
+    "TaskTimestamps": "task",
+    "ToolErrorResult": "tools",
+    "ToolName": "tools",
+    "ToolResultMeta": "meta",
+    "UntrackedAzureOrphan": "orphans",
+    "WalEntry": "cabincrew",
+    "WalEntryType": "cabincrew",
+    "WireModel": "base",
+    "WorkflowState": "cabincrew",
+    "WorkflowStateRecord": "cabincrew",
+    "check_session_checksum": "session",
+    "compute_session_checksum": "session",
+    "format_timestamp": "base",
+    "parse_orchestrator_request": "orchestrator_request",
+    "parse_orchestrator_response": "orchestrator_response",
+    "tool_declaration": "declarations",
+}
+"""Which submodule defines each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'netghost.contracts' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"netghost.contracts.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -77,4 +77,7 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         use_enum_values=False,
+        # validators are built on a model's first use, not at import: every `az`/probe shim of the lab and
+        # every CLI start imports all contracts but uses a handful (~0.25 s of each process start)
+        defer_build=True,
     )

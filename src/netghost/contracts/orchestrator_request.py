@@ -7,6 +7,7 @@ and each intent carries exactly the fields the seed's intent table requires, not
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -73,7 +74,10 @@ OrchestratorRequest = Annotated[
     Field(discriminator="intent"),
 ]
 
-_REQUEST_ADAPTER: TypeAdapter[OrchestratorRequest] = TypeAdapter(OrchestratorRequest)
+@functools.cache
+def _request_adapter() -> TypeAdapter[OrchestratorRequest]:
+    """Built on first use, not at import (each lab shim process imports the contracts and never parses one)."""
+    return TypeAdapter(OrchestratorRequest)
 
 
 def parse_orchestrator_request(data: Mapping[str, Any]) -> OrchestratorRequest:
@@ -87,4 +91,4 @@ def parse_orchestrator_request(data: Mapping[str, Any]) -> OrchestratorRequest:
             ``union_tag_invalid`` / ``union_tag_not_found``), a missing required field
             (``missing``) or an unknown field (``extra_forbidden``).
     """
-    return _REQUEST_ADAPTER.validate_python(data)
+    return _request_adapter().validate_python(data)

@@ -13,6 +13,7 @@ responses (the orchestrator creates and saves a task before it can report on it)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -193,7 +194,10 @@ OrchestratorResponse = Annotated[
     ),
 ]
 
-_RESPONSE_ADAPTER: TypeAdapter[OrchestratorResponse] = TypeAdapter(OrchestratorResponse)
+@functools.cache
+def _response_adapter() -> TypeAdapter[OrchestratorResponse]:
+    """Built on first use, not at import (each lab shim process imports the contracts and never parses one)."""
+    return TypeAdapter(OrchestratorResponse)
 
 
 def parse_orchestrator_response(data: Mapping[str, Any]) -> OrchestratorResponse:
@@ -206,4 +210,4 @@ def parse_orchestrator_response(data: Mapping[str, Any]) -> OrchestratorResponse
         pydantic.ValidationError: For an unknown ``status`` (error type ``invalid_status``), a missing
             required field or an unknown field.
     """
-    return _RESPONSE_ADAPTER.validate_python(data)
+    return _response_adapter().validate_python(data)

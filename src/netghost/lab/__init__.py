@@ -18,20 +18,25 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
   real google-genai SDK from a script of model turns (``python -m netghost.lab.fake_gemini``).
 """
 
-from netghost.lab.bin import lab_path_env
-from netghost.lab.cli import add_arguments, run
-from netghost.lab.clock import SCALE_ENV
-from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
-from netghost.lab.state import LabState, init_state
-from netghost.lab.world import (
-    CLOUD_FAULT_KINDS,
-    CloudFaultSpec,
-    World,
-    answer_for,
-    load_world,
-    scenario_names,
-    world_path,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use (PEP 562): the `az` and probe shims, one process per call,
+    # load only the world and the state they need, not the CLI or the fake Gemini server
+    from netghost.lab.bin import lab_path_env
+    from netghost.lab.cli import add_arguments, run
+    from netghost.lab.clock import SCALE_ENV
+    from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
+    from netghost.lab.state import LabState, init_state
+    from netghost.lab.world import (
+        CLOUD_FAULT_KINDS,
+        CloudFaultSpec,
+        World,
+        answer_for,
+        load_world,
+        scenario_names,
+        world_path,
+    )
 
 __all__ = [
     "CLOUD_FAULT_KINDS",
@@ -51,3 +56,37 @@ __all__ = [
     "scenario_names",
     "world_path",
 ]
+
+
+_HOME: dict[str, str] = {
+    "CLOUD_FAULT_KINDS": "world",
+    "CloudFaultSpec": "world",
+    "FakeCall": "fake_gemini",
+    "FakeGemini": "fake_gemini",
+    "FakeTurn": "fake_gemini",
+    "LabState": "state",
+    "SCALE_ENV": "clock",
+    "World": "world",
+    "add_arguments": "cli",
+    "answer_for": "world",
+    "init_state": "state",
+    "lab_path_env": "bin",
+    "load_world": "world",
+    "run": "cli",
+    "scenario_names": "world",
+    "world_path": "world",
+}
+"""Which module defines each public name."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module 'netghost.lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"netghost.lab.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

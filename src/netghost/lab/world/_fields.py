@@ -19,7 +19,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,79}$")
 class LabModel(BaseModel):
     """Every scenario model forbids unknown fields: a typo must fail, not build another world."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use: faster shim start
 
 
 def check_name(value: str) -> str:
