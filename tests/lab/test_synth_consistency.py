@@ -287,3 +287,23 @@ def test_appliance_capture_shows_what_the_appliance_did(cap_dir: Path) -> None:
     world = load_world("healthy")
     _, sem = _analyse(cap_dir, world, appliance[0].name)
     assert sem["summary"]["tcp_conversations"] > 0 and not _kinds(sem) & FAULT_KINDS
+
+
+@pytest.mark.parametrize("after_bytes", [0, 100, 3000])
+def test_a_reset_inside_the_first_burst_is_not_followed_by_a_replayed_request(tmp_path: Path, after_bytes: int) -> None:
+    """A forged RST in the server's first burst ends the connection: the client does not resend its request
+    (it did, and the engine then saw small segments through and big ones lost: a false PMTU black hole)."""
+    import yaml
+
+    from netghost.lab.world import world_from_yaml
+
+    data = yaml.safe_load((SCENARIO_DIR / "middlebox-rst.yaml").read_text(encoding="utf-8"))
+    data["fault"]["params"] = {"injector_ip": "10.0.100.4", "after_bytes": after_bytes}
+    world = world_from_yaml(yaml.safe_dump(data))
+    path = tmp_path / "client.pcap"
+    path.write_bytes(synthesize_capture(world, "web-vm-01", T0, T0 + WINDOW))
+    sem = build_semantic(analyze_capture(path), path.stat().st_size)
+    kinds = _kinds(sem)
+    assert "rst_injected" in kinds or "rst_midstream" in kinds, kinds
+    assert not kinds & {"pmtu_blackhole", "pmtu_suspect"}, sem["findings"]
+    assert sem["summary"]["tcp_analysis"].get("retransmission", 0) == 0, sem["summary"]["tcp_analysis"]

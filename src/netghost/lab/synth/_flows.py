@@ -194,9 +194,11 @@ def _request_response(conv: TcpConv, flow: TrafficFlow, ends: tuple[Endpoint, En
     if ok and flow.response_bytes and not conv.reset:
         t, ok = conv.transfer(t + 0.0008 + rng.random() * 0.002, server, _payload(flow, flow.response_bytes, False),
                               piggyback=True)
-        if not ok and request and client.rcv_nxt == server.isn + 1:
+        if not ok and not conv.reset and request and client.rcv_nxt == server.isn + 1:
             # The ACK of the request rode on response segments that all died: the client's RTO
             # resends the (small) request and the server answers with an immediate duplicate ACK.
+            # Not after a reset: the connection is gone, and a replayed request would read as a
+            # PMTU black hole (small segments through, the large ones never).
             conv.resend(t_req + 0.2 + 2 * path.owd, client, client.isn + 1, request)
     return t, ok
 
