@@ -34,15 +34,16 @@ SRC = Path(netghost.__file__).parent.parent
 PKG = SRC / "netghost"
 
 # Which top-level parts each part may import (besides itself). ``errors`` sits with ``contracts`` at
-# the bottom. The root modules (``netghost/__init__``, ``__main__``) are entry points above everything.
+# the bottom, with ``_lazy`` (the one lazy package face every face uses). The root modules (``netghost/__init__``, ``__main__``) are entry points above everything.
 # ``redact`` (the secret redactor) sits at the bottom too, so that everything that lets text out (the
 # shell, the LLM gateway, the forensics narrative) can use the one redactor. ``llm`` (the LLM gateway every
 # Gemini call passes) sits just above ``governance`` (its WAL), below everything that talks to a model.
-_BASE = {"contracts", "errors", "redact"}
+_BASE = {"contracts", "errors", "redact", "_lazy"}
 ALLOWED: dict[str, set[str]] = {
+    "_lazy": set(),
     "errors": set(),
     "redact": set(),
-    "contracts": {"errors"},
+    "contracts": {"errors", "_lazy"},
     "governance": _BASE,
     "llm": {"governance", *_BASE},
     "shell": {"governance", *_BASE},

@@ -8,8 +8,9 @@ TaskRecord``), and ``python -m netghost.contracts.export DIR`` writes their JSON
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from netghost._lazy import lazy_face
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a process that needs one
     # contract (each `az` shim of the lab, a CLI start) does not build every model's module
@@ -351,15 +352,4 @@ _HOME: dict[str, str] = {
 }
 """Which submodule defines each public name."""
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'netghost.contracts' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"netghost.contracts.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _HOME, __all__)

@@ -15,8 +15,9 @@ This package imports only ``netghost.errors`` (and may use ``netghost.contracts`
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from netghost._lazy import lazy_face
 
 if TYPE_CHECKING:
     from netghost.forensics.decode import Packets, format_addr
@@ -62,15 +63,4 @@ _HOMES = {
     "render_report": "report",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_face(__name__, _HOMES, __all__)

@@ -6,8 +6,9 @@ Names are loaded lazily so that importing one submodule (the shell's WAL writer,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from netghost._lazy import lazy_face
 
 if TYPE_CHECKING:
     from netghost.governance._anchor import SignedHead
@@ -166,15 +167,4 @@ _HOME: dict[str, str] = {
     "verify_plan_token": "plan_token",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, _HOME, __all__)

@@ -18,8 +18,9 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
   real google-genai SDK from a script of model turns (``python -m netghost.lab.fake_gemini``).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from netghost._lazy import lazy_face
 
 if TYPE_CHECKING:  # imported on first use (PEP 562): the `az` and probe shims, one process per call,
     # load only the world and the state they need, not the CLI or the fake Gemini server
@@ -78,15 +79,4 @@ _HOME: dict[str, str] = {
 }
 """Which module defines each public name."""
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module 'netghost.lab' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"netghost.lab.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _HOME, __all__)

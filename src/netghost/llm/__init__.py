@@ -18,9 +18,9 @@ not pay on every run for a narrative it is rarely asked for.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from netghost._lazy import lazy_face
 from netghost.llm._settings import (
     DEFAULT_MODEL,
     MODEL_ENV,
@@ -46,17 +46,6 @@ __all__ = [
     "model_default",
 ]
 
-_LAZY = {"RECORD_KIND": "netghost.llm._gateway", "LlmGateway": "netghost.llm._gateway"}
+_LAZY = {"RECORD_KIND": "_gateway", "LlmGateway": "_gateway"}
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)

@@ -13,9 +13,9 @@ eagerly; the server names load the SDK on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from netghost._lazy import lazy_face
 from netghost.mcp._cli import add_arguments, run
 from netghost.mcp._settings import McpSettings
 
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GhostMcpServer", "McpSettings", "add_arguments", "build_server", "run", "serve_http", "serve_stdio"]
 
-_LAZY = {"GhostMcpServer", "build_server", "serve_http", "serve_stdio"}
+_LAZY = dict.fromkeys(("GhostMcpServer", "build_server", "serve_http", "serve_stdio"), "_server")
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module("netghost.mcp._server"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)
