@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["WRITERS", "option_views", "write_targets"]
 
@@ -40,11 +41,17 @@ def _value_option(options: Sequence[str], word: str) -> tuple[str, str | None] |
         return None
     if not word.startswith("-") or len(word) < 2:
         return None
+    shorts = _short_letters(tuple(options))
     for i, ch in enumerate(word[1:], start=1):
-        opt = "-" + ch
-        if opt in options:
-            return opt, word[i + 1 :] or None
+        if ch in shorts:
+            return "-" + ch, word[i + 1 :] or None
     return None
+
+
+@lru_cache(maxsize=256)
+def _short_letters(options: tuple[str, ...]) -> frozenset[str]:
+    """The letters of the one-letter options among ``options`` (a rule's fixed tuple)."""
+    return frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-")
 
 
 def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from netghost.shell.classify._operands import option_views, write_targets
@@ -76,8 +76,13 @@ class Tier0Rule:
             # Only the positional conditions read them; most rules (the write-target ones) have none.
             wanted = self.positional_regex is not None or self.no_positional or self.first_positional
             positionals = [a for a in args if not a.startswith("-") or a == "-"] if wanted else []
-        if self.arg_regex is not None and not any(self.arg_regex.search(a) for a in words):
-            return False
+        if self.arg_regex is not None:
+            search = self.arg_regex.search
+            for a in words:
+                if search(a) is not None:
+                    break
+            else:
+                return False
         if self.positional_regex is not None and not any(self.positional_regex.fullmatch(p) for p in positionals):
             return False
         if self.no_positional and positionals:
@@ -157,6 +162,26 @@ class Tier0Index:
     by_name: Mapping[str, tuple[Tier0Rule, ...]]
     generic: tuple[Tier0Rule, ...]
     rules: tuple[Tier0Rule, ...]
+    _for_name: dict[str, tuple[Tier0Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def for_name(self, name: str) -> tuple[Tier0Rule, ...]:
+        """The rules whose binary condition ``name`` meets, in checking order (named rules, then the
+        generic ones). Memoised per name, up to 4,096 names: the regex binaries (``mkfs.*``,
+        ``python3.11``) were otherwise tried on every command."""
+        hit = self._for_name.get(name)
+        if hit is None:
+            generic = [r for r in self.generic if _binary_applies(r, name)]
+            named = self.by_name.get(name, ())
+            hit = (*named, *(r for r in generic if r not in named))
+            if len(self._for_name) < 4096:
+                self._for_name[name] = hit
+        return hit
+
+
+def _binary_applies(rule: Tier0Rule, name: str) -> bool:
+    if not rule.binaries and rule.binary_regex is None:
+        return True
+    return name in rule.binaries or (rule.binary_regex is not None and rule.binary_regex.fullmatch(name) is not None)
 
 
 def index_tier0(rules: Sequence[Tier0Rule]) -> Tier0Index:
@@ -214,10 +239,9 @@ def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
             memo.append(write_targets(name, raw))
         return memo[0]
 
-    for rule in index.by_name.get(name, ()):
-        if rule.matches(name, args, raw, targets):
-            return rule
-    for rule in index.generic:
+    for rule in index.for_name(name):
+        if rule.target_regex is not None and not targets():
+            continue  # a rule about written files cannot apply to a command that writes none
         if rule.matches(name, args, raw, targets):
             return rule
     return None
