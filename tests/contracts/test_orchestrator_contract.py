@@ -267,4 +267,4 @@ def test_seed_001_tool_response_keys_exist(tool: str) -> None:
 def test_check_task_result_carries_the_three_seed_paths() -> None:
     seed = {"local_pcap_path", "semantic_json_path", "report_path"}
     assert seed <= set(CaptureResult.model_fields)
-    assert set(CaptureResult.model_fields) - seed == {"mode", "artifact_hashes", "stop_reason", "instance_pcap_paths"}
+    assert set(CaptureResult.model_fields) - seed == {"mode", "artifact_hashes", "stop_reason", "instance_pcap_paths", "fleet_report_path"}

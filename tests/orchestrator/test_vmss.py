@@ -4,6 +4,7 @@ hashed, analysed and cleaned."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,15 @@ def test_vmss_target_detected_created_with_target_type_one_blob_per_instance_cle
     assert len(engine) == 3 + 1 and " --fleet " in engine[-1]  # one run per instance, then the fleet report
     fleet = [k for k in done["result"]["artifact_hashes"] if k.endswith("fleet_report.md")]
     assert len(fleet) == 1  # registered as evidence
-    assert len(vlab.hitl.asked) == 1 + 3 + 1  # create + one download per instance + the fleet run (a RISKY flag)
+    assert len(vlab.hitl.asked) == 1 + 3  # create + one download per instance; the local fleet run is SAFE
+    report = done["result"]["fleet_report_path"]
+    assert report is not None and report.endswith("fleet/fleet_report.md") and Path(report).is_file()
+    summary = Path(done["result"]["report_path"].replace("_forensic_report.md", "_executive_summary.md"))
+    text = summary.read_text(encoding="utf-8")
+    assert "## Fleet: every instance compared" in text and f"- Fleet report: {report}" in text
+    assert "3 instance captures, 3 analysed, 0 failed" in text
+    # the summary was registered with the section in it: its evidence hash is of the final text
+    assert "sha256:" + hashlib.sha256(summary.read_bytes()).hexdigest() in done["result"]["artifact_hashes"].values()
     cleaned = orch.orchestrate({"intent": "cleanup_task", "task_id": task_id})
     assert cleaned["cleanup_status"] == "completed", cleaned
     assert vlab.captures() == [] and vlab.blobs() == []

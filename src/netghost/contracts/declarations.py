@@ -83,7 +83,8 @@ TOOL_DECLARATIONS: tuple[dict[str, Any], ...] = (
         "Use this for: ping, dig, traceroute, ss, netstat, curl (GET only),\n"
         "az <service> <resource> list/show/get, cat <file_path>.\n"
         "RESTRICTION — cat: only permitted for paths under audit_dir (./audit/) or\n"
-        "paths returned in result.report_path from a completed orchestrator task.\n"
+        "paths returned in result.report_path (or result.fleet_report_path, a scale set's\n"
+        "fleet report) from a completed orchestrator task.\n"
         "Do not cat arbitrary system paths, home directories, or config files.",
         {
             "command": {

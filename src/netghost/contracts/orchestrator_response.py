@@ -69,6 +69,8 @@ class CaptureResult(WireModel):
     stop_reason: str | None = None
     instance_pcap_paths: list[str] | None = None
     """A scale-set target: every instance's capture file, by instance id (``local_pcap_path`` is the first)."""
+    fleet_report_path: str | None = None
+    """A scale-set target: the fleet report ranking the instances (the executive summary points to it too)."""
 
 
 class SingleEndFallbackResult(WireModel):
@@ -81,6 +83,7 @@ class SingleEndFallbackResult(WireModel):
     artifact_hashes: dict[str, str] | None = None
     stop_reason: str | None = None
     instance_pcap_paths: list[str] | None = None
+    fleet_report_path: str | None = None
 
 
 class PairedTaskStatus(WireModel):

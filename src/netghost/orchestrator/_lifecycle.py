@@ -20,6 +20,7 @@ from netghost.errors import ArtifactError, PlanViolation
 from netghost.governance import open_workspace, register_artifact, validate_artifacts
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._console import completed_lines, provisioning_lines
+from netghost.orchestrator._fleet_summary import add_fleet_section
 from netghost.orchestrator._plan import bindings, compare_order, instance_names, split_blob_url
 from netghost.orchestrator._preflight import name_az_error
 from netghost.orchestrator._runtime import Ran, Runtime, parse_json
@@ -255,6 +256,10 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
     if len(captures) > 1:  # a scale set: also one fleet report over its instances (optional: never fails the task)
         record, fleet = _fleet(rt, record)
         outputs += fleet
+        summary = next((m["path"].strip() for m in _WROTE.finditer(outputs[0])
+                        if m["path"].strip().endswith("_executive_summary.md")), None)
+        if fleet and summary:  # the lead summary, which the agent reads first, names the fleet's verdict
+            add_fleet_section(Path(summary), rt.workdir(record) / "fleet")
     return _register_outputs(rt, record, Ran("ok", {"output": "\n".join(outputs)}), workspace,
                              mode="compare" if compare else record.analysis_mode)
 

@@ -65,6 +65,14 @@ def _instance_files(record: TaskRecord) -> list[str]:
     return [path for _n, path in sorted(found)]
 
 
+def _fleet_report(record: TaskRecord) -> str | None:
+    """A scale-set task's fleet report (``fleet/fleet_report.md`` beside the captures), as registered."""
+    if not record.local_pcap_path:
+        return None
+    rel = next((k for k in record.artifact_hashes if PurePath(k).as_posix().endswith("fleet/fleet_report.md")), None)
+    return str(PurePath(record.local_pcap_path).parent / rel) if rel else None
+
+
 def _result(record: TaskRecord, fallback: bool) -> dict[str, Any] | None:
     if record.report_path is None and record.semantic_json_path is None:
         return None
@@ -72,7 +80,7 @@ def _result(record: TaskRecord, fallback: bool) -> dict[str, Any] | None:
     common = {"semantic_json_path": record.semantic_json_path,
               "local_pcap_path": instances[0] if instances else record.local_pcap_path,
               "artifact_hashes": dict(record.artifact_hashes), "stop_reason": record.stop_reason,
-              "instance_pcap_paths": instances or None}
+              "instance_pcap_paths": instances or None, "fleet_report_path": _fleet_report(record)}
     if fallback:
         return {"mode": "single_end_fallback", "report_path": record.report_path or "", **common}
     return {"report_path": record.report_path, "mode": "compare" if record.analysis_mode == "compare" else "single",

@@ -224,6 +224,8 @@ def _workpath(value: str) -> str | None:
     """
     if not value or value.startswith("-"):
         return f"{value!r} is not a path"
+    if "://" in value:  # az://container/..., https://account.blob...: remote storage, read with credentials
+        return f"{value!r} is a URL, not a local path (reading remote storage needs approval)"
     for p in (value, _normpath(value)):
         if _PATH_PREFIX_DENY.search(p) or "/.." in p or re.search(r"(^|/)\.[^./]", p):
             return f"path {value!r} points into a system, hidden or parent directory"
