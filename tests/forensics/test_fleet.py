@@ -152,3 +152,22 @@ def test_a_worker_killed_mid_analysis_is_retried_and_the_report_is_complete(clus
     big = next(r for r in res.results if r.id == BIG)
     assert big.ok and not big.worker.endswith(f":{killed}")  # analysed again, by another process
     assert _fleet_outputs(tmp_path / "out", BIG) == _cli_outputs(PCAPS / BIG, tmp_path / "cli")
+
+
+def test_the_engine_budget_on_a_worker_is_half_its_memory_limit_unless_given(
+        cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dask.distributed import Client
+
+    from netghost.forensics.fleet._task import worker_budget
+
+    monkeypatch.delenv("NETGHOST_PCAP_MEMORY", raising=False)
+    assert worker_budget(None) is None  # off a worker: the engine's own default stands
+    assert worker_budget(64 << 20) == 64 << 20
+    with Client(cluster) as client:
+        workers = client.scheduler_info()["workers"]
+        limits = {w["memory_limit"] for w in workers.values()}
+        got = {client.submit(worker_budget, None, workers=[a], pure=False).result() for a in workers}
+        given = {client.submit(worker_budget, 32 << 20, workers=[a], pure=False).result() for a in workers}
+    assert len(limits) == 1 and limits != {0}
+    assert got == {limits.pop() // 2}  # a worker's budget fits inside what Dask's monitor allows it
+    assert given == {32 << 20}

@@ -104,7 +104,7 @@ def run_fleet(sources: list[Source], client: Any, *, out: Path, formats: set[str
     flows = {r.id: r.flows for r in ordered if r.ok}
     by_id = {s.id: s for s in sources}
     matched = match_points(flows)
-    pair_futs = [client.submit(pair_task, by_id[pp.a], by_id[pp.b], fmts, key=f"pair-{pp.a}-{pp.b}", pure=False)
+    pair_futs = [client.submit(pair_task, by_id[pp.a], by_id[pp.b], fmts, max_memory, key=f"pair-{pp.a}-{pp.b}", pure=False)
                  for pp in matched]
     pairs: list[tuple[PointPair, PairResult | None]] = []
     for pp, fut in zip(matched, pair_futs, strict=True):

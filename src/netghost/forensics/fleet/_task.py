@@ -151,10 +151,31 @@ def _read_outputs(d: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
 
 
+def worker_budget(max_memory: int | None) -> int | None:
+    """The engine's memory budget on this worker: ``max_memory`` when given, else ``NETGHOST_PCAP_MEMORY``
+    when set, else half of the Dask worker's memory limit (None off a worker or with no limit).
+
+    Why half: the budget bounds the per-packet arrays; the per-flow state, the reports and the
+    interpreter need the rest. Without this the engine's default (half the machine's RAM) could exceed
+    the limit Dask gives each worker (the machine's RAM divided among them), and the monitor would
+    restart the worker in the middle of a big capture.
+    """
+    if max_memory is not None or os.environ.get("NETGHOST_PCAP_MEMORY", "").strip():
+        return max_memory
+    try:
+        from distributed import get_worker  # noqa: PLC0415  only on a worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return int(limit) // 2 if limit else None
+
+
 def analyse_source(src: Source, formats: tuple[str, ...] = ("md", "json"), max_memory: int | None = None) -> CaptureResult:
     """Analyse one capture on this worker (see the module docstring); never raises for a bad capture."""
-    if max_memory is not None:
-        spill.reset_budget(max_memory)
+    budget = worker_budget(max_memory)
+    if budget is not None:
+        spill.reset_budget(budget)
     t0 = time.perf_counter()
     res = CaptureResult(id=src.id, uri=src.uri, name=src.name, ok=False, worker=_where())
     local: Path | None = None
@@ -179,11 +200,15 @@ def analyse_source(src: Source, formats: tuple[str, ...] = ("md", "json"), max_m
     return res
 
 
-def compare_pair(a: Source, b: Source, formats: tuple[str, ...] = ("md", "json")) -> PairResult:
+def compare_pair(a: Source, b: Source, formats: tuple[str, ...] = ("md", "json"),
+                 max_memory: int | None = None) -> PairResult:
     """Compare two capture points with the engine's two-point comparison (A upstream); never raises."""
     from netghost.forensics.compare import write_compare_outputs  # noqa: PLC0415  only pairs need it
 
     res = PairResult(a=a.id, b=b.id, ok=False)
+    budget = worker_budget(max_memory)
+    if budget is not None:
+        spill.reset_budget(budget)
     try:
         with local_capture(a) as pa, local_capture(b) as pb, tempfile.TemporaryDirectory(prefix="netghost-out-") as out:
             written = write_compare_outputs(pa, pb, semantic_dir=out, report_dir=out,
