@@ -202,7 +202,11 @@ def test_private_zone_not_linked_dials_the_public_address(cap_dir: Path, name: s
     assert _tcp_to(server_analysis, private, port, src=world.endpoint_ip(client)) == 0
 
 
-@pytest.mark.parametrize("name", _by_fault("middlebox-rst"))
+def _rst_to(world: World) -> str:
+    return str(world.fault.params.get("rst_to", "both")) if world.fault else "both"
+
+
+@pytest.mark.parametrize("name", [n for n in _by_fault("middlebox-rst") if _rst_to(load_world(n)) == "both"])
 def test_middlebox_rst_seen_at_both_ends_never_sent(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, server_ip, port = _ends(world, name)
@@ -307,3 +311,46 @@ def test_a_reset_inside_the_first_burst_is_not_followed_by_a_replayed_request(tm
     assert "rst_injected" in kinds or "rst_midstream" in kinds, kinds
     assert not kinds & {"pmtu_blackhole", "pmtu_suspect"}, sem["findings"]
     assert sem["summary"]["tcp_analysis"].get("retransmission", 0) == 0, sem["summary"]["tcp_analysis"]
+
+
+def _rsts(a: Analysis, src: str, dst: str) -> list[tuple[int, int]]:
+    """(TTL, has ACK) of each RST from ``src`` to ``dst`` in the capture."""
+    rows = a.tcp_rows
+    flags = a.cols.tcp_flags[rows]
+    out = []
+    for i, row in enumerate(rows):
+        if not flags[i] & 0x04:
+            continue
+        s = format_addr(a.cols.src_hi[row], a.cols.src_lo[row])
+        d = format_addr(a.cols.dst_hi[row], a.cols.dst_lo[row])
+        if (s, d) == (src, dst):
+            out.append((int(a.cols.ttl[row]), int(bool(flags[i] & 0x10))))
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n in _by_fault("middlebox-rst") if _rst_to(load_world(n)) == "client"])
+def test_a_reset_forged_toward_the_client_only_is_answered_by_the_client(cap_dir: Path, name: str) -> None:
+    """The box resets the client alone: the client sees a RST the server never sent; the server, never told,
+    resends the segment the box ate and the client's own stack answers it with a RST (its real TTL, no ACK).
+    The client is the one host hit: another client on the same route is never reset."""
+    world = load_world(name)
+    client, server, server_ip, port = _ends(world, name)
+    assert server is not None and world.fault is not None
+    client_ip = world.endpoint_ip(client)
+    ca, csem = _analyse(cap_dir, world, client)
+    sa, ssem = _analyse(cap_dir, world, server)
+    forged = _rsts(ca, server_ip, client_ip)
+    ttl = int(str(world.fault.params["injector_ttl"]))
+    assert forged and {t for t, _ack in forged} == {ttl}  # the box's TTL at the client
+    assert _rsts(sa, server_ip, client_ip) == []  # ... and the server never sent one
+    assert "rst_injected" in _kinds(csem), csem["findings"]
+    answered = _rsts(sa, client_ip, server_ip)
+    assert answered and all(t != ttl and ack == 0 for t, ack in answered)  # the client's own stack, RFC 9293
+    sent = _rsts(ca, client_ip, server_ip)
+    assert len(sent) == len(answered) and {t for t, _ack in sent} == {64}  # sent by the client, seen at both
+    assert ssem["summary"]["tcp_analysis"].get("retransmission", 0) > 0  # the eaten segment, resent after the RTO
+    others = [f.client for f in world.spec.traffic if f.server == server and f.name != world.fault.flow]
+    assert others
+    for other in others:
+        _, osem = _analyse(cap_dir, world, other)
+        assert osem["summary"]["rst_packets"] == 0 and "rst_injected" not in _kinds(osem)

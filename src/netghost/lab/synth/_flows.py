@@ -119,6 +119,8 @@ def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random)
         after = int(str(params.get("after_bytes", flow.response_bytes // 2)))
         path.rst_after = max(0, min(after, flow.response_bytes - 1))
         path.rst_ttl = int(str(params.get("injector_ttl", 255)))
+    if out.impairment == "middlebox-rst":
+        path.rst_to_server = str(params.get("rst_to", "both")) != "client"
     return path
 
 

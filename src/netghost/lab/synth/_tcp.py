@@ -67,6 +67,8 @@ class PathModel:
         loss: probability that a data segment or SYN is lost, drawn from ``rng``.
         rst_after: a middlebox forges resets once the server has sent more than this many bytes.
         rst_ttl: the TTL the middlebox writes into its forged resets.
+        rst_to_server: the middlebox resets both ends (the default); False: only the client is told, as
+            an IDS that tears down one host's sessions does, and the server finds out from the client.
         via: the appliance the path is routed through; MTU and loss drops happen there, it
             forges the resets, and a capture on it sees the traffic pass (see ``_packets``).
     """
@@ -78,6 +80,7 @@ class PathModel:
     loss: float = 0.0
     rst_after: int | None = None
     rst_ttl: int = 255
+    rst_to_server: bool = True
     via: str | None = None
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
@@ -289,22 +292,40 @@ class TcpConv:
         if after is None or frm is not self.s or sg.seq + len(sg.data) - (self.s.isn + 1) <= after:
             return False
         pkt.arrive = None
-        self.forge_resets(pkt.t + self.path.owd / 2, server_seq=sg.seq)
+        self.forge_resets(pkt.t + self.path.owd / 2, server_seq=sg.seq, eaten=sg.data)
         return True
 
-    def forge_resets(self, t: float, server_seq: int | None = None) -> None:
-        """RSTs forged by a box in the middle at ``t``, one towards each end, each claiming to
-        come from the other end: right sequence numbers, but the box's TTL, IP ID 0 and no DF."""
+    def forge_resets(self, t: float, server_seq: int | None = None, eaten: bytes = b"") -> None:
+        """RSTs forged by a box in the middle at ``t``, towards the client and (unless the path says
+        client only) the server, each claiming to come from the other end: right sequence numbers,
+        but the box's TTL, IP ID 0 and no DF. ``eaten`` is the server's segment the box dropped."""
         half = self.path.owd / 2
         seq_s = self.s.snd_nxt if server_seq is None else server_seq
         to_client = tcp_segment(self.s.ip, self.c.ip, self.s.port, self.c.port, seq=seq_s, ack=self.c.snd_nxt,
                                 flags=RST | ACK, win=0, opts=TcpOpts(), payload=b"")
         to_server = tcp_segment(self.c.ip, self.s.ip, self.c.port, self.s.port, seq=self.c.snd_nxt, ack=0,
                                 flags=RST, win=0, opts=TcpOpts(), payload=b"")
-        for src, dst, l4 in ((self.s.ip, self.c.ip, to_client), (self.c.ip, self.s.ip, to_server)):
+        legs = [(self.s.ip, self.c.ip, to_client)]
+        if self.path.rst_to_server:
+            legs.append((self.c.ip, self.s.ip, to_server))
+        for src, dst, l4 in legs:
             self.pkts.append(Pkt(t, src, dst, 6, 0, self.path.rst_ttl, False, l4, t + half, forged=True,
                                  via=self.path.via))
         self.reset = True
+        if not self.path.rst_to_server:
+            self._stale_server(t, seq_s, eaten)
+
+    def _stale_server(self, t: float, seq: int, eaten: bytes) -> None:
+        """Only the client was reset: the server, still established, resends the segment the box ate
+        once its retransmission timer fires (200 ms, Linux's minimum RTO); the client, whose socket is
+        gone, answers it with a RST of its own (RFC 9293 §3.10.7.1: seq = the segment's ACK, no ACK
+        flag, no options), with its real TTL. An idle connection (nothing outstanding) just stays
+        open on the server: nothing more is on the wire."""
+        if not eaten:
+            return
+        again = self.emit(t + 0.2, self.s, PSH, seq=seq, data=eaten)
+        if again.arrive is not None:
+            self.emit(again.arrive + 20e-6, self.c, RST, seq=self.c.snd_nxt, opts=TcpOpts(), ack=False)
 
     def _fin(self, t: float, frm: Endpoint) -> tuple[Endpoint, float | None]:
         """``frm`` sends a FIN (it takes one sequence number); the peer counts it only if it arrives.

@@ -48,7 +48,8 @@ class NetworkFault(LabModel):
 
     ``params`` carry data-plane parameters config cannot show: ``path_mtu``, ``at`` and
     ``icmp_filtered`` (pmtu-blackhole); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
-    ``injector_ip`` and ``idle_timeout_s`` (middlebox-rst).
+    ``injector_ip``, ``idle_timeout_s`` or ``after_bytes``, ``injector_ttl`` and ``rst_to`` (``both`` or
+    ``client``) (middlebox-rst).
     """
 
     type: NetworkFaultType
