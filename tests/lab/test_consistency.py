@@ -168,3 +168,21 @@ def test_private_zone_link_listing_shows_the_missing_link(make_lab: Callable[...
     assert _json(lab, "network private-dns link vnet list -g prod-rg -z privatelink.redis.cache.windows.net") == []
     records = _json(lab, "network private-dns record-set a list -g prod-rg -z privatelink.redis.cache.windows.net")
     assert records[0]["aRecords"] == [{"ipv4Address": "10.1.2.4"}]
+
+
+def test_test_connectivity_probes_icmp_when_asked_and_tcp_otherwise(make_lab: Callable[..., Lab]) -> None:
+    """`--protocol Icmp` sends echo requests (no port): an NSG that denies ICMP by design makes it
+    Unreachable with the rule named, while the TCP check of the same pair is Reachable."""
+    lab = make_lab("healthy-icmp-denied")
+    base = "network watcher test-connectivity -g prod-rg --source-resource web-vm-01 --dest-resource redis-primary"
+    icmp = json.loads(lab.az(base + " --protocol Icmp").out)
+    assert icmp["connectionStatus"] == "Unreachable" and icmp["probesFailed"] == icmp["probesSent"]
+    issues = [i for h in icmp["hops"] for i in h["issues"]]
+    assert [(i["type"], i["origin"]) for i in issues] == [("NetworkSecurityRule", "Inbound")]
+    assert issues[0]["context"] == [{"key": "RuleName", "value": "DenyIcmpInbound"}]
+    tcp = json.loads(lab.az(base + " --protocol Tcp --dest-port 6379").out)
+    assert tcp["connectionStatus"] == "Reachable"
+    healthy = make_lab("healthy")
+    ping = json.loads(healthy.az("network watcher test-connectivity -g prod-rg --source-resource web-vm-01 "
+                                 "--dest-resource redis-primary --protocol Icmp").out)
+    assert ping["connectionStatus"] == "Reachable"  # no port on the data subnet's allow rule is needed for echo

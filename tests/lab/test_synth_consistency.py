@@ -334,7 +334,7 @@ def test_a_reset_forged_toward_the_client_only_is_answered_by_the_client(cap_dir
     resends the segment the box ate and the client's own stack answers it with a RST (its real TTL, no ACK).
     The client is the one host hit: another client on the same route is never reset."""
     world = load_world(name)
-    client, server, server_ip, port = _ends(world, name)
+    client, server, server_ip, _port = _ends(world, name)
     assert server is not None and world.fault is not None
     client_ip = world.endpoint_ip(client)
     ca, csem = _analyse(cap_dir, world, client)
@@ -354,3 +354,42 @@ def test_a_reset_forged_toward_the_client_only_is_answered_by_the_client(cap_dir
     for other in others:
         _, osem = _analyse(cap_dir, world, other)
         assert osem["summary"]["rst_packets"] == 0 and "rst_injected" not in _kinds(osem)
+
+
+@pytest.mark.parametrize(("name", "answered"), [("healthy", True), ("healthy-icmp-denied", False)])
+def test_a_ping_flow_is_echo_requests_answered_only_where_the_nsgs_let_icmp_in(tmp_path: Path, name: str,
+                                                                               answered: bool) -> None:
+    """ICMP in the data plane: a monitoring ping from web-vm-01 to redis-primary is one echo request per
+    "request" (one identifier, sequence 1, 2, ...); the server's echo replies exist only where its NSG allows
+    ICMP, and the denied requests never reach the server's capture."""
+    import yaml
+
+    from netghost.lab.world import world_from_yaml
+
+    data = yaml.safe_load((SCENARIO_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
+    data["traffic"] = [{"name": "web-pings-redis", "client": "web-vm-01", "server": "redis-primary",
+                        "protocol": "Icmp", "requests_per_minute": 60}]
+    world = world_from_yaml(yaml.safe_dump(data))
+    assert world.flow_outcome("web-pings-redis").outcome == ("delivered" if answered else "nsg-denied-inbound")
+    sems = {}
+    for vm in ("web-vm-01", "redis-primary"):
+        path = tmp_path / f"{vm}.pcap"
+        path.write_bytes(synthesize_capture(world, vm, T0, T0 + WINDOW))
+        sems[vm] = build_semantic(analyze_capture(path), path.stat().st_size)
+    requests = sems["web-vm-01"]["summary"]["icmp"].get("8/0", 0)
+    assert 55 <= requests <= 61  # one a second over the minute
+    assert sems["web-vm-01"]["summary"]["icmp"].get("0/0", 0) == (requests if answered else 0)
+    assert sems["redis-primary"]["summary"]["icmp"].get("8/0", 0) == (requests if answered else 0)
+
+
+def test_an_icmp_flow_has_no_port_and_a_tcp_flow_needs_one() -> None:
+    import yaml
+
+    from netghost.errors import LabError
+    from netghost.lab.world import world_from_yaml
+
+    data = yaml.safe_load((SCENARIO_DIR / "healthy.yaml").read_text(encoding="utf-8"))
+    for flow, why in (({"protocol": "Icmp", "port": 22}, "has no port"), ({"protocol": "Tcp"}, "needs a port")):
+        data["traffic"] = [{"name": "f", "client": "web-vm-01", "server": "redis-primary", **flow}]
+        with pytest.raises(LabError, match=why):
+            world_from_yaml(yaml.safe_dump(data))

@@ -117,8 +117,10 @@ def _test_connectivity(ctx: AzContext, args: ParsedArgs) -> Any:
     protocol = (args["protocol"] or "Tcp")
     port = int_arg(args["dest_port"], "--dest-port") if args["dest_port"] else (80 if protocol == "Http" else 443)
     outcome = None
-    if server is not None:
-        flow = TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port, protocol="Tcp")
+    if server is not None:  # Icmp probes are echo requests (no port); Http/Https/Tcp open a TCP connection
+        flow = (TrafficFlow(name="connectivity-check", client=vm.name, server=server, protocol="Icmp")
+                if protocol == "Icmp" else
+                TrafficFlow(name="connectivity-check", client=vm.name, server=server, port=port, protocol="Tcp"))
         outcome = w.flow_outcome(flow)
     hops = _connectivity_hops(ctx, vm, outcome)
     reachable = outcome is not None and outcome.connects
@@ -181,11 +183,10 @@ def _note_source_issues(outcome: FlowOutcome | None, src_issues: list[dict[str, 
     """The issues test-connectivity reports at the source: DNS, an NSG rule, a missing route."""
     if outcome is None or outcome.outcome == "dns-nxdomain":
         src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "DnsResolution"})
-    elif outcome.outcome.startswith("nsg-denied"):
-        where = "Outbound" if outcome.outcome.endswith("outbound") else "Inbound"
-        issue = {"context": [{"key": "RuleName", "value": (outcome.nsg.rule_name.split("/")[-1] if outcome.nsg else "")}],
-                 "origin": where, "severity": "Error", "type": "NetworkSecurityRule"}
-        (src_issues if where == "Outbound" else hops[-1]["issues"]).append(issue)
+    elif outcome.outcome == "nsg-denied-outbound":  # an inbound deny is the destination hop's issue (below)
+        src_issues.append({"context": [{"key": "RuleName", "value": (outcome.nsg.rule_name.split("/")[-1]
+                                                                     if outcome.nsg else "")}],
+                           "origin": "Outbound", "severity": "Error", "type": "NetworkSecurityRule"})
     elif outcome.outcome == "no-route":
         src_issues.append({"context": [], "origin": "Local", "severity": "Error", "type": "UserDefinedRoute"
                            if outcome.next_hop and outcome.next_hop.route_table_id != "System Route" else "Platform"})

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import struct
 from dataclasses import dataclass
 
 from netghost.lab.synth._packets import Pkt
-from netghost.lab.synth._pcap import dns_message, encode_ipv4, icmp_error, udp_datagram
+from netghost.lab.synth._pcap import dns_message, encode_ipv4, icmp_echo, icmp_error, udp_datagram
 from netghost.lab.synth._tcp import Endpoint, PathModel, TcpConv
 from netghost.lab.world import DnsAnswer, FlowOutcome, TrafficFlow, World
 
@@ -136,6 +137,8 @@ def one_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
         return pkts
     if flow.protocol == "Udp":
         return pkts + udp_exchange(world, flow, out, t, k, rng)
+    if flow.protocol == "Icmp":
+        return pkts + echo_exchange(world, flow, out, t, k, rng)
     return pkts + _tcp_exchange(world, flow, out, out.server_ip, t, k, rng)
 
 
@@ -241,6 +244,26 @@ def udp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k:
         pkts += path.route(rep, False, size, False)
         tr += 15e-6
     return pkts
+
+
+def echo_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, t: float, k: int,  # noqa: PLR0917  internal
+                  rng: random.Random) -> list[Pkt]:
+    """One ping: an echo request (iputils: identifier per flow, sequence ``k + 1``, 56 data bytes, DF
+    set) and, when it gets there, the host's echo reply with the same identifier, sequence and data."""
+    path = _path(world, out, flow, rng)
+    if out.outcome in SILENT:
+        path.blackhole = True
+    client, server = out.client_ip, out.server_ip or ""
+    ident = seeded(world.name, "ping", flow.name).getrandbits(16)
+    data = struct.pack("!d", t) + bytes(range(16, 64))  # timestamp then the iputils fill pattern: 56 bytes
+    req = Pkt(t, client, server, 1, rng.getrandbits(16), host_ttl(world, client), True,
+              icmp_echo(8, ident, (k + 1) & 0xFFFF, data), None, path.hops)
+    pkts = [req, *path.route(req, True, len(data), False)]
+    if req.arrive is None or out.outcome != "delivered":
+        return pkts
+    rep = Pkt(req.arrive + 40e-6, server, client, 1, rng.getrandbits(16), host_ttl(world, server), False,
+              icmp_echo(0, ident, (k + 1) & 0xFFFF, data), None, path.hops)
+    return [*pkts, rep, *path.route(rep, False, len(data), False)]
 
 
 def flow_exchanges(world: World, flow: TrafficFlow, start: float, end: float) -> list[Exchange]:

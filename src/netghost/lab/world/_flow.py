@@ -85,8 +85,10 @@ def _leave_client(world: Topology, walk: _Walk, client_vm: Vm) -> FlowOutcome | 
     flow, server_ip = walk.flow, walk.server_ip
     assert server_ip is not None
     nic: Nic = client_vm.nics[0]
+    icmp = flow.protocol == "Icmp"  # no ports: only rules with port ranges "*" match it
     out = world.evaluate_nsg(client_vm, "Outbound", protocol=flow.protocol, local_ip=walk.client_ip,
-                             local_port=EPHEMERAL_PORT, remote_ip=server_ip, remote_port=flow.port, nic=nic)
+                             local_port=None if icmp else EPHEMERAL_PORT, remote_ip=server_ip,
+                             remote_port=None if icmp else flow.port, nic=nic)
     if out.access == "Deny":
         return walk.done("nsg-denied-outbound", f"{out.nsg} {out.rule_name} denies it leaving {client_vm.name}",
                          nsg=out)
@@ -114,14 +116,17 @@ def _enter_server(world: Topology, walk: _Walk) -> FlowOutcome | None:
     if server is None:
         return None
     server_vm, server_nic = server
+    icmp = flow.protocol == "Icmp"
     inbound = world.evaluate_nsg(server_vm, "Inbound", protocol=flow.protocol, local_ip=server_ip,
-                                 local_port=flow.port, remote_ip=walk.client_ip, remote_port=EPHEMERAL_PORT,
-                                 nic=server_nic)
+                                 local_port=None if icmp else flow.port, remote_ip=walk.client_ip,
+                                 remote_port=None if icmp else EPHEMERAL_PORT, nic=server_nic)
     if inbound.access == "Deny":
         return walk.done("nsg-denied-inbound", f"{inbound.nsg} {inbound.rule_name} denies it entering {server_vm.name}",
                          nsg=inbound)
     if server_vm.power_state != "running":
         return walk.done("host-down", f"{server_vm.name} is {server_vm.power_state}")
+    if icmp:
+        return None  # a running host answers echo requests itself (net.ipv4.icmp_echo_ignore_all=0)
     if world.service_at(server_ip, flow.port, flow.protocol) is None:
         return walk.done("service-down", f"nothing listens on {server_ip}:{flow.port}/{flow.protocol}")
     return None

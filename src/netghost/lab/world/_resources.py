@@ -349,14 +349,16 @@ class TrafficFlow(LabModel):
     """Application traffic the world carries: ``client`` talks to ``server:port``.
 
     ``client``/``server`` name a VM or give a literal IPv4 address (an Internet client, a PaaS
-    endpoint). ``server_name`` is the DNS name the client resolves first, if any.
+    endpoint). ``server_name`` is the DNS name the client resolves first, if any. An ``Icmp`` flow is
+    ping (echo requests, one per "request", answered by any running host the NSGs let it reach); it
+    has no port.
     """
 
     name: str
     client: str
     server: str
-    port: int = Field(ge=1, le=65535)
-    protocol: Literal["Tcp", "Udp"] = "Tcp"
+    port: int = Field(default=0, ge=0, le=65535, description="required for Tcp and Udp; none for Icmp")
+    protocol: Literal["Tcp", "Udp", "Icmp"] = "Tcp"
     server_name: str | None = None
     app: Literal["http", "https", "redis", "sql", "dns", "generic"] = "generic"
     requests_per_minute: float = Field(default=30.0, gt=0)
@@ -364,6 +366,14 @@ class TrafficFlow(LabModel):
     response_bytes: int = Field(default=1200, ge=0)
     response_header: str | None = Field(
         default=None, description="http(s): one extra response header line ('X-Note: ...') the server sends")
+
+    @model_validator(mode="after")
+    def _port_for_transport(self) -> TrafficFlow:
+        if self.protocol == "Icmp" and self.port:
+            raise ValueError(f"flow {self.name}: an Icmp flow (ping) has no port")
+        if self.protocol != "Icmp" and not self.port:
+            raise ValueError(f"flow {self.name}: a {self.protocol} flow needs a port (1-65535)")
+        return self
 
 
 class LocalMachine(LabModel):
