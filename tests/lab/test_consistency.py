@@ -186,3 +186,19 @@ def test_test_connectivity_probes_icmp_when_asked_and_tcp_otherwise(make_lab: Ca
     ping = json.loads(healthy.az("network watcher test-connectivity -g prod-rg --source-resource web-vm-01 "
                                  "--dest-resource redis-primary --protocol Icmp").out)
     assert ping["connectionStatus"] == "Reachable"  # no port on the data subnet's allow rule is needed for echo
+
+
+def test_a_scale_set_is_listed_with_its_instance_nics_but_not_among_the_vms(make_lab: Callable[..., Lab]) -> None:
+    """Uniform scale-set instances are not virtualMachines resources: `vm list` omits them, `vmss list`
+    names the set and `vmss nic list` gives each instance's NIC under the instance's id, with its address."""
+    lab = make_lab("vmss-one-instance-down")
+    assert "orders-vmss_1" not in {v["name"] for v in _json(lab, "vm list")}
+    sets = _json(lab, "vmss list")
+    assert [(s["name"], s["resourceGroup"], s["sku"]["capacity"]) for s in sets] == [("orders-vmss", "orders-rg", 3)]
+    assert _json(lab, "vmss list -g commerce-rg") == []
+    nics = _json(lab, "vmss nic list -g orders-rg --vmss-name orders-vmss")
+    rows = [(n["virtualMachine"]["id"].rsplit("/", 1)[-1], n["ipConfigurations"][0]["privateIPAddress"]) for n in nics]
+    assert rows == [("0", "10.60.8.4"), ("1", "10.60.8.5"), ("2", "10.60.8.6")]
+    assert all(n["id"].startswith(n["virtualMachine"]["id"] + "/networkInterfaces/") for n in nics)
+    missing = lab.az("vmss nic list -g orders-rg --vmss-name no-such-vmss")
+    assert missing.code == 3 and "ResourceNotFound" in missing.err

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az._arm_docs import guid
+from netghost.lab.az._arm_docs import guid, nic_doc
 from netghost.lab.az._context import AzContext, Command, id_parts, require_rg
 from netghost.lab.az._errors import AzError, not_found
 from netghost.lab.world import ScaleSet, Vm, World
@@ -133,6 +133,34 @@ def _list_instances(ctx: AzContext, args: ParsedArgs) -> Any:
     return [instance_doc(ctx.world, vmss, vm, expand) for vm in ctx.world.instances(vmss)]
 
 
+def _list(ctx: AzContext, args: ParsedArgs) -> Any:
+    """``az vmss list [-g]``: every scale set the subscription (or the group) holds."""
+    rg = args["resource_group"]
+    if rg:
+        require_rg(ctx, rg, "Microsoft.Compute/virtualMachineScaleSets/read")
+    return [vmss_doc(ctx.world, v) for v in ctx.world.spec.vm_scale_sets
+            if rg is None or v.resource_group.lower() == rg.lower()]
+
+
+def _nic_list(ctx: AzContext, args: ParsedArgs) -> Any:
+    """``az vmss nic list -g RG --vmss-name NAME``: the instances' NICs. Their ids live under the
+    instance (``.../virtualMachines/<id>/networkInterfaces/<nic>``) and ``virtualMachine`` names it."""
+    vmss = find_scale_set(ctx, args["resource_group"], args["vmss_name"])
+    out = []
+    for vm in ctx.world.instances(vmss):
+        iid = ctx.world.vm_id(vm)
+        for nic in vm.nics:
+            doc = nic_doc(ctx.world, vm, nic)
+            nid = f"{iid}/networkInterfaces/{nic.name}"
+            doc["id"] = nid
+            for conf in doc["ipConfigurations"]:
+                conf["id"] = f"{nid}/ipConfigurations/{vmss.name[:9]}IPConfig"
+                conf["name"] = f"{vmss.name[:9]}IPConfig"
+            doc["virtualMachine"] = {"id": iid, "resourceGroup": vm.resource_group}
+            out.append(doc)
+    return out
+
+
 def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
     vmss = find_scale_set(ctx, args["resource_group"], args["vmss_name"])
     sid = ctx.world.vmss_id(vmss)
@@ -145,6 +173,13 @@ def _extension_list(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 COMMANDS = [
+    Command(CommandSpec(("vmss", "list"), (Arg("--resource-group", "-g"),),
+                        (("List all virtual machine scale sets in a resource group.", "az vmss list -g MyResourceGroup"),)),
+            _list),
+    Command(CommandSpec(("vmss", "nic", "list"), (
+        Arg("--resource-group", "-g", required=True), Arg("--vmss-name", required=True),
+    ), (("List the network interfaces of a VMSS.", "az vmss nic list -g MyResourceGroup --vmss-name MyVmss"),)),
+        _nic_list),
     Command(CommandSpec(("vmss", "show"), (
         Arg("--ids", kind="many"), Arg("--include-user-data", "-u", kind="flag"), Arg("--instance-id"),
         Arg("--name", "-n"), Arg("--resource-group", "-g"),

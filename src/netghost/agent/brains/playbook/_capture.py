@@ -42,6 +42,9 @@ def _latest_status(f: Facts, task_id: str) -> Observation | None:
 def _capture_call(f: Facts, client: dict[str, Any], server: dict[str, Any] | None, *, target: str | None = None,
                   auth: str | None = None) -> FunctionCall:
     s = f.symptom
+    vmss = f.server_scale_set() if target is None else None
+    if vmss is not None:  # every instance of the set is captured: the fleet report compares them
+        client, target = vmss, str(vmss.get("name"))
     account = f.storage_account(str(client.get("location") or "")) or {}
     # az expands a bare account name with the target's group: an account elsewhere goes by its id
     named = str(account.get("name") or "forensicssa")
@@ -205,8 +208,29 @@ def _points_clean(text: str) -> bool:
     return len(points) >= 2 and all("no network fault detected" in p.lower() for p in points)
 
 
+_FLEET = re.compile(r"^## Fleet: every instance compared\n(.*?)(?=^## |\Z)", re.M | re.S)
+_MOST_TROUBLE = re.compile(r"^- Most trouble: (?P<capture>\S+) \(score [^)]*\): (?P<title>.+?)\.?$", re.M)
+
+
+def _fleet_trouble(f: Facts, text: str) -> tuple[str, dict[str, Any]] | None:
+    """A scale set's capture: the fleet section's most troubled instance (its finding, and the instance as
+    a server: name and id), when the fleet names one; the lead instance's own summary may be clean."""
+    section = _FLEET.search(text)
+    vmss = f.server_scale_set()
+    hit = _MOST_TROUBLE.search(section.group(1)) if section else None
+    number = re.search(r"_(\d+)(?:\.\w+)*$", hit["capture"]) if hit else None  # <task>_<instance>.cap
+    if hit is None or number is None or vmss is None:
+        return None
+    instance = next((i for i in f.instances(vmss) if i["instance"].rsplit("/", 1)[-1] == number.group(1)), None)
+    rid = instance["instance"] if instance else f"{vmss.get('id') or vmss.get('name')}/virtualMachines/{number.group(1)}"
+    return _SEVERITY.sub("", hit["title"].strip()), {"name": f"{vmss.get('name')} instance {number.group(1)}", "id": rid}
+
+
 def _from_summary(f: Facts, text: str, read: Observation, status: Observation, *, server: dict[str, Any] | None,
                   server_ip: str) -> Verdict:
+    fleet = _fleet_trouble(f, text)
+    if fleet is not None:
+        text, server = f"**Most likely issue:** {fleet[0]}", fleet[1]
     head = _headline(text)
     low = (head or text).lower()
     appliance = _path_appliance(f)

@@ -135,9 +135,37 @@ class Facts:
         return None
 
     def is_known_host(self, word: str) -> bool:
-        """A VM of the subscription by its exact name or one of its private addresses."""
+        """A VM or scale set of the subscription by its exact name, or a VM's private address."""
         low = word.lower()
-        return any(str(v.get("name", "")).lower() == low or word in ips(v) for v in self.vms())
+        return any(str(v.get("name", "")).lower() == low or word in ips(v) for v in self.vms()) or \
+            self.scale_set_named(word) is not None
+
+    # ---- scale sets ------------------------------------------------------------------------------
+
+    def scale_sets(self) -> list[dict[str, Any]]:
+        o = next((x for x in reversed(self.of("vmss")) if x.ok), None)
+        doc = o.json() if o else None
+        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+
+    def scale_set_named(self, word: str | None) -> dict[str, Any] | None:
+        """The scale set a word of the complaint names exactly (its instances are no VMs to ``vm list``)."""
+        low = (word or "").lower()
+        return next((v for v in self.scale_sets() if low and str(v.get("name", "")).lower() == low), None)
+
+    def server_scale_set(self) -> dict[str, Any] | None:
+        """The scale set the complaint's server is, when it is one and no VM has that name."""
+        server = self.symptom.server
+        if server is None or is_ip(server) or any(str(v.get("name", "")).lower() == server.lower() for v in self.vms()):
+            return None
+        return self.scale_set_named(server)
+
+    def instances(self, vmss: Mapping[str, Any]) -> list[dict[str, str]]:
+        """The set's instances as read by ``vmss nic list``: ``ip`` and ``instance`` (the instance's id)."""
+        o = next((x for x in reversed(self.of("vmss_nics")) if x.ok and option(x.argv, "--vmss-name") == vmss.get("name")),
+                 None)
+        doc = o.json() if o else None
+        return [{"ip": str(n.get("ip")), "instance": str(n.get("instance"))} for n in doc or []
+                if isinstance(n, dict) and is_ip(str(n.get("ip")))] if isinstance(doc, list) else []
 
     def vm_by_ip(self, ip: str) -> dict[str, Any] | None:
         return next((v for v in self.vms() if ip in ips(v)), None)
@@ -151,6 +179,8 @@ class Facts:
             return None
         if is_ip(server):
             return self.vm_by_ip(server)
+        if self.server_scale_set() is not None:
+            return None
         ip = self.server_ip()
         by_ip = self.vm_by_ip(ip) if ip else None
         return by_ip or (None if self.symptom.server_is_name else self.vm_named(server))
@@ -164,6 +194,10 @@ class Facts:
             return server
         if self.symptom.server_is_name:
             return self.private_answer()
+        vmss = self.server_scale_set()
+        if vmss is not None:  # a scale set: its first instance stands for the path (one subnet, one NSG)
+            found = self.instances(vmss)
+            return found[0]["ip"] if found else None
         vm = self.vm_named(server)
         return ips(vm)[0] if vm and ips(vm) else None
 

@@ -60,7 +60,8 @@ def decide(f: Facts) -> Move:
         calls = [_shell(r.vm_list(), "Find both ends of the complaint (IPs, groups, power state) in any resource group."),
                  _shell(r.vnet_list(), "Map the VNets: address spaces, subnets with their NSGs and route tables, "
                                        "peerings and their state."),
-                 _shell(r.storage_accounts(), "Know where a capture could be written, should one be needed.")]
+                 _shell(r.storage_accounts(), "Know where a capture could be written, should one be needed."),
+                 _shell(r.vmss_list(), "Scale sets too: their instances are not in the VM list.")]
         if s.server_is_name and s.server:
             calls += [_shell(r.private_zone_list(), f"Find the private DNS zone that should answer for {s.server}."),
                       _shell(r.dig_short(s.server), f"What this machine's resolver answers for {s.server} "
@@ -80,6 +81,12 @@ def decide(f: Facts) -> Move:
         dns = _dns_step(f, client)
         if dns is not None:
             return dns
+    vmss = f.server_scale_set()
+    if vmss is not None and not f.instances(vmss):
+        calls = _unsent(f, [_shell(r.vmss_nics(str(vmss.get("rg")), str(vmss.get("name"))),
+                                   f"{vmss.get('name')} is a scale set: which addresses do its instances have?")])
+        if calls:
+            return Move(f"The server {vmss.get('name')} is a scale set, not a VM: finding its instances.", calls)
     server_ip = f.server_ip() or _public_answer(f)
     if server_ip is None:
         return Move("", verdict=Verdict(None, f"Could not find the server of '{s.text}' ({s.server or 'not named'}).",

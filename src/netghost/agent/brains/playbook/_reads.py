@@ -26,6 +26,8 @@ __all__ = [
     "storage_accounts",
     "test_ip_flow",
     "vm_list",
+    "vmss_list",
+    "vmss_nics",
     "vnet_list",
 ]
 
@@ -35,6 +37,18 @@ _VM_FIELDS = "{name:name, rg:resourceGroup, ip:privateIps, location:location, po
 def vm_list() -> str:
     """Every VM with its group, private IPs, region and power state (one read finds both ends anywhere)."""
     return f'az vm list -d --query "[].{_VM_FIELDS}" -o json'
+
+
+def vmss_list() -> str:
+    """Every scale set (uniform instances are no ``az vm list`` entries, so a set named in the complaint is
+    found only here)."""
+    return 'az vmss list --query "[].{name:name, rg:resourceGroup, id:id, location:location}" -o json'
+
+
+def vmss_nics(rg: str, name: str) -> str:
+    """A scale set's instances by address: each NIC's private IP and the instance it belongs to."""
+    return (f"az vmss nic list -g {shlex.quote(rg)} --vmss-name {shlex.quote(name)} "
+            '--query "[].{ip:ipConfigurations[0].privateIPAddress, instance:virtualMachine.id}" -o json')
 
 
 def vnet_list() -> str:
@@ -127,6 +141,8 @@ def step_of(command: str) -> str | None:
     if head.startswith("az vm list"):
         return "appliance" if query.startswith("[?contains(privateIps") else "vms"
     table = {
+        "az vmss list": "vmss",
+        "az vmss nic list": "vmss_nics",
         "az network vnet list": "vnets",
         "az storage account list": "storage",
         "az network private-dns zone list": "zones",
