@@ -57,6 +57,18 @@ cdef Py_ssize_t PF2 = 8
 cdef Py_ssize_t PF3 = 3
 
 
+cdef void _tick(void* fn) noexcept nogil:
+    """Call the Python callable ``fn`` (no arguments) with the GIL; an exception it raises is only reported.
+
+    Why: the walk reads every segment's columns and writes its outputs once, in capture order. When
+    those arrays are file-backed (spilled past the memory budget) the pages walked stay in the
+    process's resident set until released; the engine passes a release here so they leave as the walk
+    goes instead of accumulating to the whole capture's columns.
+    """
+    with gil:
+        (<object>fn)()
+
+
 # conversation grouping (_tcp_table.pxi), then the rule machine over the segments (_tcp_rules.pxi);
 # both textually included, so this stays one compiled module
 include "_compiled_table.pxi"
@@ -124,12 +136,14 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
                     const int32_t[::1] dport, const int64_t[::1] seq, const int64_t[::1] ack,
                     const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen,
                     const double[::1] ts, const int16_t[::1] wscale, const int32_t[::1] mss,
-                    const int64_t[::1] frame, out=None):
+                    const int64_t[::1] frame, out=None, tick=None, Py_ssize_t tick_every=0):
     """Grouping + rules + stream table in one pass (see :func:`netghost.forensics.tcp.analyze_tcp`).
 
     ``out``: optional preallocated (aflags int64, ack_rtt float64, sid int64, order int64) arrays of
     ``len(rows)`` elements (e.g. file-backed ones from :mod:`netghost.forensics.spill`); they are
-    filled and returned.
+    filled and returned. ``tick``: optional callable (no arguments, should not raise) run every
+    ``tick_every`` segments of the walk and of the final ordering, e.g. to release walked pages of
+    file-backed columns (:func:`netghost.forensics.spill.release`); it changes no result.
 
     Returns:
         (aflags, ack_rtt, sid, order, table) where ``order`` lists segments stream by stream (capture
@@ -167,6 +181,9 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
     k.out_flags = &ofv[0]
     k.out_rtt = &orv[0]
     k.out_sid = &sidv[0]
+    if tick is not None and tick_every > 0:
+        k.tick = <void*>tick  # borrowed: ``tick`` outlives the call
+        k.tick_every = tick_every
     with nogil:
         rc = _run(&k, n, 0, True, &res, <char*>&ov[0], n * sizeof(int64_t))
         if rc == 0:
@@ -174,7 +191,7 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
             if counts != NULL:
                 for j in range(res.ns):
                     counts[j] = res.streams[j].pkts[0] + res.streams[j].pkts[1]
-                _bucket_order(&sidv[0], n, counts, res.ns, &ov[0])
+                _bucket_order(&sidv[0], n, counts, res.ns, &ov[0], k.tick, k.tick_every)
     free(counts)
     if rc != 0 or counts == NULL:
         free(res.streams)

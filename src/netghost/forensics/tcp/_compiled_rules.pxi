@@ -93,6 +93,8 @@ cdef struct Cols:
     double* out_irtt
     double* out_rtt
     int64_t* out_sid
+    void* tick  # a Python callable (borrowed) run with the GIL every tick_every segments, or NULL
+    Py_ssize_t tick_every
 
 
 cdef struct Result:
@@ -136,6 +138,7 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res, c
     cdef double t, thr
     cdef bint new, skip, same, nad, rtt_set
     cdef int rc = -1
+    cdef Py_ssize_t tick_at = k.tick_every if k.tick != NULL and k.tick_every > 0 else -1
     res.streams = NULL  # the callers free it whatever happens
     res.ns = 0
     res.nconv = 0
@@ -201,6 +204,9 @@ cdef int _run(Cols* k, Py_ssize_t n, int64_t nconv, bint streams, Result* res, c
         if ii < 0:
             continue
         i = ii
+        if i == tick_at:
+            tick_at += k.tick_every
+            _tick(k.tick)
         r = k.rows[i]
         if r < 0 or r >= k.nrows:
             rc = -2

@@ -101,18 +101,24 @@ cdef inline int64_t _find(Table* t, const Pend* p, int64_t* dirn) noexcept nogil
     return t.n - 1
 
 
-cdef void _bucket_order(const int64_t* key, Py_ssize_t n, int64_t* pos, int64_t nkeys, int64_t* order) noexcept nogil:
+cdef void _bucket_order(const int64_t* key, Py_ssize_t n, int64_t* pos, int64_t nkeys, int64_t* order,
+                        void* tick=NULL, Py_ssize_t tick_every=0) noexcept nogil:
     """Counting sort: ``order`` lists indices grouped by ``key`` (ascending), index order inside.
 
-    ``pos`` holds each key's count on entry (scratch, overwritten).
+    ``pos`` holds each key's count on entry (scratch, overwritten). ``tick`` (a Python callable, or
+    NULL) is called every ``tick_every`` indices, as in ``_run``.
     """
     cdef Py_ssize_t i
+    cdef Py_ssize_t tick_at = tick_every if tick != NULL and tick_every > 0 else -1
     cdef int64_t acc = 0, c
     for i in range(nkeys):
         c = pos[i]
         pos[i] = acc
         acc += c
     for i in range(n):
+        if i == tick_at:
+            tick_at += tick_every
+            _tick(tick)
         c = key[i]
         order[pos[c]] = i
         pos[c] += 1

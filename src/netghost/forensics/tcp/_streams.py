@@ -359,7 +359,8 @@ def analyze_tcp(cols: Packets, rows: np.ndarray) -> TcpAnalysis:
     aflags, ack_rtt, sid, order, table = mod.analyze_streams(
         np.ascontiguousarray(rows, dtype=np.int64), *_endpoints(cols),
         *compiled_fields((cols.seq, cols.ack, cols.tcp_flags, cols.win, cols.paylen, cols.ts, cols.wscale)),
-        np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64), out)
+        np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64), out,
+        tick=spill.releaser(), tick_every=spill.RELEASE_ROWS)  # spilled columns' walked pages leave RSS as it goes
     syn_c, synack_s = table.pop("syn_c"), table.pop("synack_s")
     t = TcpStreams(**table, conn_state=np.zeros(len(table["first_frame"]), np.int8))
     t.conn_state = _conn_state(t, syn_c, synack_s)
