@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -156,10 +156,20 @@ def roomy(nbytes: int) -> bool:
     return b.limit - b.in_ram >= nbytes
 
 
-def spans(n: int, step: int | None = None) -> list[tuple[int, int]]:
-    """``[(lo, hi), ...]`` blocks of ``step`` (default BLOCK) rows covering ``range(n)``."""
+def spans(n: int, step: int | None = None) -> Iterator[tuple[int, int]]:
+    """``(lo, hi)`` blocks of ``step`` (default BLOCK) rows covering ``range(n)``, in order.
+
+    Between two blocks the spilled arrays' pages leave the resident set (:func:`spill.releaser`): a
+    blocked pass over file-backed columns otherwise keeps every page it walked mapped, so its resident
+    set would grow with the capture instead of staying a block's worth. Dropped pages keep their
+    contents (a page used again is mapped again); with nothing spilled nothing is called.
+    """
     step = step or BLOCK
-    return [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    release = spill.releaser() if n > step else None
+    for lo in range(0, n, step):
+        if release is not None and lo:
+            release()
+        yield lo, min(lo + step, n)
 
 
 class Collect:

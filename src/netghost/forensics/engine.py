@@ -259,7 +259,7 @@ def _analyze(path: str | Path, progress: ProgressFn | None, chunk_bytes: int | N
 
     tcp_rows = tcp_segment_rows(cols)
     ta = analyze_tcp(cols, tcp_rows)
-    spill.release()
+    spill.release()  # (each stage below walks spilled columns too: their pages leave RSS after it)
 
     issues: Counter[str] = Counter()
     issue_frames: dict[str, list[int]] = {}
@@ -270,9 +270,13 @@ def _analyze(path: str | Path, progress: ProgressFn | None, chunk_bytes: int | N
             name = ISSUES[c]
             issues[name] = k
             issue_frames[name] = [int(x) for x in cols.frame[bad[cols.issue[bad] == c][:10]]]
+    dns = analyze_dns(msgs, cols)
+    spill.release()
+    icmp = analyze_icmp(cols)
+    spill.release()
     return Analysis(
         info=info, cols=cols, tcp_rows=tcp_rows, tcp_flags=ta.flags, tcp_stream=ta.stream, streams=ta.streams,
-        dns_msgs=msgs, dns=analyze_dns(msgs, cols), icmp=analyze_icmp(cols),
+        dns_msgs=msgs, dns=dns, icmp=icmp,
         decode_issues=dict(issues), decode_issue_frames=issue_frames, tcp_order=ta.order, tcp_ack_rtt=ta.ack_rtt,
         tcp_stream_start=stream_starts(ta.streams) if compiled_tcp() is not None else None,
     )
@@ -288,6 +292,7 @@ def tcp_segment_rows(cols: Packets) -> np.ndarray:
     :func:`~netghost.forensics.spill.alloc` (file-backed past ``NETGHOST_PCAP_MEMORY``) and the
     masks are built a chunk at a time instead of as three full-length temporaries. The array is
     sized for every row (pages past the segments found are never touched) and returned trimmed.
+    When columns are spilled, each chunk's pages are released before the next one is walked.
     """
     n = len(cols)
     out = spill.alloc(n, np.int64)
@@ -295,7 +300,10 @@ def tcp_segment_rows(cols: Packets) -> np.ndarray:
     m = np.empty(min(n, TCP_ROWS_CHUNK), np.bool_)
     t = np.empty_like(m)
     k = 0
+    release = spill.releaser()
     for a in range(0, n, TCP_ROWS_CHUNK):
+        if release is not None and a:
+            release()  # the chunk just walked (spilled columns and output) leaves the resident set
         b = min(a + TCP_ROWS_CHUNK, n)
         mm, tt = m[: b - a], t[: b - a]
         np.equal(proto[a:b], 6, out=mm)

@@ -9,6 +9,7 @@ _other.py; this module runs them in dependency order and ranks the result.
 
 from __future__ import annotations
 
+from netghost.forensics import spill
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings._context import (
     SEVERITIES,
@@ -66,8 +67,10 @@ def build_findings(a: Analysis, limit: int = 24, ctx: Ctx | None = None) -> list
     if a.packets == 0:
         return []
     x = ctx if ctx is not None else Ctx(a)
-    found = [*syn_failures(x), *resets(x), *pmtu(x), *retransmissions(x), *zero_window(x), *dns(x),
-             *icmp(x), *capture_quality(x)]
+    found: list[Finding] = []
+    for detect in (syn_failures, resets, pmtu, retransmissions, zero_window, dns, icmp, capture_quality):
+        found += detect(x)
+        spill.release()  # each detector walks spilled columns: their pages leave RSS before the next one
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))
     found = _cap_per_kind(found)
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], "folded" in f["metrics"],

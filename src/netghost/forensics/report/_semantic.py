@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from netghost.forensics import spill
 from netghost.forensics.arrays import BLOCK, Collect, median, median_p95, member, roomy, select, spans
 from netghost.forensics.decode import ep
 from netghost.forensics.engine import Analysis
@@ -215,7 +216,12 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
     """
     x = Ctx(a)
     findings = build_findings(a, ctx=x)
+    # each part below walks spilled columns (past the memory budget): their pages leave RSS after it
     referenced = {int(f.split("/")[1]) for fd in findings for f in fd["flows"] if f.startswith("tcp/")}
+    flows = _flows(a, x, referenced)
+    spill.release()
+    rtt = _rtt_summary(a)
+    spill.release()
     c = a.cols
     st = a.streams
     states = {}
@@ -248,7 +254,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
             "rst_packets": int(x.rst_rows.shape[0]),
             "syn_without_synack": len(a.syn_without_synack()),
             "conn_states": states,
-            "ack_rtt": _rtt_summary(a),
+            "ack_rtt": rtt,
             "dns_rcodes": dns["rcode_counts"],
             "dns": {"queries": dns["queries"], "responses": dns["responses"], "unanswered": dns["unanswered"],
                     "latency_s": dns["latency_s"]},
@@ -257,7 +263,7 @@ def build_semantic(a: Analysis, file_size: int | None = None) -> dict[str, Any]:
             "decode_issues": a.decode_issues,
         },
         "findings": findings,
-        "flows": _flows(a, x, referenced),
+        "flows": flows,
         "dns": {"failures": dns["failures"][:MAX_ITEMS], "unanswered": dns["unanswered_names"][:MAX_ITEMS]},
         "icmp_errors": a.icmp["errors"][:MAX_ITEMS],
     }
