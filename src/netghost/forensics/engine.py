@@ -180,7 +180,10 @@ def walk_decode(mod: Any, w: PcapWindow, store: ColumnStore, scr: _Scratch, msgs
             store.reserve(min(int(store.total / pos0 * k0 * 1.05) + 1024, store.total // 16 + 1))
     pos = done = 0
     scale = w.ns_factor * 1e-9
+    release = spill.releaser()  # (a window of small records decodes to more column bytes than its own size)
     while True:
+        if release is not None and done:
+            release()  # the rows the last call wrote to spilled columns leave the resident set
         store.reserve(store.rows + 1, w.base + pos)
         row0 = store.rows
         # rows this call will most likely write: the rest of the window at the density seen so far
