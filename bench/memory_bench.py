@@ -5,7 +5,10 @@ process's private anonymous memory (what RLIMIT_DATA and the OOM killer count): 
 (``--max-memory`` / ``NETGHOST_PCAP_MEMORY``) it must stay near budget + a fixed working set however
 many packets the capture has; without one it grows with the capture. Each run is a fresh child
 process measured with ``tracemalloc`` (numpy reports its buffers to it; file-backed spill mappings
-are not anonymous and are not counted), split by stage: analysis, semantic build, reports.
+are not anonymous and are not counted), split by stage: analysis, semantic build, reports. It also prints the child's peak
+resident set (``VmHWM``), which does count file-backed pages (mapped capture windows, spilled columns):
+what a Dask worker's memory monitor or a container limit sees; under a budget it too should stay near
+budget + a fixed working set.
 
 Usage: ``python bench/memory_bench.py [--packets 400000,800000,1600000] [--budget 16M]``.
 Prints figures only (no asserts).
@@ -47,7 +50,8 @@ tracemalloc.reset_peak()
 text = json.dumps(sem, indent=1) + render_report(sem) + render_executive_summary(sem)
 _, p_rep = tracemalloc.get_traced_memory()
 cpu = time.process_time() - t0
-print(json.dumps({"held": held - base, "analysis": p_an - base, "semantic": p_sem - base, "reports": p_rep - base,
+hwm = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
+print(json.dumps({"hwm": hwm, "held": held - base, "analysis": p_an - base, "semantic": p_sem - base, "reports": p_rep - base,
                   "cpu": cpu, "in_ram": spill.budget().in_ram, "spilled": spill.budget().spilled}))
 """
 
@@ -63,7 +67,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETGHOST_PCAP_")}
     mb = 1 << 20
     print(f"{'packets':>9} {'budget':>6} | peak MB (tracemalloc, above start): {'analysis':>8} {'semantic':>8} "
-          f"{'reports':>7} | held after analysis | spilled MB | CPU s")
+          f"{'reports':>7} | held after analysis | spilled MB | peak RSS MB (VmHWM) | CPU s")
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(v) for v in args.packets.split(",")]:
             cap = Path(tmp) / f"cap_{n}.pcap"
@@ -73,7 +77,8 @@ def main() -> int:
                                      text=True, check=True)
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 print(f"{n:>9} {budget:>6} | {'':>35} {r['analysis'] / mb:>8.1f} {r['semantic'] / mb:>8.1f} "
-                      f"{r['reports'] / mb:>7.1f} | {r['held'] / mb:>19.1f} | {r['spilled'] / mb:>10.1f} | {r['cpu']:.2f}")
+                      f"{r['reports'] / mb:>7.1f} | {r['held'] / mb:>19.1f} | {r['spilled'] / mb:>10.1f} | {r['hwm'] / mb:>18.1f} | "
+                      f"{r['cpu']:.2f}")
             cap.unlink()
     return 0
 
