@@ -105,7 +105,9 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
                                     f"--direction Outbound --protocol TCP --local {nic.private_ip}:49152 "
                                     f"--remote {outcome.server_ip}:{flow.port}")
             assert (flow_check["access"] == "Deny") == (outcome.outcome == "nsg-denied-outbound")
-        if server is not None and outcome.outcome not in ("no-route", "appliance-down", "nsg-denied-outbound"):
+        # (a uniform scale set's instance is no virtualMachines resource: --vm cannot name it)
+        if server is not None and server.scale_set is None and \
+                outcome.outcome not in ("no-route", "appliance-down", "nsg-denied-outbound"):
             nic = server.nics[0]
             effective = _json(lab, f"network nic list-effective-nsg -g {server.resource_group} -n {nic.name}")
             vnet = world.subnet_of(nic)[0]
@@ -136,12 +138,13 @@ def test_answer_resource_exists_in_the_simulated_cloud(make_lab: Callable[..., L
     assert shown["id"] == top
     if len(parts) > 9:  # a child: rule, route or peering, listed by its parent's command
         rg, parent, child = parts[4], parts[8], parts[10]
-        listing = {
-            "securityRules": f"network nsg rule list -g {rg} --nsg-name {parent}",
-            "routes": f"network route-table route list -g {rg} --route-table-name {parent}",
-            "virtualNetworkPeerings": f"network vnet peering list -g {rg} --vnet-name {parent}",
+        listing, key = {
+            "securityRules": (f"network nsg rule list -g {rg} --nsg-name {parent}", "name"),
+            "routes": (f"network route-table route list -g {rg} --route-table-name {parent}", "name"),
+            "virtualNetworkPeerings": (f"network vnet peering list -g {rg} --vnet-name {parent}", "name"),
+            "virtualMachines": (f"vmss list-instances -g {rg} -n {parent}", "instanceId"),  # a scale set's instance
         }[parts[9]]
-        assert child in {item["name"] for item in _json(lab, listing)}
+        assert child in {item[key] for item in _json(lab, listing)}
 
 
 def test_disconnected_peering_is_visible(make_lab: Callable[..., Lab]) -> None:

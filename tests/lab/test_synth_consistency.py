@@ -393,3 +393,38 @@ def test_an_icmp_flow_has_no_port_and_a_tcp_flow_needs_one() -> None:
         data["traffic"] = [{"name": "f", "client": "web-vm-01", "server": "redis-primary", **flow}]
         with pytest.raises(LabError, match=why):
             world_from_yaml(yaml.safe_dump(data))
+
+
+def test_an_appliance_capture_shows_traffic_whose_far_end_is_on_the_internet(tmp_path: Path) -> None:
+    """A spoke whose default route points at the hub NVA: the NVA's capture shows the client's HTTPS
+    exchange with a public server, each packet arriving then leaving (TTL one lower); the server's packets
+    arrive with the Internet's hops already taken off their TTL, and the client sees them one hop later."""
+    import yaml
+
+    from netghost.lab.world import world_from_yaml
+
+    data = yaml.safe_load((SCENARIO_DIR / "healthy-via-appliance.yaml").read_text(encoding="utf-8"))
+    data["route_tables"][0]["routes"].append({"name": "egress-via-fw", "address_prefix": "0.0.0.0/0",
+                                              "next_hop_type": "VirtualAppliance", "next_hop_ip": "10.0.100.4"})
+    data["traffic"] = [{"name": "web-to-partner", "client": "web-vm-01", "server": "93.184.216.34", "port": 443,
+                        "app": "https", "requests_per_minute": 30, "request_bytes": 500, "response_bytes": 4000}]
+    world = world_from_yaml(yaml.safe_dump(data))
+    outcome = world.flow_outcome("web-to-partner")
+    assert outcome.outcome == "delivered" and outcome.path == ("10.1.1.4", "10.0.100.4", "93.184.216.34")
+    ttls: dict[str, dict[tuple[str, str], set[int]]] = {}
+    for vm in ("fw-vm-01", "web-vm-01"):
+        path = tmp_path / f"{vm}.pcap"
+        path.write_bytes(synthesize_capture(world, vm, T0, T0 + WINDOW))
+        a = analyze_capture(path)
+        seen: dict[tuple[str, str], set[int]] = {}
+        for row in a.tcp_rows.tolist():
+            src = format_addr(a.cols.src_hi[row], a.cols.src_lo[row])
+            dst = format_addr(a.cols.dst_hi[row], a.cols.dst_lo[row])
+            if "93.184.216.34" in (src, dst):
+                seen.setdefault((src, dst), set()).add(int(a.cols.ttl[row]))
+        ttls[vm] = seen
+    at_fw = ttls["fw-vm-01"]
+    assert at_fw[("10.1.1.4", "93.184.216.34")] == {64, 63}  # arriving from the spoke, then forwarded on
+    far = at_fw[("93.184.216.34", "10.1.1.4")]
+    assert len(far) == 2 and max(far) < 64 - 5 and min(far) == max(far) - 1  # the Internet's hops, then the NVA's
+    assert ttls["web-vm-01"][("93.184.216.34", "10.1.1.4")] == {min(far)}

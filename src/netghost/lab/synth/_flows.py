@@ -109,8 +109,9 @@ def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random)
     server_vm = world.vm_by_ip(out.server_ip or "")
     hops = max(0, len(out.path) - 2) if server_vm is not None else INTERNET_HOPS
     owd = 0.0004 + 0.00015 * hops if server_vm is not None else 0.011
+    # through an appliance (a UDR's VirtualAppliance hop), whether the far end is a VM or on the Internet
     path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng,
-                     via=out.path[1] if server_vm is not None and len(out.path) == 3 else None)
+                     via=out.path[1] if len(out.path) == 3 else None)
     params = out.params
     if out.impairment == "pmtu-blackhole":
         path.mtu = int(str(params.get("path_mtu", 1400)))

@@ -11,6 +11,7 @@ middlebox that only one end ever sees.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -70,10 +71,17 @@ def transit(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
         if p.forged:
             out.append((p.t, p, True, p.ttl))
         elif p.hop_t is not None:
-            out.append((p.hop_t, p, False, p.ttl))
+            ttl = p.ttl - _hops_before(p)
+            out.append((p.hop_t, p, False, ttl))
             if p.hop_fwd:
-                out.append((p.hop_t + 20e-6, p, True, max(1, p.ttl - 1)))
+                out.append((p.hop_t + 20e-6, p, True, max(1, ttl - 1)))
     return out
+
+
+def _hops_before(p: Pkt) -> int:
+    """Routers a packet crossed before the appliance: none inside Azure (its fabric keeps the TTL), the
+    Internet's hops (all but the appliance's own) for a packet whose sender is on the Internet."""
+    return max(0, p.hops - 1) if ipaddress.IPv4Address(p.src).is_global else 0
 
 
 def seen_at(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
