@@ -196,3 +196,20 @@ def test_data_plane_faults_carry_parameters() -> None:
     assert outcome.connects and outcome.impairment == "pmtu-blackhole"
     assert outcome.params["path_mtu"] == 1400
     assert outcome.path == ("10.1.1.4", "10.0.100.4", "10.1.2.4")
+
+
+def test_a_fault_may_break_several_flows_but_each_must_be_declared() -> None:
+    """``also`` names the other flows one fault breaks: declared, they are part of the fault; left out, the
+    world is incoherent (a second, undeclared problem); a name that is no flow is refused."""
+    from netghost.lab.world import world_from_yaml
+
+    data = yaml.safe_load((SCENARIO_DIR / "udr-dead-appliance-two-tiers.yaml").read_text(encoding="utf-8"))
+    world = world_from_yaml(yaml.safe_dump(data))
+    assert world.fault is not None and world.fault.flows == ("api-to-sql", "api-to-cache")
+    assert fault_problems(world) == []
+    data["fault"]["also"] = []
+    problems = fault_problems(world_from_yaml(yaml.safe_dump(data)))
+    assert len(problems) == 1 and "api-to-cache is not the fault's flow" in problems[0]
+    data["fault"]["also"] = ["api-to-nowhere"]
+    with pytest.raises(LabError, match="api-to-nowhere"):
+        world_from_yaml(yaml.safe_dump(data))

@@ -141,8 +141,8 @@ def _at_vm(v: Vantage, vm: Vm, nic: Nic, proto: str, port: int | None,  # noqa: 
     loss = 0.0
     fault = w.fault
     if fault is not None and fault.type == "path-packet-loss":
-        flow = next((t for t in w.spec.traffic if t.name == fault.flow), None)
-        if flow is not None and w.endpoint_ip(flow.server) == nic.private_ip:
+        lossy = [t for t in w.spec.traffic if t.name in fault.flows]
+        if any(w.endpoint_ip(t.server) == nic.private_ip for t in lossy):
             loss = float(str(fault.params.get("loss_rate", 0.05)))
     if proto == "Tcp" and port is not None and w.service_at(nic.private_ip, port, "Tcp") is None:
         return Probe("refused", rtt, ttl, (*hops, dst))

@@ -54,7 +54,15 @@ class NetworkFault(LabModel):
 
     type: NetworkFaultType
     flow: str
+    also: list[str] = Field(default_factory=list, description=(
+        "other flows the same fault breaks (a dead appliance or a deny rule rarely hurts one flow alone); "
+        "``flow`` is the one the complaint is about"))
     params: dict[str, float | int | str | list[str]] = Field(default_factory=dict)
+
+    @property
+    def flows(self) -> tuple[str, ...]:
+        """Every flow the fault breaks, the complained-of one first."""
+        return (self.flow, *self.also)
 
 
 class CloudFaultSpec(LabModel):

@@ -57,7 +57,7 @@ def evaluate_flow(world: Topology, flow: TrafficFlow) -> FlowOutcome:
     if stopped is not None:
         return stopped
     fault = world.fault
-    if fault is not None and fault.flow == flow.name and fault.type in _DATA_PLANE:
+    if fault is not None and flow.name in fault.flows and fault.type in _DATA_PLANE:
         return walk.done("delivered", f"delivered, impaired by {fault.type}", impairment=fault.type,
                          params=dict(fault.params))
     return walk.done("delivered", "delivered")

@@ -69,14 +69,14 @@ _FAULT_OUTCOMES = {
 def fault_problems(world: World) -> list[str]:
     """Where the declared fault and the world's configuration disagree (empty when coherent).
 
-    The fault's flow must fail the way its type says, computed from first principles; every
-    other flow must be delivered unimpaired, so the fault is the only thing to find.
+    The fault's flows (``flow`` and ``also``) must fail the way its type says, computed from first
+    principles; every other flow must be delivered unimpaired, so the fault is the only thing to find.
     """
     problems = []
     fault = world.fault
     for flow in world.spec.traffic:
         outcome = world.flow_outcome(flow)
-        if fault is not None and flow.name == fault.flow:
+        if fault is not None and flow.name in fault.flows:
             if outcome.outcome not in _FAULT_OUTCOMES[fault.type]:
                 problems.append(f"fault {fault.type} on {flow.name}: the world computes {outcome.outcome} "
                                 f"({outcome.reason})")
