@@ -181,9 +181,10 @@ def _traffic_and_fault_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[st
             for end in (flow.client, flow.server)
             if end not in vm_names and not is_ip(end)
         )
-    for name in w.fault.flows if w.fault is not None else ():
-        if name not in {t.name for t in w.traffic}:
-            p.append(f"fault {w.fault.type}: flow {name!r} is not a declared traffic flow")
+    if w.fault is not None:
+        declared = {t.name for t in w.traffic}
+        p.extend(f"fault {w.fault.type}: flow {name!r} is not a declared traffic flow"
+                 for name in w.fault.flows if name not in declared)
     p.extend(
         f"cloud fault {cf.kind}: VM {cf.vm!r} is not declared"
         for cf in w.cloud_faults
