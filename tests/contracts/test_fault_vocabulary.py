@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
 from netghost.contracts import FAULT_TYPES, CompleteInvestigationArgs, tool_declaration
+from netghost.lab.world import SCENARIO_DIR
 from netghost.lab.world._fault_specs import NETWORK_FAULT_TYPES
 
 
 def test_the_vocabulary_is_the_labs_fault_types() -> None:
-    assert FAULT_TYPES == NETWORK_FAULT_TYPES and len(FAULT_TYPES) == 9
+    assert FAULT_TYPES == NETWORK_FAULT_TYPES and len(set(FAULT_TYPES)) == len(FAULT_TYPES)
+    shipped = {json.loads(p.read_text(encoding="utf-8"))["fault_type"] for p in (SCENARIO_DIR / "answers").glob("*.json")}
+    assert set(FAULT_TYPES) <= shipped  # every type the brain may name is one a shipped world injects
     schema = tool_declaration("complete_investigation")["parameters_json_schema"]["properties"]["diagnosis"]
     assert schema["properties"]["faults"]["items"]["properties"]["fault_type"]["enum"] == list(FAULT_TYPES)
 

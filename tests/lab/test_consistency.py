@@ -205,3 +205,24 @@ def test_a_scale_set_is_listed_with_its_instance_nics_but_not_among_the_vms(make
     assert all(n["id"].startswith(n["virtualMachine"]["id"] + "/networkInterfaces/") for n in nics)
     missing = lab.az("vmss nic list -g orders-rg --vmss-name no-such-vmss")
     assert missing.code == 3 and "ResourceNotFound" in missing.err
+
+
+def test_a_private_endpoint_shows_its_address_and_connection_state(make_lab: Callable[..., Lab]) -> None:
+    """A manual connection waiting for the owner is listed under manualPrivateLinkServiceConnections as
+    Pending, with the service's FQDN and the endpoint's address; list, show and show --ids agree."""
+    lab = make_lab("private-endpoint-pending")
+    (pe,) = _json(lab, "network private-endpoint list")
+    assert pe["name"] == "pe-partner-sql" and pe["privateLinkServiceConnections"] == []
+    (conn,) = pe["manualPrivateLinkServiceConnections"]
+    assert conn["privateLinkServiceConnectionState"]["status"] == "Pending" and conn["groupIds"] == ["sqlServer"]
+    assert conn["privateLinkServiceId"].endswith("/providers/Microsoft.Sql/servers/partnersql")
+    assert pe["customDnsConfigs"] == [{"fqdn": "partnersql.database.windows.net", "ipAddresses": ["10.80.9.5"]}]
+    assert pe["subnet"]["id"].endswith("/virtualNetworks/vnet-billing/subnets/endpoints")
+    assert _json(lab, "network private-endpoint show -g billing-rg -n pe-partner-sql") == pe
+    assert _json(lab, f"network private-endpoint show --ids {pe['id']}") == pe
+    assert _json(lab, "network private-endpoint list -g billing-rg") == [pe]
+    missing = lab.az("network private-endpoint show -g billing-rg -n pe-nothing")
+    assert missing.code == 3 and "ResourceNotFound" in missing.err
+    status = "[0].{s:(privateLinkServiceConnections[0] || manualPrivateLinkServiceConnections[0])" \
+             ".privateLinkServiceConnectionState.status}"
+    assert _json(lab, f'network private-endpoint list --query "{status}"') == {"s": "Pending"}

@@ -3,7 +3,7 @@
 ARM answers a generic GET with the resource's raw document; az prints it in the generic shape
 (``properties`` un-flattened, ``kind``/``plan``/``sku``/``identity`` null when absent). The kinds the
 lab holds: VMs, scale sets and their instances, AKS clusters, NICs, NSGs, VNets and their subnets, route
-tables, private DNS zones, Network Watchers and storage accounts. An id of any other kind, or of a
+tables, private DNS zones, private endpoints, Network Watchers and storage accounts. An id of any other kind, or of a
 missing resource, is ARM's ``(ResourceNotFound)`` (exit 3), as for a missing resource of a kind
 the lab does hold (AZURE.md §1 T1).
 """
@@ -18,6 +18,7 @@ from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import nic_doc, nsg_doc, route_table_doc, vnet_doc, watcher_doc, zone_doc
 from netghost.lab.az._compute import vm_doc
 from netghost.lab.az._context import AzContext, Command, require_rg
+from netghost.lab.az._endpoints import endpoint_doc
 from netghost.lab.az._errors import AzError, arm_error, not_found
 from netghost.lab.az._storage import storage_account_doc
 from netghost.lab.az._vmss import instance_doc, vmss_doc
@@ -91,6 +92,11 @@ def _storage(w: World, names: list[str]) -> dict[str, Any] | None:
     return storage_account_doc(w, account) if account is not None else None
 
 
+def _endpoint(w: World, names: list[str]) -> dict[str, Any] | None:
+    pe = next((e for e in w.spec.private_endpoints if e.name.lower() == names[0].lower()), None)
+    return endpoint_doc(w, pe) if pe is not None else None
+
+
 _FINDERS: dict[str, _Finder] = {
     "microsoft.compute/virtualmachines": _vm,
     "microsoft.compute/virtualmachinescalesets": _vmss,
@@ -102,6 +108,7 @@ _FINDERS: dict[str, _Finder] = {
     "microsoft.network/virtualnetworks/subnets": _subnet,
     "microsoft.network/routetables": _route_table,
     "microsoft.network/privatednszones": _zone,
+    "microsoft.network/privateendpoints": _endpoint,
     "microsoft.network/networkwatchers": _watcher,
     "microsoft.storage/storageaccounts": _storage,
 }

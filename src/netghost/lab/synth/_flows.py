@@ -23,7 +23,8 @@ from netghost.lab.world import DnsAnswer, FlowOutcome, TrafficFlow, World
 __all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
 
 # Outcomes where the client's SYNs vanish: nothing answers, not even an ICMP error.
-SILENT = {"nsg-denied-outbound", "nsg-denied-inbound", "no-route", "appliance-down", "host-down", "dns-public-answer"}
+SILENT = {"nsg-denied-outbound", "nsg-denied-inbound", "no-route", "appliance-down", "host-down", "dns-public-answer",
+          "private-endpoint-not-approved"}
 INTERNET_HOPS = 12
 
 
@@ -107,8 +108,9 @@ def _payload(flow: TrafficFlow, size: int, request: bool) -> bytes:
 
 def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random) -> PathModel:
     server_vm = world.vm_by_ip(out.server_ip or "")
-    hops = max(0, len(out.path) - 2) if server_vm is not None else INTERNET_HOPS
-    owd = 0.0004 + 0.00015 * hops if server_vm is not None else 0.011
+    in_azure = server_vm is not None or world.private_endpoint_by_ip(out.server_ip or "") is not None
+    hops = max(0, len(out.path) - 2) if in_azure else INTERNET_HOPS
+    owd = 0.0004 + 0.00015 * hops if in_azure else 0.011
     # through an appliance (a UDR's VirtualAppliance hop), whether the far end is a VM or on the Internet
     path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng,
                      via=out.path[1] if len(out.path) == 3 else None)

@@ -114,7 +114,12 @@ def _enter_server(world: Topology, walk: _Walk) -> FlowOutcome | None:
     assert server_ip is not None
     server = world.vm_by_ip(server_ip)
     if server is None:
-        return None
+        endpoint = world.private_endpoint_by_ip(server_ip)
+        if endpoint is not None and endpoint.status != "Approved":
+            return walk.done("private-endpoint-not-approved",
+                             f"private endpoint {endpoint.name} ({server_ip}) is {endpoint.status}: its connection to "
+                             f"{endpoint.target.rsplit('/', 1)[-1]} carries no traffic until it is approved")
+        return None  # a PaaS service behind an approved endpoint, or an address outside Azure
     server_vm, server_nic = server
     icmp = flow.protocol == "Icmp"
     inbound = world.evaluate_nsg(server_vm, "Inbound", protocol=flow.protocol, local_ip=server_ip,

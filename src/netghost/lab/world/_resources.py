@@ -26,6 +26,7 @@ __all__ = [
     "Nsg",
     "Peering",
     "PrivateDnsZone",
+    "PrivateEndpoint",
     "PublicDnsRecord",
     "ResourceGroup",
     "Route",
@@ -317,6 +318,29 @@ class PublicDnsRecord(LabModel):
     name: str
     type: Literal["A", "CNAME", "TXT"] = "A"
     values: list[str]
+
+
+class PrivateEndpoint(LabModel):
+    """A private endpoint: a NIC in a subnet with ``private_ip`` that carries traffic to one PaaS resource
+    (``target``, its ARM id; ``group_id`` the sub-resource: ``redisCache``, ``sqlServer``, ``blob`` ...).
+
+    Traffic flows only while its connection is ``Approved``: a connection to a resource in another tenant or
+    subscription waits ``Pending`` for the owner's manual approval, and packets to the address go nowhere.
+    """
+
+    name: str
+    resource_group: str
+    subnet: str = Field(description="vnet/subnet")
+    private_ip: str
+    target: str = Field(description="ARM id of the resource behind the endpoint")
+    group_id: str
+    fqdn: str | None = Field(default=None, description="the service's name (customDnsConfigs)")
+    status: Literal["Approved", "Pending", "Rejected", "Disconnected"] = "Approved"
+    manual: bool = Field(default=False, description="a manual-approval connection (manualPrivateLinkServiceConnections)")
+    location: str | None = None
+
+    _n = field_validator("name")(check_name)
+    _ip = field_validator("private_ip")(check_ip)
 
 
 class StorageAccount(LabModel):

@@ -22,6 +22,7 @@ from netghost.lab.world._resources import (
     NetworkWatcherDecl,
     Nsg,
     PrivateDnsZone,
+    PrivateEndpoint,
     PublicDnsRecord,
     ResourceGroup,
     RouteTable,
@@ -56,6 +57,7 @@ class WorldSpec(LabModel):
     vm_scale_sets: list[ScaleSet] = Field(default_factory=list)
     aks_clusters: list[ManagedCluster] = Field(default_factory=list)
     private_dns_zones: list[PrivateDnsZone] = Field(default_factory=list)
+    private_endpoints: list[PrivateEndpoint] = Field(default_factory=list)
     public_dns: list[PublicDnsRecord] = Field(default_factory=list)
     storage_accounts: list[StorageAccount] = Field(default_factory=list)
     traffic: list[TrafficFlow] = Field(default_factory=list)
@@ -106,6 +108,7 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
         *_dupes("vm scale set", [s.name for s in w.vm_scale_sets]),
         *_dupes("aks cluster", [c.name for c in w.aks_clusters]),
         *_dupes("storage account", [s.name for s in w.storage_accounts]),
+        *_dupes("private endpoint", [e.name for e in w.private_endpoints]),
         *_dupes("traffic flow", [t.name for t in w.traffic]),
         *_dupes("network watcher region", [n.location for n in w.network_watchers]),
     ]
@@ -114,7 +117,7 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
 def _resource_group_problems(w: WorldSpec) -> list[str]:
     rgs = {g.name.lower() for g in w.resource_groups}
     owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts,
-                        *w.vm_scale_sets, *w.aks_clusters]
+                        *w.vm_scale_sets, *w.aks_clusters, *w.private_endpoints]
     return [
         f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
         for res in owned
@@ -160,6 +163,17 @@ def _nic_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[
             if nic.private_ip in ips:
                 p.append(f"IP {nic.private_ip} is assigned to both {ips[nic.private_ip]} and {vm.name}")
             ips[nic.private_ip] = vm.name
+    for pe in w.private_endpoints:  # an endpoint's NIC takes an address of its subnet like a VM's
+        vnet_name, _, sn_name = pe.subnet.partition("/")
+        vnet_decl = vnets.get(vnet_name)
+        subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
+        if subnet is None:
+            p.append(f"private endpoint {pe.name}: subnet {pe.subnet!r} is not declared")
+        elif ipaddress.ip_address(pe.private_ip) not in ipaddress.ip_network(subnet.address_prefix):
+            p.append(f"private endpoint {pe.name}: {pe.private_ip} is outside {pe.subnet} {subnet.address_prefix}")
+        if pe.private_ip in ips:
+            p.append(f"IP {pe.private_ip} is assigned to both {ips[pe.private_ip]} and {pe.name}")
+        ips[pe.private_ip] = pe.name
     return p
 
 

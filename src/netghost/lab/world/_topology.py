@@ -33,6 +33,7 @@ from netghost.lab.world._resources import (
     ManagedCluster,
     Nic,
     Nsg,
+    PrivateEndpoint,
     RouteTable,
     ScaleSet,
     SecurityRule,
@@ -121,6 +122,12 @@ class Topology:
 
     def vm_by_ip(self, ip: str) -> tuple[Vm, Nic] | None:
         return next(((vm, n) for vm, n in self.nics() if n.private_ip == ip), None)
+
+    def private_endpoint_by_ip(self, ip: str) -> PrivateEndpoint | None:
+        return next((pe for pe in self.spec.private_endpoints if pe.private_ip == ip), None)
+
+    def private_endpoint_id(self, pe: PrivateEndpoint) -> str:
+        return self.rid(pe.resource_group, "Microsoft.Network/privateEndpoints", pe.name)
 
     def subnet_of(self, nic: Nic) -> tuple[VNet, Subnet]:
         vnet_name, _, sn_name = nic.subnet.partition("/")

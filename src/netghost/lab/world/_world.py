@@ -63,6 +63,7 @@ _FAULT_OUTCOMES = {
     "path-packet-loss": ("delivered",),
     "middlebox-rst": ("delivered",),
     "peering-disconnected": ("no-route",),
+    "private-endpoint-not-approved": ("private-endpoint-not-approved",),
 }
 
 

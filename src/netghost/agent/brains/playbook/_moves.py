@@ -25,8 +25,8 @@ def hypothesis_text(family: Family, flow: str, client: str, server: str, port: i
         "dns": f"{server} resolves to the wrong address from {client}'s VNet (a missing record or an unlinked "
                "private DNS zone).",
         "nsg": f"An NSG rule denies {flow} (outbound at {client} or inbound at the server).",
-        "route": f"The route from {client} to {server} is broken: a user route to a dead appliance, or no route "
-                 "at all (a disconnected peering).",
+        "route": f"The route from {client} to {server} is broken: a user route to a dead appliance, no route "
+                 "at all (a disconnected peering), or a private endpoint whose connection is not approved.",
         "service": f"Nothing listens on {server}:{port or '?'}: the service or its VM is down.",
         "path": f"A device on the path of {flow} drops, resets or cannot pass large packets (loss, injected "
                 "RSTs, a PMTU black hole).",

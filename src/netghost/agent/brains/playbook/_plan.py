@@ -15,6 +15,7 @@ Conflicts: a LOCAL probe never overrides CLOUD evidence; it only corroborates it
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -225,7 +226,43 @@ def _control_plane(f: Facts, client: dict[str, Any], server: dict[str, Any] | No
     probe = next((o for o in reversed(f.of("probe"))), None)
     if probe is not None and "refused" in (str(probe.response.get("stderr", "")) + str(probe.response.get("output", ""))).lower():
         return Move("", verdict=_refused(f, probe, server, server_ip))
+    if server is None and _private(server_ip):
+        return _endpoint_step(f, client, server_ip)
     return None
+
+
+def _private(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_private
+    except ValueError:
+        return False
+
+
+def _endpoint_step(f: Facts, client: dict[str, Any], server_ip: str) -> Move | None:
+    """A private server address that no VM holds: a private endpoint's, whose connection must be Approved
+    for any packet to reach the service behind it (a manual one waits for the resource owner)."""
+    obs = next((o for o in reversed(f.of("endpoints"))), None)
+    if obs is None:
+        calls = _unsent(f, [_shell(r.private_endpoints(), f"No VM holds {server_ip}: is it a private endpoint, and is "
+                                                          "its connection approved?")])
+        return Move(f"{server_ip} belongs to no VM: checking the private endpoints.", calls) if calls else None
+    doc = obs.json() if obs.ok else None
+    pe = next((e for e in doc or [] if isinstance(e, dict) and server_ip in (e.get("ips") or [])), None) \
+        if isinstance(doc, list) else None
+    if pe is None or pe.get("status") in (None, "Approved"):
+        return None
+    target = str(pe.get("target") or "")
+    return Move("", verdict=Verdict(
+        "route", f"{f.symptom.server or server_ip} is private endpoint {pe.get('name')} ({server_ip}), and its "
+                 f"connection to {target.rsplit('/', 1)[-1] or 'the service'} is {pe.get('status')}: until the "
+                 "resource's owner approves it, no packet to the address reaches the service (NSGs and routes "
+                 f"from {client['name']} are clean).", "high",
+        faults=[{"resource_id": str(pe.get("id") or pe.get("name")), "fault_type": "private-endpoint-not-approved"}],
+        actions=[f"Ask the owner of {target or 'the target resource'} to approve the connection of private endpoint "
+                 f"{pe.get('name')} (`az network private-endpoint-connection approve --id <connection id> "
+                 "--description ...` in their subscription), or re-create the endpoint with auto-approval if you "
+                 "own the resource; then retry the connection."],
+        evidence=[a for a in (obs.audit_id, *[o.audit_id for o in f.of("flow") if o.ok]) if a]))
 
 
 def _nsg_deny(f: Facts, obs: Observation, rule: str, client: dict[str, Any], *, server: dict[str, Any] | None,

@@ -17,6 +17,7 @@ __all__ = [
     "dig_short",
     "nsg_owning_rule",
     "option",
+    "private_endpoints",
     "private_zone_links",
     "private_zone_list",
     "private_zone_records",
@@ -87,6 +88,17 @@ def private_zone_records(rg: str, zone: str) -> str:
             '--query "[].{name:name, ips:aRecords[].ipv4Address}" -o json')
 
 
+def private_endpoints() -> str:
+    """Private endpoints with their addresses and the state of their connection (auto-approved ones list it
+    under privateLinkServiceConnections, manual ones under manualPrivateLinkServiceConnections)."""
+    query = ("[].{name:name, id:id, rg:resourceGroup, ips:customDnsConfigs[].ipAddresses[], "
+             "fqdns:customDnsConfigs[].fqdn, "
+             "status:(privateLinkServiceConnections[0] || manualPrivateLinkServiceConnections[0])"
+             ".privateLinkServiceConnectionState.status, "
+             "target:(privateLinkServiceConnections[0] || manualPrivateLinkServiceConnections[0]).privateLinkServiceId}")
+    return f'az network private-endpoint list --query "{query}" -o json'
+
+
 def test_ip_flow(rg: str, vm: str, direction: str, local: str, remote: str) -> str:
     """Network Watcher's NSG verdict for one leg of the flow, as seen on ``vm``'s NIC."""
     return (f"az network watcher test-ip-flow -g {shlex.quote(rg)} --vm {shlex.quote(vm)} --direction {direction} "
@@ -152,6 +164,7 @@ def step_of(command: str) -> str | None:
         "az network watcher show-next-hop": "next_hop",
         "az network route-table route list": "routes",
         "az network nsg list": "rule_owner",
+        "az network private-endpoint list": "endpoints",
     }
     for prefix, step in table.items():
         if head.startswith(prefix):
