@@ -226,3 +226,21 @@ def test_a_private_endpoint_shows_its_address_and_connection_state(make_lab: Cal
     status = "[0].{s:(privateLinkServiceConnections[0] || manualPrivateLinkServiceConnections[0])" \
              ".privateLinkServiceConnectionState.status}"
     assert _json(lab, f'network private-endpoint list --query "{status}"') == {"s": "Pending"}
+
+
+def test_an_nsg_at_the_appliance_hop_stops_one_port_and_test_connectivity_says_where(
+        make_lab: Callable[..., Lab]) -> None:
+    """Both ends allow 5432, the hub NVA's subnet NSG does not: the flow dies at the appliance hop, and
+    test-connectivity puts the rule on the VirtualAppliance hop; 443 to the same server passes."""
+    lab = make_lab("nsg-deny-at-appliance")
+    base = "network watcher test-connectivity -g spoke-rg --source-resource report-vm --dest-resource warehouse-db"
+    blocked = json.loads(lab.az(base + " --dest-port 5432").out)
+    assert blocked["connectionStatus"] == "Unreachable"
+    assert [h["type"] for h in blocked["hops"]] == ["Source", "VirtualAppliance"]
+    (issue,) = blocked["hops"][1]["issues"]
+    assert issue["type"] == "NetworkSecurityRule" and issue["origin"] == "Inbound"
+    assert issue["context"] == [{"key": "RuleName", "value": "DenySpokeToData"}]
+    assert json.loads(lab.az(base + " --dest-port 443").out)["connectionStatus"] == "Reachable"
+    inbound = _json(lab, "network watcher test-ip-flow -g spoke-rg --vm warehouse-db --direction Inbound --protocol TCP "
+                         "--local 10.90.2.8:5432 --remote 10.90.1.5:49152")
+    assert inbound["access"] == "Allow"  # the server's own NSGs allow it: only the hop in between does not

@@ -161,11 +161,17 @@ def _connectivity_hops(ctx: AzContext, vm: Vm, outcome: FlowOutcome | None) -> l
         ip = outcome.next_hop.next_hop_ip or ""
         found = w.vm_by_ip(ip)
         rid = _ipconfig_id(w, *found) if found else ""
-        issues = ([{"context": [], "origin": "Local", "severity": "Error", "type": "Platform"}]
-                  if outcome.outcome == "appliance-down" else [])
+        issues: list[dict[str, Any]] = ([{"context": [], "origin": "Local", "severity": "Error", "type": "Platform"}]
+                                        if outcome.outcome == "appliance-down" else [])
+        if outcome.outcome == "nsg-denied-at-appliance":  # the appliance NIC's NSG stops it there
+            issues.append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
+                                        if outcome.nsg else ""}],
+                           "origin": "Inbound" if " entering " in outcome.reason else "Outbound",
+                           "severity": "Error", "type": "NetworkSecurityRule"})
         hops.append(_hop(ctx, "VirtualAppliance", ip, rid, issues))
     if outcome is not None and outcome.server_ip and outcome.outcome not in ("appliance-down", "no-route",
-                                                                               "nsg-denied-outbound"):
+                                                                               "nsg-denied-outbound",
+                                                                               "nsg-denied-at-appliance"):
         found = w.vm_by_ip(outcome.server_ip)
         rid = _ipconfig_id(w, *found) if found else ""
         hops.append(_hop(ctx, "VirtualMachine" if found else "Internet", outcome.server_ip, rid, []))

@@ -24,7 +24,7 @@ __all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
 
 # Outcomes where the client's SYNs vanish: nothing answers, not even an ICMP error.
 SILENT = {"nsg-denied-outbound", "nsg-denied-inbound", "no-route", "appliance-down", "host-down", "dns-public-answer",
-          "private-endpoint-not-approved"}
+          "private-endpoint-not-approved", "nsg-denied-at-appliance"}
 INTERNET_HOPS = 12
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from netghost.lab.world._answers import DnsAnswer, FlowOutcome, NextHop
 from netghost.lab.world._resources import Nic, TrafficFlow, Vm
@@ -103,8 +103,31 @@ def _leave_client(world: Topology, walk: _Walk, client_vm: Vm) -> FlowOutcome | 
                 f"{appliance[0].name} is {appliance[0].power_state}" if appliance[0].power_state != "running"
                 else f"{appliance[0].name} does not forward (IP forwarding off)")
             return walk.done("appliance-down", f"next hop {hop.next_hop_ip} ({hop.route_name}) is dead: {what}")
+        stopped = _through_appliance(world, walk, *appliance)
+        if stopped is not None:
+            return stopped
     if hop.next_hop_type == "Internet" and not ipaddress.IPv4Address(server_ip).is_global:
         return walk.done("no-route", f"{server_ip} is private but routes to the Internet")
+    return None
+
+
+def _through_appliance(world: Topology, walk: _Walk, appliance: Vm, nic: Nic) -> FlowOutcome | None:
+    """The NSGs of the appliance's NIC and subnet filter what passes through it, with the packet's own
+    addresses: in from the client, then out towards the server. A hub NSG that allows the web ports
+    and denies the rest blocks one port of a path whose two ends allow it."""
+    flow, server_ip = walk.flow, walk.server_ip
+    assert server_ip is not None
+    icmp = flow.protocol == "Icmp"
+    sport, dport = (None, None) if icmp else (EPHEMERAL_PORT, flow.port)
+    legs: tuple[tuple[Literal["Inbound", "Outbound"], str, int | None, str, int | None], ...] = (
+        ("Inbound", server_ip, dport, walk.client_ip, sport), ("Outbound", walk.client_ip, sport, server_ip, dport))
+    for direction, local, lport, remote, rport in legs:
+        decision = world.evaluate_nsg(appliance, direction, protocol=flow.protocol, local_ip=local, local_port=lport,
+                                      remote_ip=remote, remote_port=rport, nic=nic)
+        if decision.access == "Deny":
+            return walk.done("nsg-denied-at-appliance", f"{decision.nsg} {decision.rule_name} denies it "
+                                                        f"{'entering' if direction == 'Inbound' else 'leaving'} the "
+                                                        f"appliance {appliance.name}", nsg=decision)
     return None
 
 

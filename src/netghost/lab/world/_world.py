@@ -54,7 +54,7 @@ class World(Topology):
 
 
 _FAULT_OUTCOMES = {
-    "nsg-deny": ("nsg-denied-inbound", "nsg-denied-outbound"),
+    "nsg-deny": ("nsg-denied-inbound", "nsg-denied-outbound", "nsg-denied-at-appliance"),
     "udr-dead-appliance": ("appliance-down",),
     "service-down": ("service-down", "host-down"),  # the service stopped, or its whole VM
     "dns-nxdomain": ("dns-nxdomain",),

@@ -26,6 +26,7 @@ from netghost.agent.brains.playbook._capture import capture_move
 from netghost.agent.brains.playbook._facts import RUNNING, Facts, Observation, ips
 from netghost.agent.brains.playbook._moves import Family, Move, Verdict
 from netghost.agent.brains.playbook._moves import shell_call as _shell
+from netghost.agent.brains.playbook._nsg_eval import deciding_rule
 from netghost.agent.brains.playbook._symptom import is_ip
 
 __all__ = ["decide", "families"]
@@ -320,6 +321,10 @@ def _appliance(f: Facts, hop_obs: Observation, hop: dict[str, Any], client: dict
     wanted = [_shell(r.appliance_by_ip(ip), f"Which VM is the next hop {ip}, and is it running?")]
     if table is not None:
         wanted.append(_shell(r.routes_to(table[0], table[1], ip), f"Which route in {table[1]} sends the traffic to {ip}?"))
+    hub_nsg = str((f.subnet_of(ip) or {}).get("nsg") or "")
+    if hub_nsg:
+        wanted.append(_shell(r.nsg_rules(hub_nsg), f"The NSG on the appliance's subnet filters what it forwards: "
+                                                   f"does it let {client['name']}'s traffic through?"))
     if appliance is None or (table is not None and routes is None):
         calls = _unsent(f, wanted)
         if calls:
@@ -342,6 +347,42 @@ def _appliance(f: Facts, hop_obs: Observation, hop: dict[str, Any], client: dict
                      "it) until it is back."],
             evidence=[a for a in (hop_obs.audit_id, appliance.audit_id if appliance else None,
                                   routes.audit_id if routes else None) if a]))
+    if vm is not None and hub_nsg:
+        return _appliance_nsg(f, hop_obs, hub_nsg, vm, client)
+    return None
+
+
+def _appliance_nsg(f: Facts, hop_obs: Observation, nsg_id: str, vm: dict[str, Any],
+                   client: dict[str, Any]) -> Move | None:
+    """A running appliance forwards only what its subnet's NSG lets in (and out) with the packet's own
+    addresses: a rule there can drop one port of a path whose two ends allow it."""
+    obs = next((o for o in reversed(f.of("nsg_rules")) if nsg_id in o.command), None)
+    doc = obs.json() if obs is not None and obs.ok else None
+    server_ip = f.server_ip()
+    if not isinstance(doc, dict) or server_ip is None or obs is None:
+        return None
+    rules = [x for x in doc.get("rules") or [] if isinstance(x, dict)]
+    cip, port = ips(client)[0], f.symptom.port
+    for direction, src, dst in (("Inbound", cip, server_ip), ("Outbound", cip, server_ip)):
+        rule = deciding_rule(rules, direction, protocol="Tcp", src=src, dst=dst, port=port)
+        if rule is None or str(rule.get("access")) != "Deny":
+            continue
+        name, nsg_name, rg = rule.get("name"), doc.get("name"), doc.get("rg")
+        flow = f"{client['name']} ({cip}) -> {server_ip}:{port or '*'}"
+        return Move("", verdict=Verdict(
+            "nsg", f"NSG {nsg_name} on the subnet of the appliance {vm['name']} ({', '.join(ips(vm))}), which the route "
+                   f"sends the flow through, denies {flow} with rule {name} (priority {rule.get('priority')}, "
+                   f"{direction.lower()}): the packets die at the appliance hop although both ends' NSGs allow "
+                   "them.", "high",
+            faults=[{"resource_id": f"{doc.get('id')}/securityRules/{name}" if doc.get("id") else str(name),
+                     "fault_type": "nsg-deny"}],
+            actions=[f"Allow {flow} through NSG {nsg_name} (resource group {rg}): add an allow rule for port "
+                     f"{port or '*'} from {cip} with a priority number below {rule.get('priority')} (`az network nsg "
+                     f"rule create -g {rg} --nsg-name {nsg_name} -n Allow{port or ''}FromSpoke --priority "
+                     f"{max(100, int(rule.get('priority') or 200) - 10)} --access Allow --direction {direction} "
+                     f"--protocol Tcp --source-address-prefixes {cip} --destination-port-ranges {port or '*'}`), "
+                     "or narrow the deny rule."],
+            evidence=[a for a in (obs.audit_id, hop_obs.audit_id) if a]))
     return None
 
 

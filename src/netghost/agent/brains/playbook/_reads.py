@@ -16,6 +16,7 @@ __all__ = [
     "curl_probe",
     "dig_short",
     "nsg_owning_rule",
+    "nsg_rules",
     "option",
     "private_endpoints",
     "private_zone_links",
@@ -128,6 +129,16 @@ def nsg_owning_rule(rule: str) -> str:
             f"rules:securityRules[?name=='{rule}'].{{name:name, priority:priority, access:access}}}}\" -o json")
 
 
+def nsg_rules(nsg_id: str) -> str:
+    """An NSG's custom rules with everything a verdict needs (the brain evaluates them itself where
+    test-ip-flow cannot: on an appliance, whose NIC filters packets addressed to others)."""
+    query = ("{name:name, id:id, rg:resourceGroup, rules:securityRules[].{name:name, priority:priority, "
+             "direction:direction, access:access, protocol:protocol, src:sourceAddressPrefix, "
+             "srcs:sourceAddressPrefixes, dst:destinationAddressPrefix, dsts:destinationAddressPrefixes, "
+             "port:destinationPortRange, ports:destinationPortRanges}}")
+    return f"az network nsg show --ids {shlex.quote(nsg_id)} --query \"{query}\" -o json"
+
+
 def curl_probe(ip: str, port: int) -> str:
     """A TCP connect from this machine (LOCAL): refused (exit 7), timed out (28) or connected (any HTTP
     answer or none); http:// because the shell runs only http(s) URLs automatically."""
@@ -164,6 +175,7 @@ def step_of(command: str) -> str | None:
         "az network watcher show-next-hop": "next_hop",
         "az network route-table route list": "routes",
         "az network nsg list": "rule_owner",
+        "az network nsg show": "nsg_rules",
         "az network private-endpoint list": "endpoints",
     }
     for prefix, step in table.items():
