@@ -428,3 +428,35 @@ def test_an_appliance_capture_shows_traffic_whose_far_end_is_on_the_internet(tmp
     far = at_fw[("93.184.216.34", "10.1.1.4")]
     assert len(far) == 2 and max(far) < 64 - 5 and min(far) == max(far) - 1  # the Internet's hops, then the NVA's
     assert ttls["web-vm-01"][("93.184.216.34", "10.1.1.4")] == {min(far)}
+
+
+def test_a_pmtu_black_hole_follows_from_the_nsg_that_drops_fragmentation_needed(tmp_path: Path) -> None:
+    """The small-MTU hop is the same in both worlds; only the server's NSG differs. With ICMP denied the big
+    segments vanish (retransmissions, nothing large arrives); with ICMP allowed PMTUD works: the sender's
+    segments fit the path, nothing is retransmitted, and the lab calls the declared black hole incoherent."""
+    import yaml
+
+    from netghost.lab.world import world_from_yaml
+    from netghost.lab.world._world import fault_problems
+
+    data = yaml.safe_load((SCENARIO_DIR / "pmtu-blackhole.yaml").read_text(encoding="utf-8"))
+    nsg = next(n for n in data["nsgs"] if n["name"] == "nsg-data")
+    assert any(r["name"] == "DenyIcmpInbound" for r in nsg["rules"])
+    black = world_from_yaml(yaml.safe_dump(data))
+    nsg["rules"] = [r for r in nsg["rules"] if r["name"] != "DenyIcmpInbound"]
+    open_icmp = world_from_yaml(yaml.safe_dump(data))
+    assert black.flow_outcome("web-to-redis").impairment == "pmtu-blackhole" and fault_problems(black) == []
+    assert open_icmp.flow_outcome("web-to-redis").impairment == "pmtud"
+    assert any("no such impairment" in p for p in fault_problems(open_icmp))
+    mtu = int(str(black.fault.params["path_mtu"]))  # type: ignore[union-attr]
+    for world, broken in ((black, True), (open_icmp, False)):
+        path = tmp_path / f"{broken}.pcap"
+        path.write_bytes(synthesize_capture(world, "web-vm-01", T0, T0 + WINDOW))
+        a = analyze_capture(path)
+        sem = build_semantic(a, path.stat().st_size)
+        from_server = a.cols.sport[a.tcp_rows] == 6379
+        biggest = int(np.max(a.cols.paylen[a.tcp_rows[from_server]]))
+        assert biggest + 52 <= mtu  # nothing larger than the path MTU ever reaches the client
+        retrans = sem["summary"]["tcp_analysis"].get("retransmission", 0)
+        assert (retrans > 0) == broken, sem["summary"]["tcp_analysis"]
+        assert ("pmtu_blackhole" in _kinds(sem) or "pmtu_suspect" in _kinds(sem)) == broken

@@ -164,6 +164,9 @@ def _tcp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, server_ip: 
     path = _path(world, out, flow, rng)
     client = tcp_endpoint(world, out.client_ip, ephemeral_port(world, flow, k), rng)
     server = tcp_endpoint(world, server_ip, flow.port, rng)
+    if out.impairment == "pmtud":  # PMTUD worked: the sender's cached path MTU caps its segments (ip route cache)
+        mtu = int(str(out.params.get("path_mtu", 1400)))
+        server.mss = min(server.mss, mtu - 40)
     conv = TcpConv(client, server, path)
     if out.outcome in SILENT:
         path.blackhole = True

@@ -46,8 +46,8 @@ CLOUD_FAULT_KINDS: tuple[str, ...] = get_args(CloudFaultKind)
 class NetworkFault(LabModel):
     """The one injected network fault; ``flow`` names the traffic it breaks.
 
-    ``params`` carry data-plane parameters config cannot show: ``path_mtu``, ``at`` and
-    ``icmp_filtered`` (pmtu-blackhole); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
+    ``params`` carry data-plane parameters config cannot show: ``path_mtu`` and ``at`` (pmtu-blackhole: a black
+    hole only where the server's NSGs deny the ICMP fragmentation-needed from ``at``, else PMTUD works); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
     ``injector_ip``, ``idle_timeout_s`` or ``after_bytes``, ``injector_ttl`` and ``rst_to`` (``both`` or
     ``client``) (middlebox-rst).
     """

@@ -58,9 +58,26 @@ def evaluate_flow(world: Topology, flow: TrafficFlow) -> FlowOutcome:
         return stopped
     fault = world.fault
     if fault is not None and flow.name in fault.flows and fault.type in _DATA_PLANE:
+        if fault.type == "pmtu-blackhole" and not _icmp_blocked(world, walk, str(fault.params.get("at", ""))):
+            # the sender hears "fragmentation needed" and sends smaller segments: no black hole
+            return walk.done("delivered", "delivered: ICMP fragmentation-needed reaches the sender, PMTUD works",
+                             impairment="pmtud", params=dict(fault.params))
         return walk.done("delivered", f"delivered, impaired by {fault.type}", impairment=fault.type,
                          params=dict(fault.params))
     return walk.done("delivered", "delivered")
+
+
+def _icmp_blocked(world: Topology, walk: _Walk, at: str) -> bool:
+    """Whether the ICMP "fragmentation needed" that the small-MTU hop ``at`` sends back to the server (the
+    sender of the big segments) is denied by the server's inbound NSGs: a PMTU black hole follows from
+    such a rule (ICMP denied "for security"), not from the smaller MTU alone."""
+    server = world.vm_by_ip(walk.server_ip or "")
+    if server is None or not at:
+        return True  # a sender outside the lab's NSGs: the declared black hole stands
+    vm, nic = server
+    decision = world.evaluate_nsg(vm, "Inbound", protocol="Icmp", local_ip=nic.private_ip, local_port=None,
+                                  remote_ip=at, remote_port=None, nic=nic)
+    return decision.access == "Deny"
 
 
 def _resolve_server(world: Topology, walk: _Walk, client_vm: Vm | None) -> FlowOutcome | None:

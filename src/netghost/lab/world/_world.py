@@ -81,6 +81,9 @@ def fault_problems(world: World) -> list[str]:
             if outcome.outcome not in _FAULT_OUTCOMES[fault.type]:
                 problems.append(f"fault {fault.type} on {flow.name}: the world computes {outcome.outcome} "
                                 f"({outcome.reason})")
+            elif outcome.outcome == "delivered" and outcome.impairment != fault.type:
+                problems.append(f"fault {fault.type} on {flow.name}: the world computes no such impairment "
+                                f"({outcome.reason})")
             if fault.type == "peering-disconnected" and not any(
                 p.state == "Disconnected" for v in world.spec.vnets for p in v.peerings
             ):
