@@ -10,7 +10,7 @@ from netghost.lab.world._fault_specs import NETWORK_FAULT_TYPES
 
 
 def test_the_vocabulary_is_the_labs_fault_types() -> None:
-    assert FAULT_TYPES == NETWORK_FAULT_TYPES and len(FAULT_TYPES) == 9
+    assert FAULT_TYPES == NETWORK_FAULT_TYPES and len(FAULT_TYPES) == 10
     schema = tool_declaration("complete_investigation")["parameters_json_schema"]["properties"]["diagnosis"]
     assert schema["properties"]["faults"]["items"]["properties"]["fault_type"]["enum"] == list(FAULT_TYPES)
 

@@ -134,6 +134,7 @@ FaultType = Literal[
     "path-packet-loss",
     "middlebox-rst",
     "peering-disconnected",
+    "vpn-connection-down",
 ]
 """A network fault's type: what the lab's worlds inject and what a diagnosis names (one list for both)."""
 FAULT_TYPES: tuple[str, ...] = get_args(FaultType)

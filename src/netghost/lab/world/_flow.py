@@ -2,7 +2,7 @@
 
 Kept apart from the configuration queries (:mod:`~netghost.lab.world._topology`) so the walk reads
 top to bottom like a packet's life: resolve the name from the client's VNet, leave through the
-client's NSGs, follow the effective route (appliance, peering, Internet), enter through the
+client's NSGs, follow the effective route (appliance, peering, VPN gateway, Internet), enter through the
 server's NSGs, meet the listening service. The first step that stops the packet decides the
 outcome.
 """
@@ -103,6 +103,12 @@ def _leave_client(world: Topology, walk: _Walk, client_vm: Vm) -> FlowOutcome | 
                 f"{appliance[0].name} is {appliance[0].power_state}" if appliance[0].power_state != "running"
                 else f"{appliance[0].name} does not forward (IP forwarding off)")
             return walk.done("appliance-down", f"next hop {hop.next_hop_ip} ({hop.route_name}) is dead: {what}")
+    if hop.next_hop_type == "VirtualNetworkGateway":
+        # on-premises hosts are not VMs: the tunnel delivers to them like the Internet to an address
+        vnet = world.subnet_of(nic)[0]
+        if world.connection_towards(vnet, server_ip) is None:
+            return walk.done("no-route", f"next hop VirtualNetworkGateway, but no Connected VPN connection of "
+                                         f"{vnet.name}'s gateway reaches {server_ip}")
     if hop.next_hop_type == "Internet" and not ipaddress.IPv4Address(server_ip).is_global:
         return walk.done("no-route", f"{server_ip} is private but routes to the Internet")
     return None
