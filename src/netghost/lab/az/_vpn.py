@@ -5,9 +5,11 @@ takes ``-g``/``-n`` or ``--ids``; ``list-learned-routes`` is an LRO with ``--no-
 show`` names the connection with ``--connection-name``). Documents are the REST bodies flattened as
 AAZ prints them (nulls dropped, sub-resource references as ``{"id", "resourceGroup"}``).
 
-The pre-shared key is a secret: the service's GET of a connection does not return ``sharedKey``,
-so ``vpn-connection show``/``list`` (and ``az resource show``) never carry it; only ``vpn-connection
-shared-key show`` (GET ``.../connections/NAME/sharedkey``) does.
+The pre-shared key is a secret: ``vpn-connection show``/``list`` (and ``az resource show``) never carry
+``sharedKey``; only ``vpn-connection shared-key show`` (GET ``.../connections/NAME/sharedkey``) prints it.
+That follows what the project records of the live service; the REST spec's GET example (and 2017-era
+docs) do show ``sharedKey`` in the connection body, so the lab takes the cautious side: a tool must
+treat ``shared-key show`` as the credential read either way.
 """
 
 from __future__ import annotations
