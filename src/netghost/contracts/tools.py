@@ -135,6 +135,7 @@ FaultType = Literal[
     "middlebox-rst",
     "peering-disconnected",
     "private-endpoint-not-approved",
+    "vpn-connection-down",
 ]
 """A network fault's type: what the lab's worlds inject and what a diagnosis names (one list for both)."""
 FAULT_TYPES: tuple[str, ...] = get_args(FaultType)

@@ -16,8 +16,7 @@ from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import etag, guid, ref
 from netghost.lab.az._context import AzContext, Command, id_parts, require_rg
 from netghost.lab.az._errors import AzError, not_found
-from netghost.lab.world import World
-from netghost.lab.world._resources import PrivateEndpoint
+from netghost.lab.world import PrivateEndpoint, World
 
 __all__ = ["COMMANDS", "endpoint_doc"]
 

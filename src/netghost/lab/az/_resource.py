@@ -3,7 +3,9 @@
 ARM answers a generic GET with the resource's raw document; az prints it in the generic shape
 (``properties`` un-flattened, ``kind``/``plan``/``sku``/``identity`` null when absent). The kinds the
 lab holds: VMs, scale sets and their instances, AKS clusters, NICs, NSGs, VNets and their subnets, route
-tables, private DNS zones, private endpoints, Network Watchers and storage accounts. An id of any other kind, or of a
+tables, private DNS zones, private endpoints, Network Watchers, storage accounts, and the site-to-site VPN's
+gateways, local network gateways and connections (a connection's document, like its GET, has no shared key).
+An id of any other kind, or of a
 missing resource, is ARM's ``(ResourceNotFound)`` (exit 3), as for a missing resource of a kind
 the lab does hold (AZURE.md §1 T1).
 """
@@ -22,6 +24,7 @@ from netghost.lab.az._endpoints import endpoint_doc
 from netghost.lab.az._errors import AzError, arm_error, not_found
 from netghost.lab.az._storage import storage_account_doc
 from netghost.lab.az._vmss import instance_doc, vmss_doc
+from netghost.lab.az._vpn import connection_doc, local_gateway_doc, vnet_gateway_doc
 from netghost.lab.world import World
 
 __all__ = ["COMMANDS", "resource_doc"]
@@ -97,6 +100,21 @@ def _endpoint(w: World, names: list[str]) -> dict[str, Any] | None:
     return endpoint_doc(w, pe) if pe is not None else None
 
 
+def _vnet_gateway(w: World, names: list[str]) -> dict[str, Any] | None:
+    gw = w.vnet_gateway(names[0])
+    return vnet_gateway_doc(w, gw) if gw is not None else None
+
+
+def _local_gateway(w: World, names: list[str]) -> dict[str, Any] | None:
+    lng = w.local_gateway(names[0])
+    return local_gateway_doc(w, lng) if lng is not None else None
+
+
+def _connection(w: World, names: list[str]) -> dict[str, Any] | None:
+    conn = w.vpn_connection(names[0])
+    return connection_doc(w, conn) if conn is not None else None
+
+
 _FINDERS: dict[str, _Finder] = {
     "microsoft.compute/virtualmachines": _vm,
     "microsoft.compute/virtualmachinescalesets": _vmss,
@@ -111,6 +129,9 @@ _FINDERS: dict[str, _Finder] = {
     "microsoft.network/privateendpoints": _endpoint,
     "microsoft.network/networkwatchers": _watcher,
     "microsoft.storage/storageaccounts": _storage,
+    "microsoft.network/virtualnetworkgateways": _vnet_gateway,
+    "microsoft.network/localnetworkgateways": _local_gateway,
+    "microsoft.network/connections": _connection,
 }
 _CHILD_KEYS = {"etag", "id", "name", "type", "resourceGroup"}
 

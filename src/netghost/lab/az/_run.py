@@ -36,6 +36,7 @@ from netghost.lab.az._resource import COMMANDS as RESOURCE_COMMANDS
 from netghost.lab.az._storage import COMMANDS as STORAGE_COMMANDS
 from netghost.lab.az._views import COMMANDS as VIEWS_COMMANDS
 from netghost.lab.az._vmss import COMMANDS as VMSS_COMMANDS
+from netghost.lab.az._vpn import COMMANDS as VPN_COMMANDS
 from netghost.lab.az._watcher import COMMANDS as WATCHER_COMMANDS
 from netghost.lab.state import LabState, default_state_dir
 
@@ -44,7 +45,8 @@ __all__ = ["REGISTRY", "main", "run_az"]
 REGISTRY: dict[tuple[str, ...], Command] = {
     cmd.spec.words: cmd
     for commands in (RESOURCE_COMMANDS, COMPUTE_COMMANDS, VMSS_COMMANDS, AKS_COMMANDS, NETWORK_COMMANDS, DNS_COMMANDS,
-                     WATCHER_COMMANDS, VIEWS_COMMANDS, CAPTURE_COMMANDS, STORAGE_COMMANDS, ENDPOINT_COMMANDS)
+                     VPN_COMMANDS, WATCHER_COMMANDS, VIEWS_COMMANDS, CAPTURE_COMMANDS, STORAGE_COMMANDS,
+                     ENDPOINT_COMMANDS)
     for cmd in commands
 }
 _FOOTER = "\nhttps://aka.ms/cli_ref\nRead more about the command in reference docs\n"

@@ -11,6 +11,13 @@ spec also declares the faults: one network fault (``WorldSpec.fault``) and any n
 from netghost.lab.world._answers import DnsAnswer, FlowOutcome, NextHop, NsgDecision
 from netghost.lab.world._fault_specs import CLOUD_FAULT_KINDS, CloudFaultSpec
 from netghost.lab.world._fields import is_ip
+from netghost.lab.world._gateways import (
+    GATEWAY_SUBNET,
+    BgpSettings,
+    LocalNetworkGateway,
+    VnetGateway,
+    VpnConnection,
+)
 from netghost.lab.world._netcalc import (
     DEFAULT_PRIORITIES,
     DEFAULT_RULES,
@@ -23,6 +30,7 @@ from netghost.lab.world._resources import (
     Nsg,
     Peering,
     PrivateDnsZone,
+    PrivateEndpoint,
     Route,
     RouteTable,
     ScaleSet,
@@ -48,11 +56,14 @@ __all__ = [
     "CLOUD_FAULT_KINDS",
     "DEFAULT_PRIORITIES",
     "DEFAULT_RULES",
+    "GATEWAY_SUBNET",
     "SCENARIO_DIR",
+    "BgpSettings",
     "CloudFaultSpec",
     "DnsAnswer",
     "EffectiveRoute",
     "FlowOutcome",
+    "LocalNetworkGateway",
     "ManagedCluster",
     "NextHop",
     "Nic",
@@ -60,6 +71,7 @@ __all__ = [
     "NsgDecision",
     "Peering",
     "PrivateDnsZone",
+    "PrivateEndpoint",
     "Route",
     "RouteTable",
     "RuleMatchContext",
@@ -69,6 +81,8 @@ __all__ = [
     "TrafficFlow",
     "VNet",
     "Vm",
+    "VnetGateway",
+    "VpnConnection",
     "World",
     "WorldSpec",
     "answer_for",

@@ -2,7 +2,7 @@
 
 Kept apart from the configuration queries (:mod:`~netghost.lab.world._topology`) so the walk reads
 top to bottom like a packet's life: resolve the name from the client's VNet, leave through the
-client's NSGs, follow the effective route (appliance, peering, Internet), enter through the
+client's NSGs, follow the effective route (appliance, peering, VPN gateway, Internet), enter through the
 server's NSGs, meet the listening service. The first step that stops the packet decides the
 outcome.
 """
@@ -123,6 +123,12 @@ def _leave_client(world: Topology, walk: _Walk, client_vm: Vm) -> FlowOutcome | 
         stopped = _through_appliance(world, walk, *appliance)
         if stopped is not None:
             return stopped
+    if hop.next_hop_type == "VirtualNetworkGateway":
+        # on-premises hosts are not VMs: the tunnel delivers to them like the Internet to an address
+        vnet = world.subnet_of(nic)[0]
+        if world.connection_towards(vnet, server_ip) is None:
+            return walk.done("no-route", f"next hop VirtualNetworkGateway, but no Connected VPN connection of "
+                                         f"{vnet.name}'s gateway reaches {server_ip}")
     if hop.next_hop_type == "Internet" and not ipaddress.IPv4Address(server_ip).is_global:
         return walk.done("no-route", f"{server_ip} is private but routes to the Internet")
     return None

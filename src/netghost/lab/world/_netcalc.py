@@ -137,8 +137,12 @@ class EffectiveRoute:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+# Azure's tie-break for equal prefixes: a user route, then a gateway (BGP) route, then a system route.
+_SOURCE_RANK = {"User": 2, "VirtualNetworkGateway": 1}
+
+
 def lookup_route(routes: list[EffectiveRoute], dst_ip: str) -> EffectiveRoute | None:
-    """Longest-prefix match among active routes; a user route beats a system route of equal length."""
+    """Longest-prefix match among active routes; for equal lengths User beats gateway beats Default."""
     address = ipaddress.IPv4Address(dst_ip)
     best: tuple[int, int] | None = None
     chosen = None
@@ -148,7 +152,7 @@ def lookup_route(routes: list[EffectiveRoute], dst_ip: str) -> EffectiveRoute | 
         for prefix in route.address_prefixes:
             net = ipaddress.ip_network(prefix)
             if address in net:
-                rank = (net.prefixlen, 1 if route.source == "User" else 0)
+                rank = (net.prefixlen, _SOURCE_RANK.get(route.source, 0))
                 if best is None or rank > best:
                     best, chosen = rank, route
     return chosen

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 
 from netghost.lab.world._fault_specs import CloudFaultSpec, NetworkFault
 from netghost.lab.world._fields import LabModel, is_ip
+from netghost.lab.world._gateways import GATEWAY_SUBNET, LocalNetworkGateway, VnetGateway, VpnConnection
 from netghost.lab.world._resources import (
     LocalMachine,
     ManagedCluster,
@@ -53,6 +54,9 @@ class WorldSpec(LabModel):
     vnets: list[VNet] = Field(default_factory=list)
     nsgs: list[Nsg] = Field(default_factory=list)
     route_tables: list[RouteTable] = Field(default_factory=list)
+    vnet_gateways: list[VnetGateway] = Field(default_factory=list)
+    local_network_gateways: list[LocalNetworkGateway] = Field(default_factory=list)
+    vpn_connections: list[VpnConnection] = Field(default_factory=list)
     vms: list[Vm] = Field(default_factory=list)
     vm_scale_sets: list[ScaleSet] = Field(default_factory=list)
     aks_clusters: list[ManagedCluster] = Field(default_factory=list)
@@ -95,6 +99,7 @@ def reference_problems(w: WorldSpec) -> list[str]:
         *_zone_link_problems(w, vnets),
         *_traffic_and_fault_problems(w, vnets),
         *_scale_set_problems(w),
+        *_gateway_problems(w, vnets),
     ]
 
 
@@ -111,13 +116,17 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
         *_dupes("private endpoint", [e.name for e in w.private_endpoints]),
         *_dupes("traffic flow", [t.name for t in w.traffic]),
         *_dupes("network watcher region", [n.location for n in w.network_watchers]),
+        *_dupes("virtual network gateway", [g.name for g in w.vnet_gateways]),
+        *_dupes("local network gateway", [g.name for g in w.local_network_gateways]),
+        *_dupes("vpn connection", [c.name for c in w.vpn_connections]),
     ]
 
 
 def _resource_group_problems(w: WorldSpec) -> list[str]:
     rgs = {g.name.lower() for g in w.resource_groups}
     owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts,
-                        *w.vm_scale_sets, *w.aks_clusters, *w.private_endpoints]
+                        *w.vm_scale_sets, *w.aks_clusters, *w.private_endpoints, *w.vnet_gateways,
+                        *w.local_network_gateways, *w.vpn_connections]
     return [
         f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
         for res in owned
@@ -160,6 +169,8 @@ def _nic_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[
                 p.append(f"VM {vm.name} NIC {nic.name}: {nic.private_ip} is outside {nic.subnet} {subnet.address_prefix}")
             if nic.nsg and nic.nsg not in nsgs:
                 p.append(f"VM {vm.name} NIC {nic.name}: NSG {nic.nsg!r} is not declared")
+            if sn_name == GATEWAY_SUBNET:
+                p.append(f"VM {vm.name} NIC {nic.name}: no VM may sit in a {GATEWAY_SUBNET}")
             if nic.private_ip in ips:
                 p.append(f"IP {nic.private_ip} is assigned to both {ips[nic.private_ip]} and {vm.name}")
             ips[nic.private_ip] = vm.name
@@ -229,4 +240,38 @@ def _scale_set_problems(w: WorldSpec) -> list[str]:
         if (owner.name, vm.instance_id) in seen:
             p.append(f"scale set {owner.name}: instance id {vm.instance_id!r} is declared twice")
         seen.add((owner.name, vm.instance_id))
+    return p
+
+
+def _gateway_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[str]:
+    """A gateway sits in its VNet's ``GatewaySubnet`` (one per VNet); a connection joins declared
+    gateways; on-premises ranges do not overlap the gateway VNet; BGP needs both ends to speak it."""
+    p: list[str] = []
+    owners: dict[str, str] = {}
+    for gw in w.vnet_gateways:
+        home = vnets.get(gw.vnet)
+        if home is None:
+            p.append(f"virtual network gateway {gw.name}: VNet {gw.vnet!r} is not declared")
+        elif not any(s.name == GATEWAY_SUBNET for s in home.subnets):
+            p.append(f"virtual network gateway {gw.name}: VNet {gw.vnet} has no subnet named {GATEWAY_SUBNET}")
+        if gw.vnet in owners:
+            p.append(f"VNet {gw.vnet} has two virtual network gateways ({owners[gw.vnet]}, {gw.name})")
+        owners[gw.vnet] = gw.name
+    gateways = {g.name: g for g in w.vnet_gateways}
+    locals_ = {g.name: g for g in w.local_network_gateways}
+    for conn in w.vpn_connections:
+        gateway, lng = gateways.get(conn.vnet_gateway), locals_.get(conn.local_gateway)
+        if gateway is None:
+            p.append(f"vpn connection {conn.name}: virtual network gateway {conn.vnet_gateway!r} is not declared")
+        if lng is None:
+            p.append(f"vpn connection {conn.name}: local network gateway {conn.local_gateway!r} is not declared")
+        if gateway is None or lng is None:
+            continue
+        if conn.enable_bgp and (gateway.bgp is None or lng.bgp is None):
+            p.append(f"vpn connection {conn.name}: enable_bgp needs bgp settings on both gateways")
+        vnet = vnets.get(gateway.vnet)
+        space = [ipaddress.ip_network(a) for a in vnet.address_prefixes] if vnet else []
+        p.extend(f"local network gateway {lng.name}: {prefix} overlaps VNet {gateway.vnet}'s address space"
+                 for prefix in lng.address_prefixes
+                 if any(ipaddress.ip_network(prefix).overlaps(n) for n in space))
     return p

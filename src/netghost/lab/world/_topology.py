@@ -5,7 +5,8 @@ questions that need no walk through the network, so the ``az`` simulator, the pr
 the synthesized captures cannot disagree:
 
 * :meth:`Topology.evaluate_nsg` — which NSG rule decides a 5-tuple at a VM (``test-ip-flow``);
-* :meth:`Topology.effective_routes` / :meth:`Topology.next_hop` — the route for a destination;
+* :meth:`Topology.effective_routes` / :meth:`Topology.next_hop` — the route for a destination
+  (system routes, the routes a connected VPN gateway gives, user routes);
 * :meth:`Topology.resolve` — what a name resolves to from a VNet (or from the laptop outside);
 * :meth:`Topology.service_at` / :meth:`Topology.listening` — which services listen where.
 
@@ -21,6 +22,7 @@ from typing import Literal
 from netghost.lab.world._answers import DnsAnswer, NextHop, NsgDecision
 from netghost.lab.world._dns import resolve_name, txt_values
 from netghost.lab.world._fault_specs import NetworkFault
+from netghost.lab.world._gateways import GATEWAY_SUBNET, LocalNetworkGateway, VnetGateway, VpnConnection
 from netghost.lab.world._netcalc import (
     DEFAULT_PRIORITIES,
     DEFAULT_RULES,
@@ -63,6 +65,9 @@ class Topology:
         self._rgs = {g.name.lower(): g for g in spec.resource_groups}
         self._sets = {s.name.lower(): s for s in spec.vm_scale_sets}
         self._clusters = {c.name.lower(): c for c in spec.aks_clusters}
+        self._gateways = {g.name.lower(): g for g in spec.vnet_gateways}
+        self._local_gateways = {g.name.lower(): g for g in spec.local_network_gateways}
+        self._connections = {c.name.lower(): c for c in spec.vpn_connections}
 
     # ---- lookups -----------------------------------------------------------------------------
     @property
@@ -113,6 +118,18 @@ class Topology:
 
     def route_table(self, name: str) -> RouteTable | None:
         return self._rts.get(name.lower())
+
+    def vnet_gateway(self, name: str) -> VnetGateway | None:
+        return self._gateways.get(name.lower())
+
+    def local_gateway(self, name: str) -> LocalNetworkGateway | None:
+        return self._local_gateways.get(name.lower())
+
+    def vpn_connection(self, name: str) -> VpnConnection | None:
+        return self._connections.get(name.lower())
+
+    def location_of(self, resource: VnetGateway | LocalNetworkGateway | VpnConnection) -> str:
+        return resource.location or self.rg_location(resource.resource_group)
 
     def nics(self) -> list[tuple[Vm, Nic]]:
         return [(vm, nic) for vm in self.spec.vms for nic in vm.nics]
@@ -178,6 +195,71 @@ class Topology:
         rt = self._rts[name.lower()]
         return self.rid(rt.resource_group, "Microsoft.Network/routeTables", rt.name)
 
+    def vnet_gateway_id(self, gw: VnetGateway) -> str:
+        return self.rid(gw.resource_group, "Microsoft.Network/virtualNetworkGateways", gw.name)
+
+    def local_gateway_id(self, lng: LocalNetworkGateway) -> str:
+        return self.rid(lng.resource_group, "Microsoft.Network/localNetworkGateways", lng.name)
+
+    def connection_id(self, conn: VpnConnection) -> str:
+        return self.rid(conn.resource_group, "Microsoft.Network/connections", conn.name)
+
+    # ---- VPN gateways ------------------------------------------------------------------------
+    def gateway_private_ip(self, gw: VnetGateway) -> str:
+        """The gateway's address in its GatewaySubnet (the subnet's last usable address, where Azure
+        puts a VPN gateway's default BGP peering address)."""
+        vnet = self._vnets[gw.vnet.lower()]
+        subnet = next(s for s in vnet.subnets if s.name == GATEWAY_SUBNET)
+        return str(ipaddress.ip_network(subnet.address_prefix).broadcast_address - 1)
+
+    def connections_of(self, gw: VnetGateway) -> list[VpnConnection]:
+        return [c for c in self.spec.vpn_connections if c.vnet_gateway.lower() == gw.name.lower()]
+
+    def serving_gateway(self, vnet: VNet) -> VnetGateway | None:
+        """The VPN gateway whose routes ``vnet`` gets: its own, or a peered hub's when the peering uses
+        the remote gateway and the hub's side allows gateway transit (both directions Connected)."""
+        own = next((g for g in self.spec.vnet_gateways if g.vnet.lower() == vnet.name.lower()), None)
+        if own is not None:
+            return own
+        for peer in vnet.peerings:
+            remote = self._vnets.get(peer.remote_vnet.lower())
+            if remote is None or not peer.use_remote_gateways or peer.state != "Connected":
+                continue
+            back = next((p for p in remote.peerings if p.remote_vnet.lower() == vnet.name.lower()), None)
+            if back is not None and back.state == "Connected" and back.allow_gateway_transit:
+                hub = next((g for g in self.spec.vnet_gateways if g.vnet.lower() == remote.name.lower()), None)
+                if hub is not None:
+                    return hub
+        return None
+
+    def onprem_ranges(self, gw: VnetGateway, connected_only: bool = True) -> list[tuple[str, VpnConnection]]:
+        """(prefix, connection) for each on-premises range behind ``gw``'s connections."""
+        out: list[tuple[str, VpnConnection]] = []
+        for conn in self.connections_of(gw):
+            lng = self._local_gateways.get(conn.local_gateway.lower())
+            if lng is not None and (conn.status == "Connected" or not connected_only):
+                out.extend((prefix, conn) for prefix in lng.address_prefixes)
+        return out
+
+    def gateway_routes(self, vnet: VNet, subnet: Subnet) -> list[EffectiveRoute]:
+        """Routes source ``VirtualNetworkGateway`` for each on-premises range of a Connected
+        connection, unless the subnet's route table stops gateway route propagation."""
+        gw = self.serving_gateway(vnet)
+        rt = self._rts[subnet.route_table.lower()] if subnet.route_table else None
+        if gw is None or (rt is not None and rt.disable_bgp_route_propagation):
+            return []
+        return [EffectiveRoute((prefix,), "VirtualNetworkGateway", (gw.public_ip,), "VirtualNetworkGateway")
+                for prefix, _conn in self.onprem_ranges(gw)]
+
+    def connection_towards(self, vnet: VNet, ip: str) -> VpnConnection | None:
+        """The Connected connection of ``vnet``'s serving gateway whose on-premises ranges hold ``ip``."""
+        gw = self.serving_gateway(vnet)
+        address = ipaddress.IPv4Address(ip)
+        for prefix, conn in self.onprem_ranges(gw) if gw is not None else []:
+            if address in ipaddress.ip_network(prefix):
+                return conn
+        return None
+
     # ---- NSG ---------------------------------------------------------------------------------
     def peered_prefixes(self, vnet: VNet) -> list[str]:
         """Address space reachable over peerings that are Connected in both directions."""
@@ -192,8 +274,12 @@ class Topology:
         return out
 
     def match_context(self, nic: Nic) -> RuleMatchContext:
+        """The VirtualNetwork tag: the VNet, its connected peers and the on-premises ranges its gateway's
+        local network gateways declare (whatever the tunnel's state: the tag follows configuration)."""
         vnet, _ = self.subnet_of(nic)
-        return RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)))
+        gw = self.serving_gateway(vnet)
+        onprem = tuple(p for p, _c in self.onprem_ranges(gw, connected_only=False)) if gw is not None else ()
+        return RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)) + onprem)
 
     def nsgs_for(self, nic: Nic) -> list[tuple[Literal["subnet", "nic"], Nsg]]:
         """The NSGs that apply to ``nic`` (subnet-level first), as (level, nsg)."""
@@ -252,7 +338,8 @@ class Topology:
 
     # ---- routes ------------------------------------------------------------------------------
     def effective_routes(self, nic: Nic) -> list[EffectiveRoute]:
-        """System routes plus the subnet's UDRs, with overridden system routes marked Invalid."""
+        """System routes, the gateway's routes, then the subnet's UDRs; a route overridden by one of
+        the same prefix from a stronger source (User over gateway over Default) is marked Invalid."""
         vnet, subnet = self.subnet_of(nic)
         system = [EffectiveRoute(tuple(vnet.address_prefixes), "VnetLocal")]
         for peer in vnet.peerings:
@@ -272,14 +359,10 @@ class Topology:
                         rt.name, rt.disable_bgp_route_propagation,
                     )
                 )
-        overridden = {u.address_prefixes[0] for u in user}
-        result = [
-            EffectiveRoute(r.address_prefixes, r.next_hop_type, r.next_hop_ips, r.source, "Invalid")
-            if r.address_prefixes[0] in overridden
-            else r
-            for r in system
-        ]
-        return result + user
+        gateway = self.gateway_routes(vnet, subnet)
+        by_user = {u.address_prefixes[0] for u in user}
+        by_gateway = by_user | {g.address_prefixes[0] for g in gateway}
+        return [*_invalidated(system, by_gateway), *_invalidated(gateway, by_user), *user]
 
     def next_hop(self, nic: Nic, dst_ip: str) -> NextHop:
         """``show-next-hop``: the effective route's hop for ``dst_ip`` leaving ``nic``."""
@@ -323,3 +406,12 @@ class Topology:
     def endpoint_ip(self, end: str) -> str:
         vm = self.vm(end)
         return vm.nics[0].private_ip if vm else end
+
+
+def _invalidated(routes: list[EffectiveRoute], overridden: set[str]) -> list[EffectiveRoute]:
+    """``routes`` with those whose prefix is in ``overridden`` marked Invalid."""
+    return [
+        EffectiveRoute(r.address_prefixes, r.next_hop_type, r.next_hop_ips, r.source, "Invalid")
+        if r.address_prefixes[0] in overridden else r
+        for r in routes
+    ]

@@ -64,6 +64,7 @@ _FAULT_OUTCOMES = {
     "middlebox-rst": ("delivered",),
     "peering-disconnected": ("no-route",),
     "private-endpoint-not-approved": ("private-endpoint-not-approved",),
+    "vpn-connection-down": ("no-route",),
 }
 
 
@@ -88,6 +89,10 @@ def fault_problems(world: World) -> list[str]:
                 p.state == "Disconnected" for v in world.spec.vnets for p in v.peerings
             ):
                 problems.append("fault peering-disconnected but no peering is Disconnected")
+            if fault.type == "vpn-connection-down" and not any(
+                c.status == "NotConnected" for c in world.spec.vpn_connections
+            ):
+                problems.append("fault vpn-connection-down but no VPN connection is NotConnected")
         elif outcome.outcome != "delivered" or outcome.impairment:
             problems.append(f"flow {flow.name} is not the fault's flow but computes {outcome.outcome}: {outcome.reason}")
     return problems
