@@ -223,7 +223,8 @@ def _control_plane(f: Facts, client: dict[str, Any], server: dict[str, Any] | No
         if move is not None:
             return move
     if isinstance(hop, dict) and hop.get("nextHopType") == "None":
-        return Move("", verdict=_no_route(f, hop_obs, client, server_ip))
+        vpn = _vpn_step(f, hop_obs, client, server_ip)
+        return vpn if vpn is not None else Move("", verdict=_no_route(f, hop_obs, client, server_ip))
     probe = next((o for o in reversed(f.of("probe"))), None)
     if probe is not None and "refused" in (str(probe.response.get("stderr", "")) + str(probe.response.get("output", ""))).lower():
         return Move("", verdict=_refused(f, probe, server, server_ip))
@@ -384,6 +385,56 @@ def _appliance_nsg(f: Facts, hop_obs: Observation, nsg_id: str, vm: dict[str, An
                      "or narrow the deny rule."],
             evidence=[a for a in (obs.audit_id, hop_obs.audit_id) if a]))
     return None
+
+
+def _vpn_step(f: Facts, hop_obs: Observation | None, client: dict[str, Any], server_ip: str) -> Move | None:
+    """No route to a private address outside every VNet: is it on-premises, behind a site-to-site connection
+    that is down (the gateway's routes to the site's ranges go with it)? The gateway sits in the client's
+    VNet or in a hub it peers with, so their groups are where the connections are."""
+    net = f.vnet_of(ips(client)[0]) or {}
+    if not _private(server_ip) or any(p.get("state") != "Connected" for p in net.get("peerings") or []
+                                      if isinstance(p, dict)) or f.vnet_of(server_ip) is not None:
+        return None
+    groups = [str(net.get("rg") or "")] + [_group_of(str(p.get("remote") or "")) for p in net.get("peerings") or []
+                                           if isinstance(p, dict)]
+    groups = [g for i, g in enumerate(groups) if g and g.lower() not in (x.lower() for x in groups[:i])]
+    calls = _unsent(f, [c for g in groups for c in (
+        _shell(r.vpn_connections(g), f"Is {server_ip} on-premises, behind a site-to-site connection of group {g}?"),
+        _shell(r.local_gateways(g), f"Which on-premises ranges do group {g}'s local network gateways stand for?"))])
+    if calls and not f.of("vpn_connections"):
+        return Move(f"No route from {client['name']} to {server_ip}, an address in no VNet: checking the site-to-site "
+                    "VPN connections that would carry it.", calls)
+    sites = [x for o in f.of("local_gateways") if o.ok for x in (o.json() or []) if isinstance(x, dict)]
+    site = next((x for x in sites if any(_inside(server_ip, p) for p in x.get("prefixes") or [])), None)
+    conns = [x for o in f.of("vpn_connections") if o.ok for x in (o.json() or []) if isinstance(x, dict)]
+    conn = next((c for c in conns if site and str(c.get("local", "")).lower() == str(site.get("id", "")).lower()), None)
+    if site is None or conn is None or conn.get("status") == "Connected":
+        return None
+    evidence = [a for a in (hop_obs.audit_id if hop_obs else None,
+                            *[o.audit_id for o in (*f.of("vpn_connections"), *f.of("local_gateways")) if o.ok]) if a]
+    return Move("", verdict=Verdict(
+        "route", f"{server_ip} is on-premises: it is in {site.get('name')}'s ranges ({', '.join(site.get('prefixes') or [])}), "
+                 f"reached through the site-to-site connection {conn.get('name')}, which is {conn.get('status')}. With "
+                 f"the tunnel down the gateway's routes to the site are gone, so {client['name']} has no route to "
+                 f"{server_ip} (next hop None).", "high",
+        faults=[{"resource_id": str(conn.get("id") or conn.get("name")), "fault_type": "vpn-connection-down"}],
+        actions=[f"Bring connection {conn.get('name')} back: check the on-premises VPN device (reachable at the local "
+                 f"gateway's address, same IKE version and pre-shared key), then `az network vpn-connection show -g "
+                 f"{_group_of(str(conn.get('id') or ''))} -n {conn.get('name')} --query connectionStatus` until it is "
+                 "Connected; `az network vnet-gateway list-learned-routes` should then list the site's ranges."],
+        evidence=evidence))
+
+
+def _group_of(resource_id: str) -> str:
+    m = re.search(r"/resourceGroups/([^/]+)/", resource_id, re.I)
+    return m.group(1) if m else ""
+
+
+def _inside(ip: str, prefix: object) -> bool:
+    try:
+        return ipaddress.ip_address(ip) in ipaddress.ip_network(str(prefix), strict=False)
+    except ValueError:
+        return False
 
 
 def _no_route(f: Facts, hop_obs: Observation | None, client: dict[str, Any], server_ip: str) -> Verdict:

@@ -15,6 +15,7 @@ __all__ = [
     "appliance_by_ip",
     "curl_probe",
     "dig_short",
+    "local_gateways",
     "nsg_owning_rule",
     "nsg_rules",
     "option",
@@ -31,6 +32,7 @@ __all__ = [
     "vmss_list",
     "vmss_nics",
     "vnet_list",
+    "vpn_connections",
 ]
 
 _VM_FIELDS = "{name:name, rg:resourceGroup, ip:privateIps, location:location, power:powerState, id:id}"
@@ -139,6 +141,18 @@ def nsg_rules(nsg_id: str) -> str:
     return f"az network nsg show --ids {shlex.quote(nsg_id)} --query \"{query}\" -o json"
 
 
+def vpn_connections(rg: str) -> str:
+    """A group's site-to-site connections: their state and the local network gateway each reaches."""
+    return (f"az network vpn-connection list -g {shlex.quote(rg)} --query \"[].{{name:name, id:id, "
+            "status:connectionStatus, local:localNetworkGateway2.id, gateway:virtualNetworkGateway1.id}\" -o json")
+
+
+def local_gateways(rg: str) -> str:
+    """A group's local network gateways: the on-premises ranges each stands for."""
+    return (f"az network local-gateway list -g {shlex.quote(rg)} --query \"[].{{name:name, id:id, "
+            "prefixes:localNetworkAddressSpace.addressPrefixes}\" -o json")
+
+
 def curl_probe(ip: str, port: int) -> str:
     """A TCP connect from this machine (LOCAL): refused (exit 7), timed out (28) or connected (any HTTP
     answer or none); http:// because the shell runs only http(s) URLs automatically."""
@@ -176,6 +190,8 @@ def step_of(command: str) -> str | None:
         "az network route-table route list": "routes",
         "az network nsg list": "rule_owner",
         "az network nsg show": "nsg_rules",
+        "az network vpn-connection list": "vpn_connections",
+        "az network local-gateway list": "local_gateways",
         "az network private-endpoint list": "endpoints",
     }
     for prefix, step in table.items():
