@@ -212,3 +212,37 @@ def test_compiled_tcp_walk_ticks_and_gives_the_same_result(monkeypatch: pytest.M
     for x, y in zip(plain, ticked, strict=True):
         if isinstance(x, np.ndarray):
             assert np.array_equal(x, np.asarray(y), equal_nan=True)
+
+
+def _rss_file_kb() -> int:
+    return int(Path("/proc/self/status").read_text().split("RssFile:")[1].split()[0])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_scattered_gather_from_a_spilled_column_keeps_few_pages_resident(monkeypatch: pytest.MonkeyPatch) -> None:
+    """20k scattered rows of a 64 MiB spilled column: a plain gather faults most of the column in (the
+    kernel maps 64 KiB around each faulted page); ``arrays.take`` gathers in pieces and releases
+    between them, so the resident set stays a few pieces' worth, with the same values."""
+    from netghost.forensics import arrays
+
+    old = spill._BUDGET
+    try:
+        b = spill.reset_budget(0)
+        col = b.alloc(8 << 20, np.int64)
+        for lo in range(0, col.shape[0], 1 << 20):
+            col[lo : lo + (1 << 20)] = np.arange(lo, lo + (1 << 20))
+            b.release()
+        idx = np.sort(np.random.default_rng(7).choice(col.shape[0], 20_000, replace=False))
+        base = _rss_file_kb()
+        plain = col.take(idx)
+        grown_plain = _rss_file_kb() - base
+        b.release()
+        base = _rss_file_kb()
+        got = arrays.take(col, idx)
+        grown = _rss_file_kb() - base
+        del col
+    finally:
+        spill._BUDGET = old
+    assert np.array_equal(got, plain) and np.array_equal(got, idx)
+    assert grown_plain > 32 * 1024, "the plain gather must fault much of the column in, or this proves nothing"
+    assert grown < 24 * 1024, f"arrays.take left {grown // 1024} MiB of the spilled column resident"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.arrays import group_rows, member, nonzero_blocks
+from netghost.forensics.arrays import group_rows, member, nonzero_blocks, take
 from netghost.forensics.decode import V4_MARK, Packets, addr_text, format_addr
 
 __all__ = ["ICMP6_NAMES", "ICMP_NAMES", "analyze_icmp", "icmp_name"]
@@ -49,13 +49,15 @@ def analyze_icmp(cols: Packets, max_items: int = 20) -> dict[str, Any]:
     it = cols.icmp_type  # (in blocks past the memory budget: no capture-sized mask)
     icmp_rows = nonzero_blocks(it.shape[0], lambda lo, hi: it[lo:hi] >= 0)
     for pr, key, errs in ((1, "type_code_counts", (3, 4, 5, 11, 12)), (58, "icmpv6_type_code_counts", (1, 2, 3, 4))):
-        rows = icmp_rows[cols.proto[icmp_rows] == pr]
+        # (take: gathers at scattered rows of spilled columns keep few pages resident)
+        rows = icmp_rows[take(cols.proto, icmp_rows) == pr]
         if not rows.size:
             continue
-        tc = cols.icmp_type[rows].astype(np.int64) * 256 + cols.icmp_code[rows]
+        itype = take(cols.icmp_type, rows)
+        tc = itype.astype(np.int64) * 256 + take(cols.icmp_code, rows)
         u, c = np.unique(tc, return_counts=True)
         out[key] = {f"{int(x) // 256}/{int(x) % 256}": int(k) for x, k in zip(u, c, strict=True)}
-        er = rows[member(cols.icmp_type[rows], np.array(errs))]
+        er = rows[member(itype, np.array(errs))]
         if er.size:
             groups += _error_groups(cols, pr, er)
     groups.sort(key=lambda g: -g["count"])
@@ -94,20 +96,23 @@ def _error_groups(cols: Packets, pr: int, er: np.ndarray) -> list[dict[str, Any]
     32 (never decoded so, but then buckets with the same rendered key are merged), so the grouping is
     by the rendered key exactly, and only the reported groups are ever rendered.
     """
-    has = cols.in_proto[er] >= 0
+    g = {name: take(getattr(cols, name), er) for name in (
+        "icmp_type", "icmp_code", "in_proto", "in_src_hi", "in_src_lo", "in_sport", "in_dst_hi", "in_dst_lo", "in_dport")}
+    has = g["in_proto"] >= 0
 
-    def k(col: np.ndarray, cond: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.where(cond, col[er], -1 if col.dtype.kind == "i" else 0)
+    def k(name: str, cond: np.ndarray) -> np.ndarray:
+        col = g[name]
+        out: np.ndarray = np.where(cond, col, -1 if col.dtype.kind == "i" else 0)
         return out
 
-    o, b = group_rows(cols.icmp_type[er], cols.icmp_code[er], k(cols.in_proto, has), k(cols.in_src_hi, has),
-                      k(cols.in_src_lo, has), k(cols.in_sport, has & (cols.in_sport[er] >= 0)),
-                      k(cols.in_dst_hi, has), k(cols.in_dst_lo, has), k(cols.in_dport, has & (cols.in_dport[er] >= 0)))
+    o, b = group_rows(g["icmp_type"], g["icmp_code"], k("in_proto", has), k("in_src_hi", has),
+                      k("in_src_lo", has), k("in_sport", has & (g["in_sport"] >= 0)),
+                      k("in_dst_hi", has), k("in_dst_lo", has), k("in_dport", has & (g["in_dport"] >= 0)))
     heads = o[b[:-1]]  # first member of each bucket (members ascending)
     first = np.argsort(heads, kind="stable")  # buckets by first appearance
     v4 = np.uint64(V4_MARK)
-    if not np.any(has & (((cols.in_src_hi[er] == v4) & (cols.in_src_lo[er] >> np.uint64(32) != 0))
-                         | ((cols.in_dst_hi[er] == v4) & (cols.in_dst_lo[er] >> np.uint64(32) != 0)))):
+    if not np.any(has & (((g["in_src_hi"] == v4) & (g["in_src_lo"] >> np.uint64(32) != 0))
+                         | ((g["in_dst_hi"] == v4) & (g["in_dst_lo"] >> np.uint64(32) != 0)))):
         # distinct buckets render to distinct strings: no merging, render only the reported groups later
         return [{"_pr": pr, "rows": er[o[b[i] : b[i + 1]]], "count": int(b[i + 1] - b[i])} for i in first.tolist()]
     final: dict[tuple[str, str | None], int] = {}

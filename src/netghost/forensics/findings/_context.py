@@ -24,6 +24,7 @@ from netghost.forensics.arrays import (
     roomy,
     select,
     spans,
+    take,
 )
 from netghost.forensics.decode import addr, ep, smallest_texts
 from netghost.forensics.engine import Analysis
@@ -89,10 +90,10 @@ class Ctx:
         """Column ``name`` (as in ``x.<name>``) for segment indices ``idx`` (array or one index) only."""
         full = self.__dict__.get(name)
         if full is not None:
-            return full[idx]
+            return take(full, idx) if isinstance(idx, np.ndarray) and idx.dtype.kind in "iu" else full[idx]
         col = getattr(self.a.cols, _SEG_COLS[name])
         if isinstance(idx, np.ndarray) and idx.dtype.kind in "iu":  # (take: faster than fancy indexing)
-            v = col.take(self.a.tcp_rows.take(idx))
+            v = take(col, take(self.a.tcp_rows, idx))  # (in pieces when spilled: bounded resident pages)
         else:
             v = col[self.a.tcp_rows[idx]]
         return v.astype(np.int64) if name in _WIDE else v
@@ -105,24 +106,24 @@ class Ctx:
         """
         full = self.__dict__.get("from_client")
         if full is not None:
-            out: np.ndarray = full[idx]
+            out: np.ndarray = take(full, idx)
             return out
         if idx.shape[0] > BLOCK and not roomy(idx.shape[0] * 32):
             res_all = spill.alloc(idx.shape[0], bool)
             for lo, hi in spans(idx.shape[0]):
                 res_all[lo:hi] = self.client_side(idx[lo:hi])
             return res_all
-        return self.side_of(self.a.tcp_rows[idx], self.sid[idx])
+        return self.side_of(take(self.a.tcp_rows, idx), take(self.sid, idx))
 
     def side_of(self, r: np.ndarray, s: np.ndarray) -> np.ndarray:
         """:meth:`client_side` of segments given by their packet rows ``r`` and streams ``s`` (already at hand)."""
         st, c = self.a.streams, self.a.cols
         cport = st.c_port.take(s)
-        res: np.ndarray = c.sport.take(r) == cport
+        res: np.ndarray = take(c.sport, r) == cport
         same = np.flatnonzero(cport == st.s_port.take(s))
         if same.size:
             rs, ss = r.take(same), s.take(same)
-            res[same] &= (c.src_hi.take(rs) == st.c_hi.take(ss)) & (c.src_lo.take(rs) == st.c_lo.take(ss))
+            res[same] &= (take(c.src_hi, rs) == st.c_hi.take(ss)) & (take(c.src_lo, rs) == st.c_lo.take(ss))
         return res
 
     @cached_property
@@ -150,9 +151,8 @@ class Ctx:
         """
         c, rows = self.a.cols, self.a.tcp_rows
         total = 0
-        step = 1 << 16
-        for lo in range(0, rows.shape[0], step):
-            r = rows[lo : lo + step]
+        for lo, hi in spans(rows.shape[0], 1 << 16):  # (spans: walked pages of spilled columns leave RSS)
+            r = rows[lo:hi]
             fl = c.tcp_flags[r]
             total += int(np.count_nonzero(((fl & 0x02) == 0) & ((c.paylen[r] > 0) | ((fl & 0x01) != 0))))
         return total
@@ -179,7 +179,7 @@ class Ctx:
         cache: dict[int, np.ndarray] = self.__dict__.setdefault("_with_flag", {})
         if bit not in cache:
             fl = self.a.tcp_flags
-            cache[bit] = select(self.flagged, lambda f: (fl[f] & bit) != 0)
+            cache[bit] = select(self.flagged, lambda f: (take(fl, f) & bit) != 0)
         return cache[bit]
 
     @cached_property

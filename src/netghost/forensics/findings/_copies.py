@@ -12,7 +12,17 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics import spill
-from netghost.forensics.arrays import BLOCK, CHUNK, distinct, member, nonzero_blocks, roomy, spans
+from netghost.forensics.arrays import (
+    BLOCK,
+    CHUNK,
+    distinct,
+    member,
+    nonzero_blocks,
+    paced,
+    roomy,
+    spans,
+    take,
+)
 from netghost.forensics.engine import Analysis
 from netghost.forensics.tcp import mix_hash
 
@@ -97,7 +107,8 @@ def capture_copies(a: Analysis) -> np.ndarray:
         store_sel[dest], store_k[dest] = sel[o], k1[o]
         cursor += cnt
     dup = spill.alloc(n, bool, zero=True)
-    for b0, b1 in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+    # (paced: each part's candidates lie at scattered rows of the spilled columns)
+    for b0, b1 in paced(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
         if b1 - b0 >= 2:
             dup[_copies(c, np.asarray(store_sel[b0:b1]), np.asarray(store_k[b0:b1]), a.tcp_rows)] = True
     return nonzero_blocks(n, lambda lo, hi: dup[lo:hi])
@@ -112,13 +123,15 @@ def _copies(c: Any, sel: np.ndarray, k1: np.ndarray, tcp_rows: np.ndarray) -> np
     if not again.size:
         return np.zeros(0, np.int64)
     sel = sel[member(k1, again)]
-    r = tcp_rows[sel]
+    r = take(tcp_rows, sel)
     h = np.full(r.shape[0], np.uint64(7), np.uint64)
-    for col in (c.src_lo[r], c.dst_lo[r], c.sport[r], c.dport[r], c.ip_id[r], c.seq[r], c.ack[r], c.pay_hash[r]):
-        h = mix_hash(h, col.astype(np.uint64))
+    # (take: candidates lie at scattered rows; from spilled columns they are gathered in pieces)
+    for col in (c.src_lo, c.dst_lo, c.sport, c.dport, c.ip_id, c.seq, c.ack, c.pay_hash):
+        h = mix_hash(h, take(col, r).astype(np.uint64))
     _, first, inv = np.unique(h, return_index=True, return_inverse=True)
     d = np.ones(r.shape[0], bool)
     d[first] = False
-    d &= (c.ts[r] - c.ts[r[first[inv.ravel()]]]) < 0.001
+    ts = take(c.ts, r)
+    d &= (ts - ts[first[inv.ravel()]]) < 0.001
     out: np.ndarray = sel[d]
     return out

@@ -22,7 +22,17 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.arrays import count_by, distinct, in_sorted, member, nonzero_blocks, select, spans
+from netghost.forensics.arrays import (
+    count_by,
+    distinct,
+    in_sorted,
+    member,
+    nonzero_blocks,
+    paced,
+    select,
+    spans,
+    take,
+)
 from netghost.forensics.findings._context import (
     MAX_FRAMES,
     Ctx,
@@ -52,7 +62,7 @@ Thr = Callable[[np.ndarray], np.ndarray]
 def _thresholds(x: Ctx, idx: np.ndarray) -> np.ndarray:
     """Per segment ``idx``: the payload size that counts as full-size for its direction."""
     st = x.a.streams
-    sid = x.sid[idx]
+    sid = take(x.sid, idx)
     mss_rx = np.where(x.client_side(idx), st.mss_s[sid], st.mss_c[sid])
     out: np.ndarray = np.where(mss_rx > 0, np.minimum(BIG_PAYLOAD, (mss_rx * 9) // 10), BIG_PAYLOAD)
     return out
@@ -61,17 +71,17 @@ def _thresholds(x: Ctx, idx: np.ndarray) -> np.ndarray:
 def _small_acked(x: Ctx, r: np.ndarray, thr: Thr) -> int | None:
     """A segment of stream rows ``r`` with a small payload that the other side acknowledged (its row)."""
     for fc in (True, False):
-        snd = r[x.from_client[r] == fc]
-        peer = r[(x.from_client[r] != fc) & ((x.fl[r] & ACK) != 0)]
+        snd = r[x.client_side(r) == fc]
+        peer = r[(x.client_side(r) != fc) & ((x.seg("fl", r) & ACK) != 0)]
         if not snd.size or not peer.size:
             continue
-        base = x.seq[snd[0]]
-        rel_ack = (x.ack[peer] - base) & M32
+        base = x.seg("seq", snd[0])
+        rel_ack = (x.seg("ack", peer) - base) & M32
         rel_ack = rel_ack[rel_ack < HALF]
         if not rel_ack.size:
             continue
-        small = snd[(x.pay[snd] > 0) & (x.pay[snd] < thr(snd))]
-        ends = (x.seq[small] - base + x.pay[small]) & M32
+        small = snd[(x.seg("pay", snd) > 0) & (x.seg("pay", snd) < thr(snd))]
+        ends = (x.seg("seq", small) - base + x.seg("pay", small)) & M32
         ok = small[ends <= rel_ack.max()]
         if ok.size:
             return int(ok[0])
@@ -81,20 +91,20 @@ def _small_acked(x: Ctx, r: np.ndarray, thr: Thr) -> int | None:
 def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: Thr) -> dict[str, Any] | None:
     r = x.rows_of(s)
     counts: dict[tuple[bool, int, int], int] = {}
-    for k in r[in_sorted(big_retr, r)].tolist():
-        key = (bool(x.from_client[k]), int(x.seq[k]), int(x.pay[k]))
+    ks = r[in_sorted(big_retr, r)]
+    for key in zip(x.client_side(ks).tolist(), x.seg("seq", ks).tolist(), x.seg("pay", ks).tolist(), strict=True):
         counts[key] = counts.get(key, 0) + 1
     if not counts:
         return None
     (fc, seq, pay), n = max(counts.items(), key=lambda kv: kv[1])
     if n < MIN_RETRIES:
         return None
-    copies = r[(x.from_client[r] == fc) & (x.seq[r] == seq) & (x.pay[r] == pay)]
-    gaps = np.diff(x.ts[copies])
+    copies = r[(x.client_side(r) == fc) & (x.seg("seq", r) == seq) & (x.seg("pay", r) == pay)]
+    gaps = np.diff(x.seg("ts", copies))
     if gaps.size < 2 or np.any(gaps[1:] < 0.9 * gaps[:-1]) or gaps[-1] <= 1.2 * gaps[0]:
         return None  # not an RTO backoff
-    peer = r[(x.from_client[r] != fc) & ((x.fl[r] & ACK) != 0)]
-    rel = (x.ack[peer] - seq) & M32
+    peer = r[(x.client_side(r) != fc) & ((x.seg("fl", r) & ACK) != 0)]
+    rel = (x.seg("ack", peer) - seq) & M32
     if np.any((rel > 0) & (rel < HALF)):
         return None  # acknowledged after all: loss, not a size limit
     small = _small_acked(x, r, thr)
@@ -102,30 +112,30 @@ def _sender_side(x: Ctx, s: int, big_retr: np.ndarray, thr: Thr) -> dict[str, An
         return None
     k = int(copies[0])
     return {"s": s, "side": "sender", "size": pay, "retries": int(n), "gaps": (float(gaps[0]), float(gaps[-1])),
-            "sender": ep(x.src_hi[k], x.src_lo[k], x.sport[k]), "small": small,
-            "frames": [int(f) for f in x.frame[copies[:6]]] + [int(x.frame[small])], "ts": float(x.ts[k])}
+            "sender": ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k)), "small": small,
+            "frames": [int(f) for f in x.seg("frame", copies[:6])] + [int(x.seg("frame", small))], "ts": float(x.seg("ts", k))}
 
 
 def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: Thr) -> dict[str, Any] | None:
     r = x.rows_of(s)
     st, c = x.a.streams, x.a.cols
     for fc in (False, True):
-        snd = r[x.from_client[r] == fc]
-        if not snd.size or np.any(x.pay[snd] >= thr(snd)):
+        snd = r[x.client_side(r) == fc]
+        if not snd.size or np.any(x.seg("pay", snd) >= thr(snd)):
             continue  # full-size segments do arrive in this direction
         lost = np.flatnonzero(in_sorted(lost_flag, snd))
         if not lost.size:
             continue
-        base = x.seq[snd[0]]
-        ends = (x.seq[snd] - base + x.pay[snd] + ((x.fl[snd] & (SYN | FIN)) != 0)) & M32
+        base = x.seg("seq", snd[0])
+        ends = (x.seg("seq", snd) - base + x.seg("pay", snd) + ((x.seg("fl", snd) & (SYN | FIN)) != 0)) & M32
         ends = np.where(ends < HALF, ends, 0)
         pos = int(lost[0])
         hole_start = int(ends[:pos].max()) if pos else 0
-        hole = int((x.seq[snd[pos]] - base) & M32) - hole_start
+        hole = int((x.seg("seq", snd[pos]) - base) & M32) - hole_start
         if hole < int(thr(snd[:1])[0]) or hole >= HALF:
             continue
-        peer = r[(x.from_client[r] != fc) & ((x.fl[r] & ACK) != 0)]
-        rel_ack = (x.ack[peer] - base) & M32
+        peer = r[(x.client_side(r) != fc) & ((x.seg("fl", r) & ACK) != 0)]
+        rel_ack = (x.seg("ack", peer) - base) & M32
         rel_ack = rel_ack[rel_ack < HALF]
         if rel_ack.size and int(rel_ack.max()) > hole_start:
             continue  # the hole was filled and acknowledged: ordinary loss
@@ -135,8 +145,8 @@ def _receiver_side(x: Ctx, s: int, lost_flag: np.ndarray, thr: Thr) -> dict[str,
         mss = int(st.mss_c[s] if not fc else st.mss_s[s])
         seg = mss - (12 if int(c.tsval[x.a.tcp_rows[snd[0]]]) >= 0 else 0) if mss > 0 else 0
         k = int(snd[pos])
-        return {"s": s, "side": "receiver", "size": seg, "missing": hole, "sender": ep(x.src_hi[k], x.src_lo[k], x.sport[k]),
-                "small": small, "frames": [int(x.frame[k]), int(x.frame[small])], "ts": float(x.ts[k])}
+        return {"s": s, "side": "receiver", "size": seg, "missing": hole, "sender": ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k)),
+                "small": small, "frames": [int(x.seg("frame", k)), int(x.seg("frame", small))], "ts": float(x.seg("ts", k))}
     return None
 
 
@@ -151,8 +161,8 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     big_retr = retr  # ascending segment indices
     n = len(x.a.streams)
     out: dict[int, dict[str, Any]] = {}
-    cand = np.flatnonzero((count_by(lambda r: x.sid[r], retr, n) >= MIN_RETRIES) & ~skip)
-    for s in cand[:MAX_STREAMS].tolist():
+    cand = np.flatnonzero((count_by(lambda r: take(x.sid, r), retr, n) >= MIN_RETRIES) & ~skip)
+    for s in paced(cand[:MAX_STREAMS].tolist()):  # (each stream's reads fault in pages of spilled columns)
         m = _sender_side(x, s, big_retr, thr)
         if m:
             out[s] = m
@@ -164,7 +174,7 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     has_big = np.zeros(2 * n, bool)
     for lo, hi in spans(lost.shape[0]):
         part = lost[lo:hi]
-        lost_key = x.sid[part] * 2 + x.client_side(part)
+        lost_key = take(x.sid, part) * 2 + x.client_side(part)
         has_lost[lost_key] = True
         # a lost-flagged segment is usually itself full-size, which settles its direction at once; only
         # the other directions need a look at all their stream's segments
@@ -173,10 +183,10 @@ def _suspects(x: Ctx, skip: np.ndarray) -> dict[int, dict[str, Any]]:
     for piece, _ in x.iter_rows_of_many(open_streams):
         rows = np.sort(piece)  # sorted: the gathers below run ~3x faster
         rows = rows.compress(x.seg("pay", rows) >= thr(rows))
-        has_big[x.sid[rows] * 2 + x.client_side(rows)] = True
+        has_big[take(x.sid, rows) * 2 + x.client_side(rows)] = True
     ok = (has_lost & ~has_big).reshape(n, 2).any(axis=1) if n else np.zeros(0, bool)
     cand = np.flatnonzero(ok & ~skip)
-    for s in cand[:MAX_STREAMS].tolist():
+    for s in paced(cand[:MAX_STREAMS].tolist()):
         if s not in out and (m := _receiver_side(x, s, lost_flag, thr)):
             out[s] = m
     return out
@@ -189,13 +199,13 @@ def _suspect_finding(x: Ctx, server: str, ms: list[dict[str, Any]], mtu: int | N
     where = (f"{flow_id(s0)} ({ep(st.c_hi[s0], st.c_lo[s0], st.c_port[s0])} ↔ {server})" if len(ms) == 1
              else f"{len(ms)} connections to {server}")
     icmp_note = f"; ICMP fragmentation-needed cites next-hop MTU {mtu}" if mtu else ""
-    small = int(x.pay[m0["small"]])
+    small = int(x.seg("pay", m0["small"]))
     if m0["side"] == "sender":
         title = (f"PMTU black hole suspected on {where} (large segments of {m0['size']} bytes never acknowledged; "
                  f"small ones pass){icmp_note}")
         detail = (f"On {flow_id(s0)} the {m0['size']}-byte segment from {m0['sender']} was retransmitted "
                   f"{m0['retries']}× with growing gaps ({m0['gaps'][0]:.2f} s → {m0['gaps'][1]:.2f} s) and never "
-                  f"acknowledged, while a {small}-byte segment (frame {int(x.frame[m0['small']])}) was: packets "
+                  f"acknowledged, while a {small}-byte segment (frame {int(x.seg('frame', m0['small']))}) was: packets "
                   "larger than a hop's MTU are dropped and the ICMP that would tell the sender is filtered. ")
         metrics: dict[str, Any] = {"side": "sender", "segment_bytes": m0["size"],
                                    "max_retransmissions": max(m["retries"] for m in ms)}
@@ -247,13 +257,13 @@ def pmtu(x: Ctx) -> list[Finding]:
     out: list[Finding] = []
     big_retr = select(x.with_flag(FLAG_BITS["retransmission"]), lambda r: x.seg("pay", r) >= 1000)
     rows = nonzero_blocks(len(c), lambda lo, hi: c.icmp_type[lo:hi] >= 0)  # ICMP messages only (few)
-    it, pr = c.icmp_type[rows], c.proto[rows]
-    rows = rows[((pr == 1) & (it == 3) & (c.icmp_code[rows] == 4)) | ((pr == 58) & (it == 2))][:5000]
-    quoted = rows[c.in_proto[rows] == 6]
+    it, pr = take(c.icmp_type, rows), take(c.proto, rows)  # (take: scattered rows of spilled columns)
+    rows = rows[((pr == 1) & (it == 3) & (take(c.icmp_code, rows) == 4)) | ((pr == 58) & (it == 2))][:5000]
+    quoted = rows[take(c.in_proto, rows) == 6]
     # streams that retransmit large segments, keyed by endpoints both ways; only streams with a port
     # some ICMP quotes can ever be looked up, so the others are left out of the index
-    retr_streams = np.flatnonzero(count_by(lambda r: x.sid[r], big_retr, len(st)))
-    ports = distinct(np.concatenate((c.in_sport[quoted], c.in_dport[quoted])))
+    retr_streams = np.flatnonzero(count_by(lambda r: take(x.sid, r), big_retr, len(st)))
+    ports = distinct(np.concatenate((take(c.in_sport, quoted), take(c.in_dport, quoted))))
     retr_streams = retr_streams[member(st.c_port[retr_streams], ports) & member(st.s_port[retr_streams], ports)]
     index: dict[tuple[tuple[int, int, int], tuple[int, int, int]], int] = {}
     ends = [col[retr_streams].tolist() for col in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port)]
@@ -261,7 +271,7 @@ def pmtu(x: Ctx) -> list[Finding]:
         ce, se = (ch, cl, cp), (sh, sl, sp)
         index[(ce, se)] = index[(se, ce)] = s
     groups: dict[tuple[int, int], list[int]] = {}
-    cols_r = [col[rows].tolist() for col in (c.in_proto, c.in_src_hi, c.in_src_lo, c.in_sport, c.in_dst_hi,
+    cols_r = [take(col, rows).tolist() for col in (c.in_proto, c.in_src_hi, c.in_src_lo, c.in_sport, c.in_dst_hi,
                                              c.in_dst_lo, c.in_dport, c.icmp_mtu)]
     for r, ip, sh, sl, sp, dh, dl, dp, mtu in zip(rows.tolist(), *cols_r, strict=True):
         s = index.get(((sh, sl, sp), (dh, dl, dp)), -1) if ip == 6 else -1

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from netghost.forensics.arrays import count_by, distinct, in_sorted, select, spans
+from netghost.forensics.arrays import count_by, distinct, in_sorted, select, spans, take
 from netghost.forensics.findings._context import (
     MAX_FRAMES,
     Ctx,
@@ -167,13 +167,13 @@ def _usual_ttls(x: Ctx, ss: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.
         hist = np.zeros(m * 256, np.int64)
         for piece, who in x.iter_rows_of_many(ss[c0 : c0 + m]):
             # each segment's packet row and stream are gathered once (its stream is known: ss[c0 + who])
-            r = tcp_rows.take(piece)
+            r = take(tcp_rows, piece)
             same = x.side_of(r, ss.take(who + c0)) == ks_side.take(who + c0)
-            same &= (c.tcp_flags.take(r) & RST) == 0
+            same &= (take(c.tcp_flags, r) & RST) == 0
             rows, owner, r = piece.compress(same), who.compress(same), r.compress(same)
             if not rows.size:
                 continue
-            hist += np.bincount(owner * 256 + (c.ttl.take(r).astype(np.int64) & 0xFF), minlength=m * 256)
+            hist += np.bincount(owner * 256 + (take(c.ttl, r).astype(np.int64) & 0xFF), minlength=m * 256)
             fi = np.flatnonzero(np.diff(owner, prepend=-1))  # owner is non-decreasing: each one's first row
             u = owner.take(fi)
             new = first[c0 + u] < 0
@@ -189,8 +189,8 @@ def resets(x: Ctx) -> list[Finding]:
     out: list[Finding] = []
     rst_rows = x.rst_rows
     established = (st.synack > 0) | (st.data_pkts > 0)
-    ks = rst_rows[np.unique(x.sid[rst_rows], return_index=True)[1]]  # each stream's first RST, by stream id
-    ss = x.sid[ks]
+    ks = rst_rows[np.unique(take(x.sid, rst_rows), return_index=True)[1]]  # each stream's first RST, by stream id
+    ss = take(x.sid, ks)
     keep = established[ss] & ~((st.syn[ss] > 0) & (st.synack[ss] == 0))
     ks, ss = ks[keep], ss[keep]
     usual, first = _usual_ttls(x, ss, ks)
@@ -267,7 +267,7 @@ def _data_segments(x: Ctx, retransmitted: int) -> int | None:
 
     gone = sum(carry(rows) for rows, _ in x.iter_rows_of_many(np.flatnonzero(x.explained)))
     copies = x.copies
-    gone += sum(carry(r[~x.explained[x.sid[r]]]) for r in (copies[lo:hi] for lo, hi in spans(copies.shape[0])))
+    gone += sum(carry(r[~x.explained[take(x.sid, r)]]) for r in (copies[lo:hi] for lo, hi in spans(copies.shape[0])))
     st = x.a.streams
     lower = int(st.data_pkts.sum()) - int(st.syn.sum()) - int(st.synack.sum()) - gone
     if lower >= 50 and retransmitted * 50 < lower * 0.99:  # ratio < 1.98% for any count >= lower
@@ -289,11 +289,11 @@ def retransmissions(x: Ctx) -> list[Finding]:
 
     def carries(r: np.ndarray) -> np.ndarray:
         fl = x.seg("fl", r)
-        out: np.ndarray = ((fl & SYN) == 0) & ((x.seg("pay", r) > 0) | ((fl & FIN) != 0)) & x.not_copy(r) & ~x.explained[x.sid[r]]
+        out: np.ndarray = ((fl & SYN) == 0) & ((x.seg("pay", r) > 0) | ((fl & FIN) != 0)) & x.not_copy(r) & ~x.explained[take(x.sid, r)]
         return out
 
     retr = select(x.with_flag(FLAG_BITS["retransmission"]), carries)  # ascending
-    dretr = count_by(lambda r: x.sid[r], retr, n)
+    dretr = count_by(lambda r: take(x.sid, r), retr, n)
     # data segments per stream, counted only where the rate can qualify (>= 3 retransmitted ones)
     data = np.zeros(n, np.int64)
     few = np.flatnonzero(dretr >= 3)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from netghost.forensics.arrays import take
 from netghost.forensics.engine import Analysis
 from netghost.forensics.tcp import FLAG_BITS
 
@@ -78,15 +79,18 @@ def flow_details(a: Analysis, streams: list[int]) -> dict[int, dict[str, Any]]:
         return out
     st = a.streams
     sel = _segments_of(a, streams)
-    rows = a.tcp_rows[sel]
+    # (take: the shown streams' segments lie at scattered rows of possibly spilled columns)
+    rows = take(a.tcp_rows, sel)
     c = a.cols
-    sid = a.tcp_stream[sel]
-    from_c = (c.src_hi[rows] == st.c_hi[sid]) & (c.src_lo[rows] == st.c_lo[sid]) & (c.sport[rows] == st.c_port[sid])
-    fl = c.tcp_flags[rows].astype(np.int64)
+    sid = take(a.tcp_stream, sel)
+    from_c = ((take(c.src_hi, rows) == st.c_hi[sid]) & (take(c.src_lo, rows) == st.c_lo[sid])
+              & (take(c.sport, rows) == st.c_port[sid]))
+    fl = take(c.tcp_flags, rows).astype(np.int64)
+    pay, seq, aflags, frame = take(c.paylen, rows), take(c.seq, rows), take(a.tcp_flags, sel), take(c.frame, rows)
     for s in streams:
         m = sid == s
         f_l = fl[m].tolist()
-        h = _history(f_l, c.paylen[rows[m]].tolist(), c.seq[rows[m]].tolist(), a.tcp_flags[sel[m]].tolist(),
+        h = _history(f_l, pay[m].tolist(), seq[m].tolist(), aflags[m].tolist(),
                      from_c[m].tolist())
         rst = np.flatnonzero((fl[m] & 0x04) != 0)
         dur = float(st.last_ts[s] - st.first_ts[s])
@@ -94,7 +98,7 @@ def flow_details(a: Analysis, streams: list[int]) -> dict[int, dict[str, Any]]:
         out[s] = {
             "history": h,
             "reset_by": None if not rst.size else ("client" if from_c[m][rst[0]] else "server"),
-            "first_rst_frame": None if not rst.size else int(c.frame[rows[m][rst[0]]]),
+            "first_rst_frame": None if not rst.size else int(frame[m][rst[0]]),
             "throughput_bps": round(total * 8 / dur, 1) if dur > 0 else None,
         }
     return out

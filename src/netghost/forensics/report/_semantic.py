@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from netghost.forensics import spill
-from netghost.forensics.arrays import BLOCK, Collect, median, median_p95, member, roomy, select, spans
+from netghost.forensics.arrays import BLOCK, Collect, median, median_p95, member, roomy, select, spans, take
 from netghost.forensics.decode import ep
 from netghost.forensics.engine import Analysis
 from netghost.forensics.findings import Ctx, build_findings, flow_id
@@ -75,8 +75,8 @@ def _flows(a: Analysis, x: Ctx, referenced: set[int]) -> list[dict[str, Any]]:
     per_stream_flags: dict[int, dict[str, int]] = {}
     # flagged segments of the chosen streams only (ascending = capture order)
     chosen_arr = np.asarray(chosen)
-    fsel = select(x.flagged, lambda f: member(x.sid[f], chosen_arr))
-    f_sid, f_fl = x.sid[fsel], a.tcp_flags[fsel]
+    fsel = select(x.flagged, lambda f: member(take(x.sid, f), chosen_arr))
+    f_sid, f_fl = take(x.sid, fsel), take(a.tcp_flags, fsel)
     for name in FLAG_NAMES:
         m = (f_fl & FLAG_BITS[name]) != 0
         if m.any():
@@ -201,7 +201,7 @@ def _flag_counts(a: Analysis, x: Ctx) -> dict[str, int]:
     counts = dict.fromkeys(FLAG_NAMES, 0)
     fl = x.flagged
     for lo, hi in spans(fl.shape[0], fl.shape[0] if roomy(fl.shape[0] * 16) else BLOCK):
-        f = a.tcp_flags[fl[lo:hi]]
+        f = take(a.tcp_flags, fl[lo:hi])
         for name in FLAG_NAMES:
             counts[name] += int(np.count_nonzero(f & FLAG_BITS[name]))
     return counts

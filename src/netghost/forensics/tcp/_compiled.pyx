@@ -136,14 +136,20 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
                     const int32_t[::1] dport, const int64_t[::1] seq, const int64_t[::1] ack,
                     const int16_t[::1] flags, const int32_t[::1] win, const int32_t[::1] seglen,
                     const double[::1] ts, const int16_t[::1] wscale, const int32_t[::1] mss,
-                    const int64_t[::1] frame, out=None, tick=None, Py_ssize_t tick_every=0):
+                    const int64_t[::1] frame, out=None, tick=None, Py_ssize_t tick_every=0, alloc=None,
+                    bint last_rows=False):
     """Grouping + rules + stream table in one pass (see :func:`netghost.forensics.tcp.analyze_tcp`).
 
     ``out``: optional preallocated (aflags int64, ack_rtt float64, sid int64, order int64) arrays of
     ``len(rows)`` elements (e.g. file-backed ones from :mod:`netghost.forensics.spill`); they are
     filled and returned. ``tick``: optional callable (no arguments, should not raise) run every
     ``tick_every`` segments of the walk and of the final ordering, e.g. to release walked pages of
-    file-backed columns (:func:`netghost.forensics.spill.release`); it changes no result.
+    file-backed columns (:func:`netghost.forensics.spill.release`); it changes no result. ``alloc``:
+    optional ``alloc(n, dtype)`` giving the stream table's columns (e.g. :func:`netghost.forensics.spill.alloc`,
+    so a table of 10^5-10^6 streams, ~250 bytes each, spills past the memory budget like the per-packet
+    columns); ``np.empty`` when None. ``last_rows``: ``last_frame`` holds each stream's last segment's
+    row instead of its frame number (the caller gathers the frame numbers, e.g. in pieces from a
+    file-backed column: read here, 10^5 scattered rows would fault most of that column in at once).
 
     Returns:
         (aflags, ack_rtt, sid, order, table) where ``order`` lists segments stream by stream (capture
@@ -159,7 +165,7 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
         if not all(a.shape == (n,) for a in (of, ortt, sid, order)):
             raise ValueError("output arrays must have one element per segment")
     if n == 0:
-        return of, ortt, sid, order, _table(NULL, 0, NULL)
+        return of, ortt, sid, order, _table(NULL, 0, NULL, alloc)
     cdef int64_t[::1] ofv = of, sidv = sid, ov = order
     cdef double[::1] orv = ortt
     cdef Cols k
@@ -198,25 +204,33 @@ def analyze_streams(const int64_t[::1] rows, const uint64_t[::1] src_hi, const u
         _check(rc)
         raise MemoryError()
     try:
-        table = _table(res.streams, res.ns, &frame[0])
+        table = _table(res.streams, res.ns, NULL if last_rows else &frame[0], alloc)
     finally:
         free(res.streams)
     return of, ortt, sid, order, table
 
 
-cdef dict _table(Agg* st, int64_t ns, const int64_t* frame):
+cdef dict _table(Agg* st, int64_t ns, const int64_t* frame, alloc=None):
     """The stream columns with client/server resolved (client = first pure SYN's sender, else the
-    receiver of the first SYN-ACK, else the first packet's sender)."""
+    receiver of the first SYN-ACK, else the first packet's sender).
+
+    With ``frame`` NULL, ``last_frame`` holds each stream's last segment's row (the caller maps it to
+    a frame number). Columns come from ``alloc(n, dtype)`` when given, except ``syn_c``/``synack_s``
+    (short-lived: the caller derives conn_state from them and drops them).
+    """
+    new = np.empty if alloc is None else alloc
     names_i64 = ("first_frame", "last_frame", "pkts_c2s", "pkts_s2c", "bytes_c2s", "bytes_s2c", "syn", "synack",
                  "fin_c", "fin_s", "rst_c", "rst_s", "data_pkts", "retrans", "retrans_data", "flagged",
-                 "zero_window", "lost", "mss_c", "mss_s", "ws_c", "ws_s", "syn_c", "synack_s")
-    out = {name: np.empty(ns, np.int64) for name in names_i64}
+                 "zero_window", "lost", "mss_c", "mss_s", "ws_c", "ws_s")
+    out = {name: new(ns, np.int64) for name in names_i64}
+    for name in ("syn_c", "synack_s"):
+        out[name] = np.empty(ns, np.int64)
     for name in ("first_ts", "last_ts", "irtt"):
-        out[name] = np.empty(ns, np.float64)
+        out[name] = new(ns, np.float64)
     for name in ("c_hi", "c_lo", "s_hi", "s_lo"):
-        out[name] = np.empty(ns, np.uint64)
+        out[name] = new(ns, np.uint64)
     for name in ("c_port", "s_port"):
-        out[name] = np.empty(ns, np.int32)
+        out[name] = new(ns, np.int32)
     if ns == 0:
         return out
     cdef int64_t[::1] first_frame = out["first_frame"], last_frame = out["last_frame"]
@@ -244,7 +258,7 @@ cdef dict _table(Agg* st, int64_t ns, const int64_t* frame):
                 o = sp.first_dir
             q = 1 - o
             first_frame[j] = sp.first_frame
-            last_frame[j] = frame[sp.last_frame]
+            last_frame[j] = frame[sp.last_frame] if frame != NULL else sp.last_frame
             first_ts[j] = sp.first_ts
             last_ts[j] = sp.last_ts
             if sp.first_dir == o:

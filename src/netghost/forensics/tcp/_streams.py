@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from netghost.forensics import spill
+from netghost.forensics.arrays import take
 from netghost.forensics.decode import Packets
 from netghost.forensics.tcp._flags import FLAG_BITS
 from netghost.forensics.tcp._rules import analyze_tcp_sequences, compiled_fields, compiled_tcp
@@ -360,7 +361,10 @@ def analyze_tcp(cols: Packets, rows: np.ndarray) -> TcpAnalysis:
         np.ascontiguousarray(rows, dtype=np.int64), *_endpoints(cols),
         *compiled_fields((cols.seq, cols.ack, cols.tcp_flags, cols.win, cols.paylen, cols.ts, cols.wscale)),
         np.ascontiguousarray(cols.mss, dtype=np.int32), np.ascontiguousarray(cols.frame, dtype=np.int64), out,
-        tick=spill.releaser(), tick_every=spill.RELEASE_ROWS)  # spilled columns' walked pages leave RSS as it goes
+        tick=spill.releaser(), tick_every=spill.RELEASE_ROWS,  # spilled columns' walked pages leave RSS as it goes
+        alloc=spill.alloc, last_rows=True)  # the stream table from the budget too (~250 bytes per stream)
+    # (take: each stream's last row is anywhere in the capture; gathered in pieces from a spilled column)
+    table["last_frame"] = take(cols.frame, table["last_frame"])
     syn_c, synack_s = table.pop("syn_c"), table.pop("synack_s")
     t = TcpStreams(**table, conn_state=np.zeros(len(table["first_frame"]), np.int8))
     t.conn_state = _conn_state(t, syn_c, synack_s)
