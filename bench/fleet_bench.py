@@ -10,7 +10,8 @@ Measures, in one run on this machine:
   5. the scheduler's own cost per task (no-op tasks round-tripped through the same cluster);
 and prints a table extrapolated to 1,000 captures on 50 workers from those measured figures.
 
-Usage: ``python bench/fleet_bench.py [--captures 32] [--packets 100000] [--workers 2] [--budget 512M] [--repeat 2]``
+Usage: ``python bench/fleet_bench.py [--captures 32] [--packets 100000] [--workers 2] [--budget 512M] [--repeat 2]
+[--big CAPTURE [--worker-limit 1GB]]``
 (captures are generated once under bench/_work/fleet/; Azurite comes from ``npm install azurite``,
 skipped with a notice when absent). Prints figures only; not part of CI.
 """
@@ -121,6 +122,21 @@ def azurite_run(caps: list[Path], workers: int, budget: str) -> tuple[float, flo
         shutil.rmtree(where, ignore_errors=True)
 
 
+def limited_worker(capture: str, limit: str) -> None:
+    """One capture on one LocalCluster worker that Dask restarts at 95% of ``limit`` (its memory monitor
+    measures RSS, file-backed pages included): does it finish, and at what peak RSS?"""
+    from netghost.forensics.fleet import dask_client, expand_sources, run_fleet
+
+    size = Path(capture).stat().st_size
+    t0 = time.perf_counter()
+    with dask_client(None, 1, memory_limit=limit) as client, tempfile.TemporaryDirectory() as d:
+        res = run_fleet(expand_sources([capture]), client, out=Path(d))
+    r = res.results[0]
+    state = f"finished, peak RSS {r.peak_rss / 2**20:,.0f} MiB" if r.ok else f"FAILED: {r.error}"
+    print(f"one worker limited to {limit}: {Path(capture).name} ({size / 1e9:.2f} GB) {state}; "
+          f"{time.perf_counter() - t0:.1f} s with the cluster's start")
+
+
 def scaling(cost: float, overhead: float, start: float) -> None:
     print("\nScaling model: T(N, W) = start + ceil(N / W) * c + N * o")
     print(f"  c = {cost:.3f} s  measured mean analysis + outputs per capture on one worker (this capture size)")
@@ -146,6 +162,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--budget", default="512M", help="engine memory budget per process (--max-memory)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of the loop and of --fleet (best of each)")
+    ap.add_argument("--big", metavar="CAPTURE", help="also analyse this (large) capture on one worker limited to "
+                                                     "--worker-limit (e.g. a 10 GB one from gen_big_pcap.py -n 14000000)")
+    ap.add_argument("--worker-limit", default="1GB")
     args = ap.parse_args()
     from netghost.forensics import spill
 
@@ -180,6 +199,8 @@ def main() -> int:
         print(f"azurite upload      : {up:7.2f} s  ({mb / up:6.1f} MB/s)")
         print(f"--fleet, az:// blobs: {wall:7.2f} s  ({len(caps) / wall:5.2f} captures/s)  "
               f"throughput vs local files {loc / wall:.2f}x")
+    if args.big:
+        limited_worker(args.big, args.worker_limit)
     scaling(lib["capture_mean"], lib["noop"], lib["start"])
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0

@@ -154,7 +154,7 @@ def test_a_worker_killed_mid_analysis_is_retried_and_the_report_is_complete(clus
     assert _fleet_outputs(tmp_path / "out", BIG) == _cli_outputs(PCAPS / BIG, tmp_path / "cli")
 
 
-def test_the_engine_budget_on_a_worker_is_half_its_memory_limit_unless_given(
+def test_the_engine_budget_on_a_worker_is_a_quarter_of_its_memory_limit_unless_given(
         cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from dask.distributed import Client
 
@@ -169,5 +169,5 @@ def test_the_engine_budget_on_a_worker_is_half_its_memory_limit_unless_given(
         got = {client.submit(worker_budget, None, workers=[a], pure=False).result() for a in workers}
         given = {client.submit(worker_budget, 32 << 20, workers=[a], pure=False).result() for a in workers}
     assert len(limits) == 1 and limits != {0}
-    assert got == {limits.pop() // 2}  # a worker's budget fits inside what Dask's monitor allows it
+    assert got == {limits.pop() // 4}  # a worker's budget fits inside what Dask's monitor allows it
     assert given == {32 << 20}

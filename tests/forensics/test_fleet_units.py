@@ -160,3 +160,17 @@ def test_endpoints_alone_tie_two_points_only_with_enough_evidence() -> None:
     assert (pp.a, pp.b, pp.shared_flows) == ("x", "y", 3)
     syn = {"x": [*one["x"], _flow(keys[1], 1.0, 64, 64)], "y": [*one["y"], _flow(keys[1], 1.0, 63, 64)]}
     assert match_points(syn)[0].shared_flows == 2
+
+
+def test_a_workers_flow_list_is_the_same_whatever_the_block_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-row work of ``_flows`` runs in blocks (its whole-capture temporaries once cost ~600 MB on a
+    14M-packet capture); a stream's first segment each way is found in whichever block holds it."""
+    from netghost.forensics import arrays
+    from netghost.forensics.engine import analyze_capture
+    from netghost.forensics.fleet import _task
+
+    capture = Path(__file__).resolve().parents[1] / "data" / "pcaps" / "chrissanders_ppa1e_ftp-crack.pcap"
+    a = analyze_capture(capture)
+    whole = _task._flows(a)
+    monkeypatch.setattr(_task, "spans", lambda n: arrays.spans(n, 997))  # ~20 blocks, cutting streams apart
+    assert len(a.tcp_rows) > 10 * 997 and _task._flows(a) == whole and whole

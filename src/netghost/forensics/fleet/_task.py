@@ -30,6 +30,7 @@ import numpy as np
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics import spill
+from netghost.forensics.arrays import spans
 from netghost.forensics.decode import ep
 from netghost.forensics.engine import Analysis, analyze_capture
 from netghost.forensics.fleet._sources import Source, open_filesystem
@@ -112,18 +113,23 @@ def _flows(a: Analysis) -> list[FlowSeen]:
         return []
     pk = st.pkts_c2s.astype(np.int64) + st.pkts_s2c
     keep = np.sort(np.argsort(-pk, kind="stable")[:MAX_FLOWS])
-    rows, sid = a.tcp_rows, a.tcp_stream
     c = a.cols
-    c2s = (c.src_lo[rows] == st.c_lo[sid]) & (c.src_hi[rows] == st.c_hi[sid]) & (c.sport[rows] == st.c_port[sid])
     first = np.full((n, 2), -1, np.int64)
     isn = np.full(n, -1, np.int64)
-    for d, m in ((0, c2s), (1, ~c2s)):
-        u, idx = np.unique(sid[m], return_index=True)  # first segment of each stream in this direction
-        r = rows[np.flatnonzero(m)[idx]]
-        first[u, d] = c.ttl[r]
-        if d == 0:
-            syn = (c.tcp_flags[r] & 0x12) == 0x02
-            isn[u[syn]] = c.seq[r[syn]]
+    # In blocks of rows (in capture order), so the per-row temporaries stay a block long: over a whole
+    # 14M-packet capture they were ~600 MB, and a worker with a 1 GB limit was restarted for them.
+    for lo, hi in spans(len(a.tcp_rows)):
+        rows, sid = a.tcp_rows[lo:hi], np.asarray(a.tcp_stream[lo:hi])
+        c2s = (c.src_lo[rows] == st.c_lo[sid]) & (c.src_hi[rows] == st.c_hi[sid]) & (c.sport[rows] == st.c_port[sid])
+        for d, m in ((0, c2s), (1, ~c2s)):
+            u, idx = np.unique(sid[m], return_index=True)  # first segment of each stream in this direction here
+            new = first[u, d] < 0  # ... that no earlier block saw
+            u, r = u[new], rows[np.flatnonzero(m)[idx[new]]]
+            first[u, d] = c.ttl[r]
+            if d == 0:
+                syn = (c.tcp_flags[r] & 0x12) == 0x02
+                isn[u[syn]] = c.seq[r[syn]]
+        spill.release()
     cols = [x[keep].tolist() for x in (st.c_hi, st.c_lo, st.c_port, st.s_hi, st.s_lo, st.s_port, st.first_ts, pk,
                                        first[:, 0], first[:, 1], isn)]  # Python scalars: no numpy item per field
     return [FlowSeen(f"tcp {ep(ch, cl, cp)} > {ep(sh, sl, sp)}", ts, n, t0, t1, i)
@@ -153,12 +159,13 @@ def _read_outputs(d: Path) -> dict[str, bytes]:
 
 def worker_budget(max_memory: int | None) -> int | None:
     """The engine's memory budget on this worker: ``max_memory`` when given, else ``NETGHOST_PCAP_MEMORY``
-    when set, else half of the Dask worker's memory limit (None off a worker or with no limit).
+    when set, else a quarter of the Dask worker's memory limit (None off a worker or with no limit).
 
-    Why half: the budget bounds the per-packet arrays; the per-flow state, the reports and the
-    interpreter need the rest. Without this the engine's default (half the machine's RAM) could exceed
-    the limit Dask gives each worker (the machine's RAM divided among them), and the monitor would
-    restart the worker in the middle of a big capture.
+    Why a quarter: the budget bounds the per-packet arrays; the per-flow state (it grows with the
+    conversations: ~330 MB for the 431k of a 10 GB, 14M-packet capture), the mapped capture windows, the
+    reports and the interpreter need the rest, and Dask's monitor restarts a worker at 95% of its limit.
+    Without this the engine's default (half the machine's RAM) could exceed the limit Dask gives each
+    worker (the machine's RAM divided among them), and the worker would be restarted mid-capture.
     """
     if max_memory is not None or os.environ.get("NETGHOST_PCAP_MEMORY", "").strip():
         return max_memory
@@ -168,7 +175,7 @@ def worker_budget(max_memory: int | None) -> int | None:
         limit = get_worker().memory_manager.memory_limit
     except (ImportError, ValueError, AttributeError):
         return None
-    return int(limit) // 2 if limit else None
+    return int(limit) // 4 if limit else None
 
 
 def analyse_source(src: Source, formats: tuple[str, ...] = ("md", "json"), max_memory: int | None = None) -> CaptureResult:
