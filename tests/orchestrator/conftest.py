@@ -108,7 +108,10 @@ class InProcessShell:
                 return 2, "", "pcap-forensics: error: simulated engine crash\n"
             out, err = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = engine_main(argv[1:])
+                try:
+                    code = engine_main(argv[1:])
+                except SystemExit as exc:  # argparse's usage error: the process would exit with it
+                    code = exc.code if isinstance(exc.code, int) else 2
             return code, out.getvalue(), err.getvalue()
         return 127, "", f"{argv[0]}: not found\n"
 

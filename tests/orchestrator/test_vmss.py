@@ -59,7 +59,10 @@ def test_vmss_target_detected_created_with_target_type_one_blob_per_instance_cle
     assert [Path(f).name for f in files] == [f"{task_id}_{i}.cap" for i in range(3)]
     assert all(Path(f).is_file() for f in files) and done["result"]["local_pcap_path"] == files[0]
     engine = [c for c in vlab.shell.calls if c.startswith("pcap-forensics")]
-    assert len(engine) == 3 + 1 and " --fleet " in engine[-1]  # one run per instance, then the fleet report
+    # the lead instance's own analysis, then one fleet run over every instance (each one's report inside it)
+    assert len(engine) == 1 + 1 and f"{task_id}_0.cap" in engine[0] and " --fleet " in engine[-1]
+    fleet_dir = Path(done["result"]["fleet_report_path"]).parent
+    assert sorted(p.name for p in (fleet_dir / "captures").iterdir()) == [f"{task_id}_{i}.cap" for i in range(3)]
     fleet = [k for k in done["result"]["artifact_hashes"] if k.endswith("fleet_report.md")]
     assert len(fleet) == 1  # registered as evidence
     assert len(vlab.hitl.asked) == 1 + 3  # create + one download per instance; the local fleet run is SAFE
@@ -113,3 +116,23 @@ def test_vmss_nsg_denying_the_host_agent_is_a_named_stop(tmp_path: Path) -> None
     resp = lab.orchestrator().orchestrate(request(target="web-vmss"))
     assert (resp["status"], resp["failure_reason"]) == ("task_failed", "nsg_blocks_host_agent"), resp
     assert "DenyWireServerOutbound" in resp["error_detail"] and lab.captures() == [] and lab.hitl.asked == []
+
+
+def test_without_a_fleet_run_each_instance_is_analysed_on_its_own(vlab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet run is optional: when it fails, every other instance gets its own analysis and the task
+    still completes, with no fleet report and no fleet section in the lead summary."""
+    from netghost.orchestrator import _commands
+
+    monkeypatch.setattr(_commands, "engine_fleet", lambda engine, local, out: [*engine, "--fleet", "--no-such-option"])
+    orch = vlab.orchestrator()
+    first = orch.orchestrate(request(target="web-vmss"))
+    vlab.clock.advance(65)
+    done = orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    assert done["status"] == "task_completed", done
+    task_id = first["task_id"]
+    engine = [c for c in vlab.shell.calls if c.startswith("pcap-forensics")]
+    runs = [c for c in engine if "--fleet" not in c]
+    assert [any(f"{task_id}_{i}.cap" in c for c in runs) for i in range(3)] == [True, True, True]
+    assert len(engine) == 3 + 1 and done["result"].get("fleet_report_path") is None
+    summary = Path(done["result"]["report_path"].replace("_forensic_report.md", "_executive_summary.md"))
+    assert "## Fleet" not in summary.read_text(encoding="utf-8")

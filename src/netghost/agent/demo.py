@@ -127,6 +127,8 @@ def _paths(console: Console, audit_dir: Path) -> None:
         summary = report_path.replace("_forensic_report.md", "_executive_summary.md")
         html = report_path.replace("_forensic_report.md", "_forensic_report.html")
         rows += [("Forensic output", p, "") for p in (report_path, summary, html)]
+        fleet = Path(report_path).parent / "fleet"  # a scale set's capture: the report ranking its instances
+        rows += [("Fleet report", str(fleet / name), "") for name in ("fleet_report.md", "fleet_report.html")]
     shown: set[str] = set()
     for label, value, extra in rows:
         if value and value not in shown and Path(value).exists():

@@ -244,7 +244,13 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
     what = "Comparing captures from both ends of the path." if compare else "Analysing the capture with the PCAP engine."
     outputs: list[str] = []
     before = _files(rt.workdir(record))
-    for capture in captures:  # a scale set: one analysis per instance, the first instance's report leads
+    # A scale set: the lead instance's own analysis, then one fleet run over every instance (it writes each
+    # instance's report under fleet/captures/ and ranks them); each other instance is analysed on its own
+    # only when the fleet could not run.
+    fleet: list[str] = []
+    pending = list(captures)
+    while pending:
+        capture = pending.pop(0)
         argv = cmd.engine_run(rt.config.engine_command, capture, str(rt.workdir(record)), compare)
         record, ran = rt.run(record, argv, what)
         if ran.outcome != "ok":
@@ -253,12 +259,15 @@ def analyse(rt: Runtime, record: TaskRecord, partner: TaskRecord | None = None) 
                            error_detail=f"PCAP Engine failed: {ran.error_text()}"
                            + (f" (removed {removed} partial output file(s))" if removed else ""))
         outputs.append(ran.output)
-    if len(captures) > 1:  # a scale set: also one fleet report over its instances (optional: never fails the task)
-        record, fleet = _fleet(rt, record)
-        outputs += fleet
+        if len(captures) > 1 and len(outputs) == 1:  # optional: a failed fleet never fails the task
+            record, fleet = _fleet(rt, record)
+            if fleet:
+                pending = []
+    outputs += fleet
+    if fleet:
         summary = next((m["path"].strip() for m in _WROTE.finditer(outputs[0])
                         if m["path"].strip().endswith("_executive_summary.md")), None)
-        if fleet and summary:  # the lead summary, which the agent reads first, names the fleet's verdict
+        if summary:  # the lead summary, which the agent reads first, names the fleet's verdict
             add_fleet_section(Path(summary), rt.workdir(record) / "fleet")
     return _register_outputs(rt, record, Ran("ok", {"output": "\n".join(outputs)}), workspace,
                              mode="compare" if compare else record.analysis_mode)

@@ -228,7 +228,7 @@ def _control_plane(f: Facts, client: dict[str, Any], server: dict[str, Any] | No
     probe = next((o for o in reversed(f.of("probe"))), None)
     if probe is not None and "refused" in (str(probe.response.get("stderr", "")) + str(probe.response.get("output", ""))).lower():
         return Move("", verdict=_refused(f, probe, server, server_ip))
-    if server is None and _private(server_ip):
+    if server is None and f.server_scale_set() is None and _private(server_ip):  # an instance's IP is no endpoint
         return _endpoint_step(f, client, server_ip)
     return None
 
