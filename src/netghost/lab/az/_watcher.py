@@ -166,7 +166,7 @@ def _connectivity_hops(ctx: AzContext, vm: Vm, outcome: FlowOutcome | None) -> l
         if outcome.outcome == "nsg-denied-at-appliance":  # the appliance NIC's NSG stops it there
             issues.append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
                                         if outcome.nsg else ""}],
-                           "origin": "Inbound" if " entering " in outcome.reason else "Outbound",
+                           "origin": outcome.nsg_direction or "Inbound",
                            "severity": "Error", "type": "NetworkSecurityRule"})
         hops.append(_hop(ctx, "VirtualAppliance", ip, rid, issues))
     if outcome is not None and outcome.server_ip and outcome.outcome not in ("appliance-down", "no-route",

@@ -49,11 +49,12 @@ class FlowOutcome:
     """End-to-end verdict for one traffic flow, as the packets would experience it.
 
     ``outcome`` is one of: ``delivered``, ``nsg-denied-outbound``, ``nsg-denied-inbound``,
-    ``no-route`` (next hop None, e.g. a disconnected peering), ``appliance-down``,
-    ``service-down`` (RST from the port), ``host-down``, ``dns-nxdomain``, ``dns-public-answer``
-    (the private name resolved to a public address). ``impairment`` carries a data-plane fault
-    that config cannot show (``pmtu-blackhole``, ``path-packet-loss``, ``middlebox-rst``) with its
-    ``params``.
+    ``nsg-denied-at-appliance`` (an NSG of the appliance the route goes through; ``nsg_direction`` says
+    which way), ``no-route`` (next hop None, e.g. a disconnected peering or a VPN connection that is down),
+    ``appliance-down``, ``service-down`` (RST from the port), ``host-down``, ``dns-nxdomain``,
+    ``dns-public-answer`` (the private name resolved to a public address), ``private-endpoint-not-approved``.
+    ``impairment`` carries a data-plane fault that config cannot show (``pmtu-blackhole``,
+    ``path-packet-loss``, ``middlebox-rst``; ``pmtud`` when PMTU discovery copes) with its ``params``.
     """
 
     flow: str
@@ -66,6 +67,7 @@ class FlowOutcome:
     dns: DnsAnswer | None = None
     next_hop: NextHop | None = None
     nsg: NsgDecision | None = None
+    nsg_direction: Literal["Inbound", "Outbound"] | None = None
     path: tuple[str, ...] = ()
     impairment: str | None = None
     params: dict[str, object] = field(default_factory=dict)

@@ -150,7 +150,8 @@ def _through_appliance(world: Topology, walk: _Walk, appliance: Vm, nic: Nic) ->
         if decision.access == "Deny":
             return walk.done("nsg-denied-at-appliance", f"{decision.nsg} {decision.rule_name} denies it "
                                                         f"{'entering' if direction == 'Inbound' else 'leaving'} the "
-                                                        f"appliance {appliance.name}", nsg=decision)
+                                                        f"appliance {appliance.name}", nsg=decision,
+                             nsg_direction=direction)
     return None
 
 

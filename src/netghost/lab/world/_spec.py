@@ -155,18 +155,27 @@ def _vnet_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list
     return p
 
 
+def _placement_problem(ref: str, ip: str, vnets: dict[str, VNet]) -> str | None:
+    """Why ``ip`` cannot be an address of subnet ``ref`` (``vnet/subnet``), or None."""
+    vnet_name, _, sn_name = ref.partition("/")
+    vnet_decl = vnets.get(vnet_name)
+    subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
+    if subnet is None:
+        return f"subnet {ref!r} is not declared"
+    if ipaddress.ip_address(ip) not in ipaddress.ip_network(subnet.address_prefix):
+        return f"{ip} is outside {ref} {subnet.address_prefix}"
+    return None
+
+
 def _nic_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[str]:
     p: list[str] = []
     ips: dict[str, str] = {}
     for vm in w.vms:
         for nic in vm.nics:
-            vnet_name, _, sn_name = nic.subnet.partition("/")
-            vnet_decl = vnets.get(vnet_name)
-            subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
-            if subnet is None:
-                p.append(f"VM {vm.name} NIC {nic.name}: subnet {nic.subnet!r} is not declared")
-            elif ipaddress.ip_address(nic.private_ip) not in ipaddress.ip_network(subnet.address_prefix):
-                p.append(f"VM {vm.name} NIC {nic.name}: {nic.private_ip} is outside {nic.subnet} {subnet.address_prefix}")
+            sn_name = nic.subnet.partition("/")[2]
+            placed = _placement_problem(nic.subnet, nic.private_ip, vnets)
+            if placed:
+                p.append(f"VM {vm.name} NIC {nic.name}: {placed}")
             if nic.nsg and nic.nsg not in nsgs:
                 p.append(f"VM {vm.name} NIC {nic.name}: NSG {nic.nsg!r} is not declared")
             if sn_name == GATEWAY_SUBNET:
@@ -175,13 +184,9 @@ def _nic_problems(w: WorldSpec, nsgs: set[str], vnets: dict[str, VNet]) -> list[
                 p.append(f"IP {nic.private_ip} is assigned to both {ips[nic.private_ip]} and {vm.name}")
             ips[nic.private_ip] = vm.name
     for pe in w.private_endpoints:  # an endpoint's NIC takes an address of its subnet like a VM's
-        vnet_name, _, sn_name = pe.subnet.partition("/")
-        vnet_decl = vnets.get(vnet_name)
-        subnet = next((s for s in vnet_decl.subnets if s.name == sn_name), None) if vnet_decl else None
-        if subnet is None:
-            p.append(f"private endpoint {pe.name}: subnet {pe.subnet!r} is not declared")
-        elif ipaddress.ip_address(pe.private_ip) not in ipaddress.ip_network(subnet.address_prefix):
-            p.append(f"private endpoint {pe.name}: {pe.private_ip} is outside {pe.subnet} {subnet.address_prefix}")
+        placed = _placement_problem(pe.subnet, pe.private_ip, vnets)
+        if placed:
+            p.append(f"private endpoint {pe.name}: {placed}")
         if pe.private_ip in ips:
             p.append(f"IP {pe.private_ip} is assigned to both {ips[pe.private_ip]} and {pe.name}")
         ips[pe.private_ip] = pe.name

@@ -19,7 +19,7 @@ from netghost.agent.brains._protocol import FunctionCall, Message
 from netghost.agent.brains.playbook._reads import option, step_of
 from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle
 
-__all__ = ["RUNNING", "Facts", "Observation", "ips", "read_history"]
+__all__ = ["RUNNING", "Facts", "Observation", "in_prefix", "ips", "read_history"]
 
 RUNNING = "VM running"
 """The power state az prints for a running VM (``az vm list -d``)."""
@@ -129,7 +129,7 @@ class Facts:
         for net in self.vnets():
             for subnet in net.get("subnets") or []:
                 if str(subnet.get("name", "")).lower() in (low, low.removesuffix("-subnet")):
-                    inside = [v for v in vms if any(_in(ip, subnet.get("prefix")) for ip in ips(v))]
+                    inside = [v for v in vms if any(in_prefix(ip, subnet.get("prefix")) for ip in ips(v))]
                     if inside:
                         return inside[0]
         return None
@@ -202,12 +202,12 @@ class Facts:
         return ips(vm)[0] if vm and ips(vm) else None
 
     def vnet_of(self, ip: str | None) -> dict[str, Any] | None:
-        return next((n for n in self.vnets() if ip and any(_in(ip, p) for p in n.get("prefixes") or [])), None)
+        return next((n for n in self.vnets() if ip and any(in_prefix(ip, p) for p in n.get("prefixes") or [])), None)
 
     def subnet_of(self, ip: str | None) -> dict[str, Any] | None:
         for net in self.vnets():
             for subnet in net.get("subnets") or []:
-                if ip and _in(ip, subnet.get("prefix")):
+                if ip and in_prefix(ip, subnet.get("prefix")):
                     return dict(subnet)
         return None
 
@@ -275,7 +275,8 @@ def ips(vm: Mapping[str, Any] | None) -> list[str]:
     return [str(w) for w in words if is_ip(str(w))]
 
 
-def _in(ip: str, prefix: object) -> bool:
+def in_prefix(ip: str, prefix: object) -> bool:
+    """Whether ``ip`` lies in ``prefix`` (False for anything that is not an address and a prefix)."""
     try:
         return ipaddress.ip_address(ip) in ipaddress.ip_network(str(prefix), strict=False)
     except ValueError:

@@ -23,7 +23,7 @@ from typing import Any
 from netghost.agent.brains._protocol import FunctionCall
 from netghost.agent.brains.playbook import _reads as r
 from netghost.agent.brains.playbook._capture import capture_move
-from netghost.agent.brains.playbook._facts import RUNNING, Facts, Observation, ips
+from netghost.agent.brains.playbook._facts import RUNNING, Facts, Observation, in_prefix, ips
 from netghost.agent.brains.playbook._moves import Family, Move, Verdict
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._nsg_eval import deciding_rule
@@ -364,8 +364,8 @@ def _appliance_nsg(f: Facts, hop_obs: Observation, nsg_id: str, vm: dict[str, An
         return None
     rules = [x for x in doc.get("rules") or [] if isinstance(x, dict)]
     cip, port = ips(client)[0], f.symptom.port
-    for direction, src, dst in (("Inbound", cip, server_ip), ("Outbound", cip, server_ip)):
-        rule = deciding_rule(rules, direction, protocol="Tcp", src=src, dst=dst, port=port)
+    for direction in ("Inbound", "Outbound"):  # in from the client, out towards the server: same addresses
+        rule = deciding_rule(rules, direction, protocol="Tcp", src=cip, dst=server_ip, port=port)
         if rule is None or str(rule.get("access")) != "Deny":
             continue
         name, nsg_name, rg = rule.get("name"), doc.get("name"), doc.get("rg")
@@ -405,7 +405,7 @@ def _vpn_step(f: Facts, hop_obs: Observation | None, client: dict[str, Any], ser
         return Move(f"No route from {client['name']} to {server_ip}, an address in no VNet: checking the site-to-site "
                     "VPN connections that would carry it.", calls)
     sites = [x for o in f.of("local_gateways") if o.ok for x in (o.json() or []) if isinstance(x, dict)]
-    site = next((x for x in sites if any(_inside(server_ip, p) for p in x.get("prefixes") or [])), None)
+    site = next((x for x in sites if any(in_prefix(server_ip, p) for p in x.get("prefixes") or [])), None)
     conns = [x for o in f.of("vpn_connections") if o.ok for x in (o.json() or []) if isinstance(x, dict)]
     conn = next((c for c in conns if site and str(c.get("local", "")).lower() == str(site.get("id", "")).lower()), None)
     if site is None or conn is None or conn.get("status") == "Connected":
@@ -428,13 +428,6 @@ def _vpn_step(f: Facts, hop_obs: Observation | None, client: dict[str, Any], ser
 def _group_of(resource_id: str) -> str:
     m = re.search(r"/resourceGroups/([^/]+)/", resource_id, re.I)
     return m.group(1) if m else ""
-
-
-def _inside(ip: str, prefix: object) -> bool:
-    try:
-        return ipaddress.ip_address(ip) in ipaddress.ip_network(str(prefix), strict=False)
-    except ValueError:
-        return False
 
 
 def _no_route(f: Facts, hop_obs: Observation | None, client: dict[str, Any], server_ip: str) -> Verdict:
