@@ -97,7 +97,9 @@ def test_unknown_tool_and_bad_arguments_are_answered_not_raised(tmp_path: Path) 
     loop, _, _ = _loop(tmp_path, brain)
     assert loop.run().reason == "complete"
     unknown, bad = _responses(brain.seen[1][2])
-    assert unknown == {"status": "error", "error": "unknown_tool", "tool": "format_disk"}
+    assert {k: unknown[k] for k in ("status", "error", "tool")} == {"status": "error", "error": "unknown_tool",
+                                                                     "tool": "format_disk"}
+    assert "format_disk" in unknown["message"]
     assert bad["error"] == "invalid_arguments" and "reasoning" in bad["message"]
 
 
