@@ -110,7 +110,8 @@ class _Call:
         self.attempts = 0
         self.waits: list[float] = []
         self.body: bytes | None = None
-        self.fallback_body = ""
+        self.fallback_body: Callable[[], str] = str
+        """Our canonical JSON of the request, for the record when no wire bytes were seen (built only then)."""
         self.screen: ScreenReport | None = None
         self.answer: _Answer | None = None
         self.repairs: list[Repair] = []
@@ -122,7 +123,7 @@ class _Call:
         usage = usage if usage is not None and all(
             isinstance(v, int | None) for v in (usage.prompt_token_count, usage.candidates_token_count,
                                                  usage.total_token_count)) else None
-        body = self.body if self.body is not None else self.fallback_body.encode()
+        body = self.body if self.body is not None else self.fallback_body().encode()
         answer = self.answer
         problem = self.problem
         version = response.model_version if response is not None else None
@@ -267,7 +268,7 @@ class LlmGateway:
         sent_config = redact_config(config, tally)
         call = _Call(model, purpose, tally)
         call.screen = self._screen_outgoing(sent_contents)
-        call.fallback_body = canonical_json({
+        call.fallback_body = lambda: canonical_json({
             "model": model, "contents": [c.model_dump(mode="json", exclude_none=True) for c in sent_contents],
             "config": sent_config.model_dump(mode="json", exclude_none=True) if sent_config else None})
         started = self._clock()
@@ -339,7 +340,7 @@ class LlmGateway:
                                model=call.model, status=call.answer.status if call.answer else None,
                                attempts=call.attempts, failure="response_too_large") from exc
             except _Unusable as exc:
-                raise LlmError(f"{call.model}: {exc.problem.message}", model=call.model, status=200,
+                raise LlmError(one_line(f"{call.model}: {exc.problem.message}"), model=call.model, status=200,
                                attempts=call.attempts, failure=exc.problem.failure) from exc
             except transport as exc:
                 raise LlmError(f"{call.model}: no answer from the model API ({type(exc).__name__}: {one_line(str(exc))})",
@@ -351,8 +352,8 @@ class LlmGateway:
             if problem.retry and reply_retries > 0:
                 reply_retries -= 1
                 continue
-            raise LlmError(f"{call.model}: {problem.message}", model=call.model, status=200, attempts=call.attempts,
-                           failure=problem.failure)
+            raise LlmError(one_line(f"{call.model}: {problem.message}"), model=call.model, status=200,
+                           attempts=call.attempts, failure=problem.failure)
 
     def _request(self, client: Client, call: _Call, contents: list[types.Content],
                  config: types.GenerateContentConfig | None) -> types.GenerateContentResponse:

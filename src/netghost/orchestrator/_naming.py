@@ -26,6 +26,7 @@ _PREFIX_CHARS = 16
 _SUFFIX_ROOM = 6
 """Room left for the ``-N`` the orchestrator appends when two tasks would share an id."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_LEADING = re.compile(r"^[^A-Za-z0-9]+")
 _ARM = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Compute/"
     r"(?:virtualMachines|virtualMachineScaleSets)/(?P<name>[^/]+)/?$",
@@ -48,7 +49,7 @@ def task_id_base(prefix: str, target: str, stamp: str) -> str:
     Returns:
         At most ``MAX_TASK_ID - 6`` characters of ``[A-Za-z0-9_.-]``, starting with a letter or digit.
     """
-    head = _safe(prefix)[:_PREFIX_CHARS] or "ghost"
+    head = _LEADING.sub("", _safe(prefix))[:_PREFIX_CHARS] or "ghost"  # Azure: a name starts with a letter or digit
     plain = f"{head}_{target}_{stamp}"
     if _safe(target) == target and target and len(plain) <= MAX_TASK_ID - _SUFFIX_ROOM:
         return plain

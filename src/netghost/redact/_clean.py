@@ -40,9 +40,11 @@ def clean_text(value: str, *, limit: int | None = None) -> str:
     if not value.isascii() or "\x00" in value:
         value = _BAD.sub(REPLACEMENT, value)
     if limit is not None and len(value) > limit:
-        marker = f"...[{len(value) - limit:,} more characters cut]"
-        keep = max(0, limit - len(marker))
-        value = value[:keep] + marker
+        keep = limit
+        for _ in range(3):  # the marker's length depends on the count it states: settle both
+            marker = f"...[{len(value) - keep:,} more characters cut]"
+            keep = max(0, limit - len(marker))
+        value = value[:keep] + f"...[{len(value) - keep:,} more characters cut]"
     return value
 
 

@@ -106,7 +106,7 @@ def _read_call(fc: types.FunctionCall, dropped: Sequence[str]) -> FunctionCall:
     elif not _NAME.match(raw_name):
         shown = clean_text(raw_name, limit=80)
         problems.append(f"{shown!r} is not a function name (a letter or _, then letters, digits, _.:-, at most 64)")
-    name = raw_name if raw_name and not problems else INVALID_CALL
+    name = raw_name if raw_name and not problems else INVALID_CALL  # problems so far are about the name
     if "args" in dropped or "function_call" in dropped:
         problems.append("the arguments must be a JSON object")
     args: Any = fc.args if fc.args is not None else {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +49,9 @@ _PATH = re.compile(
     r"^/(?P<version>v1(?:alpha|beta\d*)?)/(?:projects/[^/]+/locations/[^/]+/)?(?:publishers/google/)?"
     r"models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$"
 )
+
+
+_NO_BODY = frozenset({204, 304})
 
 
 class _BadRequest(Exception):
@@ -202,14 +206,23 @@ class FakeGemini:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out in two writes: without this, Nagle's algorithm holds the second
+                # until the client's delayed ACK (~40 ms per request on loopback)
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, head, out = fake.answer(self.path, raw, dict(self.headers.items()))
+                if status in _NO_BODY:  # HTTP/1.1 has no body here: bytes sent anyway would be read as the
+                    out = b""  # next answer's status line on this kept-alive connection
+                    head = {k: v for k, v in head.items() if k not in ("Content-Length", "Transfer-Encoding")}
                 self.send_response(status)
                 for name, value in head.items():
                     self.send_header(name, value)
                 chunked = head.get("Transfer-Encoding") == "chunked"
-                if "Content-Length" not in head and not chunked:
+                if "Content-Length" not in head and not chunked and status not in _NO_BODY:
                     self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
                 try:
