@@ -17,7 +17,7 @@ from google import genai
 from google.genai import errors, types
 
 from netghost.lab import FakeCall, FakeGemini, FakeTurn
-from netghost.lab.fake_gemini import RawReply, as_turn, load_script, main
+from netghost.lab.fake_gemini import RawReply, as_turn, load_script, main, sse_body
 
 MODEL = "gemini-2.5-flash"
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -292,3 +292,16 @@ def test_raw_script_items_are_checked() -> None:
         FakeGemini([{"raw": {"json": {}, "colour": "red"}}])
     with pytest.raises(ValueError, match="200-599"):
         RawReply(b"", status=101)
+
+
+def test_a_raw_sse_stream_reaches_the_sdks_stream_reader_as_sent() -> None:
+    good = {"candidates": [{"content": {"role": "model", "parts": [{"text": "one "}]}}]}
+    stream = RawReply(sse_body([good], raw_lines=[": a comment line\n", 'data: {"candidates": [{"cont']),
+                      content_type="text/event-stream")
+    with FakeGemini([stream]) as fake:
+        client = _client(fake)
+        seen: list[str] = []
+        with pytest.raises(errors.UnknownApiResponseError):  # the half event at the end
+            for chunk in client.models.generate_content_stream(model=MODEL, contents="x"):
+                seen.append(chunk.text or "")
+    assert seen == ["one "] and fake.paths[0].endswith(":streamGenerateContent?alt=sse")
