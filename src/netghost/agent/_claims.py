@@ -171,6 +171,12 @@ def _undeclared(ev: Evidence) -> Iterable[str]:
                 yield f"{hid} is listed as {kind} but was never declared in the hypothesis log"
 
 
+def _shown_id(hypothesis_id: str) -> str:
+    """The id as written, with its non-ASCII characters named (a Cyrillic ``һ`` looks like ``h``)."""
+    odd = [f"U+{ord(c):04X}" for c in dict.fromkeys(hypothesis_id) if ord(c) > 0x7E or ord(c) < 0x20]
+    return f"'{hypothesis_id}'" + (f" (holds {', '.join(odd)})" if odd else "")
+
+
 def _other_spelling(ev: Evidence) -> Iterable[str]:
     for kind, _ in _CONCLUDED:
         for hid in ev.claimed(kind):
@@ -178,14 +184,14 @@ def _other_spelling(ev: Evidence) -> Iterable[str]:
                 continue
             same = [h.id for h in ev.log if id_key(h.id) == id_key(hid) and h.id != hid]
             if same:
-                yield f"{hid!a} ({kind}) is not the declared id {same[0]!a}, only spelled like it"
+                yield f"{_shown_id(hid)} ({kind}) is not the declared id '{same[0]}', only spelled like it"
             elif not is_plain_id(hid):
-                yield f"{hid!a} ({kind}) is not a plain id (spaces, punctuation or non-ASCII look-alikes)"
+                yield f"{_shown_id(hid)} ({kind}) is not a plain id (spaces, punctuation or non-ASCII look-alikes)"
     by_key: dict[str, str] = {}
     for h in ev.log:
         first = by_key.setdefault(id_key(h.id), h.id)
         if first != h.id:
-            yield f"the hypothesis log holds {first!a} and {h.id!a}, one id in two spellings"
+            yield f"the hypothesis log holds {_shown_id(first)} and {_shown_id(h.id)}, one id in two spellings"
 
 
 def _failed_evidence(ev: Evidence) -> Iterable[str]:

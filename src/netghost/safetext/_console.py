@@ -51,7 +51,7 @@ class VisibleHook(RenderHook):
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         """Wrap each renderable so its text segments are shown (called by rich on every print)."""
-        return [r if isinstance(r, Control) else _Shown(r) for r in renderables]  # type: ignore[misc]
+        return [r if isinstance(r, Control) else _Shown(r) for r in renderables]
 
 
 def guard_console(console: Console) -> Console:
