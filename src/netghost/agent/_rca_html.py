@@ -43,7 +43,7 @@ from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
 from netghost.governance import read_wal, replay_latest
 from netghost.redact import redact
-from netghost.safetext import visible
+from netghost.safetext import md_inline_html, visible
 
 __all__ = ["draw_charts", "html_path", "render_rca_html", "write_rca_html"]
 
@@ -216,9 +216,7 @@ def _drawn_by(page: _Page, task_id: str) -> str:
 # ---- rendering ---------------------------------------------------------------------------------------
 
 def _md_inline(text: str) -> str:
-    t = _e(text)
-    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+    return md_inline_html(text)  # the engine's escapes read back; nothing but code and bold made markup
 
 
 def _summary_html(text: str) -> str:
