@@ -25,6 +25,7 @@ Confidence = Literal["high", "medium", "low"]
 AUDIT_ID = re.compile(r"ghost_\d{8}_\d{6}_\d{3,}")
 """An audit id as the agent's shell writes it (``ghost_YYYYmmdd_HHMMSS_NNN``)."""
 _RANK: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
+_LEVELS: tuple[Confidence, ...] = ("low", "medium", "high")
 _PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _CONCLUDED: tuple[tuple[str, str], ...] = (("confirmed", "confirmed_hypotheses"), ("refuted", "refuted_hypotheses"),
                                            ("unverifiable", "unverifiable_hypotheses"))
@@ -60,10 +61,10 @@ class ClaimCheck:
     findings: list[Finding] = field(default_factory=list)
 
     @property
-    def confidence(self) -> str:
+    def confidence(self) -> Confidence:
         """The claimed confidence capped by every finding."""
         rank = min([_RANK.get(self.claimed, 0), *(_RANK[f.cap] for f in self.findings)])
-        return next(name for name, r in _RANK.items() if r == rank)
+        return _LEVELS[rank]
 
     @property
     def capped(self) -> bool:

@@ -253,7 +253,7 @@ def _outcome(record: Mapping[str, Any]) -> str:
 
 def _head(page: _Page) -> list[str]:
     s, c = page.state, page.completion
-    confidence = page.claims.confidence if page.claims else "none recorded"
+    confidence: str = page.claims.confidence if page.claims else "none recorded"
     if page.claims is not None and page.claims.capped:
         confidence += f" (the model claimed {page.claims.claimed}; capped by the claim checks)"
     out = [f"<h1>Root Cause Analysis — {_e(s.session_id)}</h1>",

@@ -310,6 +310,7 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
         state.rca_report_path = str(rca.path)
     claims = rca.claims
     confidence = claims.confidence if claims else completion.confidence
+    state.rca_confidence = confidence
     if rca.path is not None:
         parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
                             confidence=confidence, claimed_confidence=completion.confidence,

@@ -94,7 +94,8 @@ class SessionState(WireModel):
     ``manual_cleanup_pending`` is not in the §8 table but seed 001 §3 step 8 appends to
     ``ghost_session.json["manual_cleanup_pending"]``, so it is part of the file. ``audit_heads`` is
     ours: the signed head of each of the session's hash-chained logs (``shell``, ``orchestrator``,
-    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``checksum``
+    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``rca_confidence``
+    is ours too: the confidence the RCA shows (the model's claim capped by the RCA's claim checks). ``checksum``
     (wire name ``_checksum``) is optional because a file without one is accepted unverified.
     """
 
@@ -115,6 +116,8 @@ class SessionState(WireModel):
     manual_cleanup_pending: list[str] = Field(default_factory=list)
     is_resume: bool = False
     audit_heads: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    rca_confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None, description="the confidence the RCA shows: the model's claim capped by the claim checks")
     checksum: str | None = Field(default=None, alias="_checksum")
 
     def to_file_dict(self) -> dict[str, Any]:

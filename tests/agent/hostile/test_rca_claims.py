@@ -58,6 +58,8 @@ def test_high_confidence_with_no_command_run_is_capped_everywhere(tmp_path: Path
     assert "Confidence: low  |" in run.console
     event = _rca_event(run)
     assert event["confidence"] == "low" and event["claimed_confidence"] == "high"
+    session = SessionState.model_validate_json((run.audit / "ghost_session.json").read_text())
+    assert session.rca_confidence == "low"
     assert any(c.startswith("no_evidence:") for c in event["claim_checks"])
 
 
