@@ -66,7 +66,7 @@ _FIGURE = re.compile(r"<figure>.*?</figure>", flags=re.S)
 # What an engine chart never holds, and an inlined figure must not: scripts, event handlers, embedded
 # HTML, links anywhere but to the figure's own definitions (matplotlib's <use xlink:href="#...">).
 _UNSAFE_SVG = re.compile(r"(?i)<\s*(?:script|foreignobject|iframe|object|embed|image|a)\b|\son[a-z]+\s*=|javascript:|"
-                         r"(?:xlink:)?href\s*=\s*[\"']?(?!#)|url\(\s*[\"']?(?!#)|@import")
+                         r"(?:xlink:)?href\s*=\s*(?![\"']?#)|url\(\s*(?![\"']?#)|@import")
 _RECORD_FIELDS = ("command", "modified_command", "reasoning", "classification", "tier", "risk_reason", "environment",
                   "action", "status", "exit_code", "error", "denial_reason", "plan_token", "policy_rule",
                   "duration_ms", "client", "seq", "ts", "prev_sha256", "sha256")
