@@ -19,8 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from netghost.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
+from netghost.redact._command import is_secret_command
+from netghost.redact._find import MIN_SECRET_LEN, find_secrets, is_framed
+from netghost.redact._flags import argv_spans
 from netghost.redact._json import find_field_secrets
+from netghost.redact._span_rule import Haystack, Span
+from netghost.redact._spans import find_spans, overlaps, protected_spans
 from netghost.redact._values import _usable
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
@@ -54,11 +58,22 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
     """
     secret_cmd = command is not None and is_secret_command(command)
     text, total, kinds, echoes = _replace_fields(text)
+    hay: Haystack | None = Haystack(text)
+    spans, public_values = find_spans(text, command=command, secret_cmd=secret_cmd, hay=hay)
+    if spans:
+        hay = None  # the text changes: its needles must be looked for again
+    text, replaced, span_kinds, span_echoes = _replace_spans(text, spans)
+    total += replaced
+    kinds |= span_kinds
+    echoes.update({k: v for k, v in span_echoes.items() if k not in echoes})
     for _ in range(_MAX_PASSES):
-        findings = find_secrets(text, secret_cmd=secret_cmd)
-        for value, kind in echoes.items():  # a field secret printed again elsewhere goes too
+        findings = find_secrets(text, secret_cmd=secret_cmd, hay=hay)
+        hay = None
+        for value, kind in echoes.items():  # a span or field secret printed again elsewhere goes too
             findings.setdefault(value, kind)
         echoes = {}
+        for value in public_values.intersection(findings):  # a public key column of the command's output
+            del findings[value]
         if not findings:
             break
         text, replaced, found_kinds = _replace(text, findings)
@@ -81,10 +96,21 @@ def redact_argv(argv: Sequence[str]) -> tuple[list[str], int, tuple[str, ...]]:
     Returns:
         (redacted elements, number of replacements, sorted kinds).
     """
-    line = shlex.join(argv)
+    out = list(argv)
     total = 0
     kinds: set[str] = set()
-    out = list(argv)
+    by_element: dict[int, list[Span]] = {}
+    for index, start, end in argv_spans(argv):
+        by_element.setdefault(index, []).append(Span(start, end, "password", argv[index][start:end]))
+    for index, element in enumerate(argv):
+        by_element.setdefault(index, []).extend(find_spans(element)[0])
+    for index, spans in by_element.items():
+        kept = [s for s in sorted(spans, key=lambda s: s.start) if not overlaps(s.start, s.end, protected_spans(out[index]))]
+        new, replaced, found_kinds, _ = _replace_spans(out[index], _disjoint(kept))
+        out[index] = new
+        total += replaced
+        kinds |= found_kinds
+    line = shlex.join(out)
     for _ in range(_MAX_PASSES):
         findings = find_secrets(line, secret_cmd=False)
         changed = 0
@@ -143,6 +169,35 @@ def _replace_fields(text: str) -> tuple[str, int, set[str], dict[str, str]]:
     return "".join(parts), len(secrets), {s.kind for s in secrets}, echoes
 
 
+def _replace_spans(text: str, spans: list[Span]) -> tuple[str, int, set[str], dict[str, str]]:
+    """Replace each span (sorted, disjoint) in place; return the long, specific values as echoes so their
+    other occurrences are replaced too."""
+    if not spans:
+        return text, 0, set(), {}
+    parts: list[str] = []
+    pos = 0
+    for span in spans:
+        parts.append(text[pos : span.start])
+        parts.append(f"[REDACTED:{span.kind}]")
+        pos = span.end
+    parts.append(text[pos:])
+    echoes = {s.value.strip(): s.kind for s in spans if _specific(s.value.strip())}
+    return "".join(parts), len(spans), {s.kind for s in spans}, echoes
+
+
+def _specific(value: str) -> bool:
+    """A value specific enough to replace wherever it appears (not a word that other text may contain)."""
+    return _usable(value) and (len(value) >= 10 or not value.isalpha())
+
+
+def _disjoint(spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for span in spans:
+        if not out or span.start >= out[-1].end:
+            out.append(span)
+    return out
+
+
 def _spellings(value: str) -> set[str]:
     """How ``value`` may be written in the original text."""
     if is_framed(value):  # ":pw@": the frame makes even a 2-character password specific
@@ -178,12 +233,13 @@ def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
 
 
 def _hits(text: str, variants: dict[str, str]) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every occurrence of every spelling outside earlier placeholders.
+    """(start, end, kind) of every occurrence of every spelling outside earlier placeholders and public
+    values (a WireGuard public key has a storage key's shape; see :mod:`netghost.redact._public`).
 
     Plain ``str.find`` per spelling (longest first) instead of one big alternation regex: compiling an
     alternation of hundreds of secrets costs more than scanning for each of them.
     """
-    protected = [(m.start(), m.end()) for m in _PLACEHOLDER_TOKEN.finditer(text)]
+    protected = protected_spans(text)
     hits: list[tuple[int, int, str]] = []
     for spelling in sorted(variants, key=len, reverse=True):
         start = text.find(spelling)
