@@ -17,7 +17,14 @@ from netghost.redact._rules import KEY_EXCLUDED_SUFFIX, LINE_ASSIGNMENT, PLACEHO
 from netghost.redact._span_rule import Haystack
 from netghost.redact._values import _masked
 
-__all__ = ["chpasswd_spans", "k8s_spans", "line_label_spans", "name_value_spans", "short_label_spans"]
+__all__ = [
+    "chpasswd_spans",
+    "k8s_spans",
+    "line_label_spans",
+    "name_value_spans",
+    "short_label_spans",
+    "xml_setting_spans",
+]
 
 _YAML_DATA = re.compile(r"(?m)^(?P<ind>[ \t]*)(?P<dash>-[ \t]+)?(?:data|stringData):[ \t]*\r?$")
 _YAML_CHILD = re.compile(r"^(?P<ind>[ \t]+)(?P<k>[^:\s#][^:\r\n]*?):[ \t]*(?P<v>\S[^\r\n]*?)[ \t]*\r?$")
@@ -32,6 +39,11 @@ _CHPASSWD_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?[\"']?[\w.@-]+:(?P<v>[^\s:'\"]+
 _NAME_VALUE = re.compile(
     r"(?m)^(?P<ind>[ \t]*)-[ \t]+name:[ \t]*[\"']?(?P<name>[\w.-]+)[\"']?[ \t]*\r?\n[ \t]+value:[ \t]*"
     r"(?P<q>[\"'])?(?P<v>(?(q)[^\"'\r\n]+|[^\s\"']+))"
+)
+_XML_SETTING = re.compile(
+    r"<add\s+(?:key|name)\s*=\s*[\"'](?P<name>[^\"']+)[\"']\s+value\s*=\s*[\"'](?P<v>[^\"'<>]*)[\"']"
+    r"|<add\s+value\s*=\s*[\"'](?P<v2>[^\"'<>]*)[\"']\s+(?:key|name)\s*=\s*[\"'](?P<name2>[^\"']+)[\"']",
+    re.IGNORECASE,
 )
 _HINTS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "psk", "community", "sas")
 _STOP = frozenset(
@@ -172,6 +184,17 @@ def line_label_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
         return
 
 
+def xml_setting_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
+    """``web.config`` / ``app.config`` ``<add key="DbPassword" value="..."/>``: the value is a secret when the
+    key names one, like the JSON ``{"name": ..., "value": ...}`` settings."""
+    if not hay.has("<add"):
+        return
+    for match in _XML_SETTING.finditer(text):
+        name, group = (match.group("name"), "v") if match.group("name") else (match.group("name2"), "v2")
+        if match.group(group) and setting_kind(name):
+            yield match.start(group), match.end(group)
+
+
 def short_label_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
     """Values of three to five characters under a secret name (``password=x%.#4``): too short for the value
     finders, so replaced in place; words and statuses (``auth: basic``, ``secret: none``) are kept."""
@@ -191,12 +214,23 @@ def short_label_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
             at = lowered.find(word, end)
 
 
+def _password_like(value: str) -> bool:
+    """A short value that reads as a password: letters with digits or symbols; not a size, a duration or a
+    version (``30d``, ``10ms``, ``4.5s``, ``v2.1``)."""
+    if re.fullmatch(r"[\d.,:/-]+[A-Za-z]{0,3}|[vV]?\d+(?:\.\d+)*", value):
+        return False
+    has_alpha = any(c.isalpha() for c in value)
+    return has_alpha and (any(c.isdigit() for c in value) or any(not c.isalnum() for c in value))
+
+
 def _short_in_line(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     pos = start
     while (match := LINE_ASSIGNMENT.search(text, pos, end)) is not None:
-        pos = match.start("v") + 1
+        pos = match.start("v")  # a value may itself hold "name=value" ($env:NAME = x)
         value = match.group("v").strip()
-        if not 3 <= len(value) <= 5 or value.isalpha() or value.isdigit() or value.lower() in _STOP:
+        if not match.group("q"):
+            value = value.rstrip("}]),")  # "signIn": true}} is a JSON literal closing its objects
+        if not 3 <= len(value) <= 5 or value.lower() in _STOP or not _password_like(value):
             continue
         if PLACEHOLDER.match(value) or _masked(value) or "[REDACTED" in value or value[0] in "{[(<$%":
             continue

@@ -58,6 +58,8 @@ def is_secret_command(command: str) -> bool:
         command: The command line (split on whitespace; not run through a shell).
     """
     tokens = [raw.strip("'\"") for raw in command.split()]
+    if "describe" in tokens:  # kubectl describe secret prints sizes, never values
+        return False
     value_next = False
     secret = False
     query = None
@@ -75,7 +77,7 @@ def is_secret_command(command: str) -> bool:
             secret = True
         value_next = False
     if query is not None:  # the query says which fields are printed: keys list --query [0].keyName is not secret
-        return any(_SECRET_FIELD.fullmatch(field) for field in re.findall(r"[A-Za-z_]\w*", query))
+        return any(_SECRET_FIELD.fullmatch(field.replace("_", "")) for field in re.findall(r"[A-Za-z_]\w*", query))
     return secret or _SECRET_URL.search(command) is not None
 
 
@@ -111,9 +113,21 @@ def _bare_ok(token: str) -> bool:
     inner = token.strip("\"'")
     if len(inner) < 3 or inner.endswith(":") or inner.isdigit() or PLACEHOLDER.match(inner):
         return False
-    if "[REDACTED" in inner or inner.lower() in _STATUS_WORDS or LINE_ASSIGNMENT.match(inner):
+    if not any(c.isalnum() for c in inner):  # a table rule: ----, ====
+        return False
+    if "[REDACTED" in inner or inner.lower() in _STATUS_WORDS or _is_assignment(inner):
         return False
     return inner not in "{}[],"
+
+
+def _is_assignment(token: str) -> bool:
+    """``DB_PASSWORD=x`` (printenv) is a name and a value; ``bs6fWtG=cz9g`` is a password with an ``=``: a
+    name has no digits mixed into both cases."""
+    match = LINE_ASSIGNMENT.match(token)
+    if match is None:
+        return False
+    name = match.group("name")
+    return not (any(c.isdigit() for c in name) and any(c.isupper() for c in name) and any(c.islower() for c in name))
 
 
 def column_spans(text: str, command: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:

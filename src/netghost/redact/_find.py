@@ -59,11 +59,12 @@ _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _KV_SECRET_ID = re.compile(r"\.vault\.azure\.(?:net|cn|us)/secrets/", re.IGNORECASE)
 _CLI_FLAG = re.compile(
-    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
-)
+    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"\\-][^\s\"\\]*)"
+)  # a bare value stops at a backslash: inside a JSON string, \" ends it (the unescaped view sees it whole)
 _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
 _SHELL_TAIL = re.compile(r"\s\S*[;|&`$<>(]|[;|&`$<>(]\S*\s")
-_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
+_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"\\-][^\s\"\\]*)")
+_LOGIN_LINE = re.compile(r"\s(?:login|registry login)\s+(?:[^|;&\n]*\s)?-p(?:=|\s)")
 _P_IS_PASSWORD = re.compile(r"(?:^|[\s/'\"])(?:sshpass|rdesktop)\b")
 _P_ATTACHED_TOOLS = re.compile(r"(?:^|[\s/'\"])(?:mysql\w*|mariadb\w*|sshpass)\b")
 _P_ATTACHED = re.compile(r"(?:^|\s)['\"]?-p(?P<v>[^\s'\"-][^\s'\"]*)")
@@ -139,13 +140,14 @@ def find_secrets(
         if _usable(value) and value not in findings:
             findings[value] = kind
 
-    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
-    secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
+    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it (only
+    # that field: a Key Vault reference elsewhere in the text does not make every value a secret).
+    kv_bundle = _KV_SECRET_ID.search(text) is not None
     for n, view in enumerate(_views(text)):
         view_hay = (hay or Haystack(text)) if n == 0 else Haystack(view)
         has_b64_run = _B64_RUN.search(view) is not None
         _find_shapes(view, findings, add, has_b64_run=has_b64_run, judge_text=judge_text, hay=view_hay)
-        _find_labels(view, add, secret_cmd=secret_cmd, hay=view_hay)
+        _find_labels(view, add, secret_cmd=secret_cmd, hay=view_hay, kv_bundle=kv_bundle)
         if has_b64_run and "\n" in view:
             _find_wrapped(view, add, judge_text)
         find_encoded(view, add, inner, _public_context)
@@ -190,11 +192,14 @@ def _find_shapes(
                 add(value, rule.kind)
 
 
-def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool, hay: Haystack) -> None:
+def _find_labels(
+    view: str, add: Callable[[str, str], None], *, secret_cmd: bool, hay: Haystack, kv_bundle: bool = False
+) -> None:
     """Values recognised by their label: JSON keys, ``name=value`` / ``name: value`` pairs, XML elements."""
     for match in JSON_SECRET_KEY.finditer(view):
         value = _json_unescape(match.group("v"))
-        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+        bundle_value = kv_bundle and match.group("name") == "value"
+        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd or bundle_value)
         if kind is None and (named := field_kind(match.group("name"))) and _usable(value.strip()):
             kind = named  # sharedKey, userData ... also inside escaped JSON, where no span maps back
         if kind:
@@ -282,13 +287,20 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
             add(value, kind)
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
-    if " login" in view or _P_IS_PASSWORD.search(view):  # az/docker login, mysql, sshpass: -p is the password
-        for match in _LOGIN_P.finditer(view):
+    # A line's tool decides what its -p means: docker login -p is a password, docker run -p a port.
+    for match in _LOGIN_P.finditer(view):
+        line = _line_at(view, match.start())
+        if _LOGIN_LINE.search(line) or _P_IS_PASSWORD.search(line):  # az/docker login, sshpass, rdesktop
             add(match.group("v").strip("'\""), "password")
-    if _P_ATTACHED_TOOLS.search(view):  # mysql -pSECRET (attached: a separate word would prompt)
-        for match in _P_ATTACHED.finditer(view):
+    for match in _P_ATTACHED.finditer(view):
+        if _P_ATTACHED_TOOLS.search(_line_at(view, match.start())):  # mysql -pSECRET (a separate word prompts)
             add(match.group("v").strip("'\""), "password")
     _find_cookies(view, add)
+
+
+def _line_at(text: str, pos: int) -> str:
+    end = text.find("\n", pos)
+    return text[text.rfind("\n", 0, pos) + 1 : end if end != -1 else len(text)]
 
 
 def _find_cookies(view: str, add: Callable[[str, str], None]) -> None:

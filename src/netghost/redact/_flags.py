@@ -11,13 +11,15 @@ openssl, ``$VAR``) is not a secret.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from netghost.redact._rules import PLACEHOLDER
 from netghost.redact._span_rule import Haystack, decode_json_string
+from netghost.redact._values import _label_kind
 
-__all__ = ["argv_spans", "flag_spans"]
+__all__ = ["argv_spans", "flag_spans", "property_spans"]
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,12 @@ _TOOLS: tuple[_Tool, ...] = (
     _t("rdesktop psexec psexec.py", "-p"),
     _t("mongo mongosh mongodump mongorestore mongoexport mongoimport", "-p --password"),
     _t("docker podman nerdctl helm oras buildah skopeo crane", "-p --password", after="login"),
+    _t("winrs", "", "-p: -password: /p: /password:"),
 )
 _AZ = _t("az", "-p")
+# az keyvault secret set --value, az network vpn-connection shared-key update --value: the value is the secret.
+_AZ_VALUE = _t("az", "--value")
+_AZ_VALUE_GROUPS = frozenset({"secret", "shared-key"})
 _BY_NAME = {name: tool for tool in _TOOLS for name in tool.names}
 # az commands whose -p is a password: user and server administration (az sql server create -p, az vm user
 # update -p, az postgres flexible-server create -p); elsewhere -p is --parameters, --port or --priority.
@@ -70,8 +76,14 @@ _TOKEN = re.compile(r"""(?:[^\s'"`|;&]+|'[^']*'|"(?:[^"\\]|\\.)*"|`[^`]*`)+|[|;&
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _REFERENCE = re.compile(r"^(?:env|file|fd|stdin)(?::|$)|^\$[{(]?\w|^%\w+%$")
 _SPECIAL = (
-    # htpasswd -b[c...] FILE USER PASSWORD: the password is the third word after the options
-    re.compile(r"\bhtpasswd[ \t]+(?:-\w*b\w*[ \t]+)(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)"),
+    # htpasswd -b[c...] FILE USER PASSWORD, htpasswd -nb USER PASSWORD (-n prints instead of writing a file)
+    re.compile(r"\bhtpasswd[ \t]+(?:-(?!\w*n)\w*b\w*[ \t]+)(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)"),
+    re.compile(r"\bhtpasswd[ \t]+-(?=\w*n)(?=\w*b)\w+[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)"),
+    # nmcli ... password X / wifi-sec.psk X; wpa_passphrase SSID PASSPHRASE
+    re.compile(r"\bnmcli\b[^\r\n]*?\b(?:password|wifi-sec\.psk|802-1x\.password|vpn\.secrets\.password)[ \t]+(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)"),
+    re.compile(r"\bwpa_passphrase[ \t]+(?:'[^']*'|\"[^\"]*\"|\S+)[ \t]+(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"|;&]+)"),
+    # echo PASSWORD | sudo -S ...: sudo reads its password from the pipe
+    re.compile(r"\becho[ \t]+(?:-[neE]+[ \t]+)?(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"|;&]+)[ \t]*\|[ \t]*sudo[ \t]+(?:-\w+[ \t]+)*?-S\b"),
     # net use \\host\share PASSWORD /user:NAME, net user NAME PASSWORD /add
     re.compile(r"(?i)\bnet[ \t]+use[ \t]+\S+[ \t]+(?P<v>[^\s/*][^\s]*)[ \t]+/user:"),
     re.compile(r"(?i)\bnet[ \t]+user[ \t]+\S+[ \t]+(?P<v>[^\s/*][^\s]*)[ \t]+/add\b"),
@@ -84,10 +96,11 @@ _SPECIAL = (
 )
 _NEEDLES = tuple(
     sorted({n.split(".")[0] for n in _BY_NAME} | {"az ", "htpasswd", "net use ", "net user ", "sqlplus", "chpasswd",
-                                                   "securestring"})
+                                                   "securestring", "nmcli", "wpa_passphrase", "sudo"})
 )
 # A text can only hold a password flag if it holds one of these (a cheap first look before the tool names).
-_GATE = (" -", "\t-", "/p:", "/password:", "net use ", "net user ", "sqlplus", "chpasswd", "securestring")
+_GATE = (" -", "\t-", "/p:", "/password:", "net use ", "net user ", "sqlplus", "chpasswd", "securestring", "nmcli",
+         "wpa_passphrase")
 
 
 def _unquote(token: str, start: int) -> tuple[str, int, int]:
@@ -167,6 +180,8 @@ def _walk(tokens: Sequence[tuple[str, int]]) -> Iterator[tuple[int, int, int]]:
         active = [t for t in tools if not t.after or t.after in words]
         if words[:1] == ["az"] and bare == "-p" and _AZ_PASSWORD_GROUPS & set(words):
             active = [_AZ]
+        elif words[:1] == ["az"] and bare.split("=")[0] == "--value" and _AZ_VALUE_GROUPS & set(words):
+            active = [_AZ_VALUE]
         for tool in active:
             found = _flag_value(tool, tokens, i)
             if found is not None:
@@ -219,7 +234,7 @@ def argv_spans(argv: Sequence[str]) -> Iterator[tuple[int, int, int]]:
     """(element index, start, end) of every password in an argv, by the same table."""
     tokens = [(arg if arg not in _SEPARATORS else f" {arg}", 0) for arg in argv]
     yield from _walk(tokens)
-    line = " ".join(argv)
+    line = shlex.join(argv)
     for pattern in _SPECIAL:
         for match in pattern.finditer(line):
             value = match.group("v").strip("'\"")
@@ -230,3 +245,16 @@ def argv_spans(argv: Sequence[str]) -> Iterator[tuple[int, int, int]]:
                 if at != -1 and (arg == value or arg.endswith(value) or arg.startswith(value)):
                     yield index, at, at + len(value)
                     break
+
+
+_PROPERTY = re.compile(r"(?:^|(?<=[\s\"']))-D(?P<name>[A-Za-z_][\w.-]*)=(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)")
+
+
+def property_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
+    """Java system properties on a command line: ``-Djavax.net.ssl.keyStorePassword=secret``."""
+    if not hay.has("-d"):
+        return
+    for match in _PROPERTY.finditer(text):
+        value, start, end = _unquote(match.group("v"), match.start("v"))
+        if _label_kind(match.group("name").rsplit(".", 1)[-1], value, secret_cmd=False):
+            yield start, end

@@ -137,7 +137,7 @@ GEAR_RULES: tuple[SpanRule, ...] = (
         "device_password",
         _r(
             r"(?im)^[ \t]*username[ \t]+\S+(?:[ \t]+(?!(?:password|secret)\b)\S+)*?[ \t]+(?:password|secret)"
-            r"(?:[ \t]+" + _TYPES + r")?[ \t]+" + V
+            r"(?:[ \t]+" + _TYPES + r")?(?:[ \t]+(?:sha512|sha256|md5|scrypt|pbkdf2))?[ \t]+" + V
         ),
         "'username NAME [privilege N|algorithm-type X|role R ...] password|secret [TYPE] VALUE' (IOS, NX-OS, ASA)",
         ("username",),
@@ -171,10 +171,10 @@ GEAR_RULES: tuple[SpanRule, ...] = (
         "device_password",
         _r(
             r"(?i)\b(?:password|pre-shared-key|key|authentication-key|local-user[ \t]+\S+[ \t]+password)[ \t]+"
-            r"(?:cipher|irreversible-cipher|simple)[ \t]+(?P<v>\S+)"
+            r"(?:cipher|irreversible-cipher|simple|hash)[ \t]+(?P<v>\S+)"
         ),
-        "Huawei VRP 'password|pre-shared-key cipher|irreversible-cipher|simple VALUE'",
-        ("cipher", "simple"),
+        "Huawei VRP and H3C Comware 'password|pre-shared-key cipher|irreversible-cipher|simple|hash VALUE'",
+        ("cipher", "simple", "hash"),
     ),
     SpanRule(
         "device_password",
@@ -209,6 +209,12 @@ GEAR_RULES: tuple[SpanRule, ...] = (
         "OSPF/BGP/Junos 'authentication-key [TYPE] VALUE'",
         ("authentication-key",),
         check=_not_number,
+    ),
+    SpanRule(
+        "device_password",
+        _r(r"(?i)\bkey[ \t]+config-key[ \t]+password-encrypt(?:[ \t]+" + V + ")?"),
+        "IOS 'key config-key password-encrypt MASTERKEY': the key that type-6 passwords are encrypted with",
+        ("config-key",),
     ),
     SpanRule(
         "device_password",
@@ -322,14 +328,14 @@ GEAR_RULES: tuple[SpanRule, ...] = (
     SpanRule(
         "preshared_key",
         _r(
-            r"(?i)(?:\bpre-shared-key|\bisakmp[ \t]+key)(?:[ \t]+(?:local|remote))?"
+            r"(?i)(?:\bpre-shared-key|\bpre-shared-secret|\bshared-secret|\bisakmp[ \t]+key)(?:[ \t]+(?:local|remote))?"
             r"(?:[ \t]+(?:address[ \t]+\S+(?:[ \t]+\d{1,3}(?:\.\d{1,3}){3})?|hostname[ \t]+\S+)[ \t]+key)?"
             r"(?:[ \t]+(?:[067]|ascii-text|hexadecimal|key))?[ \t]+" + V
         ),
         "IKE pre-shared keys: Cisco 'pre-shared-key [local|remote] [0|6|7] KEY', keyring 'pre-shared-key "
         "address IP key KEY', 'crypto isakmp key KEY address IP', Juniper 'pre-shared-key ascii-text \"KEY\"', "
         "PAN-OS 'pre-shared-key key KEY'; 'authentication pre-shared-key' lines carry no key",
-        ("pre-shared-key", "isakmp"),
+        ("pre-shared-key", "pre-shared-secret", "shared-secret", "isakmp"),
         check=_value_ok,
     ),
     SpanRule(
@@ -360,7 +366,7 @@ GEAR_RULES: tuple[SpanRule, ...] = (
     SpanRule(
         "device_password",
         _r(
-            r"(?i)\b(?:encrypted-password|plain-text-password-value|authentication-password|privacy-password|"
+            r"(?i)\b(?:encrypted-password|plain-text-password-value|plaintext-password|authentication-password|privacy-password|"
             r"simple-password|hello-authentication-key)[ \t]+" + V
         ),
         "Junos password statements",

@@ -151,6 +151,12 @@ HASH_RULES: tuple[SpanRule, ...] = (
         line=False,
     ),
     SpanRule(
+        "private_key",
+        _r(r"\((?P<v>0x[0-9a-fA-F]{32,})\)"),
+        "Kerberos keytab keys printed by 'klist -k -K' ('(0x...)' after the encryption type)",
+        ("(0x",),
+    ),
+    SpanRule(
         "session_key",
         _r(r"(?m)^[ \t]*(?:enc|auth|auth-trunc|aead|comp)[ \t]+\S+[ \t]+0x(?P<v>[0-9a-fA-F]{16,})"),
         "ESP keys in 'ip xfrm state' output (enc, auth, auth-trunc, aead)",

@@ -30,6 +30,7 @@ from netghost.redact._values import _usable
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
 _MAX_PASSES = 8
+_SURROGATES = "surrogatepass"  # a lone surrogate (from a tool's broken UTF-8) must not stop the redactor
 _DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
 _DOTNET_JSON_LOWER = str.maketrans({c: f"\\u{ord(c):04x}" for c in "+&<>'"})
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -58,29 +59,31 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
     """
     secret_cmd = command is not None and is_secret_command(command)
     text, total, kinds, echoes = _replace_fields(text)
-    hay: Haystack | None = Haystack(text)
-    spans, public_values = find_spans(text, command=command, secret_cmd=secret_cmd, hay=hay)
-    if spans:
-        hay = None  # the text changes: its needles must be looked for again
-    text, replaced, span_kinds, span_echoes = _replace_spans(text, spans)
-    total += replaced
-    kinds |= span_kinds
-    echoes.update({k: v for k, v in span_echoes.items() if k not in echoes})
+    public_values: set[str] = set()
     for _ in range(_MAX_PASSES):
-        findings = find_secrets(text, secret_cmd=secret_cmd, hay=hay)
-        hay = None
+        # A replacement can make a new context (a placeholder's "]" starts a label), so both finders run
+        # again until a pass changes nothing: that is what makes redact() idempotent.
+        hay = Haystack(text)
+        spans, column_public = find_spans(text, command=command, secret_cmd=secret_cmd, hay=hay)
+        public_values |= column_public
+        text, replaced, span_kinds, span_echoes = _replace_spans(text, spans)
+        total += replaced
+        kinds |= span_kinds
+        for value, kind in span_echoes.items():
+            echoes.setdefault(value, kind)
+        findings = find_secrets(text, secret_cmd=secret_cmd, hay=None if replaced else hay)
         for value, kind in echoes.items():  # a span or field secret printed again elsewhere goes too
             findings.setdefault(value, kind)
         echoes = {}
         for value in public_values.intersection(findings):  # a public key column of the command's output
             del findings[value]
-        if not findings:
+        found = 0
+        if findings:
+            text, found, found_kinds = _replace(text, findings)
+            total += found
+            kinds |= found_kinds
+        if not replaced and not found:
             break
-        text, replaced, found_kinds = _replace(text, findings)
-        if not replaced:
-            break
-        total += replaced
-        kinds |= found_kinds
     return Redaction(text=text, count=total, kinds=tuple(sorted(kinds)))
 
 
@@ -202,9 +205,16 @@ def _spellings(value: str) -> set[str]:
     """How ``value`` may be written in the original text."""
     if is_framed(value):  # ":pw@": the frame makes even a 2-character password specific
         inner = value[1:-1]
-        return {value, f":{quote(inner, safe='')}@", f"%3A{quote(inner, safe='')}%40"}
+        enc = quote(inner, safe="", errors=_SURROGATES)
+        return {value, f":{enc}@", f"%3A{enc}%40"}
     escaped = json.dumps(value)[1:-1]
-    out = {value, escaped, quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
+    out = {
+        value,
+        escaped,
+        quote(value, safe="", errors=_SURROGATES),
+        quote(value, safe="/:", errors=_SURROGATES),
+        quote_plus(value, errors=_SURROGATES),
+    }
     for table in (_DOTNET_JSON, _DOTNET_JSON_LOWER):  # System.Text.Json / PowerShell escape + & < > '
         out.add(escaped.translate(table))
         out.add(escaped.translate(table).replace("/", "\\/"))

@@ -19,16 +19,17 @@ from netghost.redact._blocks import (
     line_label_spans,
     name_value_spans,
     short_label_spans,
+    xml_setting_spans,
 )
 from netghost.redact._command import bare_spans, column_spans
-from netghost.redact._flags import flag_spans
+from netghost.redact._flags import flag_spans, property_spans
 from netghost.redact._gear import GEAR_RULES
 from netghost.redact._hashes import HASH_RULES
 from netghost.redact._public import is_reference, public_spans
 from netghost.redact._rules import PLACEHOLDER
 from netghost.redact._span_rule import Haystack, Span, SpanRule, decode_json_string
 from netghost.redact._values import _masked
-from netghost.redact._wire import WIRE_RULES, cookie_spans
+from netghost.redact._wire import WIRE_RULES, cookie_spans, resp_auth_spans
 
 __all__ = ["find_spans", "overlaps", "protected_spans"]
 
@@ -38,12 +39,15 @@ _JSON_STRING = re.compile(r'"(?:[^"\\\r\n]|\\.)*"')
 # and whole-line labelled values, YAML name/value settings, cookie values.
 _FINDERS: tuple[tuple[Callable[[str, Haystack], Iterable[tuple[int, int]]], str], ...] = (
     (flag_spans, "password"),
+    (property_spans, "password"),
     (k8s_spans, "secret"),
     (chpasswd_spans, "password"),
     (short_label_spans, "password"),
     (name_value_spans, "secret"),
     (line_label_spans, "password"),
     (cookie_spans, "cookie"),
+    (resp_auth_spans, "password"),
+    (xml_setting_spans, "secret"),
 )
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _VAR = re.compile(r"^%\w+%$|^\$\(\w+\)$")
@@ -97,8 +101,8 @@ def overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
 def _scan(text: str, hay: Haystack, offsets: list[int] | None, out: list[Span]) -> None:
     def emit(start: int, end: int, kind: str) -> None:
         value = text[start:end]
-        if offsets is None and "\\" in value:  # an escaped line end ends the value: the JSON string is
-            cut = re.search(r"\\[nrt]", value)  # scanned decoded as well
+        if offsets is None and "\\" in value:  # an escaped line end or quote ends the value: the JSON
+            cut = re.search(r"\\[nrt]|\\$", value)  # string is scanned decoded as well
             if cut is not None:
                 end = start + cut.start()
                 value = text[start:end]

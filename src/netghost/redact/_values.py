@@ -54,7 +54,7 @@ def _plain_url(value: str) -> bool:
 _MASK_RUN = re.compile(r"([^0-9A-Za-z]|[xX])\1{7,}")
 
 # Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
-_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
+_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:+-][A-Za-z]{2,})*$")
 
 
 @functools.lru_cache(maxsize=4096)

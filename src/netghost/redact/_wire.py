@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from netghost.redact._span_rule import Haystack, SpanRule, val
 
-__all__ = ["WIRE_RULES", "cookie_spans"]
+__all__ = ["WIRE_RULES", "cookie_spans", "resp_auth_spans"]
 
 V = val()
 _MECHANISMS = frozenset(
@@ -21,6 +21,7 @@ _MECHANISMS = frozenset(
      "anonymous", "scram-sha-1", "scram-sha-256", "failed", "required", "ok", "successful", "error", "completed"}
 )  # fmt: skip
 _B64 = r"[A-Za-z0-9+/]{4,}={0,2}"
+_PF_WORDS = frozenset({"in", "out", "all", "quick", "log", "through", "on", "from", "to", "inet", "inet6", "proto"})
 
 
 def _not_mechanism(match: re.Match[str]) -> bool:
@@ -40,16 +41,18 @@ def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
 WIRE_RULES: tuple[SpanRule, ...] = (
     SpanRule(
         "password",
-        _r(r"(?m)(?:^|(?<=[\s:>]))PASS[ \t]+(?P<v>[^\s\\]+)(?:\\r\\n)?[ \t]*\r?$"),
-        "FTP and POP3 'PASS secret' (tshark 'Request: PASS x', follow streams, tcpdump 'FTP: PASS x')",
+        _r(r"(?m)(?:^|(?<=[\s:>.]))PASS[ \t]+(?P<v>[^\s\\]+?)(?:\\r\\n|\.\.)?[ \t]*\r?$"),
+        "FTP and POP3 'PASS secret' (tshark 'Request: PASS x', follow streams, tcpdump 'FTP: PASS x', and "
+        "tcpdump -A, which prints CR LF as '..')",
         ("pass",),
         check=_not_path,
     ),
     SpanRule(
         "password",
         _r(r"(?m)^[ \t]*pass[ \t]+(?P<v>[^\s\\]+)(?:\\r\\n)?[ \t]*\r?$"),
-        "a POP3 client typing 'pass secret' in lower case",
+        "a POP3 client typing 'pass secret' in lower case (not a pf rule 'pass out')",
         ("pass",),
+        check=lambda m: m.group("v").lower() not in _PF_WORDS,
     ),
     SpanRule(
         "password",
@@ -61,22 +64,13 @@ WIRE_RULES: tuple[SpanRule, ...] = (
     SpanRule(
         "password",
         _r(
-            r"(?m)(?:^[ \t]*(?:AUTH|auth)|(?<=[\s:])AUTH)[ \t]+(?:(?P<u>[^\s\\]+)[ \t]+)?(?P<v>[^\s\\]+)"
-            r"(?:\\r\\n)?[ \t]*\r?$"
+            r"(?m)(?:^[ \t]*|(?<=[\s:]))AUTH[ \t]+(?:(?P<u>[^\s\\]+)[ \t]+)?(?P<v>[^\s\\]+)(?:\\r\\n)?[ \t]*\r?$"
+            r"|^[ \t]*auth[ \t]+(?P<v2>[^\s\\]+)[ \t]*\r?$"
         ),
-        "Redis 'AUTH [user] password', and SMTP 'AUTH PLAIN <base64>' (mechanism names are kept)",
+        "Redis 'AUTH [user] password' (a lower-case 'auth' with one argument only: PAM lines have three), "
+        "and SMTP 'AUTH PLAIN <base64>' (mechanism names are kept)",
         ("auth",),
-        check=_not_mechanism,
-    ),
-    SpanRule(
-        "password",
-        _r(
-            r"\*2\r?\n\$4\r?\n(?i:auth)\r?\n\$\d+\r?\n(?P<v>[^\r\n]+)"
-            r"|\*3\r?\n\$4\r?\n(?i:auth)\r?\n\$\d+\r?\n[^\r\n]*\r?\n\$\d+\r?\n(?P<v2>[^\r\n]+)"
-        ),
-        "Redis AUTH in RESP framing (a follow-stream of '*2 $4 AUTH $n secret')",
-        ("auth",),
-        line=False,
+        check=lambda m: _not_mechanism(m) and not (m.group("v") or m.group("v2") or "").endswith(".so"),
     ),
     SpanRule(
         "password",
@@ -98,8 +92,12 @@ WIRE_RULES: tuple[SpanRule, ...] = (
     ),
     SpanRule(
         "password",
-        _r(r"(?im)^[ \t]*(?:\S+[ \t]+)?LOGIN[ \t]+(?:\"[^\"\r\n]*\"|\S+)[ \t]+" + V + r"[ \t]*(?:\\r\\n)?\r?$"),
-        "IMAP 'TAG LOGIN user password' (quoted or not)",
+        _r(
+            r"(?m)^[ \t]*(?:(?:\S+[ \t]+){0,2}?LOGIN|(?:[A-Za-z]{0,2}\d+|\.)[ \t]+(?i:login))[ \t]+"
+            r"(?:\"[^\"\r\n]*\"|\S+)[ \t]+" + V + r"[ \t]*(?:\\r\\n)?\r?$"
+        ),
+        "IMAP 'TAG LOGIN user password' (quoted or not; a 'C:' direction mark may come first; a lower-case "
+        "'login' only after a tag, so a log line 'Failed login root 10.0.0.4' is not one)",
         ("login",),
         check=_not_mechanism,
     ),
@@ -131,6 +129,19 @@ WIRE_RULES: tuple[SpanRule, ...] = (
         _r(r"(?m)^[ \t]*simple:[ \t]*(?P<v>[^\r\n]+?)[ \t]*\r?$"),
         "tshark LDAP bindRequest 'simple: password'",
         ("simple:",),
+    ),
+    SpanRule(
+        "password",
+        _r(r"(?i)\b(?:NTLMv2 Response|NTProofStr|NTLM Response)[ \t]*:[ \t]*(?P<v>[0-9a-f]{32,})"),
+        "NTLM challenge responses decoded by tshark (NetNTLMv2 is cracked offline like a hash)",
+        ("ntlm", "ntproofstr"),
+    ),
+    SpanRule(
+        "password",
+        _r(r"(?im)^[^\r\n]*\bpassword:[ \t]*\r?\n(?P<v>[^\s]{3,})[ \t]*\r?$"),
+        "a follow-stream 'Password:' prompt whose answer is the next line (telnet, FTP servers, login shells)",
+        ("password:",),
+        line=False,
     ),
     SpanRule(
         "snmp_community",
@@ -165,3 +176,24 @@ def cookie_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
             name, value = pair.group("name"), pair.group("v")
             if len(value) >= 4 and not name.startswith("-") and name.lower() not in _COOKIE_ATTRS:
                 yield pair.start("v"), pair.end("v")
+
+
+_RESP_AUTH = re.compile(r"\*(?P<n>[23])(?P<sep>\r?\n|\.\.)\$4(?P=sep)(?i:auth)(?P=sep)")
+_RESP_LEN = re.compile(r"\$(?P<len>\d{1,4})(?:\r?\n|\.\.)")
+
+
+def resp_auth_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
+    """Redis ``AUTH [user] password`` in RESP framing (``*2 $4 AUTH $n secret``), as a follow stream prints it
+    (CR LF) or as ``tcpdump -A`` does (``..``); the ``$n`` length says exactly where the password ends."""
+    if not hay.has("auth") or not hay.has("*"):
+        return
+    for match in _RESP_AUTH.finditer(text):
+        pos = match.end()
+        for arg in range(int(match.group("n")) - 1):
+            size = _RESP_LEN.match(text, pos)
+            if size is None:
+                break
+            start, end = size.end(), size.end() + int(size.group("len"))
+            if arg == int(match.group("n")) - 2 and end <= len(text):
+                yield start, end
+            pos = end + len(match.group("sep"))

@@ -29,7 +29,7 @@ from pathlib import Path
 from tests.data.redact import captures, flags, gear, hashes, labels, public
 from tests.data.redact._common import Gen, Sample
 
-__all__ = ["BENIGN_CLASSES", "SECRET_CLASSES", "altered_chars", "benign_rows", "leaked", "secret_rows"]
+__all__ = ["BENIGN_CLASSES", "SECRET_CLASSES", "altered_chars", "benign_rows", "dump", "leaked", "secret_rows"]
 
 HERE = Path(__file__).resolve().parent
 SEED = 28
@@ -62,7 +62,7 @@ def benign_rows(per_class: int = PER_CLASS, seed: int = SEED) -> list[dict[str, 
     return [_row(s) for s in _generate(BENIGN_CLASSES, per_class, seed)]
 
 
-def _dump(rows: list[dict[str, object]]) -> str:
+def dump(rows: list[dict[str, object]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=True, sort_keys=True) + "\n" for row in rows)
 
 
@@ -140,7 +140,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="compare the files with the generators' output")
     parser.add_argument("--report", action="store_true", help="print recall and benign alteration per class")
     args = parser.parse_args()
-    files = {HERE / "secrets.jsonl": _dump(secret_rows()), HERE / "benign.jsonl": _dump(benign_rows())}
+    files = {HERE / "secrets.jsonl": dump(secret_rows()), HERE / "benign.jsonl": dump(benign_rows())}
     if args.report:
         _SECRETS[:] = [json.loads(line) for line in files[HERE / "secrets.jsonl"].splitlines()]
         _BENIGN[:] = [json.loads(line) for line in files[HERE / "benign.jsonl"].splitlines()]
