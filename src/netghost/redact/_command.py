@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from netghost.redact._rules import LINE_ASSIGNMENT, PLACEHOLDER, SECRET_COMMAND_WORDS
 from netghost.redact._values import _looks_random, _value_shaped
 
-__all__ = ["bare_spans", "column_spans", "is_secret_command"]
+__all__ = ["bare_spans", "column_spans", "is_secret_command", "value_field_spans"]
 
 _SECRET_FILES = re.compile(
     r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
@@ -107,6 +107,16 @@ def bare_spans(text: str) -> Iterator[tuple[int, int]]:
                 if (_looks_random(token) or _value_shaped(token)) and _bare_ok(token):
                     start = at + field.index(token)
                     yield start, start + len(token)
+
+
+_VALUE_FIELD = re.compile(r"\"(?:value|secret|password)\"\s*:\s*\"(?P<v>(?:[^\"\\\r\n]|\\.)+)\"")
+
+
+def value_field_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Under a secret-emitting command, a JSON ``"value"`` is the secret however short (``az network
+    vpn-connection shared-key show`` prints ``{"id": ..., "value": "abc12"}``)."""
+    for match in _VALUE_FIELD.finditer(text):
+        yield match.start("v"), match.end("v")
 
 
 def _bare_ok(token: str) -> bool:

@@ -21,7 +21,7 @@ from netghost.redact._blocks import (
     short_label_spans,
     xml_setting_spans,
 )
-from netghost.redact._command import bare_spans, column_spans
+from netghost.redact._command import bare_spans, column_spans, value_field_spans
 from netghost.redact._flags import flag_spans, property_spans
 from netghost.redact._gear import GEAR_RULES
 from netghost.redact._hashes import HASH_RULES
@@ -49,6 +49,7 @@ _FINDERS: tuple[tuple[Callable[[str, Haystack], Iterable[tuple[int, int]]], str]
     (resp_auth_spans, "password"),
     (xml_setting_spans, "secret"),
 )
+_SETTINGS_LISTING = re.compile(r"(?i)\b(?:appsettings|app-settings|printenv|env|list-configuration|settings)\b")
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
 _VAR = re.compile(r"^%\w+%$|^\$\(\w+\)$")
 
@@ -72,6 +73,8 @@ def find_spans(
         public_values = {text[a:b] for a, b in more_public}
         if secret_cmd and not _is_json(text):
             found.extend(Span(a, b, "command_secret", text[a:b]) for a, b in bare_spans(text))
+        if secret_cmd and not _SETTINGS_LISTING.search(command):  # a settings list names its secrets
+            found.extend(Span(a, b, "command_secret", text[a:b]) for a, b in value_field_spans(text))
     return _clean(found, public), public_values
 
 
