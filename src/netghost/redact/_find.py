@@ -288,13 +288,15 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
     # A line's tool decides what its -p means: docker login -p is a password, docker run -p a port.
-    for match in _LOGIN_P.finditer(view):
-        line = _line_at(view, match.start())
-        if _LOGIN_LINE.search(line) or _P_IS_PASSWORD.search(line):  # az/docker login, sshpass, rdesktop
-            add(match.group("v").strip("'\""), "password")
-    for match in _P_ATTACHED.finditer(view):
-        if _P_ATTACHED_TOOLS.search(_line_at(view, match.start())):  # mysql -pSECRET (a separate word prompts)
-            add(match.group("v").strip("'\""), "password")
+    if _LOGIN_LINE.search(view) or _P_IS_PASSWORD.search(view):
+        for match in _LOGIN_P.finditer(view):
+            line = _line_at(view, match.start())
+            if _LOGIN_LINE.search(line) or _P_IS_PASSWORD.search(line):  # az/docker login, sshpass, rdesktop
+                add(match.group("v").strip("'\""), "password")
+    if _P_ATTACHED_TOOLS.search(view):
+        for match in _P_ATTACHED.finditer(view):
+            if _P_ATTACHED_TOOLS.search(_line_at(view, match.start())):  # mysql -pSECRET (a separate word prompts)
+                add(match.group("v").strip("'\""), "password")
     _find_cookies(view, add)
 
 

@@ -98,9 +98,9 @@ _NEEDLES = tuple(
     sorted({n.split(".")[0] for n in _BY_NAME} | {"az ", "htpasswd", "net use ", "net user ", "sqlplus", "chpasswd",
                                                    "securestring", "nmcli", "wpa_passphrase", "sudo"})
 )
-# A text can only hold a password flag if it holds one of these (a cheap first look before the tool names).
-_GATE = (" -", "\t-", "/p:", "/password:", "net use ", "net user ", "sqlplus", "chpasswd", "securestring", "nmcli",
-         "wpa_passphrase")
+# Password forms without an option-like token (" -x"): Windows-style "/p:", positional passwords.
+_SPECIAL_NEEDLES = ("/p:", "/password:", "-p:", "-password:", "net use ", "net user ", "sqlplus", "chpasswd",
+                    "securestring", "nmcli", "wpa_passphrase")
 
 
 def _unquote(token: str, start: int) -> tuple[str, int, int]:
@@ -192,10 +192,12 @@ def _walk(tokens: Sequence[tuple[str, int]]) -> Iterator[tuple[int, int, int]]:
 
 
 def flag_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
-    """Spans of passwords given to tools on command lines anywhere in ``text``."""
-    if not hay.any(_GATE) or not hay.any(_NEEDLES):
-        return
-    for line_start, line in _lines_with_tools(text, hay):
+    """Spans of passwords given to tools on command lines anywhere in ``text``.
+
+    Only lines that hold an option (`` -x``, ``--x``, ``/p:``) or a special form (``net use``, ``| chpasswd``)
+    are read; most output has none, and this keeps the cost off large texts.
+    """
+    for line_start, line in _candidate_lines(text, hay):
         tokens = [(m.group(), line_start + m.start()) for m in _TOKEN.finditer(line)]
         for _, start, end in _walk(tokens):
             yield start, end
@@ -214,20 +216,25 @@ def flag_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
                     yield start, end
 
 
-def _lines_with_tools(text: str, hay: Haystack) -> Iterator[tuple[int, str]]:
-    seen: set[int] = set()
-    lowered = hay.text
-    for needle in _NEEDLES:
-        if not hay.has(needle):
-            continue
-        at = lowered.find(needle)
+def _candidate_lines(text: str, hay: Haystack) -> Iterator[tuple[int, str]]:
+    """(offset, line) of each line with an option-like token or a special password form."""
+    starts: set[int] = set()
+    for literal in (" -", "\t-", "'-", '"-'):
+        at = text.find(literal)
         while at != -1:
-            start = text.rfind("\n", 0, at) + 1
-            if start not in seen:
-                seen.add(start)
-                end = text.find("\n", at)
-                yield start, text[start : end if end != -1 else len(text)]
-            at = lowered.find(needle, at + len(needle))
+            after = text[at + len(literal) : at + len(literal) + 1]
+            if after.isalpha() or after == "-":
+                starts.add(text.rfind("\n", 0, at) + 1)
+            at = text.find(literal, at + 1)
+    for needle in _SPECIAL_NEEDLES:
+        if hay.has(needle):
+            at = hay.text.find(needle)
+            while at != -1:
+                starts.add(text.rfind("\n", 0, at) + 1)
+                at = hay.text.find(needle, at + 1)
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        yield start, text[start : end if end != -1 else len(text)]
 
 
 def argv_spans(argv: Sequence[str]) -> Iterator[tuple[int, int, int]]:
@@ -247,14 +254,16 @@ def argv_spans(argv: Sequence[str]) -> Iterator[tuple[int, int, int]]:
                     break
 
 
-_PROPERTY = re.compile(r"(?:^|(?<=[\s\"']))-D(?P<name>[A-Za-z_][\w.-]*)=(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)")
+_PROPERTY = re.compile(r"-D(?P<name>[A-Za-z_][\w.-]*)=(?P<v>'[^'\r\n]*'|\"[^\"\r\n]*\"|[^\s'\"]+)")
 
 
 def property_spans(text: str, hay: Haystack) -> Iterator[tuple[int, int]]:
     """Java system properties on a command line: ``-Djavax.net.ssl.keyStorePassword=secret``."""
-    if not hay.has("-d"):
+    if "-D" not in text:
         return
     for match in _PROPERTY.finditer(text):
+        if match.start() > 0 and text[match.start() - 1] not in " \t\"'\n":
+            continue
         value, start, end = _unquote(match.group("v"), match.start("v"))
         if _label_kind(match.group("name").rsplit(".", 1)[-1], value, secret_cmd=False):
             yield start, end

@@ -119,9 +119,10 @@ HASH_RULES: tuple[SpanRule, ...] = (
     SpanRule(
         "password_hash",
         _r(r"(?m)^[ \t]*[\w.@-]{1,64}:(?P<v>" + _C + r"{13})[ \t]*\r?$"),
-        "htpasswd DES-crypt entries 'user:13 characters'",
+        "htpasswd DES-crypt entries 'user:13 characters', in a text that starts like an htpasswd listing",
         (":",),
         line=False,
+        gate=_r(r"\s*[\w.@-]{1,64}:[^\s:]+[ \t]*\r?(?:\n|\Z)"),
         check=_des,
     ),
     # --- session keys ---------------------------------------------------------------------------------

@@ -68,7 +68,8 @@ def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
 # What an earlier redaction (ours or someone else's) left behind: never a secret, never touched again.
 PLACEHOLDER = _r(
     r"^(?:\[REDACTED(?::[A-Za-z0-9_]+)?\]|<redacted>|\*{3,}|x{6,}|X{6,}|\.{3,}|null|none|true|false|"
-    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|%\([a-z_]+\)s|"
+    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|\{[A-Za-z_][A-Za-z0-9_ -]{0,40}\}|"
+    r"%\([a-z_]+\)s|"
     r"(?:your|example|sample|dummy|fake|placeholder|changeme|insert)[-_a-z0-9]*|"
     r"\((?:sensitive|known|hidden|redacted|masked|none|encrypted)[\w ]*\)?|"
     r"(?-i:(?:[A-Z0-9]+_)*(?:KEY|SECRET|PASSWORD|PASSWD|TOKEN|PWD|HERE|VALUE)(?:_[A-Z0-9]+)*))$",

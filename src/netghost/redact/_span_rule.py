@@ -32,6 +32,11 @@ class SpanRule:
     needles: tuple[str, ...]
     line: bool = True
     check: Callable[[re.Match[str]], bool] | None = None
+    window: int = 0
+    """For a rule that spans lines (``line`` unset): how many lines after a needle's line it may reach; 0 means
+    the whole text (a block rule, like a FortiOS section)."""
+    gate: re.Pattern[str] | None = None
+    """A pattern the text must match at its start for the rule to run (an htpasswd listing's first line)."""
 
 
 @dataclass(frozen=True)

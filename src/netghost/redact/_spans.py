@@ -10,6 +10,7 @@ the JSON string and the document stays valid.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -33,7 +34,19 @@ from netghost.redact._wire import WIRE_RULES, cookie_spans, resp_auth_spans
 
 __all__ = ["find_spans", "overlaps", "protected_spans"]
 
-RULES: tuple[SpanRule, ...] = GEAR_RULES + HASH_RULES + WIRE_RULES
+# Looking for a needle costs a scan of the whole text, so rules share a few coarse needles: each rule's
+# needles are replaced by the first of these they contain ("snmp-server" -> "snmp", "passwd" -> "pass"). A
+# coarse needle sits where the fine one does, so a rule still sees every line it could match (and a few more).
+_COARSE = ("password", "pass", "secret", "key", "snmp", "auth", "user", "hash", "psk", "$", "%", "0x", "grub",
+           "ntlm", "simple")  # fmt: skip
+
+
+def _coarsen(rule: SpanRule) -> SpanRule:
+    needles = tuple(sorted({next((c for c in _COARSE if c in n), n) for n in rule.needles}))
+    return dataclasses.replace(rule, needles=needles)
+
+
+RULES: tuple[SpanRule, ...] = tuple(_coarsen(rule) for rule in GEAR_RULES + HASH_RULES + WIRE_RULES)
 _JSON_STRING = re.compile(r'"(?:[^"\\\r\n]|\\.)*"')
 # Finders of spans by context: command-line flags, Kubernetes Secret data, cloud-init chpasswd lists, short
 # and whole-line labelled values, YAML name/value settings, cookie values.
@@ -131,8 +144,13 @@ def _scan(text: str, hay: Haystack, offsets: list[int] | None, out: list[Span]) 
 
 def _matches(rule: SpanRule, text: str, hay: Haystack) -> Iterator[re.Match[str]]:
     """The rule's matches: over the whole text, or only on the lines that hold one of its needles."""
-    if not rule.line:
+    if rule.gate is not None and rule.gate.match(text) is None:
+        return
+    if not rule.line and not rule.window:
         yield from rule.pattern.finditer(text)
+        return
+    if not rule.line:
+        yield from _window_matches(rule, text, hay)
         return
     starts: set[int] = set()
     lowered = hay.text
@@ -148,6 +166,28 @@ def _matches(rule: SpanRule, text: str, hay: Haystack) -> Iterator[re.Match[str]
                 starts.add(start)
                 yield from rule.pattern.finditer(text, start, end)
             at = lowered.find(needle, end)
+
+
+def _window_matches(rule: SpanRule, text: str, hay: Haystack) -> Iterator[re.Match[str]]:
+    """Matches of a multi-line rule that start on a needle's line and end within ``rule.window`` lines."""
+    lowered = hay.text
+    last_end = -1
+    for needle in rule.needles:
+        if not hay.has(needle):
+            continue
+        at = lowered.find(needle)
+        while at != -1:
+            start = text.rfind("\n", 0, at) + 1
+            end = at
+            for _ in range(rule.window + 1):
+                end = text.find("\n", end + 1)
+                if end == -1:
+                    end = len(text)
+                    break
+            if start >= last_end:
+                yield from rule.pattern.finditer(text, start, end)
+                last_end = end
+            at = lowered.find(needle, at + 1)
 
 
 def _acceptable(value: str) -> bool:

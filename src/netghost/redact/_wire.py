@@ -60,6 +60,7 @@ WIRE_RULES: tuple[SpanRule, ...] = (
         "tshark -V FTP 'Request command: PASS' / 'Request arg: secret'",
         ("request command: pass",),
         line=False,
+        window=1,
     ),
     SpanRule(
         "password",
@@ -107,6 +108,7 @@ WIRE_RULES: tuple[SpanRule, ...] = (
         "SMTP AUTH LOGIN: the base64 line after the server's '334 Password:' prompt",
         ("334",),
         line=False,
+        window=1,
     ),
     SpanRule(
         "password",
@@ -115,8 +117,9 @@ WIRE_RULES: tuple[SpanRule, ...] = (
             r"(?P<v>" + _B64 + r")[ \t]*\r?$"
         ),
         "SMTP 'AUTH PLAIN' and IMAP 'AUTHENTICATE PLAIN' with the credentials on the next line",
-        ("auth",),
+        ("auth plain", "authenticate plain", "authenticate login"),
         line=False,
+        window=2,
     ),
     SpanRule(
         "password",
@@ -142,6 +145,7 @@ WIRE_RULES: tuple[SpanRule, ...] = (
         "a follow-stream 'Password:' prompt whose answer is the next line (telnet, FTP servers, login shells)",
         ("password:",),
         line=False,
+        window=1,
     ),
     SpanRule(
         "snmp_community",
