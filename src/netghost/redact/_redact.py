@@ -5,8 +5,11 @@ its *label* (``Password=``, ``"primaryKey":``, ``sig=``), and both can hide behi
 JSON escaping (``\\n`` inside a run-command message), URL encoding (``%2B`` in a basic-auth password) or ANSI
 colour codes. So rules run over several *views* of the text (raw, ANSI-stripped, JSON-unescaped,
 URL-decoded) and only collect secret *values*; every value is then removed from the original text in each
-spelling it can take there (raw, JSON-escaped, URL-encoded). Earlier placeholders are never touched, and the
-whole pass repeats until nothing changes, which makes :func:`redact` idempotent by construction.
+spelling it can take there (raw, JSON-escaped, URL-encoded). A third kind is known by its *place* (the token
+after ``enable secret 5``, after ``PASS``, after ``sqlcmd -P``): those are found as spans
+(:mod:`netghost.redact._spans`) and replaced where they stand, however short. Earlier placeholders and public
+values (:mod:`netghost.redact._public`) are never touched, and the whole pass repeats until nothing changes,
+which makes :func:`redact` idempotent by construction.
 """
 
 from __future__ import annotations
