@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
@@ -210,8 +211,14 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
+
+    def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
+        warnings.append(line)
+
     shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
-                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir)
+                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
+                          on_notice=refused)
     watched = WatchedShell(shell, on_result=ui.shell_line)
     ui.banner(sid, resumed_from=state.resumed_from)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built

@@ -48,6 +48,28 @@ if TYPE_CHECKING:
         lint_rego,
         strictest,
     )
+    from netghost.governance.provisional import (
+        PROVISIONAL_SUFFIX,
+        Provisional,
+        ProvisionalRejection,
+        Recovery,
+        pending_record,
+        provisional_path,
+        read_provisional,
+        recover_provisional,
+        rejected_provisionals,
+        write_provisional,
+    )
+    from netghost.governance.session_seal import check_session_seal, seal_session, session_seal_body
+    from netghost.governance.trail import (
+        SESSION_FILE,
+        SESSION_LOGS,
+        TrailProblem,
+        TrailReport,
+        check_trail,
+        check_trails,
+        session_ids,
+    )
     from netghost.governance.wal import (
         ChainBreak,
         VerifyReport,
@@ -70,6 +92,9 @@ if TYPE_CHECKING:
     from netghost.governance.workspace import Workspace, WorkspaceError, create_workspace, open_workspace
 
 __all__ = [
+    "PROVISIONAL_SUFFIX",
+    "SESSION_FILE",
+    "SESSION_LOGS",
     "TRANSITIONS",
     "ApprovalMismatchError",
     "ApprovalRequest",
@@ -80,9 +105,14 @@ __all__ = [
     "InjectionScreen",
     "LearnedDecision",
     "PolicyEngine",
+    "Provisional",
+    "ProvisionalRejection",
     "ReceiptError",
+    "Recovery",
     "ScreenResult",
     "SignedHead",
+    "TrailProblem",
+    "TrailReport",
     "VerifyReport",
     "WalIssue",
     "WalReadResult",
@@ -96,6 +126,9 @@ __all__ = [
     "canonical_json",
     "capture_plan_facts",
     "check_response",
+    "check_session_seal",
+    "check_trail",
+    "check_trails",
     "command_facts",
     "command_risk_stage",
     "compute_plan_token",
@@ -105,10 +138,18 @@ __all__ = [
     "lint_rego",
     "load_manifest",
     "open_workspace",
+    "pending_record",
+    "provisional_path",
+    "read_provisional",
     "read_wal",
+    "recover_provisional",
     "register_artifact",
+    "rejected_provisionals",
     "replay_latest",
     "replay_workflows",
+    "seal_session",
+    "session_ids",
+    "session_seal_body",
     "sha256_tagged",
     "signed_head",
     "step",
@@ -116,6 +157,7 @@ __all__ = [
     "validate_artifacts",
     "verify",
     "verify_plan_token",
+    "write_provisional",
 ]
 
 _HOME: dict[str, str] = {
@@ -165,6 +207,26 @@ _HOME: dict[str, str] = {
     "validate_artifacts": "artifacts",
     "verify": "wal",
     "verify_plan_token": "plan_token",
+    "PROVISIONAL_SUFFIX": "provisional",
+    "Provisional": "provisional",
+    "ProvisionalRejection": "provisional",
+    "Recovery": "provisional",
+    "pending_record": "provisional",
+    "provisional_path": "provisional",
+    "read_provisional": "provisional",
+    "recover_provisional": "provisional",
+    "rejected_provisionals": "provisional",
+    "write_provisional": "provisional",
+    "check_session_seal": "session_seal",
+    "seal_session": "session_seal",
+    "session_seal_body": "session_seal",
+    "SESSION_FILE": "trail",
+    "SESSION_LOGS": "trail",
+    "TrailProblem": "trail",
+    "TrailReport": "trail",
+    "check_trail": "trail",
+    "check_trails": "trail",
+    "session_ids": "trail",
 }
 
 __getattr__, __dir__ = lazy_face(__name__, _HOME, __all__)

@@ -1,0 +1,93 @@
+"""The seal of ``ghost_session.json``: an HMAC under the installation's audit key, required to load it.
+
+Why: the session file feeds ``--resume`` and the RCA (hypotheses and their states, task ids, the audit
+heads it pins). Seed 001's ``_checksum`` is an unkeyed SHA-256, so whoever edits the file recomputes it,
+and a file without one was accepted unverified: an edited "H1 CONFIRMED" reached the RCA. The seal is
+HMAC-SHA256 under the same per-installation key that anchors the audit logs (0600, outside the audit
+directory): someone who can write the audit directory but cannot read the key cannot make one.
+
+Format v2 (``"v": 2``) carries both members:
+
+* ``_seal`` = ``hmac-sha256:<key id>:<mac>``, the MAC of the canonical JSON of the content without
+  ``_seal`` and ``_checksum`` (so the session id, every hypothesis and every pinned head are covered).
+  The key id is a public fingerprint of the key, so a file from another installation is named as such
+  instead of looking merely edited.
+* ``_checksum``, the seed's digest, computed last over everything but itself (the seal included), so a
+  reader following seed 001 §3 still checks the file. It proves nothing on its own; it is required too.
+
+A file written before sealing (v1, no ``_seal``) is refused like any unsealed file: nothing in it can
+be told apart from an edit. Its evidence is safe in the audit logs, which ``ghost-agent report SID``
+reads without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from netghost.contracts import CHECKSUM_KEY, SEAL_FIELD, compute_session_checksum
+from netghost.errors import WalError
+from netghost.governance._anchor import AuditKey, default_key_path, load_key
+
+__all__ = ["check_session_seal", "seal_session", "session_seal_body"]
+
+_DOMAIN = b"netghost-session-v2\x00"
+_TAG = "hmac-sha256:"
+
+KeySource = AuditKey | str | os.PathLike[str] | None
+
+
+def session_seal_body(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the seal covers: the file's content without ``_seal`` and ``_checksum``."""
+    return {k: v for k, v in data.items() if k not in (SEAL_FIELD, CHECKSUM_KEY)}
+
+
+def _key(key: KeySource, *, create: bool) -> AuditKey | None:
+    return key if isinstance(key, AuditKey) else load_key(key, create=create)
+
+
+def seal_session(data: Mapping[str, Any], *, key: KeySource = None) -> str:
+    """The ``_seal`` of a session file's content (the installation's key, created on first use).
+
+    Raises:
+        WalError: the key file is unusable (malformed, readable by others).
+        OSError: the key cannot be created.
+    """
+    audit_key = _key(key, create=True)
+    assert audit_key is not None  # created when missing
+    mac = audit_key.mac_json(_DOMAIN, session_seal_body(data))
+    return f"{_TAG}{audit_key.key_id}:{mac[len(_TAG):]}"
+
+
+def check_session_seal(data: Mapping[str, Any], *, key: KeySource = None) -> str | None:
+    """Why ``data`` (a parsed session file) cannot be trusted, in one line; None when its seal checks.
+
+    Never raises: an unusable key is a reason like any other.
+    """
+    seal = data.get(SEAL_FIELD)
+    if seal is None:
+        if data.get("v", 1) == 1:
+            return "it was written by an older version (format v1, unsealed), so an edit cannot be ruled out"
+        return "it has no seal (_seal is missing): it was removed or the file was written by hand"
+    try:
+        audit_key = _key(key, create=False)
+    except WalError as exc:  # unreadable, malformed, readable by others: the reason, never a traceback
+        return f"the audit key is unusable ({exc})"
+    if audit_key is None:
+        return (f"this installation has no audit key ({default_key_path() if key is None else key}), "
+                "so its seal cannot be checked")
+    parts = seal.split(":") if isinstance(seal, str) else []
+    if len(parts) != 3 or f"{parts[0]}:" != _TAG or len(parts[1]) != 16 or len(parts[2]) != 64:
+        return "its seal is not an HMAC under an installation key (an unkeyed hash, or not a seal at all)"
+    if parts[1] != audit_key.key_id:
+        return f"it was sealed by another installation (key id {parts[1]}; this one's is {audit_key.key_id})"
+    if not audit_key.check_json(_DOMAIN, session_seal_body(data), _TAG + parts[2]):
+        return ("its seal does not match its content: a field was edited, or the seal was copied from "
+                "another session's file")
+    checksum = data.get(CHECKSUM_KEY)
+    if checksum is None:
+        return "it has no _checksum (removed)"
+    if checksum != compute_session_checksum(data):
+        return "its _checksum does not match its content"
+    return None
