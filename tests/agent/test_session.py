@@ -98,3 +98,39 @@ def test_a_new_session_keeps_the_old_one_and_resume_takes_it_back(tmp_path: Path
     loaded = load_session(path)
     assert loaded.state is not None and loaded.state.session_id == SID
     assert kept_path(tmp_path, "ghost_20250116_000000").exists()
+
+
+def test_an_older_copy_of_the_sessions_own_file_is_refused_as_replayed(tmp_path: Path) -> None:
+    state = new_session(SID, model="m", audit_dir=tmp_path, now=NOW)
+    path = save_session(tmp_path, state)
+    older = path.read_bytes()  # genuinely sealed by this installation
+    state.turn_count = 5
+    save_session(tmp_path, state)
+    assert load_session(path).status == "ok"
+    path.write_bytes(older)
+    refused = load_session(path)
+    assert refused.status == "refused" and "older copy of this session's file" in refused.detail
+    assert set_aside(tmp_path) is None and not kept_path(tmp_path, SID).exists()  # never kept as SID's
+
+
+def test_a_crash_between_the_note_and_the_file_refuses_neither_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = new_session(SID, model="m", audit_dir=tmp_path, now=NOW)
+    path = save_session(tmp_path, state)
+    before = path.read_bytes()
+    state.turn_count = 2
+
+    real_replace = os.replace
+
+    def crash(src: str, dst: str) -> None:  # the note was written, the new file never replaced the old one
+        if Path(dst) == path:
+            raise OSError(5, "crash before the rename")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        save_session(tmp_path, state)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert path.read_bytes() == before and load_session(path).status == "ok"  # the file on disk still loads
+    save_session(tmp_path, state)  # the next save goes through
+    assert load_session(path).status == "ok"
+    assert json.loads(path.read_text())["turn_count"] == 2

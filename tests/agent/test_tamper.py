@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from netghost.agent._session import new_session, save_session
+from netghost.agent._session import load_session, new_session, save_session
 from netghost.agent.cli import main
-from netghost.contracts import compute_session_checksum
+from netghost.contracts import HypothesisState, compute_session_checksum
 from netghost.governance import WalWriter, read_wal, session_seal_body, write_provisional
 from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
 from netghost.shell import HitlDecision, SafeExecShell
@@ -189,6 +189,17 @@ def field_edited(t: Trail) -> None:
     _write_session(t, _confirm_h1(_session(t)))
 
 
+def session_file_rolled_back(t: Trail) -> None:
+    """A genuine, sealed, older copy of the session's own file put back after the session moved on."""
+    older = t.session_file.read_bytes()
+    state = load_session(t.session_file).state
+    assert state is not None
+    state.turn_count += 1
+    state.hypothesis_log[0].state = HypothesisState.REFUTED
+    save_session(t.audit, state)
+    t.session_file.write_bytes(older)
+
+
 def forged_inflight(t: Trail) -> None:
     last = read_wal(t.shell_log).records[-1]["seq"]
     t.inflight.write_text(json.dumps(_forged_record(t.sid, last + 1)))
@@ -232,6 +243,7 @@ CASES = [
     Case(seal_unkeyed, "session", "its seal is not an HMAC under an installation key"),
     Case(seal_from_another_session, "session", "or the seal was copied from another session's file"),
     Case(field_edited, "session", "its seal does not match its content: a field was edited"),
+    Case(session_file_rolled_back, "session", "it is an older copy of this session's file"),
     Case(forged_inflight, "inflight", "it carries no MAC"),
     Case(replayed_inflight_other_session, "inflight",
          f"it was written for shell_audit_{OTHER}.jsonl of session {OTHER}"),
@@ -378,3 +390,32 @@ def test_the_ghost_agent_command_refuses_tampering_end_to_end(tmp_path: Path) ->
     resumed = _cli("--resume", sid, "--lab", "nsg-deny", "--brain", "playbook", "--audit-dir", "audit",
                    env=env, cwd=tmp_path)
     assert resumed.returncode == 1 and "Audit trail broken: " in resumed.stdout
+
+
+class _Terminal(io.StringIO):
+    """Answers typed at a terminal (the run is interactive)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_continuing_past_a_cut_log_at_the_terminal_ends_cleanly_and_appends_nothing(trail: Trail) -> None:
+    """A human may [C]ontinue past the broken trail; the log's writer still refuses to extend a log that
+    does not match its checkpoint, and that is one line and exit 1, never a traceback."""
+    from rich.console import Console
+
+    from netghost.agent._run import Options, run_agent
+    from netghost.agent.demo import prepare_lab
+
+    log_truncated(trail)
+    cut = trail.shell_log.read_bytes()
+    screen = io.StringIO()
+    code = run_agent(Options(audit_dir=trail.audit, resume=trail.sid, brain="playbook",
+                             lab=prepare_lab("nsg-deny", trail.audit, fresh=False)),
+                     stdin=_Terminal("c\n"), console=Console(file=screen, width=100))
+    out = screen.getvalue()
+    assert code == 1, out
+    assert "[ERROR] Audit trail broken: " in out and "Traceback" not in out
+    (line,) = [x for x in out.splitlines() if "does not match its checkpoint" in x]
+    assert line.split("> ", 1)[-1].startswith(f"[ERROR] audit log {trail.shell_log} does not match its checkpoint: ")
+    assert trail.shell_log.read_bytes() == cut  # not extended, not re-anchored

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from netghost.contracts import SessionState, compute_session_checksum
-from netghost.governance import check_session_seal, seal_session, session_seal_body
+from netghost.governance import (
+    check_session_seal,
+    record_session_seals,
+    seal_session,
+    session_seal_body,
+    session_seals,
+)
 from netghost.governance._anchor import load_key
 
 SID = "ghost_20250115_143022"
@@ -111,3 +117,25 @@ def test_the_default_key_is_the_installations(tmp_path: Path) -> None:
     data = SessionState.model_validate(_content()).to_file_dict(seal=seal_session)  # creates the default key
     assert check_session_seal(data) is None
     assert (tmp_path / "home" / ".config" / "netghost" / "audit.key").exists()
+
+
+def test_the_noted_seal_refuses_an_older_copy_and_a_bad_note_is_a_reason(tmp_path: Path) -> None:
+    key_path = tmp_path / "k" / "audit.key"
+    audit = tmp_path / "audit"
+    first = _sealed(key_path)
+    second = SessionState.model_validate(dict(_content(), turn_count=3)).to_file_dict(
+        seal=lambda d: seal_session(d, key=key_path))
+    assert session_seals(audit, SID, key=key_path) is None
+    assert check_session_seal(first, key=key_path, audit_dir=audit) is None  # nothing noted: the seal alone
+    record_session_seals(audit, SID, [first["_seal"], second["_seal"]], key=key_path)  # a save in progress
+    assert check_session_seal(first, key=key_path, audit_dir=audit) is None
+    record_session_seals(audit, SID, [second["_seal"]], key=key_path)
+    assert check_session_seal(second, key=key_path, audit_dir=audit) is None
+    refusal = check_session_seal(first, key=key_path, audit_dir=audit)
+    assert refusal is not None and "older copy of this session's file" in refusal and "replayed" in refusal
+    assert check_session_seal(first, key=key_path, audit_dir=tmp_path / "elsewhere") is None  # another directory
+    (note,) = (tmp_path / "k" / "anchors").glob("session-*.seal")
+    doc = json.loads(note.read_text())
+    note.write_text(json.dumps(dict(doc, seals=[first["_seal"]])))  # the note itself edited
+    refusal = check_session_seal(first, key=key_path, audit_dir=audit)
+    assert refusal == "the installation's note of its seal does not check"

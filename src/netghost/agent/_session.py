@@ -9,7 +9,8 @@ so that ``--resume`` of that session still works; resuming a kept session moves 
 Every save seals the file with the installation's audit key (``_seal``, HMAC-SHA256, see
 ``netghost.governance.seal_session``), and loading requires the seal: the file feeds ``--resume`` and
 the RCA, so a file that is unsealed (its seal removed, or written by an older version), whose seal does
-not check (a field edited, a seal copied from another session's file or recomputed without the key) or
+not check (a field edited, a seal copied from another session's file or recomputed without the key),
+that is an older copy of the session's file (each save notes its seal outside the audit directory) or
 that another installation sealed is *refused*, with a one-line reason, and never used. Its evidence is
 safe in the audit logs: ``ghost-agent report SID`` rebuilds the report from them.
 
@@ -30,7 +31,13 @@ from typing import Literal
 from pydantic import ValidationError
 
 from netghost.contracts import SEAL_FIELD, SessionState, format_timestamp
-from netghost.governance import SESSION_FILE, check_session_seal, seal_session
+from netghost.governance import (
+    SESSION_FILE,
+    check_session_seal,
+    record_session_seals,
+    seal_session,
+    session_seals,
+)
 
 __all__ = ["SESSION_FILE", "Loaded", "kept_path", "load_session", "new_session", "new_session_id",
            "refusal_line", "save_session", "set_aside", "take_back"]
@@ -64,6 +71,9 @@ def save_session(audit_dir: Path, state: SessionState) -> Path:
     """
     path = audit_dir / SESSION_FILE
     data = state.to_file_dict(seal=seal_session)
+    noted = session_seals(audit_dir, state.session_id)
+    pending = noted if isinstance(noted, list) else []
+    record_session_seals(audit_dir, state.session_id, [*pending, data[SEAL_FIELD]])  # the old file stays valid
     body = (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
     tmp = path.with_name(f".{SESSION_FILE}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -76,6 +86,7 @@ def save_session(audit_dir: Path, state: SessionState) -> Path:
         os.close(fd)
     os.replace(tmp, path)
     _fsync_dir(audit_dir)
+    record_session_seals(audit_dir, state.session_id, [data[SEAL_FIELD]])  # from now on only this one
     state.checksum, state.seal = data["_checksum"], data[SEAL_FIELD]
     return path
 
@@ -111,7 +122,7 @@ def load_session(path: Path) -> Loaded:
         return Loaded("corrupt", None, f"{path}: not JSON ({exc})")
     if not isinstance(data, dict):
         return Loaded("corrupt", None, f"{path}: not a JSON object")
-    reason = check_session_seal(data)
+    reason = check_session_seal(data, audit_dir=path.parent)
     if reason is not None:
         return Loaded("refused", None, reason)
     try:

@@ -60,7 +60,13 @@ if TYPE_CHECKING:
         rejected_provisionals,
         write_provisional,
     )
-    from netghost.governance.session_seal import check_session_seal, seal_session, session_seal_body
+    from netghost.governance.session_seal import (
+        check_session_seal,
+        record_session_seals,
+        seal_session,
+        session_seal_body,
+        session_seals,
+    )
     from netghost.governance.trail import (
         SESSION_FILE,
         SESSION_LOGS,
@@ -142,6 +148,7 @@ __all__ = [
     "provisional_path",
     "read_provisional",
     "read_wal",
+    "record_session_seals",
     "recover_provisional",
     "register_artifact",
     "rejected_provisionals",
@@ -150,6 +157,7 @@ __all__ = [
     "seal_session",
     "session_ids",
     "session_seal_body",
+    "session_seals",
     "sha256_tagged",
     "signed_head",
     "step",
@@ -220,6 +228,8 @@ _HOME: dict[str, str] = {
     "check_session_seal": "session_seal",
     "seal_session": "session_seal",
     "session_seal_body": "session_seal",
+    "record_session_seals": "session_seal",
+    "session_seals": "session_seal",
     "SESSION_FILE": "trail",
     "SESSION_LOGS": "trail",
     "TrailProblem": "trail",

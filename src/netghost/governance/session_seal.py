@@ -18,21 +18,33 @@ Format v2 (``"v": 2``) carries both members:
 A file written before sealing (v1, no ``_seal``) is refused like any unsealed file: nothing in it can
 be told apart from an edit. Its evidence is safe in the audit logs, which ``ghost-agent report SID``
 reads without it.
+
+A seal proves the installation wrote the content, not that it is the *latest* content: an older copy of
+the same session's file (before H1 was refuted, say) carries a valid seal. So each save also notes the
+seal it is writing beside the audit anchors, outside the audit directory (:func:`record_session_seals`,
+keyed by the audit directory and the session), and a file whose seal is not the noted one is refused as
+replayed. The note is written before the file (with the previous seal still accepted) and again after
+it, so a crash in between never refuses the file that is on disk.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from netghost.contracts import CHECKSUM_KEY, SEAL_FIELD, compute_session_checksum
 from netghost.errors import WalError
-from netghost.governance._anchor import AuditKey, default_key_path, load_key
+from netghost.governance._anchor import AuditKey, default_key_path, fsync_dir, load_key
 
-__all__ = ["check_session_seal", "seal_session", "session_seal_body"]
+__all__ = ["check_session_seal", "record_session_seals", "seal_session", "session_seal_body", "session_seals"]
 
 _DOMAIN = b"netghost-session-v2\x00"
+_LATEST_DOMAIN = b"netghost-session-latest-v1\x00"
+_MAX_PENDING = 8  # seals still accepted after crashes between a note and its file (normally one)
 _TAG = "hmac-sha256:"
 
 KeySource = AuditKey | str | os.PathLike[str] | None
@@ -60,9 +72,70 @@ def seal_session(data: Mapping[str, Any], *, key: KeySource = None) -> str:
     return f"{_TAG}{audit_key.key_id}:{mac[len(_TAG):]}"
 
 
-def check_session_seal(data: Mapping[str, Any], *, key: KeySource = None) -> str | None:
+def _latest_path(key: AuditKey, audit_dir: Path, session_id: str) -> Path:
+    ident = f"{Path(audit_dir).resolve()}\x00{session_id}".encode()
+    return key.anchors_dir / f"session-{hashlib.sha256(ident).hexdigest()[:32]}.seal"
+
+
+def record_session_seals(audit_dir: Path, session_id: str, seals: Sequence[str], *, key: KeySource = None) -> None:
+    """Note, outside the audit directory, the seal(s) ``session_id``'s file in ``audit_dir`` may carry now.
+
+    Raises:
+        WalError: the key is unusable.
+        OSError: the note cannot be written (the caller does not write the file then).
+    """
+    audit_key = _key(key, create=True)
+    assert audit_key is not None
+    target = _latest_path(audit_key, audit_dir, session_id)
+    body = {"v": 1, "dir": str(Path(audit_dir).resolve()), "session_id": session_id,
+            "seals": list(seals)[-_MAX_PENDING:]}
+    data = json.dumps({**body, "mac": audit_key.mac_json(_LATEST_DOMAIN, body)}, sort_keys=True).encode()
+    if not target.parent.exists():
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(target.parent, 0o700)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    fsync_dir(target.parent)
+
+
+def session_seals(audit_dir: Path, session_id: str, *, key: KeySource = None) -> list[str] | str | None:
+    """The seals noted for ``session_id``'s file in ``audit_dir``: None when none was noted (a file from
+    before this check, or an audit directory that moved), a string when the note does not check."""
+    try:
+        audit_key = _key(key, create=False)
+    except WalError as exc:
+        return f"the audit key is unusable ({exc})"
+    if audit_key is None:
+        return None
+    target = _latest_path(audit_key, audit_dir, session_id)
+    try:
+        doc = json.loads(target.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return f"the installation's note of its seal is unreadable ({exc})"
+    mac = doc.pop("mac", None) if isinstance(doc, dict) else None
+    seals = doc.get("seals") if isinstance(doc, dict) else None
+    if not audit_key.check_json(_LATEST_DOMAIN, doc, mac) or not isinstance(seals, list):
+        return "the installation's note of its seal does not check"
+    if doc.get("session_id") != session_id:
+        return "the installation's note of its seal names another session"
+    return [str(seal) for seal in seals]
+
+
+def check_session_seal(
+    data: Mapping[str, Any], *, key: KeySource = None, audit_dir: Path | None = None
+) -> str | None:
     """Why ``data`` (a parsed session file) cannot be trusted, in one line; None when its seal checks.
 
+    With ``audit_dir`` (where the file is), the seal must also be the one the installation noted for
+    the session there (:func:`record_session_seals`): an older copy of the file is refused as replayed.
     Never raises: an unusable key is a reason like any other.
     """
     seal = data.get(SEAL_FIELD)
@@ -90,4 +163,11 @@ def check_session_seal(data: Mapping[str, Any], *, key: KeySource = None) -> str
         return "it has no _checksum (removed)"
     if checksum != compute_session_checksum(data):
         return "its _checksum does not match its content"
+    if audit_dir is not None:
+        noted = session_seals(audit_dir, str(data.get("session_id")), key=audit_key)
+        if isinstance(noted, str):
+            return noted
+        if noted is not None and seal not in noted:
+            return ("it is an older copy of this session's file (the installation has sealed a newer one "
+                    "since): replayed")
     return None

@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from netghost.errors import WalError
-from netghost.governance._anchor import AuditKey, SignedHead, anchor_path, iter_checkpoints, load_key
+from netghost.governance._anchor import (
+    AuditKey,
+    SignedHead,
+    anchor_path,
+    iter_checkpoints,
+    load_key,
+    read_checkpoint,
+)
 from netghost.governance.provisional import (
     PROVISIONAL_SUFFIX,
     Provisional,
@@ -122,6 +129,14 @@ def _checkpoints_in(directory: Path, key: AuditKey | None) -> list[SignedHead]:
         return []
     where = directory.resolve()
     return [cp for cp in iter_checkpoints(key) if cp.path and Path(cp.path).resolve().parent == where]
+
+
+def _own_checkpoints(directory: Path, names: Iterable[str], key: AuditKey | None) -> list[SignedHead]:
+    """The checkpoints of the named logs in ``directory``, looked up by path (no scan of every anchor)."""
+    if key is None:
+        return []
+    found = (read_checkpoint(key, directory / name) for name in names)
+    return [cp for cp in found if isinstance(cp, SignedHead) and cp.check(key)]
 
 
 def _session_file_claim(path: Path) -> dict[str, Any] | None:
@@ -217,7 +232,7 @@ def check_trail(
     trail = _Trail(directory, session_id, audit_key)
     if audit_key is None:
         trail.report.notices.append("no audit key on this installation: the anchors and seals cannot be read")
-    cps = list(checkpoints) if checkpoints is not None else _checkpoints_in(directory, audit_key)
+    cps = list(checkpoints) if checkpoints is not None else _own_checkpoints(directory, trail.names.values(), audit_key)
     _from_anchors(trail, cps)
     _from_session_file(trail)
     _from_journal(trail)
@@ -245,7 +260,7 @@ def _from_session_file(trail: _Trail) -> None:
             if path.name != SESSION_FILE:
                 trail.problem(path.name, "foreign", f"it holds session {data.get('session_id')!r}, not {trail.sid}")
             continue
-        reason = check_session_seal(data, key=trail.key)
+        reason = check_session_seal(data, key=trail.key, audit_dir=trail.directory)
         if reason is not None:
             trail.problem(path.name, "session_file", f"refused: {reason}")
             continue
