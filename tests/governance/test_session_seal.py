@@ -18,7 +18,7 @@ from netghost.governance import (
     session_seal_body,
     session_seals,
 )
-from netghost.governance._anchor import load_key
+from netghost.governance._anchor import SLOT, load_key
 
 SID = "ghost_20250115_143022"
 
@@ -135,7 +135,12 @@ def test_the_noted_seal_refuses_an_older_copy_and_a_bad_note_is_a_reason(tmp_pat
     assert refusal is not None and "older copy of this session's file" in refusal and "replayed" in refusal
     assert check_session_seal(first, key=key_path, audit_dir=tmp_path / "elsewhere") is None  # another directory
     (note,) = (tmp_path / "k" / "anchors").glob("session-*.seal")
-    doc = json.loads(note.read_text())
-    note.write_text(json.dumps(dict(doc, seals=[first["_seal"]])))  # the note itself edited
-    refusal = check_session_seal(first, key=key_path, audit_dir=audit)
-    assert refusal == "the installation's note of its seal does not check"
+    raw = note.read_bytes()
+    slots = {json.loads(raw[i : i + SLOT])["gen"]: i for i in (0, SLOT)}
+    assert sorted(slots) == [1, 2]  # two notes: [first, second] while saving, then [second]
+    newest = slots[2]
+    note.write_bytes(raw[:newest] + b"x" * SLOT + raw[newest + SLOT :])  # a crash tore the newest slot
+    assert session_seals(audit, SID, key=key_path) == [first["_seal"], second["_seal"]]  # the one before holds
+    note.write_bytes(raw.replace(second["_seal"].encode(), first["_seal"].encode()))  # both notes edited
+    assert session_seals(audit, SID, key=key_path) == "the installation's note of its seal does not check"
+    assert check_session_seal(first, key=key_path, audit_dir=audit) == "the installation's note of its seal does not check"

@@ -38,7 +38,7 @@ from typing import Any
 
 from netghost.contracts import CHECKSUM_KEY, SEAL_FIELD, compute_session_checksum
 from netghost.errors import WalError
-from netghost.governance._anchor import AuditKey, default_key_path, fsync_dir, load_key
+from netghost.governance._anchor import SLOT, AuditKey, default_key_path, load_key, open_checkpoint
 
 __all__ = ["check_session_seal", "record_session_seals", "seal_session", "session_seal_body", "session_seals"]
 
@@ -80,6 +80,10 @@ def _latest_path(key: AuditKey, audit_dir: Path, session_id: str) -> Path:
 def record_session_seals(audit_dir: Path, session_id: str, seals: Sequence[str], *, key: KeySource = None) -> None:
     """Note, outside the audit directory, the seal(s) ``session_id``'s file in ``audit_dir`` may carry now.
 
+    The note has two slots written in place by generation (as the logs' checkpoints are): a write torn
+    by a crash spoils only its own slot, and the other still holds the previous note. One
+    ``fdatasync`` per note, no rename.
+
     Raises:
         WalError: the key is unusable.
         OSError: the note cannot be written (the caller does not write the file then).
@@ -87,21 +91,46 @@ def record_session_seals(audit_dir: Path, session_id: str, seals: Sequence[str],
     audit_key = _key(key, create=True)
     assert audit_key is not None
     target = _latest_path(audit_key, audit_dir, session_id)
-    body = {"v": 1, "dir": str(Path(audit_dir).resolve()), "session_id": session_id,
+    current = _read_note(audit_key, target, session_id)
+    gen = current[0] + 1 if isinstance(current, tuple) else 1
+    body = {"v": 2, "dir": str(Path(audit_dir).resolve()), "session_id": session_id, "gen": gen,
             "seals": list(seals)[-_MAX_PENDING:]}
-    data = json.dumps({**body, "mac": audit_key.mac_json(_LATEST_DOMAIN, body)}, sort_keys=True).encode()
-    if not target.parent.exists():
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(target.parent, 0o700)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    line = json.dumps({**body, "mac": audit_key.mac_json(_LATEST_DOMAIN, body)}, sort_keys=True).encode()
+    if len(line) >= SLOT:
+        raise OSError(f"the note of {session_id}'s seal does not fit a {SLOT}-byte slot")
+    fd = open_checkpoint(target)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
+        os.pwrite(fd, line.ljust(SLOT - 1) + b"\n", (gen % 2) * SLOT)
+        os.fdatasync(fd)
     finally:
         os.close(fd)
-    os.replace(tmp, target)
-    fsync_dir(target.parent)
+
+
+def _read_note(key: AuditKey, target: Path, session_id: str) -> tuple[int, list[str]] | str | None:
+    """(generation, seals) of the newest valid slot; None when there is no note; a string when none checks."""
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"the installation's note of its seal is unreadable ({exc})"
+    best: tuple[int, list[str]] | None = None
+    for start in (0, SLOT):
+        chunk = data[start : start + SLOT].strip()
+        try:
+            doc = json.loads(chunk) if chunk else None
+        except ValueError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        mac = doc.pop("mac", None)
+        gen, seals = doc.get("gen"), doc.get("seals")
+        if (key.check_json(_LATEST_DOMAIN, doc, mac) and doc.get("session_id") == session_id
+                and isinstance(gen, int) and isinstance(seals, list) and (best is None or gen > best[0])):
+            best = (gen, [str(seal) for seal in seals])
+    if best is None:
+        return "the installation's note of its seal does not check" if data.strip() else None
+    return best
 
 
 def session_seals(audit_dir: Path, session_id: str, *, key: KeySource = None) -> list[str] | str | None:
@@ -113,20 +142,8 @@ def session_seals(audit_dir: Path, session_id: str, *, key: KeySource = None) ->
         return f"the audit key is unusable ({exc})"
     if audit_key is None:
         return None
-    target = _latest_path(audit_key, audit_dir, session_id)
-    try:
-        doc = json.loads(target.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        return f"the installation's note of its seal is unreadable ({exc})"
-    mac = doc.pop("mac", None) if isinstance(doc, dict) else None
-    seals = doc.get("seals") if isinstance(doc, dict) else None
-    if not audit_key.check_json(_LATEST_DOMAIN, doc, mac) or not isinstance(seals, list):
-        return "the installation's note of its seal does not check"
-    if doc.get("session_id") != session_id:
-        return "the installation's note of its seal names another session"
-    return [str(seal) for seal in seals]
+    found = _read_note(audit_key, _latest_path(audit_key, audit_dir, session_id), session_id)
+    return found[1] if isinstance(found, tuple) else found
 
 
 def check_session_seal(
