@@ -53,7 +53,6 @@ def test_a_value_is_redacted_string_by_string_and_as_json() -> None:
     assert out["n"] == 3 and out["ok"] is True and isinstance(out["list"], list)
 
 
-@pytest.mark.xfail(strict=True, reason="redactor recall (owned by the redactor's stream): a label rule's "
-                   "unquoted value stops at '&', so the rest of 'password=Tr0ub4dor&3-horse-battery' stays")
 def test_a_labelled_password_holding_an_ampersand_is_redacted_whole() -> None:
+    """The hostile harness's planted password (the label rule once stopped at the '&')."""
     assert "&3-horse-battery" not in redact("password=Tr0ub4dor&3-horse-battery").text

@@ -38,6 +38,11 @@ def new_session_id(settings: McpSettings, now: Callable[[], datetime] | None = N
         time.sleep(0.25)
 
 
+def _to_stderr(line: str) -> None:
+    """A refused provisional audit record, told to whoever runs the server (stdout is the transport)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class GovernedSession:
     """The shell and orchestrator of one MCP session.
 
@@ -57,7 +62,8 @@ class GovernedSession:
         self.lock = threading.Lock()  # one call at a time per session (seed 000: one orchestrator thread)
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
-                                   approval_timeout_s=settings.approval_timeout_s, client=self.client)
+                                   approval_timeout_s=settings.approval_timeout_s, client=self.client,
+                                   on_notice=_to_stderr)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr
