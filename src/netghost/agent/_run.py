@@ -33,6 +33,7 @@ from netghost.agent._rebuild import Rebuilt
 from netghost.agent._resume import already_ran, load_for_resume, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
+from netghost.agent._untrusted import redact_intent
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import NetGhostError, WalError
@@ -261,6 +262,9 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
     if not intent:
         ui.error("No problem statement: give --intent TEXT or type it at the prompt.")
         return None
+    intent, redacted = redact_intent(intent)  # before the journal and the model see it
+    if redacted:
+        ui.notice(redacted)
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
     return [Message.user_text(intent)]
@@ -324,10 +328,18 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
         state.rca_report_path = None
     else:
         state.rca_report_path = str(rca.path)
-        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path))
+    claims = rca.claims
+    confidence = claims.confidence if claims else completion.confidence
+    state.rca_confidence = confidence
+    if rca.path is not None:
+        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
+                            confidence=confidence, claimed_confidence=completion.confidence,
+                            claim_checks=[f"{f.rule}: {f.message}" for f in claims.findings] if claims else [])
     _write_html(opts, parts, completion, clock)
     parts.save()
-    parts.ui.closing(str(rca.path or "(stdout)"), confidence=completion.confidence, turns=state.turn_count,
+    if claims is not None and claims.capped:
+        parts.ui.warn(claims.why() + " See the RCA's Integrity Statement.")
+    parts.ui.closing(str(rca.path or "(stdout)"), confidence=confidence, turns=state.turn_count,
                      duration_s=time.monotonic() - started)
     return 0
 

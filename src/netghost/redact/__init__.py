@@ -8,9 +8,11 @@ depends on nothing else in netghost and sits at the bottom layer. Inside: ``_rul
 ``_gear``/``_hashes``/``_wire`` (span rules for device configurations, password hashes and key logs,
 decoded captures), ``_flags`` (per-tool password flags), ``_blocks`` (Kubernetes Secrets, cloud-init),
 ``_command`` (what the printing command says), ``_public`` (public values never replaced), ``_spans``
-(finding secrets by their place), ``_redact`` (replacing them, the public functions).
+(finding secrets by their place), ``_redact`` (replacing them, the public functions), ``_value`` (a
+JSON-like value, string by string and as JSON).
 """
 
 from netghost.redact._redact import Redaction, redact, redact_argv, redact_command
+from netghost.redact._value import redact_value
 
-__all__ = ["Redaction", "redact", "redact_argv", "redact_command"]
+__all__ = ["Redaction", "redact", "redact_argv", "redact_command", "redact_value"]
