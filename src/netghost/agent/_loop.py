@@ -23,6 +23,7 @@ from netghost.agent._denials import charge_denial, is_denial
 from netghost.agent._dispatch import Dispatched, Dispatcher, describe, split_args
 from netghost.agent._hypotheses import apply_updates, mark_succeeded
 from netghost.agent._journal import Journal
+from netghost.agent._untrusted import redact_intent, scrub
 from netghost.agent.brains import Brain, BrainError, FunctionCall, FunctionResponse, Message, ModelTurn, Part
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.redact import clean_text
@@ -145,7 +146,10 @@ class Loop:
             self.journal.write("user_choice", turn=self.state.turn_count, choice="done")
             self.save()
             return LoopEnd("done", last_text=self.last_text)
-        instruction = clean_text(self.ui.ask("Your next instruction > ")).strip() or "Continue the investigation."
+        instruction, redacted = redact_intent(clean_text(self.ui.ask("Your next instruction > ")).strip()
+                                              or "Continue the investigation.")
+        if redacted:
+            self.ui.notice(redacted)
         self.journal.write("user_choice", turn=self.state.turn_count, choice="continue")
         self.journal.write("user_turn", turn=self.state.turn_count, text=instruction)
         self.history.append(Message.user_text(instruction))
@@ -189,7 +193,7 @@ class Loop:
     def _complete(self, call: FunctionCall, index: int, notes: list[str]) -> LoopEnd | dict[str, Any]:
         tool_args, _ = split_args(call.args)
         try:
-            args = CompleteInvestigationArgs.model_validate(tool_args)
+            args = CompleteInvestigationArgs.model_validate(scrub(tool_args))  # kept, shown and written
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
             answer = {"status": "error", "error": "invalid_arguments", "tool": call.name, "message": problems}

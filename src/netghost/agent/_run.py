@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
@@ -33,9 +34,10 @@ from netghost.agent._rebuild import Rebuilt
 from netghost.agent._resume import already_ran, load_for_resume, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
+from netghost.agent._untrusted import redact_intent
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
-from netghost.errors import NetGhostError
+from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import CloudOrchestrator
@@ -165,8 +167,12 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     if state is None:
         return code
     ran = already_ran(chain_paths(opts.audit_dir, state.session_id)["shell"])
-    parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
-                  approver=approver if opts.lab is not None else None)
+    try:
+        parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
+                      approver=approver if opts.lab is not None else None)
+    except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
+        console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
+        return ExitCode.ERROR
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), clock=clock, started=started)
     except KeyboardInterrupt:
@@ -212,14 +218,29 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
-    shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
-                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir)
+
+    def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
+        warnings.append(line)
+
+    try:
+        shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
+                              path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
+                              on_notice=refused)
+    except BaseException:
+        journal.close()
+        raise
     watched = WatchedShell(shell, on_result=ui.shell_line)
     ui.banner(sid, resumed_from=state.resumed_from)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built
     config = dict(lab.orchestrator) if lab else {}
     config.setdefault("local_capture_dir", str(opts.audit_dir / "captures"))
-    orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    try:
+        orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    except BaseException:
+        shell.close()
+        journal.close()
+        raise
     return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings)
 
 
@@ -243,6 +264,9 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
     if not intent:
         ui.error("No problem statement: give --intent TEXT or type it at the prompt.")
         return None
+    intent, redacted = redact_intent(intent)  # before the journal and the model see it
+    if redacted:
+        ui.notice(redacted)
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
     return [Message.user_text(intent)]
@@ -309,10 +333,18 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
         state.rca_report_path = None
     else:
         state.rca_report_path = str(rca.path)
-        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path))
+    claims = rca.claims
+    confidence = claims.confidence if claims else completion.confidence
+    state.rca_confidence = confidence
+    if rca.path is not None:
+        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
+                            confidence=confidence, claimed_confidence=completion.confidence,
+                            claim_checks=[f"{f.rule}: {f.message}" for f in claims.findings] if claims else [])
     _write_html(opts, parts, completion, clock)
     parts.save()
-    parts.ui.closing(str(rca.path or "(stdout)"), confidence=completion.confidence, turns=state.turn_count,
+    if claims is not None and claims.capped:
+        parts.ui.warn(claims.why() + " See the RCA's Integrity Statement.")
+    parts.ui.closing(str(rca.path or "(stdout)"), confidence=confidence, turns=state.turn_count,
                      duration_s=time.monotonic() - started)
     return ExitCode.OK
 
