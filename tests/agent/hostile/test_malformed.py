@@ -62,7 +62,7 @@ def _resume_goes_on(tmp_path: Path, run: HostileRun) -> None:
     again = run_hostile(tmp_path, [complete("Resumed and concluded.")], intent="", audit=run.audit,
                         extra=["--resume", sid])
     assert again.code == ExitCode.OK, again.console
-    assert "Resumed and concluded." in (run.audit / f"ghost_rca_{sid}.md").read_text(encoding="utf-8")
+    assert "Resumed and concluded" in (run.audit / f"ghost_rca_{sid}.md").read_text(encoding="utf-8")
     assert "web-vm-01 cannot reach redis-primary" in again.sent()  # the conversation was rebuilt
 
 
