@@ -5,7 +5,10 @@ ARCHITECTURE.md makes it a shared piece (the LLM gateway and the forensics narra
 depends on nothing else in netghost and sits at the bottom layer. Inside: ``_rules`` (the rule tables),
 ``_values`` (value tests), ``_context`` (context finders), ``_encoded`` (base64 judged by its text),
 ``_json`` (secret-named JSON fields, replaced in place), ``_find`` (which values are secrets),
-``_redact`` (replacing them, the public functions).
+``_gear``/``_hashes``/``_wire`` (span rules for device configurations, password hashes and key logs,
+decoded captures), ``_flags`` (per-tool password flags), ``_blocks`` (Kubernetes Secrets, cloud-init),
+``_command`` (what the printing command says), ``_public`` (public values never replaced), ``_spans``
+(finding secrets by their place), ``_redact`` (replacing them, the public functions).
 """
 
 from netghost.redact._redact import Redaction, redact, redact_argv, redact_command
