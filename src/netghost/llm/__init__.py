@@ -5,7 +5,7 @@ backoff (the SDK itself does not retry), and appends one hash-chained WAL record
 tokens, latency, SHA-256 of the exact request body, redactions, attempts, outcome); a call that fails
 for good raises :class:`~netghost.errors.LlmError`. :func:`model_default` (``GHOST_MODEL``, default
 ``gemini-2.5-flash``) and :func:`has_credentials` are the one place the agent and the forensics
-narrative read their model and credentials from. Inside: ``_settings`` (model, backend, client
+narrative read their model and credentials from; :func:`model_environment` adds those of a ``.env`` file. Inside: ``_settings`` (model, backend, client
 factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
 wait), ``_screening`` (the injection screen on outgoing tool outputs: flagged text goes wrapped and marked
 untrusted in the function response's ``_meta``, the record keeps the score), ``_gateway`` (the gateway
@@ -23,12 +23,14 @@ from typing import TYPE_CHECKING
 from netghost._lazy import lazy_face
 from netghost.llm._settings import (
     DEFAULT_MODEL,
+    DOTENV_VARIABLES,
     MODEL_ENV,
     ClientFactory,
     backend,
     default_client_factory,
     has_credentials,
     model_default,
+    model_environment,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DOTENV_VARIABLES",
     "MODEL_ENV",
     "RECORD_KIND",
     "ClientFactory",
@@ -44,6 +47,7 @@ __all__ = [
     "default_client_factory",
     "has_credentials",
     "model_default",
+    "model_environment",
 ]
 
 _LAZY = {"RECORD_KIND": "_gateway", "LlmGateway": "_gateway"}
