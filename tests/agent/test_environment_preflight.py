@@ -20,10 +20,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from netghost.agent._run import EXIT_ENVIRONMENT, Options, run_agent
+from netghost.agent._exit_codes import ExitCode
+from netghost.agent._run import Options, run_agent
 from netghost.governance import read_wal, verify
 from tests.agent import fake_az
 from tests.agent.fakes import ScriptedBrain, call, turn
+
+EXIT_ENVIRONMENT = ExitCode.ENVIRONMENT
 
 INTENT = "web-vm-01 cannot reach redis-primary on port 6379"
 SYSTEM_PATH = "/usr/bin:/bin"

@@ -13,11 +13,14 @@ import io
 import pytest
 from rich.console import Console
 
-from netghost.agent._run import EXIT_ENVIRONMENT, Options, run_agent
+from netghost.agent._exit_codes import ExitCode
+from netghost.agent._run import Options, run_agent
 from netghost.agent.cli import main
 from netghost.agent.demo import prepare_lab
 from netghost.errors import LabError
 from netghost.lab import SCALE_ENV
+
+EXIT_ENVIRONMENT = ExitCode.ENVIRONMENT
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "fast", "2e6"])
