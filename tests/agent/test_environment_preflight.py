@@ -101,7 +101,7 @@ def test_no_az_on_path_is_az_not_found(tmp_path: Path, monkeypatch: pytest.Monke
     assert "https://learn.microsoft.com/cli/azure/install-azure-cli" in " ".join(out.split())
     records = _the_checks_are_audited(tmp_path / "audit")
     assert (records[0]["command"], records[0]["exit_code"], records[0]["error"]) == (
-        "az version -o json", 127, "command_not_found")
+        "az account show -o json", 127, "command_not_found")
 
 
 def _the_checks_are_audited(audit: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -123,10 +123,10 @@ def test_a_working_environment_goes_on_to_the_investigation(tmp_path: Path, monk
     assert code == 0, out
     assert len(brain.seen) == 1
     asked = calls.read_text().splitlines()
-    assert asked[:3] == ["version -o json", "account show -o json",
-                         "provider show -n Microsoft.Network --query registrationState -o tsv"]
+    assert asked[:3] == ["account show -o json", "provider show -n Microsoft.Network --query registrationState -o tsv",
+                         "version -o json"]
     assert any(a.startswith("vm list --query [?contains(['web-vm-01', 'redis-primary'], name)]") for a in asked)
-    assert "could not be read" in out and "az 2.91.0, logged in as ghost@contoso.com (user)" in out
+    assert "could not be read" in out and "az logged in as ghost@contoso.com (user)" in out and "azure-cli 2.91.0" in out
 
 
 def test_a_fault_during_the_investigation_stops_it_instead_of_feeding_a_conclusion(

@@ -28,8 +28,8 @@ ENV_STOP_REASONS: Mapping[str, tuple[str, str]] = {
     "az_not_found": ("the Azure CLI (az) is not installed or not on PATH (exit 127)",
                      "install it (https://learn.microsoft.com/cli/azure/install-azure-cli; Debian/Ubuntu: "
                      "curl -sL https://aka.ms/InstallAzureCLIDeb | sudo bash), then run: az login"),
-    "az_not_working": ("the Azure CLI (az) is installed but does not run",
-                       "run az version to see its error; reinstall azure-cli if it keeps failing"),
+    "az_not_working": ("the Azure CLI (az) is installed but does not answer as it should",
+                       "run az account show to see its error; reinstall azure-cli if it keeps failing"),
     "az_not_logged_in": ("az is not logged in (\"Please run 'az login' to setup account.\")",
                          "az login   (a managed identity: az login --identity; a service principal: az login "
                          "--service-principal -u <app-id> --tenant <tenant-id> --certificate <pem>)"),

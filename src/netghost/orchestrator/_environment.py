@@ -3,12 +3,12 @@
 Why: every failure of the environment used to surface later as thin evidence (an empty VM list, a
 task ``detection_failed``) and end in a confident wrong answer. The preflight asks, in order and
 through the Safe-Exec Shell (each question is a SAFE read in the audit trail), what a new user gets
-wrong: is ``az`` installed (``az version``), is it logged in and to which subscription (``az account
-show``), does a managed identity login have its endpoint variables, does Azure accept the login and
-is the subscription usable (``az provider show -n Microsoft.Network``: the first call that needs a
-token, and the provider every diagnostic needs), is Network Watcher enabled in the regions of the
-VMs the problem statement names, and what roles the identity holds (read where permitted, never a
-reason to stop). The first failure is an :class:`EnvironmentStop`: a named reason and the exact
+wrong: is ``az`` installed and logged in, to which subscription (``az account show``: exit 127, or
+"Please run 'az login'"), does a managed identity login have its endpoint variables, does Azure accept
+the login and is the subscription usable (``az provider show -n Microsoft.Network``: the first call
+that needs a token, and the provider every diagnostic needs), which CLI version (``az version``), is
+Network Watcher enabled in the regions of the VMs the problem statement names, and what roles the
+identity holds (read where permitted, never a reason to stop). The first failure is an :class:`EnvironmentStop`: a named reason and the exact
 command that fixes it. The lab's simulator needs none of this (the caller skips it there).
 """
 
@@ -167,19 +167,14 @@ def check_environment(shell: _Shell, *, intent: str = "", environ: Mapping[str, 
 
     env = os.environ if environ is None else environ
     pre = _Preflight(shell, say)
-    response, stop = pre.run(["az", "version", "-o", "json"], "is the Azure CLI installed, and which version?")
-    if stop is not None:
-        return pre.fail(stop)
-    if not _ok(response):
-        return pre.fail(stop_for("az_not_working", detail=_error_line(response), audit_id=response.get("audit_id")))
-    version = parse_json(str(response.get("output") or ""))
-    pre.report.az_version = str(version.get("azure-cli")) if isinstance(version, dict) else None
-    if pre.report.az_version and _version_tuple(pre.report.az_version) < TESTED_AZ:
-        pre.note(f"azure-cli {pre.report.az_version} is older than the tested {'.'.join(map(str, TESTED_AZ))}: "
-                 "if a command's syntax is refused, run: az upgrade")
+    # The cheapest questions first, so a broken environment stops after one or two az starts: account show
+    # answers "is az there" (127) and "is it logged in" from the local profile; provider show is the first
+    # call that needs a token. The version and the rest only matter once those pass.
     stop = _account(pre, env)
     if stop is None:
         stop = _provider(pre)
+    if stop is None:
+        stop = _version(pre)
     if stop is None:
         stop = _watchers(pre, intent)
     if stop is not None:
@@ -188,13 +183,31 @@ def check_environment(shell: _Shell, *, intent: str = "", environ: Mapping[str, 
     return pre.report
 
 
+def _version(pre: _Preflight) -> EnvironmentStop | None:
+    response, stop = pre.run(["az", "version", "-o", "json"], "which version of the Azure CLI is this?")
+    if stop is not None:
+        return stop
+    version = parse_json(str(response.get("output") or "")) if _ok(response) else None
+    if not isinstance(version, dict):
+        pre.note(f"the Azure CLI's version could not be read ({_error_line(response)})")
+        return None
+    pre.report.az_version = str(version.get("azure-cli"))
+    if _version_tuple(pre.report.az_version) < TESTED_AZ:
+        pre.note(f"azure-cli {pre.report.az_version} is older than the tested {'.'.join(map(str, TESTED_AZ))}: "
+                 "if a command's syntax is refused, run: az upgrade")
+    else:
+        pre.say(f"[Preflight] azure-cli {pre.report.az_version}")
+    return None
+
+
 def _account(pre: _Preflight, env: Mapping[str, str]) -> EnvironmentStop | None:
     response, stop = pre.run(["az", "account", "show", "-o", "json"], "is az logged in, and to which subscription?")
     if stop is not None:
         return stop
     account = parse_json(str(response.get("output") or "")) if _ok(response) else None
     if not isinstance(account, dict):
-        return stop_for("az_not_logged_in", detail=_error_line(response), audit_id=response.get("audit_id"))
+        # not the login message (environment_fault names that one): az runs, but not as it should
+        return stop_for("az_not_working", detail=_error_line(response), audit_id=response.get("audit_id"))
     pre.report.account = account
     subscription = f"{account.get('name')} ({account.get('id')})"
     state = str(account.get("state") or "Enabled")
@@ -202,8 +215,8 @@ def _account(pre: _Preflight, env: Mapping[str, str]) -> EnvironmentStop | None:
         return stop_for("subscription_disabled", subscription=subscription, state=state,
                         audit_id=response.get("audit_id"))
     user = _user(account)
-    pre.say(f"[Preflight] az {pre.report.az_version or '?'}, logged in as {user.get('name', '?')} "
-            f"({user.get('type', '?')}), subscription {subscription}, state {state}")
+    pre.say(f"[Preflight] az logged in as {user.get('name', '?')} ({user.get('type', '?')}), subscription "
+            f"{subscription}, state {state}")
     if _is_managed_identity(account):
         gap = managed_identity_gap(env)
         if gap is not None:
