@@ -23,6 +23,7 @@ from rich.console import Console
 from netghost.agent._exit_codes import ExitCode
 from netghost.agent._run import Options, run_agent
 from netghost.governance import read_wal, verify
+from netghost.lab import FakeGemini, FakeTurn
 from tests.agent import fake_az
 from tests.agent.fakes import ScriptedBrain, call, turn
 
@@ -178,3 +179,21 @@ def test_the_cli_exits_non_zero_with_no_az(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env, timeout=120, check=False, stdin=subprocess.DEVNULL)
     assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
     assert "az_not_found" in proc.stdout and "Could not identify" not in proc.stdout
+
+
+def test_with_gemini_no_request_reaches_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  fake_bin: Path) -> None:
+    """The real Gemini brain and SDK against the fake server: a stopped preflight sends it nothing."""
+    fake_az.install(fake_bin, "not_logged_in")
+    fake = FakeGemini([FakeTurn.say("should never be asked")])
+    try:
+        monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{SYSTEM_PATH}")
+        monkeypatch.setenv("GEMINI_API_KEY", "AIzaSy-test-key")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
+        out = io.StringIO()
+        code = run_agent(Options(audit_dir=tmp_path / "audit", brain="gemini", intent=INTENT),
+                         stdin=io.StringIO(""), console=Console(file=out, width=250))
+        assert code == EXIT_ENVIRONMENT and "[ERROR] az_not_logged_in: " in out.getvalue()
+        assert fake.requests == []
+    finally:
+        fake.close()
