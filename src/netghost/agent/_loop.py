@@ -8,6 +8,9 @@ arguments are applied (:mod:`netghost.agent._hypotheses`); after it, a human's d
 the active hypotheses and the seed's ``_meta`` (with the human's reason) is put into the result the
 model sees next (:mod:`netghost.agent._denials`). Every model turn and tool result is journaled, and
 the session file is saved at the end of every turn. ``MAX_LOOP_TURNS`` ends in [E]xtend / [G]enerate.
+A tool failure that means the environment is broken (``broken`` names it: az missing, not logged in, a
+login Entra ID refuses ...) ends the loop at once with that reason: its result is no evidence about the
+network, and no conclusion may be drawn from it.
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from netghost.agent._journal import Journal
 from netghost.agent._untrusted import redact_intent, scrub
 from netghost.agent.brains import Brain, BrainError, FunctionCall, FunctionResponse, Message, ModelTurn, Part
 from netghost.contracts import CompleteInvestigationArgs, SessionState
+from netghost.orchestrator import EnvironmentStop
 from netghost.redact import clean_text
 
 __all__ = ["EXTEND_BY", "MAX_LOOP_TURNS", "Loop", "LoopEnd", "Ui"]
 
 MAX_LOOP_TURNS = 50
 EXTEND_BY = 10
-EndReason = Literal["complete", "done", "max_turns", "interrupted", "brain_error"]
+EndReason = Literal["complete", "done", "max_turns", "interrupted", "brain_error", "environment"]
 _SUCCESS = frozenset({"completed", "task_completed", "task_pending"})
 
 
@@ -65,6 +69,8 @@ class LoopEnd:
     completion: CompleteInvestigationArgs | None = None
     error: BrainError | None = None
     last_text: str = ""
+    environment: EnvironmentStop | None = None
+    """``environment``: the fault that ended the loop."""
 
 
 @dataclass
@@ -82,6 +88,7 @@ class Loop:
         save: writes the session file (called every turn and before every exit).
         now: the clock.
         interrupted: True once Ctrl-C was pressed at an approval prompt (the gate turned it into a denial).
+        broken: the environment fault a tool call showed so far (None while the environment works).
         max_turns: ``MAX_LOOP_TURNS``.
     """
 
@@ -95,6 +102,7 @@ class Loop:
     save: Callable[[], None]
     now: Callable[[], datetime]
     interrupted: Callable[[], bool] = lambda: False
+    broken: Callable[[], EnvironmentStop | None] = lambda: None
     max_turns: int = MAX_LOOP_TURNS
     last_text: str = field(default="", init=False)
 
@@ -176,6 +184,10 @@ class Loop:
             if self.interrupted():
                 self._close_turn(responses)
                 return LoopEnd("interrupted", last_text=self.last_text)
+            fault = self.broken()
+            if fault is not None:  # the rest of the turn's calls would fail the same way
+                self._close_turn(responses)
+                return LoopEnd("environment", last_text=self.last_text, environment=fault)
         self._close_turn(responses)
         return None
 

@@ -5,11 +5,17 @@ right approval callback, the orchestrator on a watched shell, the console, the s
 journal; then startup, the loop, and the RCA. Every way out saves the session first; an API error or
 Ctrl-C prints the resume command (seed 001 §9). The lab is prepared by the caller (``cli``), because
 only the CLI's entries may import the lab.
+
+Outside the lab the environment preflight (``netghost.orchestrator.check_environment``) runs first,
+before the orphan scan and before any model turn: a missing ``az``, no login, an expired login, a
+half-set managed identity, a subscription or provider that cannot work end the run with a named reason,
+the command that fixes it and exit ``ExitCode.ENVIRONMENT`` (6). During the run every shell result is
+watched for the same faults (``environment_fault``): one ends the loop the same way instead of feeding
+the model a failure it would read as evidence.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -39,8 +45,8 @@ from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
-from netghost.llm import LlmGateway, has_credentials, model_default
-from netghost.orchestrator import CloudOrchestrator
+from netghost.llm import LlmGateway, has_credentials, model_default, model_environment
+from netghost.orchestrator import CloudOrchestrator, EnvironmentStop, check_environment, environment_fault
 from netghost.redact import clean_text
 from netghost.shell import HitlCallback, SafeExecShell
 
@@ -74,6 +80,31 @@ class Options:
     intent: str | None = None
     yes: bool = False
     lab: LabSetup | None = None
+    check_environment: bool = True
+    """Run the environment preflight before anything else (outside the lab; an embedder that drives its
+    own shell with a fake cloud turns it off)."""
+
+
+class _Faults:
+    """The first shell result that showed a broken environment (every call is watched)."""
+
+    def __init__(self) -> None:
+        self.first: EnvironmentStop | None = None
+
+    def see(self, command: str, response: Mapping[str, Any]) -> None:
+        if self.first is None:
+            self.first = environment_fault(command, response)
+
+    def get(self) -> EnvironmentStop | None:
+        return self.first
+
+
+class _EnvironmentStopped(Exception):
+    """The preflight stopped the run before the orchestrator (and its orphan scan) was built."""
+
+    def __init__(self, stop: EnvironmentStop) -> None:
+        super().__init__(stop.reason)
+        self.stop = stop
 
 
 @dataclass
@@ -89,15 +120,10 @@ class _Parts:
     flag: InterruptFlag
     warnings: list[str] = field(default_factory=list)
     gateway: LlmGateway | None = None
+    faults: _Faults = field(default_factory=_Faults)
 
     def save(self) -> None:
-        heads: dict[str, dict[str, Any]] = {}
-        for name, path in chain_paths(Path(self.state.audit_dir), self.state.session_id).items():
-            head = signed_head(path) if path.exists() else None
-            if head is not None:
-                heads[name] = head.to_dict()
-        self.state.audit_heads = heads
-        save_session(Path(self.state.audit_dir), self.state)
+        _save_state(self.state)
 
     def close(self) -> None:
         self.orchestrator.close()
@@ -105,6 +131,17 @@ class _Parts:
         if self.gateway is not None:
             self.gateway.close()
         self.journal.close()
+
+
+def _save_state(state: SessionState) -> None:
+    """The session file, sealed, with the signed heads of the session's logs."""
+    heads: dict[str, dict[str, Any]] = {}
+    for name, path in chain_paths(Path(state.audit_dir), state.session_id).items():
+        head = signed_head(path) if path.exists() else None
+        if head is not None:
+            heads[name] = head.to_dict()
+    state.audit_heads = heads
+    save_session(Path(state.audit_dir), state)
 
 
 def _resume_command(opts: Options, sid: str) -> str:
@@ -143,7 +180,8 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
 
     Args:
         opts: the command's options.
-        environ: where credentials and the model default are read (the process's own by default).
+        environ: where credentials and the model default are read (the process's own by default, with the
+            model's variables of a ``./.env`` file it does not set itself).
         stdin: where answers are read; a terminal makes the run interactive.
         console: where everything is printed.
         now: the clock.
@@ -153,7 +191,7 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     """
     import sys  # noqa: PLC0415  the defaults are the process's streams at call time
 
-    env = os.environ if environ is None else environ
+    env = model_environment() if environ is None else environ
     stdin = stdin or sys.stdin
     console = console or Console(highlight=False)
     clock = now or (lambda: datetime.now(UTC))
@@ -173,6 +211,8 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
         console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
         return ExitCode.ERROR
+    except _EnvironmentStopped as stopped:
+        return _environment_stop(opts, ui, state, stopped.stop)
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), clock=clock, started=started)
     except KeyboardInterrupt:
@@ -218,6 +258,11 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
+    faults = _Faults()
+
+    def seen(command: str, response: dict[str, Any]) -> None:
+        ui.shell_line(command, response)
+        faults.see(command, response)
 
     def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
         ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
@@ -230,8 +275,10 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     except BaseException:
         journal.close()
         raise
-    watched = WatchedShell(shell, on_result=ui.shell_line)
+    watched = WatchedShell(shell, on_result=seen)
     ui.banner(sid, resumed_from=state.resumed_from)
+    if lab is None and opts.check_environment:
+        _preflight(opts, ui, watched, journal, shell=shell, faults=faults)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built
     config = dict(lab.orchestrator) if lab else {}
     config.setdefault("local_capture_dir", str(opts.audit_dir / "captures"))
@@ -241,7 +288,37 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
         shell.close()
         journal.close()
         raise
-    return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings)
+    return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings,
+                  faults=faults)
+
+
+def _preflight(opts: Options, ui: GhostConsole, watched: WatchedShell, journal: Journal, *, shell: SafeExecShell,
+               faults: _Faults) -> None:
+    """The environment preflight; raises :class:`_EnvironmentStopped` (shell and journal closed) on a stop."""
+    ui.notice("Checking the Azure environment (az, login, subscription, Network Watcher)...")
+    report = check_environment(watched, intent=opts.intent or "", say=ui.console.print)
+    stop = report.stop or faults.get()
+    if stop is None:
+        journal.write("session_event", event="environment_checked", turn=0, az_version=report.az_version,
+                      subscription=report.account.get("id"), regions=report.regions, roles=report.roles,
+                      notes=report.notes, audit_ids=report.audit_ids)
+        return
+    journal.write("session_event", event="environment_stop", turn=0, **stop.to_dict())
+    shell.close()
+    journal.close()
+    raise _EnvironmentStopped(stop)
+
+
+def _environment_stop(opts: Options, ui: GhostConsole, state: SessionState, stop: EnvironmentStop) -> int:
+    """Say why the environment cannot work and what to run; the session is kept (its audit holds the checks)."""
+    for line in stop.lines():
+        ui.error(line)
+    try:
+        _save_state(state)
+    except (OSError, NetGhostError) as exc:
+        ui.error(f"The session could not be saved: {exc}")
+    ui.notice(f"Nothing was investigated. Fix the environment, then run again (or: {_resume_command(opts, state.session_id)})")
+    return ExitCode.ENVIRONMENT
 
 
 def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | None:
@@ -305,8 +382,9 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, *
         prompt = system_prompt(str(opts.audit_dir), is_resume=state.is_resume)
         loop = Loop(brain=brain, dispatcher=Dispatcher(parts.watched, parts.orchestrator), state=state,
                     journal=parts.journal, ui=parts.ui, system_prompt=prompt, history=history, save=parts.save,
-                    now=clock, interrupted=parts.flag)
-        end = loop.run()
+                    now=clock, interrupted=parts.flag, broken=parts.faults.get)
+        fault = parts.faults.get()  # the start-up orphan scan, or a resume's re-validation, already failed
+        end = LoopEnd("environment", environment=fault) if fault is not None else loop.run()
     return _finish(opts, parts, end, clock, started)
 
 
@@ -319,6 +397,14 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
         failure = f" ({end.error.failure})" if end.error is not None and end.error.failure else ""
         parts.ui.error(clean_text(" ".join(f"{what}{failure}: {end.error}".split()), limit=400))
         return _stopped(opts, parts, "", code=code)
+    if end.reason == "environment" and end.environment is not None:
+        parts.journal.write("session_event", event="environment_stop", turn=parts.state.turn_count,
+                            **end.environment.to_dict())
+        for line in end.environment.lines():
+            parts.ui.error(line)
+        parts.ui.notice("The investigation stopped: a tool failure says the environment cannot work, so its results "
+                        "are no evidence about the network.")
+        return _stopped(opts, parts, "Fix the environment, then resume.", code=ExitCode.ENVIRONMENT)
     completion = end.completion or CompleteInvestigationArgs(
         confidence="low",
         root_cause_summary=end.last_text or "The investigation ended before the model concluded.",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -110,7 +109,7 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
-    from netghost.llm import has_credentials  # noqa: PLC0415
+    from netghost.llm import has_credentials, model_environment  # noqa: PLC0415
 
     if args.agent_yes and not args.lab:
         parser.error("--yes approves RISKY commands and is refused without --lab")
@@ -124,7 +123,7 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         except NetGhostError as exc:
             print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
             return ExitCode.USAGE
-    brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
+    brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     if args.brain is None and brain == "playbook":
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "
               "(--brain gemini and GEMINI_API_KEY for Gemini).", file=sys.stderr)

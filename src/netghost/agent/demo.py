@@ -22,15 +22,17 @@ from pathlib import Path
 from rich.console import Console
 
 from netghost.agent._run import LabSetup, Options, run_agent
-from netghost.errors import NetGhostError
+from netghost.errors import LabError, NetGhostError
 from netghost.governance import read_wal, verify
 from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world
-from netghost.llm import has_credentials
+from netghost.llm import has_credentials, model_environment
 
-__all__ = ["add_arguments", "prepare_lab", "run", "world_symptom"]
+__all__ = ["add_arguments", "clock_scale", "prepare_lab", "run", "world_symptom"]
 
 DEFAULT_CLOCK_SCALE = 60.0
 """Lab seconds per wall second for lab runs: a 60 s capture takes one second."""
+MAX_CLOCK_SCALE = 1e6
+"""The lab clock's own limit (``NETGHOST_LAB_CLOCK_SCALE`` must be in (0, 1e6])."""
 
 
 def _lab_path(env: dict[str, str]) -> str:
@@ -46,8 +48,11 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
     the orchestrator's lab clock. ``fresh`` recreates it; a resume keeps the world as the crash left it.
 
     Raises:
-        LabError: the world does not load.
+        LabError: the world does not load, or ``clock_scale`` is not in (0, 1e6].
     """
+    if not 0 < clock_scale <= MAX_CLOCK_SCALE:
+        raise LabError(f"the lab clock scale must be in (0, {MAX_CLOCK_SCALE:g}] lab seconds per wall second, "
+                       f"got {clock_scale:g}")
     state_dir = audit_dir / "lab"
     if fresh or not (state_dir / "meta.json").exists():
         state = init_state(state_dir, world, scale=clock_scale, force=True)
@@ -66,6 +71,25 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
                       "local_capture_dir": str(audit_dir / "captures")},
     )
+
+
+def clock_scale(text: str) -> float:
+    """``--clock-scale``: a positive number of lab seconds per wall second, as the lab's clock accepts.
+
+    Why here and not only in the lab: an invalid scale used to reach the lab's ``az``, whose every call then
+    failed with ``ERROR: lab: ...``, and the investigation read those failures as an empty world.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or not in (0, 1e6].
+    """
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (lab seconds per wall second, e.g. 60)") from exc
+    if not 0 < value <= MAX_CLOCK_SCALE:
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_CLOCK_SCALE:g}] lab seconds per wall second, got "
+                                         f"{text} (60: a 60 s capture takes one second; 1: real time)")
+    return value
 
 
 def world_symptom(world: World) -> str:
@@ -94,8 +118,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-lab", action="store_true",
                         help="keep the lab state under AUDIT_DIR/lab (faults added with `ghost-agent lab inject` "
                              "stay) instead of starting the world afresh")
-    parser.add_argument("--clock-scale", type=float, default=DEFAULT_CLOCK_SCALE,
-                        help="lab seconds per wall second (60: a 60 s capture takes one second)")
+    parser.add_argument("--clock-scale", type=clock_scale, default=DEFAULT_CLOCK_SCALE,
+                        help="lab seconds per wall second, a number in (0, 1e6] (60: a 60 s capture takes one second)")
 
 
 def _paths(console: Console, audit_dir: Path) -> None:
@@ -140,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the agent on a lab world with its symptom as the problem statement; the agent's exit code."""
     console = Console(highlight=False)
     audit_dir = Path(args.audit_dir).resolve()
-    brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
+    brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     try:
         world = load_world(args.scenario)
         intent = world_symptom(world)

@@ -127,6 +127,7 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
             cmd.vmss_extension_list(p.resource_group, p.target), cmd.subnet_nsg("{subnet_id}"),
             cmd.nsg_outbound_rules("{nsg_id}")]
     detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.aks_show(p.resource_group, p.target), cmd.watcher_list(),
+              cmd.storage_account_show(p.storage_account, p.storage_account_id),
               cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
     creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account_id or p.storage_account,
                                   url, p.duration_s,

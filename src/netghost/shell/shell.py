@@ -32,7 +32,7 @@ from netghost.governance import (
 )
 from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
-from netghost.shell.exec import run_argv, scrub_env
+from netghost.shell.exec import child_environments, run_argv
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     GateOutcome,
@@ -98,7 +98,9 @@ class SafeExecShell:
         timeout_s: Wall-clock limit per command; the whole process group is killed on expiry.
         policy: An organisation policy (``load_org_policy``) applied by the classifier.
         path: A ``PATH`` for children (the lab puts its simulator first); inherited PATH when None.
-        env: Variables to set for children on top of the scrubbed inherited environment.
+        env: Variables to set for children on top of the scrubbed inherited environment (a credential
+            variable among them, e.g. ``AZURE_CONFIG_DIR``, reaches only the programs ``child_env.toml``
+            gives it to).
         cwd: Working directory for children (the current directory when None).
         classifier: Replaces :func:`netghost.shell.classify.classify` (tests, alternative policies).
         approval_timeout_s: How long the human has to answer one approval prompt; no answer by then is
@@ -151,7 +153,9 @@ class SafeExecShell:
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
-        self._env = scrub_env(path=path, extra=env)
+        self._envs = child_environments(path=path, extra=env)
+        self._env = dict(self._envs.common)
+        """What every child gets; the Azure identity's variables reach ``az`` only (``child_env.toml``)."""
         self.notices: list[str] = []
         """One line per refused provisional record (see ``on_notice``)."""
         self._on_notice = on_notice
@@ -374,7 +378,7 @@ class SafeExecShell:
                 path=self.audit_path,
             )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
-        result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
+        result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
 
 
