@@ -124,6 +124,21 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
             assert (flow_check["access"] == "Deny") == (outcome.outcome == "nsg-denied-inbound")
 
 
+_CHILD_LISTINGS = {
+    "securityRules": ("network nsg rule list -g {rg} --nsg-name {parent}", "name"),
+    "routes": ("network route-table route list -g {rg} --route-table-name {parent}", "name"),
+    "virtualNetworkPeerings": ("network vnet peering list -g {rg} --vnet-name {parent}", "name"),
+    "virtualMachines": ("vmss list-instances -g {rg} -n {parent}", "instanceId"),  # a scale set's instance
+    "subnets": ("network vnet subnet list -g {rg} --vnet-name {parent}", "name"),
+    "ruleCollectionGroups": ("network firewall policy rule-collection-group list -g {rg} --policy-name {parent}",
+                             "name"),
+    "networkRuleCollections": ("network firewall network-rule collection list -g {rg} -f {parent}", "name"),
+    "probes": ("network lb probe list -g {rg} --lb-name {parent}", "name"),
+    "loadBalancingRules": ("network lb rule list -g {rg} --lb-name {parent}", "name"),
+    "backendAddressPools": ("network lb address-pool list -g {rg} --lb-name {parent}", "name"),
+}
+
+
 @pytest.mark.parametrize("name", scenario_names())
 def test_answer_resource_exists_in_the_simulated_cloud(make_lab: Callable[..., Lab], name: str) -> None:
     answer = json.loads((SCENARIO_DIR / "answers" / f"{name}.json").read_text())
@@ -131,20 +146,15 @@ def test_answer_resource_exists_in_the_simulated_cloud(make_lab: Callable[..., L
         assert answer["fault_type"] == "none"
         return
     lab = make_lab(name)
-    rid = answer["resource_id"]
-    parts = rid.split("/")
-    top = "/".join(parts[:9])
-    shown = _json(lab, f"resource show --ids {top}")
-    assert shown["id"] == top
-    if len(parts) > 9:  # a child: rule, route or peering, listed by its parent's command
-        rg, parent, child = parts[4], parts[8], parts[10]
-        listing, key = {
-            "securityRules": (f"network nsg rule list -g {rg} --nsg-name {parent}", "name"),
-            "routes": (f"network route-table route list -g {rg} --route-table-name {parent}", "name"),
-            "virtualNetworkPeerings": (f"network vnet peering list -g {rg} --vnet-name {parent}", "name"),
-            "virtualMachines": (f"vmss list-instances -g {rg} -n {parent}", "instanceId"),  # a scale set's instance
-        }[parts[9]]
-        assert child in {item[key] for item in _json(lab, listing)}
+    for rid in [f["resource_id"] for f in answer.get("faults") or [answer]]:
+        parts = rid.split("/")
+        top = "/".join(parts[:9])
+        shown = _json(lab, f"resource show --ids {top}")
+        assert shown["id"] == top
+        if len(parts) > 9:  # a child: rule, route, peering, probe ... listed by its parent's command
+            command, key = _CHILD_LISTINGS[parts[9]]
+            listing = command.format(rg=parts[4], parent=parts[8])
+            assert parts[10] in {item[key] for item in _json(lab, listing)}
 
 
 def test_disconnected_peering_is_visible(make_lab: Callable[..., Lab]) -> None:

@@ -43,6 +43,8 @@ def test_ten_scenarios_ship_with_answers() -> None:
         assert answer["scenario"] == name
         world = load_world(name)
         assert answer["fault_type"] == (world.fault.type if world.fault else "none")
+        declared = [f.type for f in world.faults]
+        assert [f["fault_type"] for f in answer.get("faults") or []] == (declared if len(declared) > 1 else [])
         assert f"`{name}`" in readme
 
 
