@@ -86,7 +86,7 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
         outcome = world.flow_outcome(flow)
         client = world.vm(flow.client)
         server = world.vm(flow.server)
-        if outcome.server_ip is None:
+        if outcome.server_ip is None or flow.protocol == "Icmp":  # test-ip-flow takes TCP or UDP only
             continue
         if client is not None:
             nic = client.nics[0]
@@ -110,13 +110,14 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
                 outcome.outcome not in ("no-route", "appliance-down", "nsg-denied-outbound"):
             nic = server.nics[0]
             effective = _json(lab, f"network nic list-effective-nsg -g {server.resource_group} -n {nic.name}")
-            vnet = world.subnet_of(nic)[0]
-            space = [*vnet.address_prefixes, *world.peered_prefixes(vnet)]
-            layers = _first_match(effective, "Inbound", src=outcome.client_ip, sport=49152, dst=nic.private_ip,
+            space = list(world.match_context(nic).virtual_network)
+            # the packets' own source: a firewall that translated it is what the server's NSGs see
+            source = str(outcome.params.get("seen_source") or outcome.client_ip)
+            layers = _first_match(effective, "Inbound", src=source, sport=49152, dst=nic.private_ip,
                                   dport=flow.port, vnet_space=space)
             flow_check = _json(lab, f"network watcher test-ip-flow -g {server.resource_group} --vm {server.name} "
                                     f"--direction Inbound --protocol TCP --local {nic.private_ip}:{flow.port} "
-                                    f"--remote {outcome.client_ip}:49152")
+                                    f"--remote {source}:49152")
             denies = [name for access, name in layers if access == "Deny"]
             assert (flow_check["access"] == "Deny") == bool(denies), flow.name
             if denies:
