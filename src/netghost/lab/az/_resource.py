@@ -39,7 +39,7 @@ _Finder = Callable[[World, list[str]], dict[str, Any] | None]
 
 def _vm(w: World, names: list[str]) -> dict[str, Any] | None:
     vm = w.vm(names[0])
-    return vm_doc(w, vm) if vm is not None and vm.scale_set is None else None
+    return vm_doc(w, vm) if vm is not None and (vm.scale_set is None or w.is_flexible_instance(vm)) else None
 
 
 def _vmss(w: World, names: list[str]) -> dict[str, Any] | None:

@@ -58,7 +58,7 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
         outcome = world.flow_outcome(flow)
         ends = {world.endpoint_ip(flow.client), world.endpoint_ip(flow.server),
                 *(str(outcome.params[k]) for k in ("backend_ip", "seen_source") if k in outcome.params)}
-        if not ends & ips and outcome.server_ip not in ips and not ips & set(outcome.path[1:-1]):
+        if not ends & ips and outcome.server_ip not in ips and not ips & set(outcome.path[1:]):
             continue
         exchanges.extend(flow_exchanges(world, flow, start, end))
     exchanges.extend(noise_exchanges(world, vm, start, end))

@@ -124,7 +124,8 @@ def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random)
     owd = 0.0004 + 0.00015 * hops if in_azure else 0.011
     # through an appliance (a UDR's VirtualAppliance hop), whether the far end is a VM or on the Internet
     path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng,
-                     via=out.path[1] if len(out.path) >= 3 and world.vm_by_ip(out.path[1]) else None)
+                     via=out.path[1] if len(out.path) >= 2 and out.path[1] != out.server_ip
+                     and world.vm_by_ip(out.path[1]) else None)
     params = out.params
     path.far_client = str(params["seen_source"]) if "seen_source" in params else None
     path.far_server = str(params["backend_ip"]) if "backend_ip" in params else None

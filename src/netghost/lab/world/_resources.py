@@ -287,6 +287,9 @@ class ScaleSet(LabModel):
     location: str | None = None
     os: Literal["Linux", "Windows"] = "Linux"
     size: str = "Standard_D2s_v3"
+    orchestration_mode: Literal["Uniform", "Flexible"] = Field(default="Uniform", description=(
+        "Flexible: the instances are ordinary virtual machines (vm show, test-ip-flow --vm and the VM's own id "
+        "work); Uniform: they exist only under the scale set"))
     extensions: list[str] = Field(
         default_factory=lambda: ["NetworkWatcherAgentLinux"],
         description="extension names of the scale-set model; NetworkWatcherAgentLinux/Windows enable capture",

@@ -177,10 +177,15 @@ class Topology(EdgeQueries):
     # ---- resource ids ------------------------------------------------------------------------
     def vm_id(self, vm: Vm) -> str:
         """A VM's id; a scale-set instance's is ``.../virtualMachineScaleSets/<set>/virtualMachines/<id>``."""
-        if vm.scale_set is not None:
+        if vm.scale_set is not None and not self.is_flexible_instance(vm):
             return f"{self.rid(vm.resource_group, 'Microsoft.Compute/virtualMachineScaleSets', vm.scale_set)}" \
                    f"/virtualMachines/{vm.instance_id}"
         return self.rid(vm.resource_group, "Microsoft.Compute/virtualMachines", vm.name)
+
+    def is_flexible_instance(self, vm: Vm) -> bool:
+        """An instance of a Flexible scale set: an ordinary VM resource as far as ARM is concerned."""
+        owner = self._sets.get((vm.scale_set or "").lower())
+        return owner is not None and owner.orchestration_mode == "Flexible"
 
     def vmss_id(self, vmss: ScaleSet) -> str:
         return self.rid(vmss.resource_group, "Microsoft.Compute/virtualMachineScaleSets", vmss.name)
