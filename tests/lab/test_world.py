@@ -215,3 +215,26 @@ def test_a_fault_may_break_several_flows_but_each_must_be_declared() -> None:
     data["fault"]["also"] = ["api-to-nowhere"]
     with pytest.raises(LabError, match="api-to-nowhere"):
         world_from_yaml(yaml.safe_dump(data))
+
+
+_TELLS = ("nxdomain", "notconnected", "not connected", "black hole", "blackhole", "packet loss", "forges", "injects",
+          "shadows", "priority inversion", "is stopped", "has stopped", "not linked", "no route")
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_the_description_lab_show_prints_does_not_name_the_fault(name: str) -> None:
+    """The description sets the scene; the fault (its type, its resource, its tell-tale symptom) stays in the answer."""
+    world = load_world(name)
+    text = " ".join(world.spec.description.lower().split())
+    answer = json.loads((ANSWERS / f"{name}.json").read_text())
+    for fault in answer.get("faults") or ([answer] if answer["resource_id"] else []):
+        assert fault["fault_type"] not in text and fault["fault_type"].replace("-", " ") not in text
+        resource = fault["resource_id"].rstrip("/").rsplit("/", 1)[-1].lower()
+        endpoints = {n.lower() for t in world.spec.traffic for n in (t.client, t.server)}
+        # a setting's own name (a rule, a route, a probe ...) is the fault; a VM, an endpoint or a zone is scenery
+        setting = any(f"/{kind}/" in fault["resource_id"] for kind in (
+            "securityRules", "routes", "ruleCollectionGroups", "probes", "loadBalancingRules", "backendAddressPools",
+            "virtualNetworkPeerings", "connections"))
+        if setting and resource not in endpoints and resource not in (world.spec.symptom or "").lower():
+            assert resource not in text, f"{name}: the description names {resource}"
+    assert not [t for t in _TELLS if t in text], name
