@@ -25,6 +25,7 @@ from netghost.redact._rules import (
     JSON_SECRET_KEY,
     LINE_ASSIGNMENT,
     PLACEHOLDER,
+    PROSE_RULES,
     SHAPE_RULES,
     XML_ELEMENT,
     Rule,
@@ -148,6 +149,7 @@ def find_secrets(
         has_b64_run = _B64_RUN.search(view) is not None
         _find_shapes(view, findings, add, has_b64_run=has_b64_run, judge_text=judge_text, hay=view_hay)
         _find_labels(view, add, secret_cmd=secret_cmd, hay=view_hay, kv_bundle=kv_bundle)
+        _find_prose(view, add)
         if has_b64_run and "\n" in view:
             _find_wrapped(view, add, judge_text)
         find_encoded(view, add, inner, _public_context)
@@ -219,6 +221,33 @@ def _find_labels(
             kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
             if kind:
                 add(match.group("v"), kind)
+
+
+_PROSE_TRAILING = ".,;:)]}>?"
+
+
+def _find_prose(view: str, add: Callable[[str, str], None]) -> None:
+    """Secrets told in a sentence (``PROSE_RULES``): "the cache password is X", "the API key was 'X'".
+
+    An unquoted value loses the sentence's punctuation after it; a value that reads as a word (no
+    digit, no symbol beyond ``_ - .``, no capital after its first letter: "incorrect", "Required",
+    "stored") is a sentence going on, not a secret.
+    """
+    lowered = view.lower()
+    for rule in PROSE_RULES:
+        if not any(needle in lowered for needle in rule.needles):
+            continue
+        for match in rule.pattern.finditer(view):
+            value = match.group("v").strip()
+            if not match.group("q"):
+                value = value.rstrip(_PROSE_TRAILING)
+            if _usable(value) and _not_a_word(value):
+                add(value, rule.kind)
+
+
+def _not_a_word(value: str) -> bool:
+    return (any(c.isdigit() for c in value) or any(not c.isalnum() and c not in "_-." for c in value)
+            or any(c.isupper() for c in value[1:]))
 
 
 def _is_cookie_pair(match: re.Match[str]) -> bool:

@@ -25,6 +25,7 @@ __all__ = [
     "KEY_EXCLUDED_SUFFIX",
     "LINE_ASSIGNMENT",
     "PLACEHOLDER",
+    "PROSE_RULES",
     "SECRET_COMMAND_WORDS",
     "SECRET_SETTING_NAME",
     "SHAPE_RULES",
@@ -332,6 +333,35 @@ SHAPE_RULES: tuple[Rule, ...] = (
         _r(r"(?im)\b(?:set-)?cookie\s*:\s*[^=;\s]+=(?P<v>[^;\s\"'\\]{8,})"),
         "session cookies in Set-Cookie/Cookie headers",
         needles=("cookie",),
+    ),
+)
+
+# A secret told in a sentence: "the cache password is Tr0ub4dor&3", "the API key for prod was 'x9...'",
+# "password for admin: hunter22". Label rules need name=value; people write prose. The value must not
+# read as a word ("the password is incorrect"), which the ``prose_secret`` check decides.
+_PROSE_FOR = r"[ \t]+(?:for|of|on|to|in)(?:[ \t]+[\w.@:/-]{1,64}){1,3}?"
+_PROSE_TAIL = (  # "<name> [for X] is|was [now|set to] VALUE" or "<name> for X: VALUE" (name=value is a label rule's)
+    r"(?:(?:" + _PROSE_FOR + r")?[ \t]+(?:is|was|are|were|reads)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?"
+    r"[ \t]+|" + _PROSE_FOR + r"[ \t]*[:=][ \t]*)"
+    r"(?P<q>[\"'`\u201c\u2018])?(?P<v>(?(q)[^\"'`\u201d\u2019\r\n]{1,256}|[^\s\"'`]{1,256}))"
+)
+PROSE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "password",
+        _r(r"(?i)\b(?:password|passwd|passphrase|pass[ \t]+phrase|pwd)" + _PROSE_TAIL),
+        "passwords told in a sentence ('the cache password is X', 'the password for admin was \"X\"')",
+        check="prose_secret",
+        needles=("pass", "pwd"),
+    ),
+    Rule(
+        "secret",
+        _r(
+            r"(?i)\b(?:secret|(?:api|access|account|storage|shared|primary|secondary|auth|secret|sas)[ \t_-]?key|"
+            r"(?:access|auth|bearer|sas|api|refresh)[ \t_-]?token|client[ \t_-]?secret)" + _PROSE_TAIL
+        ),
+        "keys, tokens and client secrets told in a sentence ('the storage key is X')",
+        check="prose_secret",
+        needles=("secret", "key", "token"),
     ),
 )
 
