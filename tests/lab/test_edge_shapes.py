@@ -24,7 +24,9 @@ from .conftest import Lab
 
 
 def _aaz_root() -> Path | None:
-    az = os.environ.get("NETGHOST_REAL_AZ") or "/work/main/.venv-az/bin/az"
+    az = os.environ.get("NETGHOST_REAL_AZ")
+    if not az:
+        return None
     found = sorted(Path(az).resolve().parent.parent.glob(
         "lib/python3*/site-packages/azure/cli/command_modules/network/aaz/latest/network"))
     return found[0] if found else None
