@@ -266,3 +266,20 @@ def test_storage_network_rules_service_endpoints_and_policies() -> None:
             "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/wus-data-rg/providers/"
             "Microsoft.Storage/storageAccounts/mldatasets2")
     assert _fixed("storage-endpoint-policy", listed, "train-to-new-datasets") == "delivered"
+
+
+def test_an_https_flow_the_firewall_denies_is_reset_by_the_firewall_itself() -> None:
+    """Application-rule territory (HTTPS by name) that no rule allows: the firewall answers the handshake in
+    the server's name, takes the request and resets the client; the server never sees a packet."""
+    data = _data("fw-snat-nsg-deny")
+    data.pop("fault")
+    data["firewall_policies"][0]["rule_collection_groups"][0]["collections"][0]["application_rules"][0][
+        "target_fqdns"] = ["other.internal.contoso.net"]
+    world = _load(data)
+    out = world.flow_outcome("web-to-billing")
+    assert (out.outcome, out.params["kind"], out.params["reset"]) == ("firewall-denied", "default", True)
+    client = capture_packets(world, "web-br-01", 1000.0, 1020.0)
+    answers = [p for p in client if p.src == "10.130.2.10" and p.dst == "10.129.1.20" and p.proto == 6]
+    assert {p.l4[13] for p in answers} == {SYN | ACK, RST | ACK} and all(p.forged for p in answers)
+    server = capture_packets(world, "billing-br-01", 1000.0, 1020.0)
+    assert not [p for p in server if "10.129.1.20" in (p.src, p.dst)]
