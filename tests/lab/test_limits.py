@@ -167,3 +167,11 @@ def test_on_premises_clients_need_a_connected_tunnel() -> None:
     out = _load(data).flow_outcome("scanner-ping")
     assert out.outcome == "no-route" and "NotConnected" in out.reason
     assert not out.connects
+
+
+def test_nslookup_says_no_answer_for_a_txt_only_name(make_lab: Callable[..., Lab]) -> None:
+    lab = make_lab("healthy-edge-ping-blocked")
+    _code, out, _ = run_probe("nslookup", ["_dmarc.booking.example"], lab.env)
+    assert "*** Can't find _dmarc.booking.example: No answer" in out and "NXDOMAIN" not in out
+    _code, out, _ = run_probe("nslookup", ["nothing.booking.example"], lab.env)
+    assert "NXDOMAIN" in out
