@@ -104,7 +104,8 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
         "timeCreated": "2026-01-15T09:12:44.1234567+00:00",
         "type": "Microsoft.Compute/virtualMachines",
         "userData": None,
-        "virtualMachineScaleSet": None,
+        "virtualMachineScaleSet": {"id": world.vmss_id(owner), "resourceGroup": owner.resource_group}
+        if (owner := world.scale_set(vm.scale_set or "")) is not None else None,
         "vmId": guid(vid),
         "zones": None,
     }
@@ -183,7 +184,8 @@ def _vm_list(ctx: AzContext, args: ParsedArgs) -> Any:
     if rg:
         require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", f"/subscriptions/{ctx.world.sub_id}/resourceGroups/{rg}")
     return [vm_doc(ctx.world, vm, bool(args["show_details"])) for vm in ctx.world.spec.vms
-            if vm.scale_set is None and (rg is None or vm.resource_group.lower() == rg.lower())]
+            if (vm.scale_set is None or ctx.world.is_flexible_instance(vm))
+            and (rg is None or vm.resource_group.lower() == rg.lower())]
 
 
 def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:

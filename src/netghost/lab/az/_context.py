@@ -118,7 +118,9 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
     """
     if name_or_id.startswith("/subscriptions/"):
         parts = id_parts(name_or_id)  # a malformed id is az's "invalid resource ID" (exit 2)
-        rg, name = parts[4], parts[-1]
+        # az takes the id's top-level name: a scale-set instance's id names the scale set
+        # (azure.mgmt.core's parse_resource_id), and no virtualMachines resource has that name
+        rg, name = parts[4], parts[8]
     else:
         name = name_or_id
     if rg is None:
@@ -127,6 +129,7 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
     require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", scope)
     vm = ctx.world.vm(name)
     # a uniform scale set's instances are not virtualMachines resources: `vm show` cannot see them
-    if vm is None or vm.scale_set is not None or vm.resource_group.lower() != rg.lower():
+    if vm is None or (vm.scale_set is not None and not ctx.world.is_flexible_instance(vm)) \
+            or vm.resource_group.lower() != rg.lower():
         raise not_found(f"Microsoft.Compute/virtualMachines/{name}", rg)
     return vm

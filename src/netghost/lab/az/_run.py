@@ -28,8 +28,10 @@ from netghost.lab.az._capture_store import settle
 from netghost.lab.az._compute import COMMANDS as COMPUTE_COMMANDS
 from netghost.lab.az._context import AzContext, Command
 from netghost.lab.az._dns import COMMANDS as DNS_COMMANDS
+from netghost.lab.az._edge import COMMANDS as EDGE_COMMANDS
 from netghost.lab.az._endpoints import COMMANDS as ENDPOINT_COMMANDS
 from netghost.lab.az._errors import AzError
+from netghost.lab.az._firewall import COMMANDS as FIREWALL_COMMANDS
 from netghost.lab.az._network import COMMANDS as NETWORK_COMMANDS
 from netghost.lab.az._output import render
 from netghost.lab.az._resource import COMMANDS as RESOURCE_COMMANDS
@@ -46,7 +48,7 @@ REGISTRY: dict[tuple[str, ...], Command] = {
     cmd.spec.words: cmd
     for commands in (RESOURCE_COMMANDS, COMPUTE_COMMANDS, VMSS_COMMANDS, AKS_COMMANDS, NETWORK_COMMANDS, DNS_COMMANDS,
                      VPN_COMMANDS, WATCHER_COMMANDS, VIEWS_COMMANDS, CAPTURE_COMMANDS, STORAGE_COMMANDS,
-                     ENDPOINT_COMMANDS)
+                     ENDPOINT_COMMANDS, EDGE_COMMANDS, FIREWALL_COMMANDS)
     for cmd in commands
 }
 _FOOTER = "\nhttps://aka.ms/cli_ref\nRead more about the command in reference docs\n"

@@ -216,6 +216,20 @@ def _blob_delete(ctx: AzContext, args: ParsedArgs) -> Any:
     return None
 
 
+def _network_rules(world: World, account: StorageAccount) -> dict[str, Any]:
+    """``networkRuleSet``: the firewall of the account's public endpoint (subnets through their service
+    endpoint, public addresses), as the storage GET prints it."""
+    rules = []
+    for ref_ in account.virtual_network_rules:
+        vnet = world.vnet(ref_.partition("/")[0])
+        subnet = next((s for s in vnet.subnets if s.name == ref_.partition("/")[2]), None) if vnet else None
+        if vnet is not None and subnet is not None:
+            rules.append({"action": "Allow", "id": world.subnet_id(vnet, subnet), "state": "Succeeded"})
+    return {"bypass": "AzureServices", "defaultAction": account.default_action,
+            "ipRules": [{"action": "Allow", "value": value} for value in account.ip_rules],
+            "ipv6Rules": [], "resourceAccessRules": [], "virtualNetworkRules": rules}
+
+
 def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]:
     sid = world.rid(account.resource_group, "Microsoft.Storage/storageAccounts", account.name)
     location = account.location or world.rg_location(account.resource_group)
@@ -229,7 +243,9 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
                              "queue": f"https://{account.name}.queue.core.windows.net/",
                              "table": f"https://{account.name}.table.core.windows.net/",
                              "web": f"https://{account.name}.z13.web.core.windows.net/"},
-        "primaryLocation": location, "provisioningState": "Succeeded", "publicNetworkAccess": "Enabled",
+        "networkRuleSet": _network_rules(world, account),
+        "primaryLocation": location, "provisioningState": "Succeeded",
+        "publicNetworkAccess": account.public_network_access,
         "resourceGroup": account.resource_group, "sku": {"name": "Standard_LRS", "tier": "Standard"},
         "statusOfPrimary": "available", "tags": {}, "type": "Microsoft.Storage/storageAccounts",
         "etag": None, "resourceGuid": guid(sid),

@@ -64,7 +64,7 @@ def vmss_doc(world: World, vmss: ScaleSet) -> dict[str, Any]:
     return {
         "additionalCapabilities": None, "automaticRepairsPolicy": None, "doNotRunExtensionsOnOverprovisionedVMs": False,
         "etag": None, "extendedLocation": None, "hostGroup": None, "id": sid, "identity": None,
-        "location": world.scale_set_location(vmss), "name": vmss.name, "orchestrationMode": "Uniform",
+        "location": world.scale_set_location(vmss), "name": vmss.name, "orchestrationMode": vmss.orchestration_mode,
         "overprovision": False, "plan": None, "platformFaultDomainCount": None, "provisioningState": "Succeeded",
         "proximityPlacementGroup": None, "resourceGroup": vmss.resource_group, "scaleInPolicy": None,
         "singlePlacementGroup": True,
