@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts import ShellAuditRecord
+from netghost.contracts import Confinement, DecidedBy, ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
 from netghost.redact import redact, redact_command
@@ -32,9 +32,11 @@ from netghost.shell.gate import (
     Waiter,
     ask_human,
     build_shell_request,
+    fail_closed,
     shell_plan,
 )
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
+from netghost.shell.seal import Seal
 
 __all__ = ["SafeExecShell"]
 
@@ -99,6 +101,9 @@ class SafeExecShell:
             the timeout with it instead of sleeping).
         client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
             server passes what the client declared); recorded in every audit record it writes.
+        seal: a sealed lab (:class:`~netghost.shell.seal.Seal`): every command is judged after
+            classification and the verdict recorded; one the lab does not simulate runs only when a person
+            approves it (a SAFE one is asked too), whatever an automatic approver answers.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -121,6 +126,7 @@ class SafeExecShell:
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
+        seal: Seal | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -135,6 +141,7 @@ class SafeExecShell:
         self.approval_timeout_s = float(approval_timeout_s)
         self._approval_wait = approval_wait
         self.client = dict(client) if client is not None else None
+        self.seal = seal
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
@@ -198,6 +205,7 @@ class SafeExecShell:
             try:
                 if problem is not None:
                     record.fail(BAD_REQUEST, f"bad_request: {problem}")
+                    record.decided(_policy("bad_request", problem))
                 else:
                     self._decide_and_run(record)
             except Exception as exc:  # an internal failure is still one audited, failed command
@@ -254,15 +262,25 @@ class SafeExecShell:
 
     # -- steps -----------------------------------------------------------------------------------------
 
+    def _seal_verdict(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
+        if self.seal is None:
+            return None
+        return self.seal.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
+
     def _decide_and_run(self, out: Outcome) -> None:
         cls = self._classify(out.command, self.policy)
         out.classified(cls)
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
+            out.decided(_policy("org_policy" if cls.policy_rule else "forbidden_tier", cls.policy_rule))
             return
+        sealed = self._seal_verdict(cls.argv)
+        out.confined(sealed)
+        needs_person = sealed is not None and not sealed.simulated
         plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
-        if cls.verdict == "SAFE":
+        if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
+            out.decided(_policy("org_policy" if cls.policy_rule else "safe_tier", cls.policy_rule))
             self._run(out, plan, compute_plan_token(plan))
             return
         asked_at = _now()
@@ -282,18 +300,25 @@ class SafeExecShell:
                 "policy_rule": cls.policy_rule,
                 "approval_timeout_s": self.approval_timeout_s,
                 "approval_deadline": (asked_at + timedelta(seconds=self.approval_timeout_s)).isoformat(),
+                # a sealed lab: this command would run for real; only a person may approve it
+                "needs_person": redact(sealed.reason).text if needs_person and sealed is not None else None,
             },
         )
         out.fields["plan_token"] = request.plan_token
         gate: GateOutcome = ask_human(
             self.hitl_callback, request, now=_now, timeout_s=self.approval_timeout_s, wait=self._approval_wait
         )
+        decider = gate.decided_by or fail_closed(gate.abandoned or "no decision")
+        out.decided(decider)
         if gate.response is None:
             out.deny("user_abandoned", None, note=f"approval abandoned: {gate.abandoned}; treat as denied")
             return
         response = gate.response
         if response.decision == "deny":
             out.deny("user_denied", response.reason or None)
+            return
+        if needs_person and not decider.is_person and sealed is not None:
+            self._refuse_unsealed(out, sealed, decider)
             return
         if response.decision == "approve":
             out.fields["action"] = "user_approved"
@@ -309,11 +334,23 @@ class SafeExecShell:
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
+        new_sealed = self._seal_verdict(new_cls.argv)
+        if new_sealed is not None:
+            out.confined(new_sealed)
+            if not new_sealed.simulated and not decider.is_person:
+                self._refuse_unsealed(out, new_sealed, decider)
+                return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
         new_plan = shell_plan(new_cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
+
+    def _refuse_unsealed(self, out: Outcome, sealed: Confinement, decider: DecidedBy) -> None:
+        """A sealed lab's refusal: an unsimulated command was approved by someone who is not a person."""
+        out.deny("user_denied", f"{sealed.reason}; only a person at the terminal may approve that, not "
+                                f"{decider.label()}: refused (sealed lab)")
+        out.decided(_policy("sealed_lab", f"{decider.label()} approved a command the lab does not simulate"))
 
     def _run(self, out: Outcome, plan: dict[str, Any], token: str, command: str | None = None) -> None:
         out.fields["plan_token"] = token
@@ -340,3 +377,7 @@ class SafeExecShell:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _policy(name: str, detail: str | None = None) -> DecidedBy:
+    return DecidedBy(kind="policy", name=name, detail=detail)
