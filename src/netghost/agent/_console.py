@@ -17,6 +17,8 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from netghost.contracts import DecidedBy
+
 __all__ = ["BANNER_RULE", "GhostConsole", "InterruptFlag", "format_duration"]
 
 BANNER_RULE = "═" * 54
@@ -112,20 +114,46 @@ class GhostConsole:
         self.console.print(Text.assemble("  ", ("[WARN]", "yellow"), f" {text}"))
 
     def shell_line(self, command: str, response: Mapping[str, Any]) -> None:
-        """``[Shell] SAFE — auto-approved: <command>`` and its RISKY / FORBIDDEN counterparts."""
+        """One line per decision: ``[Shell] RISKY — approved by --yes (lab nsg-deny): <command>``.
+
+        Who decided comes from the shell's ``decided_by`` (the human at the terminal, ``--yes``, an MCP
+        client, a policy); a SAFE command auto-approved by the built-in tiers says only "auto-approved".
+        """
         cls, action = response.get("classification"), response.get("action")
+        who = _decider_words(response.get("decided_by"))
         if action == "auto_approved":
-            line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved: {command}")
+            by = f" by {who}" if who and "safe_tier" not in who else ""
+            line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved{by}: {command}")
         elif action == "blocked":
             line = Text.assemble(("[Shell] ", "bold"), ("FORBIDDEN", "red"), f" — blocked: {command}")
         elif action in ("user_approved", "user_modified"):
             shown = response.get("modified_command") or command
-            line = Text.assemble(("[Shell] ", "bold"), (str(cls), "yellow"), f" — {str(action).replace('_', ' ')}: {shown}")
+            line = Text.assemble(("[Shell] ", "bold"), (str(cls), "yellow"), f" — {_verb(action, who)}: {shown}")
         else:
             reason = response.get("denial_reason")
             line = Text.assemble(("[Shell] ", "bold"), (str(cls), "yellow"),
-                                 f" — {str(action).replace('_', ' ')}: {command}" + (f' (reason: "{reason}")' if reason else ""))
+                                 f" — {_verb(action, who)}: {command}" + (f' (reason: "{reason}")' if reason else ""))
         self.console.print(line, soft_wrap=True)
+
+
+_VERBS = {"user_approved": "approved", "user_modified": "modified", "user_denied": "denied",
+          "user_abandoned": "abandoned"}
+
+
+def _decider_words(value: object) -> str | None:
+    """Who decided, in words (None for a record written before the shell said)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return DecidedBy.model_validate(value).label()
+    except ValueError:
+        return None
+
+
+def _verb(action: object, who: str | None) -> str:
+    if who is None:
+        return str(action).replace("_", " ")
+    return f"{_VERBS.get(str(action), str(action))} by {who}"
 
 
 class InterruptFlag:

@@ -1,7 +1,8 @@
 """``ghost-agent``: the one command line of the product.
 
 Without a subcommand it runs (or ``--resume``s) an investigation: ``ghost-agent [--resume SID]
-[--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]``.
+[--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]
+[--budget NAME=VALUE]``; :data:`EXIT_CODES` (printed by ``--help``) says what its exit codes mean.
 Subcommands live in the module of the component they belong to and are imported only when
 used, so ``ghost-agent audit verify`` never pays for the lab or the PCAP engine. A component
 module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is prepared here
@@ -33,11 +34,26 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXIT_CODES = """\
+exit codes of an investigation:
+  0    the investigation ended and every resource it created is cleaned up
+  1    an error stopped it (the model's API, an internal error); the session is saved, --resume goes on
+  2    bad usage, or no problem statement
+  3    resources the session created remain (captures, blobs, local capture files): each is listed
+       with the exact command that removes it; --resume finishes the cleanup
+  130  stopped with Ctrl-C (the session is saved; --resume goes on)
+
+budgets (a session never goes past them; raise one with --budget NAME=VALUE or NETGHOST_BUDGETS):
+  calls_per_turn, hypotheses_per_session, concurrent_captures, capture_seconds, capture_bytes"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the top-level parser; subcommand arguments are added by their own modules."""
     parser = argparse.ArgumentParser(
         prog="ghost-agent",
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
     _add_investigation_arguments(parser)
@@ -68,15 +84,24 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
                        help="investigate a fresh offline lab world (a shipped name or a YAML path) under DIR/lab")
     group.add_argument("--intent", metavar="TEXT", help="the problem to investigate (instead of the prompt)")
     group.add_argument("--yes", dest="agent_yes", action="store_true",
-                       help="approve RISKY steps without asking (only with --lab)")
+                       help="approve the lab's simulated RISKY steps without asking (only with --lab; a program "
+                            "the lab does not simulate is refused, and the audit names --yes as the approver)")
+    group.add_argument("--budget", dest="agent_budget", action="append", default=[], metavar="NAME=VALUE",
+                       help="raise (or lower) a session budget, e.g. --budget capture_seconds=3600 (repeatable; "
+                            "also $NETGHOST_BUDGETS)")
 
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
     from netghost.llm import has_credentials  # noqa: PLC0415
+    from netghost.orchestrator import Budgets  # noqa: PLC0415
 
     if args.agent_yes and not args.lab:
         parser.error("--yes approves RISKY commands and is refused without --lab")
+    try:
+        budgets = Budgets.load(os.environ, args.agent_budget)
+    except NetGhostError as exc:
+        parser.error(str(exc))
     audit_dir = Path(args.agent_audit_dir).resolve()
     lab = None
     if args.lab:
@@ -92,7 +117,7 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "
               "(--brain gemini and GEMINI_API_KEY for Gemini).", file=sys.stderr)
     return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
-                             intent=args.intent, yes=args.agent_yes, lab=lab))
+                             intent=args.intent, yes=args.agent_yes, lab=lab, budgets=budgets))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

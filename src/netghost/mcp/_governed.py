@@ -56,9 +56,12 @@ class GovernedSession:
         self.lock = threading.Lock()  # one call at a time per session (seed 000: one orchestrator thread)
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
-                                   approval_timeout_s=settings.approval_timeout_s, client=self.client)
+                                   approval_timeout_s=settings.approval_timeout_s, client=self.client,
+                                   seal=settings.seal)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
+        if settings.budgets is not None:
+            config["budgets"] = settings.budgets
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr
             self.orchestrator = CloudOrchestrator(self.shell, self.session_id, task_dir=str(settings.audit_dir),
                                                   console=Console(file=sys.stderr, highlight=False), **config)

@@ -9,18 +9,23 @@ policy, and answers with the contracts' response models. :data:`TRANSITIONS`, :d
 is raised for an edge the table does not have. See README.md for the map of the modules.
 """
 
+from netghost.orchestrator._budgets import BUDGET_NAMES, BUDGETS_ENV, Budgets, budget_message
 from netghost.orchestrator._orchestrator import CloudOrchestrator
 from netghost.orchestrator._polling import backoff
 from netghost.orchestrator._preflight import STOP_REASONS
 from netghost.orchestrator._states import ROWS, TRANSITIONS, TaskTransitionError, Transition, step
 
 __all__ = [
+    "BUDGETS_ENV",
+    "BUDGET_NAMES",
     "ROWS",
     "STOP_REASONS",
     "TRANSITIONS",
+    "Budgets",
     "CloudOrchestrator",
     "TaskTransitionError",
     "Transition",
     "backoff",
+    "budget_message",
     "step",
 ]

@@ -33,6 +33,7 @@ from netghost.contracts import (
 )
 from netghost.errors import NetGhostError, OrchestratorError
 from netghost.governance import PolicyEngine, create_workspace
+from netghost.orchestrator._budgets import capture_budget_facts
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
@@ -75,8 +76,9 @@ class CloudOrchestrator:
             ``poll_burst_limit``, ``local_artifact_max_age_days``) plus ``storage_auth_mode`` (login|key),
             ``engine_command`` (argv prefix of the forensics engine), ``capture_limit_bytes``,
             ``max_capture_bytes``, ``download_retry_delay_s``, ``scan_azure_orphans``, ``clock`` and
-            ``sleeper`` (injected: tests advance time, never sleep), ``console`` (rich) and ``policy``
-            (a PolicyEngine; default: governance's policy plus the orchestrator's capture limits).
+            ``sleeper`` (injected: tests advance time, never sleep), ``budgets`` (the session's
+            :class:`Budgets`; the capture ones are enforced at preflight), ``console`` (rich) and ``policy``
+            (a PolicyEngine; default: governance's policy plus the orchestrator's capture limits and budgets).
 
     Raises:
         OrchestratorError: an unknown configuration key (the only thing the constructor refuses).
@@ -217,7 +219,11 @@ class CloudOrchestrator:
             timestamps=TaskTimestamps(created=now.isoformat(timespec="seconds").replace("+00:00", "Z")),
             storage_auth_mode=auth, plan=plan, plan_token=plan_token(task_id, plan), workspace=str(workspace.root),
         )
-        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now)
+        mine = [r for t, r in self.rt.registry.tasks.items() if self.rt.registry.session_of(t) == self.rt.session_id]
+        budgets = capture_budget_facts(cfg.budgets, mine, duration_s=params.duration_seconds,
+                                       limit_bytes=cfg.capture_limit_bytes, default_limit_bytes=cfg.capture_limit_bytes)
+        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now,
+                               budgets=budgets)
         record = record.model_copy(update={"cleanup_plan": [CleanupStep(command=c.command)
                                                             for c in cleanup_plan(record)],
                                            "policy_outcome": evaluation.outcome,

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._budgets import Budgets
 from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, bindings, is_member, plan_token
 from netghost.orchestrator._registry import Registry
 from netghost.orchestrator._states import step
@@ -67,6 +68,8 @@ class Config:
     scan_azure_orphans: bool = True
     clock: Callable[[], datetime] = _utcnow
     sleeper: Callable[[float], None] = field(default=lambda s: None)
+    budgets: Budgets = field(default_factory=Budgets.defaults)
+    """The session's budgets; the capture ones are enforced at preflight (``capture.rego``)."""
 
 
 Outcome = Literal["ok", "failed", "denied", "error"]

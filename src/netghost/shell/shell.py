@@ -272,7 +272,7 @@ class SafeExecShell:
         out.classified(cls)
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
-            out.decided(_policy("org_policy" if cls.policy_rule else "forbidden_tier", cls.policy_rule))
+            out.decided(_rules(cls, "forbidden_tier"))
             return
         sealed = self._seal_verdict(cls.argv)
         out.confined(sealed)
@@ -280,7 +280,7 @@ class SafeExecShell:
         plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
-            out.decided(_policy("org_policy" if cls.policy_rule else "safe_tier", cls.policy_rule))
+            out.decided(_rules(cls, "safe_tier"))
             self._run(out, plan, compute_plan_token(plan))
             return
         asked_at = _now()
@@ -381,3 +381,12 @@ def _now() -> datetime:
 
 def _policy(name: str, detail: str | None = None) -> DecidedBy:
     return DecidedBy(kind="policy", name=name, detail=detail)
+
+
+def _rules(cls: Classification, tier: str) -> DecidedBy:
+    """The policy that decided a SAFE or FORBIDDEN verdict: an organisation rule, else the built-in tiers
+    (with the learned stage's verdict, ``onnx:...``, as detail: it only tightens, it never decides SAFE)."""
+    rule = cls.policy_rule
+    if rule and not rule.startswith("onnx:"):
+        return _policy("org_policy", rule)
+    return _policy(tier, rule)
