@@ -253,6 +253,11 @@ def _capture_run(tmp_path: Path, at: Callable[[], bool], what: str) -> tuple[str
     return _session_id(audit), _records(audit)
 
 
+def _completed_then_cleaned(task: dict[str, Any]) -> bool:
+    """The capture was analysed, and the session's end cleaned it up (nothing is left in the lab's cloud)."""
+    return bool(task["semantic_json_path"]) and (task["state"], task["cleanup_status"]) == ("DONE", "completed")
+
+
 def _resume_capture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                     sid: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     audit = tmp_path / "audit"
@@ -273,7 +278,7 @@ def test_killed_during_burst_polling(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert not [r for r in at_kill if "storage blob download" in r["command"]]
     records, task = _resume_capture(tmp_path, monkeypatch, capsys, sid)
     assert [r["action"] for r in records if "storage blob download" in r["command"]] == ["user_approved"]
-    assert task["state"] == "COMPLETED"
+    assert _completed_then_cleaned(task)
 
 
 def test_killed_after_the_download(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -285,7 +290,7 @@ def test_killed_after_the_download(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     downloads = [(r["action"], r["status"]) for r in records if "storage blob download" in r["command"]]
     # Whether or not the registry had recorded the download before the kill, the file on disk is the
     # blob (length checked by a SAFE blob show): it is kept and analysed, never downloaded or asked again.
-    assert downloads == [("user_approved", "completed")] and task["state"] == "COMPLETED"
+    assert downloads == [("user_approved", "completed")] and _completed_then_cleaned(task)
 
 
 def test_killed_during_the_rca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -168,9 +168,8 @@ def render_box(request: ApprovalRequest, width: int = 80) -> Panel:
     grid.add_row("RISK:", Text(_clip(visible(describe_risk(argv, request.risk)), inner, 3)))
     grid.add_row("REASONING:", Text(_clip(visible(request.why or "(none given)"), inner, 2)))
     real = ctx.get("needs_person")
-    if real:
-        grid.add_row(Text("REAL:", style="bold red"), Text(_clip(visible(str(real)) + ". Approve only if you "
-                                                                  "want it run on this machine.", inner, 3)))
+    if real:  # the sealed lab (it would run for real) or a capture target nobody read: only a person may say yes
+        grid.add_row(Text("NEEDS YOU:", style="bold red"), Text(_clip(visible(str(real)) + ".", inner, 3)))
     deadline = ctx.get("approval_timeout_s")
     if isinstance(deadline, int | float):
         grid.add_row("ANSWER IN:", Text(f"{deadline:g} s (no answer = denied)"))

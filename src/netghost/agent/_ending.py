@@ -28,7 +28,7 @@ from netghost.agent._whereis import print_locations
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import NetGhostError
 
-__all__ = ["Ending", "Parts", "end_stopped", "end_with_rca"]
+__all__ = ["Ending", "Parts", "end_already_complete", "end_stopped", "end_with_rca"]
 
 
 class Parts(Protocol):
@@ -133,3 +133,12 @@ def end_stopped(parts: Parts, why: str, ending: Ending, code: int) -> int:
     parts.ui.notice(f"Session saved. Resume with: {ending.resume_command}")
     print_locations(parts.ui.console, ending.audit_dir, parts.state)
     return _code(code, ending)
+
+
+def end_already_complete(parts: Parts, ending: Ending) -> int:
+    """A resumed session that had already written its RCA: only the cleanup it left is finished here."""
+    _sweep(parts, ending)
+    parts.save()
+    show(parts.ui.console, ending.left, resume=ending.resume_command if ending.left else None)
+    print_locations(parts.ui.console, ending.audit_dir, parts.state)
+    return _code(0, ending)

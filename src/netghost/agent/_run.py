@@ -24,7 +24,7 @@ from rich.console import Console
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
 from netghost.agent._dispatch import Dispatcher, ReadLog, WatchedShell, split_args, target_gate
-from netghost.agent._ending import Ending, end_stopped, end_with_rca
+from netghost.agent._ending import Ending, end_already_complete, end_stopped, end_with_rca
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
@@ -286,9 +286,10 @@ def _reconcile(parts: _Parts) -> str:
 
 def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, ending: Ending) -> int:
     state = parts.state
-    if state.rca_report_path:
+    if state.rca_report_path:  # nothing to investigate; what it left in the cloud is still cleaned up
         parts.ui.notice(f"Session {state.session_id} is complete: {state.rca_report_path}")
-        return 0
+        report_orphans(parts.ui, parts.orchestrator, state)
+        return end_already_complete(parts, ending)
     history = _start(opts, parts, rebuilt)
     if history is None:
         return 2

@@ -45,14 +45,14 @@ def _table() -> dict[str, dict[str, Any]]:
     return {n: dict(raw[n]) for n in BUDGET_NAMES}
 
 
-def _value(name: str, text: str) -> int:
+def _value(name: str, text: str, source: str) -> int:
     match = _SIZE.match(text)
     if match is None or (match[2] and name != "capture_bytes"):
-        raise PolicyError(f"budget {name}={text!r}: expected a positive whole number"
+        raise PolicyError(f"{source} {name}={text}: expected a positive whole number"
                           + (" (K/M/G allowed)" if name == "capture_bytes" else ""), rule=name)
     value = int(match[1]) * _MULTIPLIER[match[2].lower()]
     if value < 1:
-        raise PolicyError(f"budget {name}={text!r}: must be at least 1", rule=name)
+        raise PolicyError(f"{source} {name}={text}: must be at least 1", rule=name)
     return value
 
 
@@ -99,7 +99,7 @@ class Budgets:
             if not eq or name not in BUDGET_NAMES:
                 raise PolicyError(f"{source} {item!r}: expected NAME=VALUE with NAME one of {', '.join(BUDGET_NAMES)}",
                                   rule=name or None)
-            changes[name] = _value(name, text)
+            changes[name] = _value(name, text, source)
         return dataclasses.replace(self, **changes) if changes else self
 
     def limit(self, name: str) -> int:
