@@ -1,7 +1,7 @@
 """``ghost-agent`` with no subcommand: the investigation (seed 001 §3 startup, §4 loop, §7 RCA, §9 errors).
 
 Wiring only: the brain (Gemini through the LLM gateway, or the playbook), the Safe-Exec Shell with the
-right approval callback (and, in a lab, the lab's seal), the orchestrator on a watched shell with the
+right approval callback (and, in a lab, the lab's confinement), the orchestrator on a watched shell with the
 session's budgets, the console, the session file and the journal; then startup, the loop, and one of
 the endings (:mod:`netghost.agent._ending`): every way out, an exception included, saves the session,
 cleans up the session's tasks or lists them loudly, and exits with a code that says whether resources
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
@@ -35,10 +36,11 @@ from netghost.agent._session import new_session, new_session_id, save_session, s
 from netghost.agent._startup import report_orphans
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
+from netghost.errors import WalError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import Budgets, CloudOrchestrator
-from netghost.shell import HitlCallback, SafeExecShell, Seal
+from netghost.shell import HitlCallback, LabConfinement, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -57,7 +59,7 @@ class LabSetup:
     path: str
     env: dict[str, str]
     orchestrator: dict[str, Any] = field(default_factory=dict)
-    seal: Seal | None = None
+    confinement: LabConfinement | None = None
     """Only what the lab simulates runs without a person (None: an unsealed lab, for tests of the shell only)."""
 
 
@@ -167,8 +169,12 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     if state is None:
         return code
     ran = already_ran(chain_paths(opts.audit_dir, state.session_id)["shell"])
-    parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
-                  approver=approver if opts.lab is not None else None)
+    try:
+        parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
+                      approver=approver if opts.lab is not None else None)
+    except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
+        console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
+        return 1
     ending = Ending(opts.audit_dir, _resume_command(opts, state.session_id), started, clock)
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), ending)
@@ -220,9 +226,18 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
-    shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
-                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
-                          seal=lab.seal if lab else None)
+
+    def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
+        warnings.append(line)
+
+    try:
+        shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
+                              path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
+                              on_notice=refused, confinement=lab.confinement if lab else None)
+    except BaseException:
+        journal.close()
+        raise
     # what the investigation has read of the cloud (earlier runs of a resumed session included): a capture
     # target must be one of them, or a person is asked
     reads = ReadLog.from_records(shell_records(chain_paths(opts.audit_dir, sid)["shell"]))
@@ -237,7 +252,12 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     config = dict(lab.orchestrator) if lab else {}
     config.setdefault("local_capture_dir", str(opts.audit_dir / "captures"))
     config["budgets"] = opts.budgets
-    orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    try:
+        orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    except BaseException:
+        shell.close()
+        journal.close()
+        raise
     return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings,
                   reads=reads)
 

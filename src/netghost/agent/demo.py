@@ -27,7 +27,7 @@ from netghost.governance import read_wal
 from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world
 from netghost.llm import has_credentials
 from netghost.orchestrator import Budgets
-from netghost.shell import Seal
+from netghost.shell import LabConfinement
 
 __all__ = ["add_arguments", "prepare_lab", "run", "world_symptom"]
 
@@ -45,7 +45,7 @@ def _lab_path(env: dict[str, str]) -> str:
 def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
                 clock_scale: float = DEFAULT_CLOCK_SCALE) -> LabSetup:
     """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables, the
-    orchestrator's lab clock, and the seal (only what the lab simulates runs without a person; the session
+    orchestrator's lab clock, and the confinement (only what the lab simulates runs without a person; the session
     directory is ``audit_dir``, its captures under ``captures/``, the lab's own state private). ``fresh``
     recreates it; a resume keeps the world as the crash left it.
 
@@ -65,15 +65,15 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
 
     captures = audit_dir / "captures"
     captures.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # the lab's bin/ was just written: its launchers' hashes are what the seal recognises from now on
-    seal = Seal(f"lab:{world}", bin_dir=state_dir / "bin", root=audit_dir, captures=captures, private=[state_dir])
+    # the lab's bin/ was just written: its launchers' hashes are what the confinement recognises from now on
+    confinement = LabConfinement(f"lab:{world}", bin_dir=state_dir / "bin", root=audit_dir, captures=captures, private=[state_dir])
     return LabSetup(
         name=world,
         path=_lab_path(env),
         env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
         orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
                       "local_capture_dir": str(captures)},
-        seal=seal,
+        confinement=confinement,
     )
 
 

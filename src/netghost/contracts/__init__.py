@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a proc
     # contract (each `az` shim of the lab, a CLI start) does not build every model's module
     from netghost.contracts.audit import (
         AuditClient,
+        ProvisionalRejectedRecord,
         ShellAuditRecord,
         StoredShellAuditRecord,
     )
@@ -90,6 +91,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a proc
     )
     from netghost.contracts.session import (
         CHECKSUM_KEY,
+        SEAL_FIELD,
         DenialEvent,
         EvidenceConflict,
         Hypothesis,
@@ -156,6 +158,7 @@ __all__ = [
     "INTENTS",
     "IN_FLIGHT_TASK_STATES",
     "PERSON_DECIDERS",
+    "SEAL_FIELD",
     "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "TOOL_DECLARATIONS",
@@ -212,6 +215,7 @@ __all__ = [
     "PairedTaskStatus",
     "PolicyEvaluation",
     "PolicyOutcome",
+    "ProvisionalRejectedRecord",
     "RunShellCmdArgs",
     "SessionChecksumStatus",
     "SessionState",
@@ -272,6 +276,7 @@ _HOME: dict[str, str] = {
     "CAPTURE_MAX_DURATION_SECONDS": "task",
     "CHAIN_FIELD_NAMES": "chain",
     "CHECKSUM_KEY": "session",
+    "SEAL_FIELD": "session",
     "CancelTaskArgs": "tools",
     "CancelTaskRequest": "orchestrator_request",
     "CaptureResult": "orchestrator_response",
@@ -323,6 +328,7 @@ _HOME: dict[str, str] = {
     "SessionState": "session",
     "Sha256Tag": "base",
     "ShellAction": "shell",
+    "ProvisionalRejectedRecord": "audit",
     "ShellAuditRecord": "audit",
     "ShellClassification": "shell",
     "ShellEnvironment": "shell",

@@ -17,7 +17,7 @@ apart from a human here. Use a client that shows elicitations to a person.
 Every decision names who made it (the audit's ``decided_by``): ``mcp_elicitation`` with the client's declared
 name and version for an answer, the ``closed_gate`` policy when there was nobody to ask, ``fail_closed``
 when the elicitation failed or timed out. Under ``--lab`` a command the lab does not simulate is marked
-``needs_person`` by the shell's seal; the message says it would run for real.
+``needs_person`` by the shell's lab confinement; the message says it would run for real.
 """
 
 from __future__ import annotations

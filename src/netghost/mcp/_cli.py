@@ -63,7 +63,7 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
         orchestrator=dict(lab.orchestrator) if lab else {},
         lab=lab.name if lab else None,
         approval_timeout_s=args.mcp_approval_timeout,
-        seal=getattr(lab, "seal", None),
+        confinement=getattr(lab, "confinement", None),
         budgets=Budgets.load(os.environ, getattr(args, "mcp_budget", [])),
     )
 

@@ -37,6 +37,11 @@ def new_session_id(settings: McpSettings, now: Callable[[], datetime] | None = N
         time.sleep(0.25)
 
 
+def _to_stderr(line: str) -> None:
+    """A refused provisional audit record, told to whoever runs the server (stdout is the transport)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 class GovernedSession:
     """The shell and orchestrator of one MCP session.
 
@@ -57,7 +62,7 @@ class GovernedSession:
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
                                    approval_timeout_s=settings.approval_timeout_s, client=self.client,
-                                   seal=settings.seal)
+                                   confinement=settings.confinement, on_notice=_to_stderr)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
         if settings.budgets is not None:

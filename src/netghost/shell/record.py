@@ -132,7 +132,7 @@ class Outcome:
             self.fields["client"] = dict(client)
 
     def decided(self, by: DecidedBy) -> None:
-        """Record who decided this command's fate (the last decider wins: a seal refusal overrides)."""
+        """Record who decided this command's fate (the last decider wins: the lab confinement's refusal overrides)."""
         data = by.model_dump(mode="json")
         for key in ("name", "detail"):  # a callback's text: redacted and surrogate-free like every other field
             if isinstance(data.get(key), str):

@@ -9,7 +9,6 @@ abandoned, timed out, not found, or an internal failure), because the RCA cites 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
@@ -19,11 +18,21 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts import Confinement, DecidedBy, ShellAuditRecord
+from pydantic import ValidationError
+
+from netghost.contracts import Confinement, DecidedBy, ProvisionalRejectedRecord, ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
-from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
+from netghost.governance import (
+    WalWriter,
+    compute_plan_token,
+    provisional_path,
+    recover_provisional,
+    verify_plan_token,
+    write_provisional,
+)
 from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
+from netghost.shell.confine import LabConfinement
 from netghost.shell.exec import run_argv, scrub_env
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -36,7 +45,6 @@ from netghost.shell.gate import (
     shell_plan,
 )
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
-from netghost.shell.seal import Seal
 
 __all__ = ["SafeExecShell"]
 
@@ -101,7 +109,10 @@ class SafeExecShell:
             the timeout with it instead of sleeping).
         client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
             server passes what the client declared); recorded in every audit record it writes.
-        seal: a sealed lab (:class:`~netghost.shell.seal.Seal`): every command is judged after
+        on_notice: receives each one-line notice the caller should show (a provisional record found
+            beside the audit file was refused: forged, altered, replayed or unsealed); they are also
+            kept in :attr:`notices`.
+        confinement: a sealed lab (:class:`~netghost.shell.confine.LabConfinement`): every command is judged after
             classification and the verdict recorded; one the lab does not simulate runs only when a person
             approves it (a SAFE one is asked too), whatever an automatic approver answers.
 
@@ -126,7 +137,8 @@ class SafeExecShell:
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
-        seal: Seal | None = None,
+        on_notice: Callable[[str], None] | None = None,
+        confinement: LabConfinement | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -141,17 +153,24 @@ class SafeExecShell:
         self.approval_timeout_s = float(approval_timeout_s)
         self._approval_wait = approval_wait
         self.client = dict(client) if client is not None else None
-        self.seal = seal
+        self.confinement = confinement
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
         self._env = scrub_env(path=path, extra=env)
-        self._inflight = self.audit_path.with_name(self.audit_path.name + ".inflight")
+        self.notices: list[str] = []
+        """One line per refused provisional record (see ``on_notice``)."""
+        self._on_notice = on_notice
+        self._inflight = provisional_path(self.audit_path)
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
-        with self._lock:
-            self._recover_inflight()
+        try:
+            with self._lock:
+                self._recover_inflight()
+        except BaseException:
+            self.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -229,43 +248,64 @@ class SafeExecShell:
         return record.response()
 
     def _write_inflight(self, out: Outcome) -> None:
-        """Durably note, before a process starts, that this call ran and its outcome is not known yet."""
+        """Durably note, before a process starts, that this call ran and its outcome is not known yet.
+
+        The note is sealed with the audit key and bound to this session, this log, the next seq and the
+        current head, so recovery can tell it from a file planted in the audit directory.
+        """
         provisional = Outcome.copy_fields(out)
         provisional.update(
             status="error",
             error="exec_error",
             stderr="outcome unknown: the shell stopped before the command's audit record was written",
         )
-        data = json.dumps(
-            ShellAuditRecord.model_validate(provisional).model_dump(mode="json"), ensure_ascii=False
-        )
-        fd = os.open(self._inflight, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        record = ShellAuditRecord.model_validate(provisional).model_dump(mode="json")
+        write_provisional(self._writer, record, session_id=self.session_id)
 
     def _recover_inflight(self) -> None:
-        """Append the provisional record of a call whose real record never reached the WAL."""
+        """Append the provisional record of a call whose real record never reached the WAL, if authentic.
+
+        A forged, altered, replayed or unsealed one is not appended: it is moved aside, a
+        ``provisional_rejected`` record says so in the chain, and the one-line notice goes to
+        :attr:`notices` and ``on_notice``.
+        """
+        recovery = recover_provisional(self._writer, session_id=self.session_id, check=self._check_provisional)
+        if recovery.rejection is None:
+            return
+        rejection = recovery.rejection
+        seq = self._writer.next_seq
+        self._writer.append(
+            ProvisionalRejectedRecord(
+                v=1,
+                kind="provisional_rejected",
+                audit_id=f"{self.session_id}_{seq:03d}",
+                session_id=self.session_id,
+                reason=rejection.reason,
+                file=rejection.moved_to.name if rejection.moved_to is not None else None,
+                file_sha256=rejection.file_sha256 or None,
+                file_bytes=rejection.size,
+            ).model_dump(mode="json")
+        )
+        self.notices.append(rejection.notice)
+        if self._on_notice is not None:
+            self._on_notice(rejection.notice)
+
+    def _check_provisional(self, record: dict[str, Any], seq: int) -> str | None:
+        """An authentic provisional record must still be this session's shell record for ``seq``."""
         try:
-            data = json.loads(self._inflight.read_text(encoding="utf-8"))
-        except OSError:  # none (the usual case), or unreadable: nothing to recover here
-            return
-        except ValueError:  # torn write before the command could start: nothing ran
-            self._inflight.unlink(missing_ok=True)
-            return
-        seq = int(str(data.get("audit_id", "_0")).rsplit("_", 1)[-1] or 0)
-        if seq >= self._writer.next_seq:  # the real record is not in the WAL
-            self._writer.append(data)
-        self._inflight.unlink(missing_ok=True)
+            parsed = ShellAuditRecord.model_validate(record)
+        except ValidationError:
+            return "its record is not a shell audit record"
+        if parsed.session_id != self.session_id or parsed.audit_id != f"{self.session_id}_{seq:03d}":
+            return f"its record is {parsed.audit_id} of session {parsed.session_id}, not record {seq} of this one"
+        return None
 
     # -- steps -----------------------------------------------------------------------------------------
 
-    def _seal_verdict(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
-        if self.seal is None:
+    def _confine(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
+        if self.confinement is None:
             return None
-        return self.seal.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
+        return self.confinement.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
 
     def _decide_and_run(self, out: Outcome) -> None:
         cls = self._classify(out.command, self.policy)
@@ -274,9 +314,9 @@ class SafeExecShell:
             out.block(cls.error or "forbidden_command")
             out.decided(_rules(cls, "forbidden_tier"))
             return
-        sealed = self._seal_verdict(cls.argv)
-        out.confined(sealed)
-        needs_person = sealed is not None and not sealed.simulated
+        verdict = self._confine(cls.argv)
+        out.confined(verdict)
+        needs_person = verdict is not None and not verdict.simulated
         plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
@@ -301,7 +341,7 @@ class SafeExecShell:
                 "approval_timeout_s": self.approval_timeout_s,
                 "approval_deadline": (asked_at + timedelta(seconds=self.approval_timeout_s)).isoformat(),
                 # a sealed lab: this command would run for real; only a person may approve it
-                "needs_person": redact(sealed.reason).text if needs_person and sealed is not None else None,
+                "needs_person": redact(verdict.reason).text if needs_person and verdict is not None else None,
             },
         )
         out.fields["plan_token"] = request.plan_token
@@ -317,8 +357,8 @@ class SafeExecShell:
         if response.decision == "deny":
             out.deny("user_denied", response.reason or None)
             return
-        if needs_person and not decider.is_person and sealed is not None:
-            self._refuse_unsealed(out, sealed, decider)
+        if needs_person and not decider.is_person and verdict is not None:
+            self._refuse_unconfined(out, verdict, decider)
             return
         if response.decision == "approve":
             out.fields["action"] = "user_approved"
@@ -334,11 +374,11 @@ class SafeExecShell:
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
-        new_sealed = self._seal_verdict(new_cls.argv)
-        if new_sealed is not None:
-            out.confined(new_sealed)
-            if not new_sealed.simulated and not decider.is_person:
-                self._refuse_unsealed(out, new_sealed, decider)
+        new_verdict = self._confine(new_cls.argv)
+        if new_verdict is not None:
+            out.confined(new_verdict)
+            if not new_verdict.simulated and not decider.is_person:
+                self._refuse_unconfined(out, new_verdict, decider)
                 return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
@@ -346,9 +386,9 @@ class SafeExecShell:
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
 
-    def _refuse_unsealed(self, out: Outcome, sealed: Confinement, decider: DecidedBy) -> None:
+    def _refuse_unconfined(self, out: Outcome, verdict: Confinement, decider: DecidedBy) -> None:
         """A sealed lab's refusal: an unsimulated command was approved by someone who is not a person."""
-        out.deny("user_denied", f"{sealed.reason}; only a person at the terminal may approve that, not "
+        out.deny("user_denied", f"{verdict.reason}; only a person at the terminal may approve that, not "
                                 f"{decider.label()}: refused (sealed lab)")
         out.decided(_policy("sealed_lab", f"{decider.label()} approved a command the lab does not simulate"))
 

@@ -1,6 +1,6 @@
 """The sealed lab: what stays in the lab, and every way a command would reach the real machine.
 
-The seal is built exactly as a lab session builds it (the lab's real ``bin/`` launchers, the session
+The confinement is built exactly as a lab session builds it (the lab's real ``bin/`` launchers, the session
 directory, its captures, the lab's state kept private) and judged with the PATH the lab gives the shell.
 The classes: the lab's launchers by file and content (never by name), the engine, plain reads of the
 session's outputs, removal of its capture files; and against them, interpreters on files, writers,
@@ -20,8 +20,8 @@ import pytest
 from netghost.contracts import DecidedBy
 from netghost.governance import read_wal
 from netghost.lab import init_state, lab_path_env
-from netghost.shell import HitlDecision, SafeExecShell, Seal
-from netghost.shell.seal import resolve_program
+from netghost.shell import HitlDecision, LabConfinement, SafeExecShell
+from netghost.shell.confine import resolve_program
 
 
 class Lab:
@@ -37,7 +37,7 @@ class Lab:
         head, *rest = env["PATH"].split(os.pathsep)
         self.path = os.pathsep.join([head, str(Path(sys.executable).parent), *rest])
         self.env = {k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")}
-        self.seal = Seal("lab:nsg-deny", bin_dir=self.state / "bin", root=self.root, captures=self.captures,
+        self.confinement = LabConfinement("lab:nsg-deny", bin_dir=self.state / "bin", root=self.root, captures=self.captures,
                          private=[self.state])
         (self.root / "notes.md").write_text("the session's own output\n")
         (self.captures / "t1").mkdir()
@@ -46,7 +46,7 @@ class Lab:
     def judge(self, command: str) -> tuple[bool, str, str]:
         import shlex
 
-        verdict = self.seal.judge(shlex.split(command), search_path=self.path, cwd=str(self.root))
+        verdict = self.confinement.judge(shlex.split(command), search_path=self.path, cwd=str(self.root))
         return verdict.simulated, verdict.kind, verdict.reason
 
 
@@ -128,7 +128,7 @@ def test_a_launcher_is_recognised_by_its_file_not_its_name(lab: Lab, tmp_path: P
     elsewhere = tmp_path / "fake-bin"
     elsewhere.mkdir()
     shutil.copy2(launcher, elsewhere / "az")  # the same bytes under the same name, not the lab's file
-    verdict = lab.seal.judge(["az", "vm", "list"], search_path=f"{elsewhere}{os.pathsep}{lab.path}", cwd=str(lab.root))
+    verdict = lab.confinement.judge(["az", "vm", "list"], search_path=f"{elsewhere}{os.pathsep}{lab.path}", cwd=str(lab.root))
     assert not verdict.simulated and str(elsewhere) in str(verdict.program)
 
 
@@ -144,7 +144,7 @@ def test_a_file_the_model_wrote_is_never_a_reader_or_a_launcher(lab: Lab) -> Non
     own.write_text("#!/bin/sh\ntouch /tmp/owned\n")
     own.chmod(0o755)
     # a relative PATH entry resolves against the shell's directory, as the child's execve does
-    verdict = lab.seal.judge(["cat", "notes.md"], search_path=f".{os.pathsep}{lab.path}", cwd=str(lab.root))
+    verdict = lab.confinement.judge(["cat", "notes.md"], search_path=f".{os.pathsep}{lab.path}", cwd=str(lab.root))
     assert not verdict.simulated and verdict.program == str(own)
     assert not lab.judge("./cat notes.md")[0]
 
@@ -190,8 +190,8 @@ HUMAN = DecidedBy(kind="human", name="terminal")
 
 
 def _shell(lab: Lab, approver: Approver) -> SafeExecShell:
-    return SafeExecShell("seal1", approver, audit_dir=lab.root, path=lab.path, env=lab.env, cwd=lab.root,
-                         seal=lab.seal)
+    return SafeExecShell("confine1", approver, audit_dir=lab.root, path=lab.path, env=lab.env, cwd=lab.root,
+                         confinement=lab.confinement)
 
 
 def test_an_automatic_approval_of_an_unsimulated_command_is_refused(lab: Lab, tmp_path: Path) -> None:

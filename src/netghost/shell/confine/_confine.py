@@ -4,15 +4,15 @@ Why a mechanism in the shell: the lab simulates ``az`` and a few probes, but eve
 names (``rm``, ``bash FILE``, ``cp``, ``python x.py``, ``/usr/bin/...``, ``env``, a wrapper, a program the
 lab's PATH does not shadow) would run for real on the engineer's machine. ``--yes`` exists to approve the
 *lab's* steps, so the line cannot be drawn in the approver by looking at names: the shell, after it has
-classified a command, asks :meth:`Seal.judge` where the command would really go, records the answer in
+classified a command, asks :meth:`LabConfinement.judge` where the command would really go, records the answer in
 the audit record (``confinement``), and lets an unsimulated command run only on a person's approval (a
-SAFE one is asked too). The MCP server's ``--lab`` gets the same seal through the same shell.
+SAFE one is asked too). The MCP server's ``--lab`` gets the same confinement through the same shell.
 
 How a program is recognised: its name is resolved the way the child's ``execve`` will resolve it (the
 shell's PATH, relative entries against the shell's working directory), and then
 
 * the lab's own launchers: the resolved file is one the lab wrote in its ``bin/`` (by real path) *and* its
-  SHA-256 is the one recorded when the seal was made (a file written over it is not the lab's any more);
+  SHA-256 is the one recorded when the confinement was made (a file written over it is not the lab's any more);
   the local files such a program is given (``programs.toml`` ``[files]``, any ``@path``) must stay inside
   the session's capture directory (for ``@path`` reads: inside the session directory);
 * the product's forensics engine: ``pcap-forensics`` beside this interpreter, or this interpreter's
@@ -34,9 +34,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from netghost.contracts import Confinement
-from netghost.shell.seal._table import OptionTable, SealTable, load_table
+from netghost.shell.confine._table import ConfinementTable, OptionTable, load_table
 
-__all__ = ["Seal", "resolve_program"]
+__all__ = ["LabConfinement", "resolve_program"]
 
 _HARMLESS = frozenset({"-", "/dev/null", "/dev/stdout", "/dev/stderr"})
 """File arguments that are no file at all (standard streams, the null device)."""
@@ -73,7 +73,7 @@ def resolve_program(name: str, search_path: str | None, cwd: str) -> str | None:
     return None
 
 
-class Seal:
+class LabConfinement:
     """What a lab session may run without a person: its launchers, the engine, reads of its own outputs.
 
     Args:
@@ -91,7 +91,7 @@ class Seal:
                  captures: str | os.PathLike[str], private: Sequence[str | os.PathLike[str]] = (),
                  interpreter: str | None = None) -> None:
         self.scope = scope
-        self.table: SealTable = load_table()
+        self.table: ConfinementTable = load_table()
         self.root = os.path.realpath(root)
         self.captures = os.path.realpath(captures)
         self.private = tuple(os.path.realpath(p) for p in private)

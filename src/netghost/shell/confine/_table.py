@@ -15,7 +15,7 @@ from typing import Any
 
 from netghost.errors import PolicyError
 
-__all__ = ["OptionTable", "SealTable", "load_table"]
+__all__ = ["ConfinementTable", "OptionTable", "load_table"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class OptionTable:
 
 
 @dataclass(frozen=True)
-class SealTable:
+class ConfinementTable:
     """Everything ``programs.toml`` says."""
 
     readers: dict[str, OptionTable]
@@ -40,29 +40,29 @@ class SealTable:
 
 def _strings(value: Any, where: str) -> frozenset[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.startswith("-") for v in value):
-        raise PolicyError(f"seal table: {where} must be a list of options", path="programs.toml")
+        raise PolicyError(f"confinement table: {where} must be a list of options", path="programs.toml")
     return frozenset(value)
 
 
 @lru_cache(maxsize=1)
-def load_table() -> SealTable:
+def load_table() -> ConfinementTable:
     """The compiled table (cached: read once per process).
 
     Raises:
         PolicyError: the file is unreadable or an entry is malformed.
     """
-    source = resources.files("netghost.shell.seal").joinpath("programs.toml")
+    source = resources.files("netghost.shell.confine").joinpath("programs.toml")
     try:
         raw = tomllib.loads(source.read_text(encoding="utf-8"))
         if not str(raw.get("justification", "")).strip():
-            raise PolicyError("seal table: justification is mandatory", path="programs.toml")
+            raise PolicyError("confinement table: justification is mandatory", path="programs.toml")
         readers = {name: OptionTable(_strings(spec["flags"], f"readers.{name}.flags"),
                                      _strings(spec["values"], f"readers.{name}.values"))
                    for name, spec in raw["readers"].items()}
         remover = raw["remover"]
         files = {name: _strings(options, f"files.{name}") for name, options in raw["files"].items()}
         engine = raw["engine"]
-        return SealTable(readers, str(remover["program"]), _strings(remover["flags"], "remover.flags"), files,
+        return ConfinementTable(readers, str(remover["program"]), _strings(remover["flags"], "remover.flags"), files,
                          str(engine["console_script"]), str(engine["module"]))
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise PolicyError(f"seal table programs.toml cannot be read: {exc}", path=str(source)) from exc
+        raise PolicyError(f"confinement table programs.toml cannot be read: {exc}", path=str(source)) from exc
