@@ -85,7 +85,7 @@ def test_saved_file_carries_every_field_and_the_format_version() -> None:
         "v", "session_id", "created_at", "resumed_from", "model", "audit_dir", "turn_count",
         "rca_report_path", "hypothesis_log", "denial_tracker", "consecutive_denial_counter",
         "active_hypothesis_ids", "active_task_ids", "evidence_conflicts", "manual_cleanup_pending",
-        "is_resume", "audit_heads", "_checksum",
+        "is_resume", "audit_heads", "rca_confidence", "_checksum",
     }  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from netghost.agent._console import GhostConsole, InterruptFlag
 from netghost.agent._dispatch import OrchestratorLike, WatchedShell
+from netghost.agent._exit_codes import ExitCode
 from netghost.agent._journal import Journal
 from netghost.agent._leftovers import EXIT_LEFTOVERS, Leftover, show, sweep
 from netghost.agent._loop import LoopEnd
@@ -103,21 +104,29 @@ def end_with_rca(parts: Parts, end: LoopEnd, ending: Ending) -> int:
         state.rca_report_path = None
     else:
         state.rca_report_path = str(rca.path)
-        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path))
+    claims = rca.claims
+    confidence = claims.confidence if claims else completion.confidence
+    state.rca_confidence = confidence
+    if rca.path is not None:
+        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
+                            confidence=confidence, claimed_confidence=completion.confidence,
+                            claim_checks=[f"{f.rule}: {f.message}" for f in claims.findings] if claims else [])
     try:
         html = write_rca_html(audit_dir, state, completion, now=clock, warnings=parts.warnings)
         parts.ui.notice(f"HTML report: {html}")
     except OSError as exc:
         parts.ui.error(f"HTML RCA write failed ({type(exc).__name__}: {exc}); the Markdown RCA stands.")
     parts.save()
+    if claims is not None and claims.capped:
+        parts.ui.warn(claims.why() + " See the RCA's Integrity Statement.")
     show(parts.ui.console, ending.left, resume=ending.resume_command if ending.left else None)
-    parts.ui.closing(str(rca.path or "(stdout)"), confidence=completion.confidence, turns=state.turn_count,
+    parts.ui.closing(str(rca.path or "(stdout)"), confidence=confidence, turns=state.turn_count,
                      duration_s=time.monotonic() - ending.started)
     print_locations(parts.ui.console, audit_dir, state)
-    return _code(0, ending)
+    return _code(ExitCode.OK, ending)
 
 
-def end_stopped(parts: Parts, why: str, ending: Ending, code: int) -> int:
+def end_stopped(parts: Parts, why: str, ending: Ending, code: int = ExitCode.INTERRUPTED) -> int:
     """Ctrl-C, a brain error or an internal error: cleanup, the leftovers, the session saved, how to resume."""
     if why:
         parts.ui.notice(why)
@@ -141,4 +150,4 @@ def end_already_complete(parts: Parts, ending: Ending) -> int:
     parts.save()
     show(parts.ui.console, ending.left, resume=ending.resume_command if ending.left else None)
     print_locations(parts.ui.console, ending.audit_dir, parts.state)
-    return _code(0, ending)
+    return _code(ExitCode.OK, ending)

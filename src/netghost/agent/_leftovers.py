@@ -22,12 +22,13 @@ from rich.console import Console
 from rich.text import Text
 
 from netghost.agent._dispatch import OrchestratorLike
+from netghost.agent._exit_codes import ExitCode
 from netghost.contracts import IN_FLIGHT_TASK_STATES
 from netghost.governance import replay_latest
 
 __all__ = ["EXIT_LEFTOVERS", "Leftover", "leftovers", "needs_cleanup", "session_tasks", "show", "sweep"]
 
-EXIT_LEFTOVERS = 3
+EXIT_LEFTOVERS = ExitCode.LEFTOVERS
 """The exit code when cloud or local resources of the session remain (listed with the commands that clean them)."""
 
 _IN_FLIGHT = frozenset(s.value for s in IN_FLIGHT_TASK_STATES)
@@ -125,5 +126,5 @@ def show(console: Console, left: list[Leftover], *, resume: str | None = None) -
         for what, command in item.items:
             console.print(Text.assemble((f"    {what}: ", "yellow"), command), soft_wrap=True)
     tail = "  Run each command above, or resume the session to finish the cleanup"
-    console.print(Text(tail + (f": {resume}" if resume else ".") + f" (exit code {EXIT_LEFTOVERS})",
+    console.print(Text(tail + (f": {resume}" if resume else ".") + f" (exit code {int(EXIT_LEFTOVERS)})",
                        style="bold red"), soft_wrap=True)

@@ -93,7 +93,7 @@ class _Builder:
             self.calls = tuple(p.call for p in message.parts if p.call is not None)
             self.after = record.get("after_audit_id")
             self.out.done = False
-            done = next((c for c in self.calls if c.name == "complete_investigation"), None)
+            done = next((c for c in self.calls if c.name == "complete_investigation" and c.error is None), None)
             self.out.completion = dict(done.args) if done is not None else None
         elif kind in ("shell_call", "orchestrator_call", "invalid_call", "refused_call"):
             self._answer(record)
@@ -115,6 +115,8 @@ class _Builder:
             response["_meta"] = dict(record["meta"])
         call_id = record.get("call_id")
         self.answers[index] = FunctionResponse(name, response, str(call_id) if call_id else None)
+        if record.get("kind") == "invalid_call" and name == "complete_investigation":
+            self.out.completion = None  # its arguments were refused: the investigation did not end there
 
 
     def _refused(self, record: Mapping[str, Any]) -> None:

@@ -26,6 +26,7 @@ from netghost.agent._approval import closed_gate, lab_approver, terminal_approve
 from netghost.agent._console import GhostConsole, InterruptFlag
 from netghost.agent._dispatch import Dispatcher, ReadLog, WatchedShell, split_args, target_gate
 from netghost.agent._ending import Ending, end_already_complete, end_stopped, end_with_rca
+from netghost.agent._exit_codes import ExitCode, exit_code_for
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
@@ -34,12 +35,14 @@ from netghost.agent._rebuild import Rebuilt, shell_records
 from netghost.agent._resume import already_ran, load_for_resume, session_task_ids, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
+from netghost.agent._untrusted import redact_intent
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import WalError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import Budgets, CloudOrchestrator
+from netghost.redact import clean_text
 from netghost.shell import HitlCallback, LabConfinement, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
@@ -161,7 +164,7 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     clock = now or (lambda: datetime.now(UTC))
     if brain is None and opts.brain == "gemini" and not has_credentials(env):
         print(SETUP_MESSAGE, file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     ui = GhostConsole(console, stdin, interactive=_is_terminal(stdin))
     opts.audit_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     started = time.monotonic()
@@ -174,17 +177,17 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
                       approver=approver if opts.lab is not None else None)
     except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
         console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
-        return 1
+        return ExitCode.ERROR
     ending = Ending(opts.audit_dir, _resume_command(opts, state.session_id), started, clock)
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), ending)
     except KeyboardInterrupt:
-        return end_stopped(parts, "Interrupted.", ending, 130)
+        return end_stopped(parts, "Interrupted.", ending, ExitCode.INTERRUPTED)
     except Exception as exc:  # an internal error still ends like every other end: cleanup, save, resume line
         parts.ui.error(f"The investigation stopped on an internal error: {type(exc).__name__}: {exc}")
         parts.journal.write("session_event", event="internal_error", turn=state.turn_count,
                             error=f"{type(exc).__name__}: {exc}")
-        return end_stopped(parts, "", ending, 1)
+        return end_stopped(parts, "", ending, ExitCode.ERROR)
     finally:
         parts.flag.restore()
         parts.close()
@@ -207,7 +210,7 @@ def _session(opts: Options, ui: GhostConsole, clock: Callable[[], datetime],
                 resumed.state.model = opts.model
             return resumed.state, resumed.rebuilt, resumed.warnings, 0
         if resumed.abort:
-            return None, Rebuilt(), [], 1
+            return None, Rebuilt(), [], ExitCode.ERROR
         set_aside(opts.audit_dir)
     else:
         set_aside(opts.audit_dir)
@@ -273,15 +276,18 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
             parts.journal.write("user_turn", turn=state.turn_count, text=note)
             history.append(Message.user_text(note))
         return history
-    intent = (opts.intent or "").strip()
+    intent = clean_text(opts.intent or "").strip()  # argv may carry undecodable bytes as lone surrogates
     if not intent:
         ui.notice("")
         ui.notice("=== Ghost Agent Ready ===")
         ui.notice("What network problem should I investigate?")
-        intent = ui.ask("> ").strip()
+        intent = clean_text(ui.ask("> ")).strip()
     if not intent:
         ui.error("No problem statement: give --intent TEXT or type it at the prompt.")
         return None
+    intent, redacted = redact_intent(intent)  # before the journal and the model see it
+    if redacted:
+        ui.notice(redacted)
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
     return [Message.user_text(intent)]
@@ -312,7 +318,7 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, e
         return end_already_complete(parts, ending)
     history = _start(opts, parts, rebuilt)
     if history is None:
-        return 2
+        return ExitCode.USAGE
     parts.save()
     if rebuilt.completion is not None or rebuilt.done:
         end = LoopEnd("complete" if rebuilt.completion else "done",
@@ -328,8 +334,12 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, e
                     interrupted=parts.flag, budgets=opts.budgets)
         end = loop.run()
     if end.reason == "interrupted":
-        return end_stopped(parts, "Stopped at the approval prompt (Ctrl-C): the command was denied.", ending, 130)
+        return end_stopped(parts, "Stopped at the approval prompt (Ctrl-C): the command was denied.", ending,
+                           ExitCode.INTERRUPTED)
     if end.reason == "brain_error":
-        parts.ui.error(str(end.error))
-        return end_stopped(parts, "", ending, 1)
+        code = exit_code_for(end.error)
+        what = "The model's reply could not be used" if code == ExitCode.MODEL_REPLY else "The Gemini API call failed"
+        failure = f" ({end.error.failure})" if end.error is not None and end.error.failure else ""
+        parts.ui.error(clean_text(" ".join(f"{what}{failure}: {end.error}".split()), limit=400))
+        return end_stopped(parts, "", ending, code)
     return end_with_rca(parts, end, ending)

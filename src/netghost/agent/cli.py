@@ -2,7 +2,7 @@
 
 Without a subcommand it runs (or ``--resume``s) an investigation: ``ghost-agent [--resume SID]
 [--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]
-[--budget NAME=VALUE]``; :data:`EXIT_CODES` (printed by ``--help``) says what its exit codes mean.
+[--budget NAME=VALUE]``; ``--help`` prints what its exit codes mean and the budgets.
 Subcommands live in the module of the component they belong to and are imported only when
 used, so ``ghost-agent audit verify`` never pays for the lab or the PCAP engine. A component
 module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is prepared here
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from netghost import __version__
+from netghost.agent._exit_codes import ExitCode, describe_exit_codes
 from netghost.errors import NetGhostError
 
 __all__ = ["build_parser", "main", "selected_subcommand"]
@@ -34,15 +35,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-EXIT_CODES = """\
-exit codes of an investigation:
-  0    the investigation ended and every resource it created is cleaned up
-  1    an error stopped it (the model's API, an internal error); the session is saved, --resume goes on
-  2    bad usage, or no problem statement
-  3    resources the session created remain (captures, blobs, local capture files): each is listed
-       with the exact command that removes it; --resume finishes the cleanup
-  130  stopped with Ctrl-C (the session is saved; --resume goes on)
-
+BUDGETS_HELP = """\
 budgets (a session never goes past them; raise one with --budget NAME=VALUE or NETGHOST_BUDGETS):
   calls_per_turn, hypotheses_per_session, concurrent_captures, capture_seconds, capture_bytes"""
 
@@ -62,7 +55,7 @@ def _parsers(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, dict[str, ar
     parser = argparse.ArgumentParser(
         prog="ghost-agent",
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
-        epilog=EXIT_CODES,
+        epilog=describe_exit_codes() + "\n\n" + BUDGETS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
@@ -145,7 +138,7 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             lab = prepare_lab(args.lab, audit_dir, fresh=not args.resume)
         except NetGhostError as exc:
             print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
     brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
     if args.brain is None and brain == "playbook":
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "

@@ -100,9 +100,10 @@ class SessionState(WireModel):
     ``manual_cleanup_pending`` is not in the §8 table but seed 001 §3 step 8 appends to
     ``ghost_session.json["manual_cleanup_pending"]``, so it is part of the file. ``audit_heads`` is
     ours: the signed head of each of the session's hash-chained logs (``shell``, ``orchestrator``,
-    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``checksum``
-    (wire name ``_checksum``) and ``seal`` (``_seal``) are optional in the model so that the seed's own
-    example validates; the loader refuses a file whose seal does not check before it gets here.
+    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``rca_confidence``
+    is ours too: the confidence the RCA shows (the model's claim capped by the RCA's claim checks).
+    ``checksum`` (wire name ``_checksum``) and ``seal`` (``_seal``) are optional in the model so that the
+    seed's own example validates; the loader refuses a file whose seal does not check before it gets here.
     ``v`` is 2 for files written sealed; 1 was the unsealed format.
     """
 
@@ -123,6 +124,8 @@ class SessionState(WireModel):
     manual_cleanup_pending: list[str] = Field(default_factory=list)
     is_resume: bool = False
     audit_heads: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    rca_confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None, description="the confidence the RCA shows: the model's claim capped by the claim checks")
     checksum: str | None = Field(default=None, alias="_checksum")
     seal: str | None = Field(default=None, alias="_seal")
 

@@ -22,6 +22,7 @@ from netghost.mcp._approval import CallContext, ElicitingApprover
 from netghost.mcp._settings import McpSettings
 from netghost.mcp._tools import ARG_MODELS
 from netghost.orchestrator import CloudOrchestrator
+from netghost.safetext import guard_console
 from netghost.shell import SafeExecShell
 
 __all__ = ["GovernedSession", "new_session_id"]
@@ -69,7 +70,8 @@ class GovernedSession:
             config["budgets"] = settings.budgets
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr
             self.orchestrator = CloudOrchestrator(self.shell, self.session_id, task_dir=str(settings.audit_dir),
-                                                  console=Console(file=sys.stderr, highlight=False), **config)
+                                                  console=guard_console(Console(file=sys.stderr, highlight=False)),
+                                                  **config)
         except BaseException:
             self.shell.close()
             raise

@@ -3,7 +3,7 @@
 A model that starts captures and never cleans them up, a session stopped by a model API error, an
 internal error, the turn limit, a human who refuses the deletes, and Ctrl-C at each approval point of a
 capture investigation (then ``--resume``): each must end with the lab's cloud empty, or with every
-remaining resource listed on screen and in the RCA with the exact command that removes it and exit code 3;
+remaining resource listed on screen and in the RCA with the exact command that removes it and exit code 5;
 and a resumed session finishes the cleanup its predecessor left, then prints where everything is.
 """
 
@@ -23,6 +23,7 @@ import pexpect
 import pytest
 from rich.console import Console
 
+from netghost.agent._exit_codes import ExitCode
 from netghost.agent._leftovers import EXIT_LEFTOVERS
 from netghost.agent._run import Options, run_agent
 from netghost.agent.cli import main
@@ -139,7 +140,7 @@ def test_a_capture_still_running_at_the_end_is_cancelled_and_cleaned(tmp_path: P
 def test_a_model_api_error_after_a_capture_still_cleans_up(tmp_path: Path) -> None:
     script = [READ_VM, FakeTurn.call("capture_traffic", CAPTURE), FakeTurn.fail(400, "the model broke")]
     run = run_hostile(tmp_path, script, yes=True)
-    assert run.code == 1, run.console
+    assert run.code == ExitCode.MODEL_API, run.console
     assert _left_in_the_lab(run.audit) == NOTHING
     assert "Resume with: ghost-agent --resume" in run.console and "Where everything is" in run.console
     assert "Traceback" not in run.console
