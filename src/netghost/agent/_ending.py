@@ -75,10 +75,10 @@ def _sweep(parts: Parts, ending: Ending) -> list[Leftover]:
             parts.state.manual_cleanup_pending.append(item.task_id)
     cleaned = {t for t in parts.state.manual_cleanup_pending if t not in {i.task_id for i in left}}
     parts.state.manual_cleanup_pending = [t for t in parts.state.manual_cleanup_pending if t not in cleaned]
+    ending.left = left
     if left:
         parts.journal.write("session_event", event="resources_left", turn=parts.state.turn_count,
                             tasks=[{"task_id": i.task_id, "commands": [c for _, c in i.items]} for i in left])
-    ending.left = left
     return left
 
 

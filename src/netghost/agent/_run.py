@@ -38,7 +38,7 @@ from netghost.agent._startup import report_orphans
 from netghost.agent._untrusted import redact_intent
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
-from netghost.errors import WalError
+from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import Budgets, CloudOrchestrator
@@ -185,8 +185,11 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
         return end_stopped(parts, "Interrupted.", ending, ExitCode.INTERRUPTED)
     except Exception as exc:  # an internal error still ends like every other end: cleanup, save, resume line
         parts.ui.error(f"The investigation stopped on an internal error: {type(exc).__name__}: {exc}")
-        parts.journal.write("session_event", event="internal_error", turn=state.turn_count,
-                            error=f"{type(exc).__name__}: {exc}")
+        try:
+            parts.journal.write("session_event", event="internal_error", turn=state.turn_count,
+                                error=f"{type(exc).__name__}: {exc}")
+        except NetGhostError as again:  # the journal itself is what failed: the screen has said it
+            parts.ui.error(f"The conversation log could not record it: {again}")
         return end_stopped(parts, "", ending, ExitCode.ERROR)
     finally:
         parts.flag.restore()
