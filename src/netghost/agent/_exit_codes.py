@@ -37,7 +37,8 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.MODEL_API: "the model API failed after retries (HTTP error, quota, no answer); --resume SID later",
     ExitCode.MODEL_REPLY: "the model's reply could not be used (malformed, blocked, SAFETY or another non-STOP "
                           "finish, empty); --resume SID",
-    ExitCode.LEFTOVERS: "the session ended with cloud leftovers (captures, blobs) still to clean up",
+    ExitCode.LEFTOVERS: "the session ended with cloud leftovers (captures, blobs, local capture files), each listed "
+                        "with the command that removes it; --resume SID finishes the cleanup",
     ExitCode.ENVIRONMENT: "the environment cannot work (no az, not logged in, an expired login, a managed identity "
                           "without its endpoint, ...): the named reason and the command that fixes it are printed; "
                           "fix it, then run again or --resume SID",

@@ -11,6 +11,7 @@ is raised for an edge the table does not have. :func:`check_environment` is the 
 is broken, both with :data:`ENV_STOP_REASONS`. See README.md for the map of the modules.
 """
 
+from netghost.orchestrator._budgets import BUDGET_NAMES, BUDGETS_ENV, Budgets, budget_message
 from netghost.orchestrator._env_faults import ENV_STOP_REASONS, EnvironmentStop, environment_fault, stop_for
 from netghost.orchestrator._environment import EnvironmentReport, check_environment
 from netghost.orchestrator._orchestrator import CloudOrchestrator
@@ -19,16 +20,20 @@ from netghost.orchestrator._preflight import STOP_REASONS
 from netghost.orchestrator._states import ROWS, TRANSITIONS, TaskTransitionError, Transition, step
 
 __all__ = [
+    "BUDGETS_ENV",
+    "BUDGET_NAMES",
     "ENV_STOP_REASONS",
     "ROWS",
     "STOP_REASONS",
     "TRANSITIONS",
+    "Budgets",
     "CloudOrchestrator",
     "EnvironmentReport",
     "EnvironmentStop",
     "TaskTransitionError",
     "Transition",
     "backoff",
+    "budget_message",
     "check_environment",
     "environment_fault",
     "step",

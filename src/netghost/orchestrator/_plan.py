@@ -224,14 +224,19 @@ def load_policy() -> PolicyEngine:
 
 
 def preflight(
-    engine: PolicyEngine, plan: Sequence[Sequence[str]], p: PlanInputs, *, max_capture_bytes: int, now: datetime
+    engine: PolicyEngine, plan: Sequence[Sequence[str]], p: PlanInputs, *, max_capture_bytes: int, now: datetime,
+    budgets: Mapping[str, Mapping[str, Any]],
 ) -> PolicyEvaluation:
-    """Evaluate the plan against the policies (limits included) once, at creation.
+    """Evaluate the plan against the policies (limits and the session's capture budgets) once, at creation.
+
+    Args:
+        budgets: each capture budget's ``limit``, ``count`` (this capture included) and refusal ``message``
+            (``capture_budget_facts``).
 
     Raises:
         PolicyError: the policies failed to evaluate.
     """
     facts: dict[str, Any] = capture_plan_facts(plan, capture_duration_s=p.duration_s)
     facts.update(capture_limit_bytes=p.capture_limit_bytes, max_duration_s=CAPTURE_MAX_DURATION_SECONDS,
-                 max_capture_bytes=max_capture_bytes)
+                 max_capture_bytes=max_capture_bytes, budgets={k: dict(v) for k, v in budgets.items()})
     return engine.evaluate(facts, now=now)

@@ -22,6 +22,7 @@ from typing import Any, Literal, Protocol
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._budgets import Budgets
 from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, bindings, is_member, plan_token
 from netghost.orchestrator._registry import Registry
 from netghost.orchestrator._states import step
@@ -88,6 +89,8 @@ class Config:
     poll_margin_s: float = 120.0
     clock: Callable[[], datetime] = _utcnow
     sleeper: Callable[[float], None] = _sleep
+    budgets: Budgets = field(default_factory=Budgets.defaults)
+    """The session's budgets; the capture ones are enforced at preflight (``capture.rego``)."""
 
     def poll_budget(self, duration_s: float) -> int:
         """How many polls a capture of ``duration_s`` may take: the configured ``max_polls``, or enough for
