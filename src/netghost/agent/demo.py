@@ -24,7 +24,7 @@ from rich.console import Console
 from netghost.agent._run import LabSetup, Options, run_agent
 from netghost.errors import NetGhostError
 from netghost.governance import read_wal, verify
-from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world
+from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world, start_resident
 from netghost.llm import has_credentials
 
 __all__ = ["add_arguments", "prepare_lab", "run", "world_symptom"]
@@ -44,6 +44,7 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
                 clock_scale: float = DEFAULT_CLOCK_SCALE) -> LabSetup:
     """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables and
     the orchestrator's lab clock. ``fresh`` recreates it; a resume keeps the world as the crash left it.
+    The lab state's resident lab is started (or reused); the returned setup's ``close`` stops it.
 
     Raises:
         LabError: the world does not load.
@@ -55,6 +56,10 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         state = LabState(state_dir)
     env = lab_path_env(state_dir, base=os.environ)
     env[SCALE_ENV] = str(clock_scale)
+    resident = start_resident(state_dir)  # one lab process answers the shims (else one process per call)
+    if not resident.running:
+        print(f"ghost-agent: lab: the resident lab could not start ({resident.problem}); every lab call runs as "
+              "its own process (slower)", file=sys.stderr)
 
     def sleep(seconds: float) -> None:
         time.sleep(seconds / clock_scale)
@@ -65,6 +70,7 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
         orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
                       "local_capture_dir": str(audit_dir / "captures")},
+        close=resident.stop,
     )
 
 
@@ -154,8 +160,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.yes and not interactive:
         console.print("No terminal to ask and --yes not given: RISKY steps (a capture, reading its report) will "
                       "be refused (failing closed). Run `ghost-agent demo --yes` to approve the lab's RISKY steps.")
-    code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab),
-                     console=console)
+    try:
+        code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab),
+                         console=console)
+    finally:
+        lab.close()
     _paths(console, audit_dir)
     if not args.yes and not interactive and _refused(audit_dir):
         console.print("Some steps were refused because nobody could be asked. Run `ghost-agent demo --yes` "

@@ -184,10 +184,10 @@ def _blob_download(ctx: AzContext, args: ParsedArgs) -> Any:
         return body
     if args["file"]:
         target = Path(args["file"])
-        if target.exists() and args["overwrite"] is False:
+        if Path(ctx.cwd, target).exists() and args["overwrite"] is False:
             raise plain_error(f"The specified path already exists. Please change the path or set --overwrite to true: {target}")
         try:
-            target.write_bytes(body)
+            ctx.write_file(args["file"], body)  # the caller's directory and umask, as the real az writes
         except OSError as exc:
             raise plain_error(f"[Errno {exc.errno}] {exc.strerror}: '{args['file']}'") from exc
     return blob_doc(container, name, meta, content_range=True)
