@@ -1,7 +1,8 @@
 """Run many real azure-cli commands in one process: ``<azure-cli's python> az_driver.py`` (no netghost import).
 
-Reads one JSON request per line on stdin (``{"argv": [...]}``, without the leading ``az``) and writes one
-JSON answer per line on stdout (``{"code": int, "stdout": str, "stderr": str}``). Each command is a fresh
+Reads one JSON request per line on stdin (``{"argv": [...], "env": {...}, "cwd": "..."}``, the argv without the
+leading ``az``; ``env`` is set in ``os.environ`` before the command: the proxy, CA bundle and config dir of the
+lab it talks to) and writes one JSON answer per line on stdout (``{"code": int, "stdout": str, "stderr": str}``). Each command is a fresh
 ``get_default_cli().invoke(argv)``, the way azure-cli's own scenario tests run commands in-process: the
 same parser, validators, SDK clients, HTTP pipeline and output formatting as the ``az`` program, without a
 new interpreter and the imports per call (~1.5 s each here). ``sys.stdout``/``sys.stderr`` are switched to
@@ -11,6 +12,7 @@ current call's buffer. A test compares this driver with the ``az`` program on a 
 
 import io
 import json
+import os
 import sys
 
 
@@ -39,12 +41,16 @@ def main() -> int:
     answers = sys.stdout
     out, err = _Switch(), _Switch()
     sys.stdout, sys.stderr = out, err
-    from azure.cli.core import get_default_cli  # noqa: PLC0415  after the streams are switched
+    from azure.cli.core import get_default_cli  # after the streams are switched
 
     for line in requests:
         if not line.strip():
             continue
-        argv = json.loads(line)["argv"]
+        request = json.loads(line)
+        argv = request["argv"]
+        os.environ.update(request.get("env") or {})
+        if request.get("cwd"):
+            os.chdir(request["cwd"])
         out.target, err.target = io.StringIO(), io.StringIO()
         try:
             code = get_default_cli().invoke(argv, out_file=out)

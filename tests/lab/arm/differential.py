@@ -10,6 +10,7 @@ directory per side and are compared too.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from netghost.lab.arm import az_environment, az_login
 from netghost.lab.az import run_az
 from netghost.lab.resident import Resident, start_resident
 from netghost.lab.state import LabState, init_state
+from netghost.lab.world import CloudFaultSpec
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lab_arm"
 DRIVER = Path(__file__).with_name("az_driver.py")
@@ -93,18 +95,16 @@ def differences(sim: Outcome, real: Outcome) -> list[str]:
     return out
 
 
-def _files(work: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(work)): p.read_bytes() for p in sorted(work.rglob("*")) if p.is_file()}
-
-
 class Side:
     """One lab state and a way to run az argvs against it."""
 
-    def __init__(self, root: Path, world: str | Path) -> None:
+    def __init__(self, root: Path, world: str | Path, faults: Sequence[dict[str, Any]] = ()) -> None:
         self.root = root
         self.work = root / "work"
         self.work.mkdir(parents=True)
         self.state = init_state(root / "lab", world, lab_start=LAB_START, scale=FROZEN)
+        for fault in faults:
+            self.state.inject_fault(CloudFaultSpec.model_validate(fault))
 
     def advance_to(self, at: float) -> None:
         now = self.state.clock().now() - LAB_START
@@ -112,10 +112,24 @@ class Side:
             self.state.advance_clock(at - now)
 
     def argv(self, argv: Sequence[str]) -> list[str]:
-        return [a.replace("{WORK}", str(self.work)) for a in argv]
+        """``argv`` with ``{WORK}`` pointing here; a download's folder exists, as the orchestrator makes it."""
+        out = [a.replace("{WORK}", str(self.work)) for a in argv]
+        for flag, value in itertools.pairwise(out):
+            if flag in ("-f", "--file") and value.startswith(str(self.work)):
+                Path(value).parent.mkdir(parents=True, exist_ok=True)
+        return out
 
     def run(self, argv: Sequence[str]) -> Outcome:
         raise NotImplementedError
+
+    def written(self, argv: Sequence[str]) -> dict[str, bytes]:
+        """The files a command names with ``-f``/``--file``, as they are after it ran (relative to ``work``)."""
+        out = {}
+        for flag, value in itertools.pairwise(argv):
+            path = Path(value)
+            if flag in ("-f", "--file") and path.is_file() and path.is_relative_to(self.work):
+                out[str(path.relative_to(self.work))] = path.read_bytes()
+        return out
 
     def close(self) -> None:
         return None
@@ -125,59 +139,67 @@ class SimSide(Side):
     """The simulator, in-process."""
 
     def run(self, argv: Sequence[str]) -> Outcome:
-        before = _files(self.work)
-        code, out, err = run_az(self.argv(argv), {"NETGHOST_LAB_STATE": str(self.state.root)})
-        return Outcome(code, out, err, {k: v for k, v in _files(self.work).items() if before.get(k) != v})
+        full = self.argv(argv)
+        code, out, err = run_az(full, {"NETGHOST_LAB_STATE": str(self.state.root)})
+        return Outcome(code, out, err, self.written(full))
+
+
+class AzDriver:
+    """One long-lived :mod:`az_driver` process: real azure-cli commands in-process, any lab per request."""
+
+    def __init__(self, az: str) -> None:
+        python = str(Path(az).resolve().parent / "python")
+        self._proc = subprocess.Popen([python, str(DRIVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True, env={k: v for k, v in os.environ.items() if k in ("PATH", "HOME")})
+
+    def run(self, argv: Sequence[str], env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps({"argv": list(argv), "env": env, "cwd": str(cwd)}) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the az driver died")
+        answer = json.loads(line)
+        return int(answer["code"]), str(answer["stdout"]), str(answer["stderr"])
+
+    def close(self) -> None:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.close()
+        self._proc.wait(60)
+        self._proc.stdout.close()
 
 
 class RealSide(Side):
-    """The real azure-cli over this lab's ARM endpoint: the in-process driver, or the ``az`` program."""
+    """The real azure-cli over this lab's ARM endpoint: the in-process ``driver``, or the ``az`` program."""
 
-    def __init__(self, root: Path, world: str | Path, az: str, *, process: bool = False) -> None:
-        super().__init__(root, world)
+    def __init__(self, root: Path, world: str | Path, az: str, *, faults: Sequence[dict[str, Any]] = (),
+                 driver: AzDriver | None = None, template: Path | None = None) -> None:
+        super().__init__(root, world, faults)
         self.az = az
-        self.process = process
+        self.driver = driver
         self.resident: Resident = start_resident(self.state.root)
         assert self.resident.running, self.resident.problem
         settings = self.resident.control("arm")
         self.env = az_environment(settings, {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")})
-        az_login(az, self.env, self.state.world().spec.subscription.id)
-        self._driver: subprocess.Popen[str] | None = None
-
-    def _driver_proc(self) -> subprocess.Popen[str]:
-        if self._driver is None:
-            python = str(Path(self.az).resolve().parent / "python")
-            self._driver = subprocess.Popen([python, str(DRIVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            text=True, env=self.env, cwd=self.work)
-        return self._driver
+        az_login(az, self.env, self.state.world().spec.subscription.id, template=template)
 
     def run(self, argv: Sequence[str]) -> Outcome:
-        before = _files(self.work)
-        if self.process:
-            proc = subprocess.run([self.az, *self.argv(argv)], env=self.env, capture_output=True, text=True,
-                                  timeout=300, check=False, cwd=self.work)
+        full = self.argv(argv)
+        if self.driver is None:
+            proc = subprocess.run([self.az, *full], env=self.env, capture_output=True, text=True, timeout=300,
+                                  check=False, cwd=self.work)
             code, out, err = proc.returncode, proc.stdout, proc.stderr
         else:
-            driver = self._driver_proc()
-            assert driver.stdin is not None and driver.stdout is not None
-            driver.stdin.write(json.dumps({"argv": self.argv(argv)}) + "\n")
-            driver.stdin.flush()
-            answer = json.loads(driver.stdout.readline())
-            code, out, err = answer["code"], answer["stdout"], answer["stderr"]
-        return Outcome(code, out, err, {k: v for k, v in _files(self.work).items() if before.get(k) != v})
+            code, out, err = self.driver.run(full, self.env, self.work)
+        return Outcome(code, out, err, self.written(full))
 
     def close(self) -> None:
-        if self._driver is not None:
-            assert self._driver.stdin is not None
-            self._driver.stdin.close()
-            self._driver.wait(30)
-            self._driver = None
         self.resident.stop()
 
 
 @dataclass
 class Step:
-    world: str
+    run: str
     index: int
     argv: list[str]
     sim: Outcome
@@ -185,25 +207,28 @@ class Step:
     differ: list[str]
 
 
-def replay(world: str | Path, calls: Sequence[dict[str, Any]], root: Path, az: str,
-           *, process: bool = False) -> Iterator[Step]:
-    """Run ``calls`` on both sides of ``world`` (under ``root``), yielding each step's comparison."""
-    sim = SimSide(root / "sim", world)
-    real = RealSide(root / "real", world, az, process=process)
+def replay(run: dict[str, Any], root: Path, az: str, *, driver: AzDriver | None = None,
+           template: Path | None = None) -> Iterator[Step]:
+    """Replay one collected run on both sides (under ``root``), yielding each call's comparison; the real
+    side runs through ``driver`` (None: one ``az`` process per call)."""
+    world = run["world"] if "/" not in run["world"] and not run["world"].endswith(".yaml") else DATA / run["world"]
+    faults = run.get("faults") or []
+    sim = SimSide(root / "sim", world, faults)
+    real = RealSide(root / "real", world, az, faults=faults, driver=driver, template=template)
     try:
-        for index, call in enumerate(calls):
+        for index, call in enumerate(run["calls"]):
             for side in (sim, real):
                 side.advance_to(float(call.get("at", 0.0)))
             argv = list(call["argv"])
             a, b = sim.run(argv), real.run(argv)
-            yield Step(str(world), index, argv, a, b, differences(a, b))
+            yield Step(run["name"], index, argv, a, b, differences(a, b))
     finally:
         real.close()
 
 
-def load_calls() -> dict[str, list[dict[str, Any]]]:
-    worlds: dict[str, list[dict[str, Any]]] = json.loads((DATA / "product_argvs.json").read_text())["worlds"]
-    return worlds
+def load_runs() -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = json.loads((DATA / "product_argvs.json").read_text())["runs"]
+    return runs
 
 
-__all__ = ["DATA", "LabState", "Outcome", "Step", "differences", "error_class", "load_calls", "real_az", "replay"]
+__all__ = ["DATA", "AzDriver", "LabState", "Outcome", "Step", "differences", "error_class", "load_runs", "real_az", "replay"]

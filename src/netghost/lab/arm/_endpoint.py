@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -100,20 +101,28 @@ def az_environment(settings: Mapping[str, Any], base: Mapping[str, str] | None =
     return env
 
 
-def az_login(az: str, env: Mapping[str, str], subscription: str, timeout_s: float = 120.0) -> None:
+_PROFILE_FILES = ("azureProfile.json", "commandIndex.json", "versionCheck.json")
+
+
+def az_login(az: str, env: Mapping[str, str], subscription: str, timeout_s: float = 120.0,
+             template: Path | None = None) -> None:
     """``az login --identity`` into ``env``'s config dir, unless it is already signed in to ``subscription``.
+
+    A managed identity's login leaves only its profile on disk (az asks the token endpoint for a token on
+    every call), so a profile made by one real login can sign in other lab config dirs of the same
+    subscription: ``template`` is where that profile is kept (copied from, or saved to after a login).
 
     Raises:
         LabError: the login failed (its stderr says why).
     """
-    profile = Path(env["AZURE_CONFIG_DIR"]) / "azureProfile.json"
-    if profile.exists():
-        try:
-            data = json.loads(profile.read_text(encoding="utf-8-sig"))
-            if any(s.get("id") == subscription for s in data.get("subscriptions", [])):
-                return
-        except (OSError, json.JSONDecodeError):
-            pass
+    config = Path(env["AZURE_CONFIG_DIR"])
+    if _signed_in(config, subscription):
+        return
+    if template is not None and _signed_in(template, subscription):
+        for name in _PROFILE_FILES:
+            if (template / name).exists():
+                shutil.copyfile(template / name, config / name)
+        return
     try:
         proc = subprocess.run([az, "login", "--identity", "-o", "none"], env={**os.environ, **env}, capture_output=True,
                               text=True, timeout=timeout_s, check=False)
@@ -121,3 +130,16 @@ def az_login(az: str, env: Mapping[str, str], subscription: str, timeout_s: floa
         raise LabError(f"az login --identity against lab ARM failed: {exc}") from exc
     if proc.returncode != 0:
         raise LabError(f"az login --identity against lab ARM failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    if template is not None:
+        template.mkdir(parents=True, exist_ok=True)
+        for name in _PROFILE_FILES:
+            if (config / name).exists():
+                shutil.copyfile(config / name, template / name)
+
+
+def _signed_in(config: Path, subscription: str) -> bool:
+    try:
+        data = json.loads((config / "azureProfile.json").read_text(encoding="utf-8-sig"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return any(s.get("id") == subscription for s in data.get("subscriptions", []))

@@ -151,6 +151,9 @@ def _run_in_lab(cmd: Command, args: ParsedArgs, state: LabState, env: Mapping[st
             if args["subscription"] and args["subscription"] not in (sub.id, sub.name):
                 raise AzError(1, f"ERROR: Subscription '{args['subscription']}' not found. "
                                  "Check the spelling and casing and try again.\n")
+            for other in _foreign_subscriptions(args["ids"] or [], sub.id):  # az switches to an id's subscription
+                raise AzError(1, f"ERROR: Subscription '{other}' not found. Check the spelling and casing and try "
+                                 "again.\n")
             ctx = AzContext(state, world, clock, env, cwd=cwd, umask=umask)
             settle(state, ctx.now())
             try:
@@ -199,6 +202,16 @@ def run_az_slowly(argv: Sequence[str], env: Mapping[str, str], *, cwd: str = "",
     if delay:
         sleep(delay)
     return run_az(argv, env, cwd=cwd, umask=umask)
+
+
+def _foreign_subscriptions(ids: Sequence[str], own: str) -> list[str]:
+    """The subscriptions ``--ids`` name that are not the lab's (az looks each up in its profile)."""
+    out = []
+    for rid in ids:
+        parts = rid.split("/")
+        if len(parts) > 2 and parts[1].lower() == "subscriptions" and parts[2].lower() != own.lower():
+            out.append(parts[2])
+    return out
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
