@@ -17,8 +17,8 @@ import json
 import time
 from typing import Any
 
+from netghost.errors import ArmFailure
 from netghost.lab.arm._http import HttpRequest, HttpResponse
-from netghost.lab.arm._rest import ArmFailure
 from netghost.lab.world import World
 
 __all__ = ["PROVIDER_TYPES", "locations", "provider", "subscription_doc", "token"]

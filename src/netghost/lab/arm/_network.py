@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from netghost.errors import ArmFailure
 from netghost.lab.arm import _shapes as shape
-from netghost.lab.arm._rest import ArmFailure, Shape, strip_resource_groups, to_rest
+from netghost.lab.arm._rest import Shape, strip_resource_groups, to_rest
 from netghost.lab.arm._routes import Call, Lro, Route, compile_template, listing
 
 __all__ = ["ROUTES"]

@@ -18,7 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ENVELOPE", "ArmFailure", "Shape", "arm_failure", "strip_resource_groups", "to_rest"]
+from netghost.errors import ArmFailure
+
+__all__ = ["ENVELOPE", "FLAT", "Shape", "arm_failure", "strip_resource_groups", "to_rest"]
 
 ENVELOPE = frozenset({"id", "name", "type", "etag", "location", "tags", "sku", "kind", "zones", "identity", "plan",
                       "extendedLocation", "managedBy", "systemData"})
@@ -111,18 +113,6 @@ def _apply_child(node: Any, path: list[str], child: Shape) -> None:
             _apply_child(item, path[1:], child)
         return
     node[path[0]] = to_rest(node[path[0]], child)
-
-
-@dataclass
-class ArmFailure(Exception):
-    """An error answer: HTTP ``status``, the ``code`` and ``message`` of ARM's error body (or storage's)."""
-
-    status: int
-    code: str
-    message: str
-    kind: str = "arm"
-    """``arm`` (JSON error), ``storage`` (XML error with ``x-ms-error-code``) or ``client`` (an error the real
-    CLI raises itself before any request: the lab cannot produce it from a REST answer)."""
 
 
 _ARM_FORM = re.compile(r"^ERROR: \((?P<code>[^)]+)\) (?P<message>.*?)(?:\nCode: .*)?$", re.S)

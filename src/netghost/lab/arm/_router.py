@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from netghost.errors import LabError
+from netghost.errors import ArmFailure, LabError
 from netghost.lab.arm import _compute, _network, _storage, _watcher
 from netghost.lab.arm._http import HttpRequest, HttpResponse
 from netghost.lab.arm._identity import locations, provider, subscription_doc, token
 from netghost.lab.arm._rbac import load_role
-from netghost.lab.arm._rest import FLAT, ArmFailure, to_rest
+from netghost.lab.arm._rest import FLAT, to_rest
 from netghost.lab.arm._routes import Call, Lro, Route
 from netghost.lab.arm._sim import Simulator
 
@@ -87,6 +87,8 @@ class ArmRouter:
             if req.host == ARM_HOST:
                 return self._arm(req)
             return _json(404, {"error": {"code": "NotFound", "message": f"the lab does not serve {req.host}"}})
+        except ArmFailure as failure:
+            return _error(failure)
         except LabError as exc:
             log.error("lab error on %s %s: %s", req.method, req.path, exc)
             return _json(500, {"error": {"code": "InternalServerError", "message": f"lab: {exc}"}})

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from netghost.errors import ArmFailure
 from netghost.lab.arm._http import HttpRequest
-from netghost.lab.arm._rest import ArmFailure
 from netghost.lab.arm._sim import Simulator
 
 __all__ = ["Call", "Handler", "Lro", "Route", "compile_template", "listing"]

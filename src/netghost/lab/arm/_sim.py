@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from netghost.lab.arm._rest import ArmFailure, arm_failure
+from netghost.errors import ArmFailure
+from netghost.lab.arm._rest import arm_failure
 from netghost.lab.az import run_az
 from netghost.lab.state import STATE_ENV, LabState
 from netghost.lab.world import World

@@ -18,9 +18,10 @@ from email.utils import format_datetime
 from typing import Any
 from xml.sax.saxutils import escape
 
+from netghost.errors import ArmFailure
 from netghost.lab.arm import _shapes as shape
 from netghost.lab.arm._http import HttpRequest, HttpResponse
-from netghost.lab.arm._rest import ArmFailure, to_rest
+from netghost.lab.arm._rest import to_rest
 from netghost.lab.arm._routes import Call, Route, compile_template, listing
 from netghost.lab.arm._sim import Simulator
 

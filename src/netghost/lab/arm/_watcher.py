@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from netghost.errors import ArmFailure
 from netghost.lab.arm import _shapes as shape
-from netghost.lab.arm._rest import ArmFailure, strip_resource_groups, to_rest
+from netghost.lab.arm._rest import strip_resource_groups, to_rest
 from netghost.lab.arm._routes import Call, Lro, Route, compile_template, listing
 
 __all__ = ["ROUTES"]
