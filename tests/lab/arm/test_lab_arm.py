@@ -234,10 +234,11 @@ def test_the_managed_identity_endpoint_issues_tokens_for_the_worlds_identity(lab
 
 # ---- the TLS proxy ----------------------------------------------------------------------------------
 @pytest.fixture
-def endpoint(tmp_path: Path) -> Iterator[tuple[LabState, LabArm]]:
+def endpoint(tmp_path: Path) -> Iterator[tuple[LabState, LabArm, list[int]]]:
     state = init_state(tmp_path / "lab", "nsg-deny")
-    arm = LabArm(state.root)
-    yield state, arm
+    served: list[int] = []
+    arm = LabArm(state.root, on_request=lambda: served.append(1))
+    yield state, arm, served
     arm.close()
 
 
@@ -250,8 +251,9 @@ def _tunnel(port: int, host: str) -> tuple[int, socket.socket]:
     return int(head.split()[1]), raw
 
 
-def test_a_client_reaches_arm_through_the_proxy_over_tls_it_verifies(endpoint: tuple[LabState, LabArm]) -> None:
-    _state, arm = endpoint
+def test_a_client_reaches_arm_through_the_proxy_over_tls_it_verifies(
+        endpoint: tuple[LabState, LabArm, list[int]]) -> None:
+    _state, arm, served = endpoint
     settings = arm.settings()
     context = ssl.create_default_context(cafile=settings["ca_bundle"])  # the lab's CA only: hostname checked
     status, raw = _tunnel(settings["port"], "management.azure.com")
@@ -264,6 +266,7 @@ def test_a_client_reaches_arm_through_the_proxy_over_tls_it_verifies(endpoint: t
     conn.request("GET", "/tenants?api-version=2022-12-01", headers={"Authorization": "Bearer t"})  # keep-alive
     assert conn.getresponse().status == 200
     conn.close()
+    assert len(served) == 2  # each request told the resident lab it is in use (its idle clock restarts)
     status, blob = _tunnel(settings["port"], "forensicssa.blob.core.windows.net")
     assert status == 200
     context.wrap_socket(blob, server_hostname="forensicssa.blob.core.windows.net").close()  # the wildcard name

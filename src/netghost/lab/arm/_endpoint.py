@@ -16,13 +16,13 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from netghost.errors import LabError
 from netghost.lab.arm._certs import ensure_certificates
-from netghost.lab.arm._http import LabHttpServer
+from netghost.lab.arm._http import HttpRequest, HttpResponse, LabHttpServer
 from netghost.lab.arm._router import ArmRouter
 
 __all__ = ["ARM_DIR", "LabArm", "az_environment", "az_login", "start_lab_arm"]
@@ -41,7 +41,7 @@ show_survey_link = no
 class LabArm:
     """A running lab ARM endpoint (see the module docstring)."""
 
-    def __init__(self, state_dir: Path, port: int = 0) -> None:
+    def __init__(self, state_dir: Path, port: int = 0, on_request: Callable[[], None] | None = None) -> None:
         self.arm_dir = state_dir / ARM_DIR
         certs = ensure_certificates(self.arm_dir)
         self.config_dir = self.arm_dir / "azure"
@@ -57,7 +57,13 @@ class LabArm:
         access.addHandler(handler)
         self._access = access
         router = ArmRouter(state_dir, self.arm_dir)
-        self._server = LabHttpServer(router, certs, router.known_host, access, port)
+
+        def routed(request: HttpRequest) -> HttpResponse:
+            if on_request is not None:
+                on_request()  # lab ARM's calls keep the resident lab alive, as the shims' do
+            return router(request)
+
+        self._server = LabHttpServer(routed, certs, router.known_host, access, port)
         self._server.start()
         self._settings = {"port": self._server.port, "proxy": f"http://127.0.0.1:{self._server.port}",
                           "ca_bundle": str(certs.ca), "config_dir": str(self.config_dir), "arm_dir": str(self.arm_dir)}
@@ -73,14 +79,15 @@ class LabArm:
             self._access.removeHandler(handler)
 
 
-def start_lab_arm(state_dir: Path) -> LabArm:
-    """Start the lab ARM endpoint of ``state_dir`` (the resident lab process calls this).
+def start_lab_arm(state_dir: Path, on_request: Callable[[], None] | None = None) -> LabArm:
+    """Start the lab ARM endpoint of ``state_dir`` (the resident lab process calls this; ``on_request`` is
+    called on every request it serves).
 
     Raises:
         LabError: the certificates or the listener cannot be made.
     """
     try:
-        return LabArm(Path(state_dir))
+        return LabArm(Path(state_dir), on_request=on_request)
     except OSError as exc:
         raise LabError(f"lab ARM cannot start: {exc}", path=Path(state_dir)) from exc
 

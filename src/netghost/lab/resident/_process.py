@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,10 +208,10 @@ atexit.register(stop_started_residents)
 
 
 # ---- the server process ----------------------------------------------------------------------
-def _arm_factory(state_dir: Path) -> Any:
+def _arm_factory(state_dir: Path, on_request: Callable[[], None]) -> Any:
     from netghost.lab.arm import start_lab_arm  # noqa: PLC0415  ssl and the certificates load only when asked
 
-    return start_lab_arm(state_dir)
+    return start_lab_arm(state_dir, on_request)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -127,11 +127,12 @@ class ResidentServer:
         state_dir: the lab state (absolute).
         idle_s: stop after this long without a request (0: never).
         owner_pid: stop when this process is gone (None: no owner).
-        arm_factory: builds the lab ARM endpoint on the first ``arm`` request.
+        arm_factory: builds the lab ARM endpoint on the first ``arm`` request (given the state and a
+            callback its every request calls: lab ARM's traffic counts as activity).
     """
 
     def __init__(self, state_dir: Path, *, idle_s: float, owner_pid: int | None,
-                 arm_factory: Callable[[Path], Extension] | None = None) -> None:
+                 arm_factory: Callable[[Path, Callable[[], None]], Extension] | None = None) -> None:
         self.state_dir = state_dir.resolve()
         self.idle_s = idle_s
         self.owner_pid = owner_pid
@@ -167,8 +168,12 @@ class ResidentServer:
         path = socket_path(str(self.state_dir))
         if len(os.fsencode(path)) > 107:
             raise LabError(f"the socket path is too long for AF_UNIX ({len(os.fsencode(path))} bytes)", path=Path(path))
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(path)  # a stale socket: its server is dead (we hold the lock)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise LabError(f"cannot replace {path}: {exc.strerror or exc}", path=Path(path)) from exc
         old_umask = os.umask(0o177)
         try:
             server = _UnixServer(path, _Handler)
@@ -248,6 +253,11 @@ class ResidentServer:
             self._busy += 1
             self._last = time.monotonic()
 
+    def touch(self) -> None:
+        """Something was served (lab ARM's requests come this way): the idle clock starts again."""
+        with self._busy_lock:
+            self._last = time.monotonic()
+
     def leave(self) -> None:
         with self._busy_lock:
             self._busy -= 1
@@ -294,7 +304,7 @@ class ResidentServer:
         with self._arm_lock:
             if self._arm is None:
                 try:
-                    self._arm = self._arm_factory(self.state_dir)
+                    self._arm = self._arm_factory(self.state_dir, self.touch)
                 except (LabError, OSError) as exc:
                     return 1, b"", f"lab ARM could not start: {exc}\n".encode()
                 self.write_info({"arm": self._arm.settings()})
