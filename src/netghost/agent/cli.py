@@ -20,7 +20,7 @@ from pathlib import Path
 from netghost import __version__
 from netghost.errors import NetGhostError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "selected_subcommand"]
 
 # name -> (module implementing it, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -33,8 +33,18 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser; subcommand arguments are added by their own modules."""
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """Build the top-level parser; only the subcommand ``argv`` names gets its arguments.
+
+    Why lazily: adding a subcommand's arguments imports its module, and some pull in heavy
+    libraries (the demo imports the Gemini SDK and the lab). ``ghost-agent --help``, ``--version`` and
+    every other subcommand must not pay for them, so each subcommand is listed by its one-line help
+    and its module is imported only when ``argv`` selects it.
+    """
+    return _parsers(argv)[0]
+
+
+def _parsers(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="ghost-agent",
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
@@ -42,9 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
     _add_investigation_arguments(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = selected_subcommand(argv)
+    subparsers: dict[str, argparse.ArgumentParser] = {}
     for name, (module_name, help_text) in _SUBCOMMANDS.items():
-        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp = subparsers[name] = sub.add_parser(name, help=help_text, description=help_text)
         sp.set_defaults(_module=module_name)
+        if name != chosen:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -53,7 +67,27 @@ def build_parser() -> argparse.ArgumentParser:
             sp.set_defaults(_missing=True)
             continue
         module.add_arguments(sp)
-    return parser
+    return parser, subparsers
+
+
+# The investigation's options that take a value: a subcommand's name given as their value is not a subcommand.
+_VALUE_OPTIONS = frozenset({"--resume", "--model", "--audit-dir", "--brain", "--lab", "--intent"})
+
+
+def selected_subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs (the first bare word that names one), or None for an investigation."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            skip = word in _VALUE_OPTIONS or any(word == o[:len(word)] and len(word) > 2 for o in _VALUE_OPTIONS)
+            continue
+        return word if word in _SUBCOMMANDS else None
+    return None
 
 
 def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,8 +135,12 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ghost-agent``; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser, subparsers = _parsers(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:  # the usage of the command that was mistyped, not the top-level one
+        (subparsers.get(getattr(args, "command", None) or "") or parser).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "command", None):
         return _investigate(parser, args)
     if getattr(args, "_missing", False):

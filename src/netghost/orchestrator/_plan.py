@@ -96,7 +96,7 @@ def storage_account_ref(value: str) -> tuple[str, str | None]:
     """``(name, full id or None)`` of a capture's ``storage_account``: a bare name, or the account's ARM id.
 
     ``packet-capture create --storage-account NAME`` is expanded with the *target's* ``-g``
-    (../shared/AZURE.md T3), so an account in another resource group must be passed by its full id; the
+    (docs/design/AZURE.md T3), so an account in another resource group must be passed by its full id; the
     blob commands and URLs take the name. Anything else is taken as a name (Azure judges it).
     """
     match = _STORAGE_ID.match(value.strip())
