@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from netghost.lab.arm import az_environment, az_login
+from netghost.lab.arm import az_environment, az_login, install_role
 from netghost.lab.az import run_az
 from netghost.lab.resident import Resident, start_resident
 from netghost.lab.state import LabState, init_state
 from netghost.lab.world import CloudFaultSpec
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lab_arm"
+SHIPPED_ROLE = Path(__file__).resolve().parents[3] / "docs" / "azure" / "ghost-agent-role.json"
+"""The least-privilege custom role the README tells users to assign (login mode: no listKeys)."""
 DRIVER = Path(__file__).with_name("az_driver.py")
 LAB_START = 1795770000.0  # 2026-11-28T05:00:00Z: both sides' clocks start here
 FROZEN = 0.0
@@ -173,13 +175,16 @@ class RealSide(Side):
     """The real azure-cli over this lab's ARM endpoint: the in-process ``driver``, or the ``az`` program."""
 
     def __init__(self, root: Path, world: str | Path, az: str, *, faults: Sequence[dict[str, Any]] = (),
-                 driver: AzDriver | None = None, template: Path | None = None) -> None:
+                 driver: AzDriver | None = None, template: Path | None = None,
+                 role: dict[str, Any] | None = None) -> None:
         super().__init__(root, world, faults)
         self.az = az
         self.driver = driver
         self.resident: Resident = start_resident(self.state.root)
         assert self.resident.running, self.resident.problem
         settings = self.resident.control("arm")
+        if role is not None:
+            install_role(Path(settings["arm_dir"]), role)
         self.env = az_environment(settings, {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")})
         az_login(az, self.env, self.state.world().spec.subscription.id, template=template)
 
@@ -208,13 +213,13 @@ class Step:
 
 
 def replay(run: dict[str, Any], root: Path, az: str, *, driver: AzDriver | None = None,
-           template: Path | None = None) -> Iterator[Step]:
+           template: Path | None = None, role: dict[str, Any] | None = None) -> Iterator[Step]:
     """Replay one collected run on both sides (under ``root``), yielding each call's comparison; the real
-    side runs through ``driver`` (None: one ``az`` process per call)."""
+    side runs through ``driver`` (None: one ``az`` process per call), under ``role`` when one is given."""
     world = run["world"] if "/" not in run["world"] and not run["world"].endswith(".yaml") else DATA / run["world"]
     faults = run.get("faults") or []
     sim = SimSide(root / "sim", world, faults)
-    real = RealSide(root / "real", world, az, faults=faults, driver=driver, template=template)
+    real = RealSide(root / "real", world, az, faults=faults, driver=driver, template=template, role=role)
     try:
         for index, call in enumerate(run["calls"]):
             for side in (sim, real):

@@ -10,6 +10,10 @@ error class (ARM code, storage error code, or the error's first words) and the s
 written. The real side runs the commands in one long-lived azure-cli process (``az_driver.py``, as azure-cli's
 own tests run commands in-process); a test checks that driver against the ``az`` program itself.
 
+The real side runs under the least-privilege role the README ships (``docs/azure/ghost-agent-role.json``,
+enforced by lab ARM) in every run but those that use storage key mode (the role grants no ``listKeys``):
+so the replay also proves that role lets every product argv through.
+
 Which az: ``$NETGHOST_REAL_AZ`` (CI's .venv-az), else an azure-cli ``az`` on PATH; skipped with the reason
 when there is none; failing when ``NETGHOST_REAL_AZ`` names something that is not a working az.
 """
@@ -25,11 +29,14 @@ from typing import Any
 
 import pytest
 
-from .differential import DATA, AzDriver, Step, load_runs, real_az, replay
+from .differential import DATA, SHIPPED_ROLE, AzDriver, Step, load_runs, real_az, replay
 
 AZ = real_az()  # read at import: the autouse fixture scrubs NETGHOST_* from the environment of each test
 RUNS = load_runs()
 LIMITATIONS: list[dict[str, Any]] = json.loads((DATA / "limitations.json").read_text())["limitations"]
+ROLE: dict[str, Any] = json.loads(SHIPPED_ROLE.read_text())
+KEY_MODE_RUNS = ("orchestrator:key-mode", "orchestrator:shared-key-off", "builders")
+"""Runs that use storage key mode: ``listKeys``, which the shipped role leaves out on purpose."""
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(AZ is None, reason="azure-cli (`az`) is not installed and NETGHOST_REAL_AZ is unset")]
 
@@ -70,7 +77,8 @@ def test_the_simulator_and_the_real_az_over_lab_arm_agree(run: dict[str, Any], d
     unexplained: list[str] = []
     observed: set[str] = set()
     steps = 0
-    for step in replay(run, tmp_path, AZ, driver=driver, template=template):
+    role = None if run["name"] in KEY_MODE_RUNS else ROLE
+    for step in replay(run, tmp_path, AZ, driver=driver, template=template, role=role):
         steps += 1
         if step.differ:
             entry = _limitation(run["name"], step)

@@ -168,6 +168,16 @@ def test_an_installed_role_is_enforced_on_every_request(lab: tuple[LabState, Arm
     assert call(router, "PUT", f"{WATCHER}/packetCaptures/x", {"properties": {"target": "t"}}).status != 403
 
 
+def test_the_shipped_role_parses_and_grants_no_credential_reads() -> None:
+    from .differential import SHIPPED_ROLE
+
+    role = RoleDefinition.from_json(json.loads(SHIPPED_ROLE.read_text()))
+    assert role.allows("Microsoft.Network/networkWatchers/packetCaptures/write")
+    assert not role.allows("Microsoft.Storage/storageAccounts/listkeys/action")
+    assert not role.allows("Microsoft.Network/connections/sharedKey/read")
+    assert role.allows_data("Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read")
+
+
 def test_role_definitions_read_both_azure_forms_and_match_as_azure_does() -> None:
     cli_form = RoleDefinition.from_json({"Name": "r", "Actions": ["Microsoft.Network/*/read"],
                                          "NotActions": ["Microsoft.Network/connections/sharedKey/read"]})

@@ -1,5 +1,6 @@
 """The Cloud Orchestrator driving the real azure-cli 2.91 over lab ARM: the capture lifecycle single and
-dual-end, every preflight stop reason Azure's answers can cause, and orphans after a crash.
+dual-end (under the least-privilege role the README ships, enforced by lab ARM), every preflight stop
+reason Azure's answers can cause (a role short of one action included), and orphans after a crash.
 
 The orchestrator is the product's own (``netghost.orchestrator.CloudOrchestrator``) with a real Safe-Exec
 Shell whose PATH finds the real ``az`` first (not the lab's shim: the lab ARM access log shows the
@@ -23,7 +24,7 @@ import pytest
 
 from netghost.governance import read_wal, verify
 
-from .differential import real_az
+from .differential import SHIPPED_ROLE, real_az
 from .real import RealLab, real_lab
 
 AZ = real_az()
@@ -72,7 +73,7 @@ def _real_az_ran(lab: RealLab, *fragments: str) -> None:
 
 
 def test_capture_lifecycle_single_end(make: Any) -> None:
-    lab = make()
+    lab = make(role=ROLE)
     shell = lab.shell()
     orch = lab.orchestrator(shell=shell, scan_azure_orphans=False)
     first = orch.orchestrate(request())
@@ -96,7 +97,7 @@ def test_capture_lifecycle_single_end(make: Any) -> None:
 
 
 def test_capture_lifecycle_dual_end(make: Any) -> None:
-    lab = make()
+    lab = make(role=ROLE)
     orch = lab.orchestrator(scan_azure_orphans=False)
     first = orch.orchestrate(request(target=PAIR))
     a_id, b_id = first["task_id"], first["paired_task"]["task_id"]
@@ -115,12 +116,17 @@ def test_capture_lifecycle_dual_end(make: Any) -> None:
     orch.close()
 
 
-_WITHOUT_CAPTURE_WRITE = {"Name": "reads but cannot capture", "Actions": ["*"],
-                          "NotActions": ["Microsoft.Network/networkWatchers/packetCaptures/write"],
-                          "DataActions": ["Microsoft.Storage/storageAccounts/blobServices/containers/blobs/*"]}
-_WITHOUT_EXTENSION_READ = {"Name": "cannot read extensions", "Actions": ["*"],
-                           "NotActions": ["Microsoft.Compute/virtualMachines/extensions/read"],
-                           "DataActions": ["Microsoft.Storage/storageAccounts/blobServices/containers/blobs/*"]}
+ROLE: dict[str, Any] = json.loads(SHIPPED_ROLE.read_text())
+"""The least-privilege role the README ships: the lifecycle runs under it."""
+
+
+def _without(action: str) -> dict[str, Any]:
+    """The shipped role less one action (an identity someone gave too little)."""
+    return {**ROLE, "Actions": [a for a in ROLE["Actions"] if a != action]}
+
+
+_WITHOUT_CAPTURE_WRITE = _without("Microsoft.Network/networkWatchers/packetCaptures/write")
+_WITHOUT_EXTENSION_READ = _without("Microsoft.Compute/virtualMachines/extensions/read")
 _STOP_REASONS: list[tuple[str, dict[str, Any], str]] = [
     ("target_not_found", {"req": {"target": "nope-vm"}}, "ResourceNotFound"),
     ("resource_group_not_found", {"req": {"resource_group": "missing-rg"}}, "ResourceGroupNotFound"),

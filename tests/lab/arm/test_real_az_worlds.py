@@ -1,7 +1,7 @@
 """Three shipped worlds investigated end to end by the agent (``--brain playbook``) with the real azure-cli
 2.91 doing every az call over lab ARM: the control plane (``nsg-deny``), private DNS
 (``dns-private-zone-not-linked``) and a capture world (``service-down``: create, poll, download, forensics,
-cleanup). The lab is prepared as ``ghost-agent --lab`` prepares it (its resident lab also serves the probe
+cleanup), under the least-privilege role the README ships. The lab is prepared as ``ghost-agent --lab`` prepares it (its resident lab also serves the probe
 shims the playbook runs); only the shell's PATH changes, to find the real ``az`` first. The diagnosis
 must score as it does on the simulator.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import os
 import shutil
 from pathlib import Path
@@ -23,9 +24,9 @@ from netghost.agent.demo import prepare_lab, world_symptom
 from netghost.agent.eval import _trail
 from netghost.governance import read_wal
 from netghost.lab import answer_for, load_world, start_resident
-from netghost.lab.arm import az_environment, az_login
+from netghost.lab.arm import az_environment, az_login, install_role
 
-from .differential import real_az
+from .differential import SHIPPED_ROLE, real_az
 
 AZ = real_az()
 pytestmark = [pytest.mark.slow,
@@ -46,6 +47,7 @@ def test_playbook_investigation_with_the_real_az_over_lab_arm(world: str, tmp_pa
     setup = prepare_lab(world, audit)
     try:
         settings = start_resident(audit / "lab").control("arm")  # the session's resident lab serves lab ARM too
+        install_role(Path(settings["arm_dir"]), json.loads(SHIPPED_ROLE.read_text()))  # least privilege
         env = az_environment(settings)
         az_login(AZ, {**os.environ, **env}, load_world(world).spec.subscription.id, template=template)
         real_bin = tmp_path / "real-bin"

@@ -229,3 +229,14 @@ def test_prepare_lab_starts_the_resident_lab_and_close_stops_it(tmp_path: Path) 
     setup.close()
     assert not _alive(info["pid"])
     assert not (tmp_path / "audit" / "lab" / SOCKET_NAME).exists()
+
+
+def test_prepare_lab_warns_and_the_lab_still_works_when_the_resident_lab_cannot_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    audit = tmp_path / ("a" * 60) / ("b" * 60) / "audit"  # the socket path would be too long
+    setup = prepare_lab("nsg-deny", audit)
+    assert "resident lab could not start" in capsys.readouterr().err
+    proc = subprocess.run(["az", "vm", "show", *WEB, "--query", "name", "-o", "tsv"], capture_output=True, text=True,
+                          env={"PATH": setup.path, "HOME": os.environ["HOME"], **setup.env}, timeout=120, check=False)
+    assert (proc.returncode, proc.stdout) == (0, "web-vm-01\n")  # one process per call, same answer
+    setup.close()  # nothing to stop: harmless
