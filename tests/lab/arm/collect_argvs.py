@@ -17,7 +17,13 @@ time each was made at) to ``tests/data/lab_arm/product_argvs.json``, which ``tes
   cleaned up, with the lab in-process (lab time is exact);
 * **the command builders**: every argv ``netghost.orchestrator._commands`` can build, on a world with a scale
   set and an AKS cluster (``tests/data/lab_arm/worlds/scale-set-and-aks.yaml``, written here from
-  ``healthy``).
+  ``healthy``);
+* **the catalogue**: every read the simulator serves (VMs and their instance views and extensions, NICs with
+  their effective rules and routes, NSGs and rules, VNets, subnets and peerings, route tables and routes,
+  private DNS, private endpoints, VPN gateways, local gateways and connections, Network Watcher's diagnostics,
+  ``resource show``, storage accounts) on every resource of a few rich worlds, found through the
+  simulator's own list commands, plus a capture stopped by hand (create, show, stop, show-status, list,
+  delete).
 """
 
 from __future__ import annotations
@@ -213,6 +219,140 @@ def from_builders() -> dict[str, Any]:
     return {"name": "builders", "world": str(world.relative_to(DATA)), "faults": [], "calls": calls}
 
 
+# ---- the catalogue --------------------------------------------------------------------------------
+CATALOGUE_WORLDS = ("vpn-connection-down", "private-endpoint-pending", "healthy-via-appliance", "dns-nxdomain")
+
+
+def _sim_json(state_root: Path, *argv: str) -> Any:
+    code, out, err = run_az([*argv, "-o", "json"], {"NETGHOST_LAB_STATE": str(state_root)})
+    if code != 0:
+        raise SystemExit(f"catalogue: az {' '.join(argv)} failed: {err}")
+    return json.loads(out) if out.strip() else None
+
+
+def _catalogue_calls(state_root: Path) -> list[list[str]]:
+    """One argv per read the simulator serves, on each resource of the world (names from its list commands)."""
+    return [["account", "show", "-o", "json"], ["account", "list", "-o", "json"],
+            ["network", "watcher", "list", "-o", "json"], ["storage", "account", "list", "-o", "json"],
+            *_compute_calls(state_root), *_network_calls(state_root), *_dns_calls(state_root),
+            *_gateway_calls(state_root), *_watcher_calls(state_root)]
+
+
+def _compute_calls(state_root: Path) -> list[list[str]]:
+    calls: list[list[str]] = []
+    for vm in _sim_json(state_root, "vm", "list"):
+        rg, name = vm["resourceGroup"], vm["name"]
+        calls += [["vm", "show", "-g", rg, "-n", name, "-o", "json"], ["vm", "show", "-g", rg, "-n", name, "-d", "-o", "json"],
+                  ["vm", "get-instance-view", "-g", rg, "-n", name, "-o", "json"],
+                  ["vm", "extension", "list", "-g", rg, "--vm-name", name, "-o", "json"],
+                  ["resource", "show", "--ids", vm["id"], "-o", "json"]]
+        for ext in _sim_json(state_root, "vm", "extension", "list", "-g", rg, "--vm-name", name):
+            calls.append(["vm", "extension", "show", "-g", rg, "--vm-name", name, "-n", ext["name"], "-o", "json"])
+    return calls
+
+
+def _network_calls(state_root: Path) -> list[list[str]]:
+    calls: list[list[str]] = []
+    for nic in _sim_json(state_root, "network", "nic", "list"):
+        calls += [["network", "nic", "show", "--ids", nic["id"], "-o", "json"],
+                  ["network", "nic", "list-effective-nsg", "--ids", nic["id"], "-o", "json"],
+                  ["network", "nic", "show-effective-route-table", "--ids", nic["id"], "-o", "json"]]
+    calls.append(["network", "nic", "list", "-o", "json"])
+    for nsg in _sim_json(state_root, "network", "nsg", "list"):
+        rg, name = nsg["resourceGroup"], nsg["name"]
+        calls += [["network", "nsg", "show", "-g", rg, "-n", name, "-o", "json"],
+                  ["network", "nsg", "rule", "list", "-g", rg, "--nsg-name", name, "--include-default", "-o", "json"]]
+        calls += [["network", "nsg", "rule", "show", "-g", rg, "--nsg-name", name, "-n", rule["name"], "-o", "json"]
+                  for rule in nsg["securityRules"][:2]]
+    for vnet in _sim_json(state_root, "network", "vnet", "list"):
+        rg, name = vnet["resourceGroup"], vnet["name"]
+        calls += [["network", "vnet", "show", "-g", rg, "-n", name, "-o", "json"],
+                  ["network", "vnet", "subnet", "list", "-g", rg, "--vnet-name", name, "-o", "json"],
+                  ["network", "vnet", "peering", "list", "-g", rg, "--vnet-name", name, "-o", "json"]]
+        calls += [["network", "vnet", "subnet", "show", "-g", rg, "--vnet-name", name, "-n", sub["name"], "-o", "json"]
+                  for sub in vnet["subnets"]]
+        calls += [["network", "vnet", "peering", "show", "-g", rg, "--vnet-name", name, "-n", peer["name"], "-o", "json"]
+                  for peer in vnet["virtualNetworkPeerings"]]
+    for table in _sim_json(state_root, "network", "route-table", "list"):
+        rg, name = table["resourceGroup"], table["name"]
+        calls += [["network", "route-table", "show", "-g", rg, "-n", name, "-o", "json"],
+                  ["network", "route-table", "route", "list", "-g", rg, "--route-table-name", name, "-o", "json"]]
+        calls += [["network", "route-table", "route", "show", "-g", rg, "--route-table-name", name, "-n", route["name"],
+                   "-o", "json"] for route in table["routes"]]
+    return calls
+
+
+def _dns_calls(state_root: Path) -> list[list[str]]:
+    calls: list[list[str]] = []
+    for zone in _sim_json(state_root, "network", "private-dns", "zone", "list"):
+        rg, name = zone["resourceGroup"], zone["name"]
+        for kind in ([], ["a"], ["cname"], ["txt"]):
+            calls.append(["network", "private-dns", "record-set", *kind, "list", "-g", rg, "-z", name, "-o", "json"])
+        calls.append(["network", "private-dns", "link", "vnet", "list", "-g", rg, "-z", name, "-o", "json"])
+        calls += [["network", "private-dns", "record-set", "a", "show", "-g", rg, "-z", name, "-n", rec["name"], "-o",
+                   "json"] for rec in _sim_json(state_root, "network", "private-dns", "record-set", "a", "list", "-g", rg,
+                                                "-z", name)]
+    for endpoint in _sim_json(state_root, "network", "private-endpoint", "list"):
+        calls.append(["network", "private-endpoint", "show", "--ids", endpoint["id"], "-o", "json"])
+    return calls
+
+
+def _gateway_calls(state_root: Path) -> list[list[str]]:
+    calls: list[list[str]] = []
+    groups = sorted({vm["resourceGroup"] for vm in _sim_json(state_root, "vm", "list")})
+    for rg in groups:
+        for group in ("vnet-gateway", "local-gateway", "vpn-connection"):
+            for item in _sim_json(state_root, "network", group, "list", "-g", rg):
+                calls.append(["network", group, "show", "--ids", item["id"], "-o", "json"])
+                if group == "vnet-gateway":
+                    calls.append(["network", "vnet-gateway", "list-learned-routes", "--ids", item["id"], "-o", "json"])
+            calls.append(["network", group, "list", "-g", rg, "-o", "json"])
+    return calls
+
+
+def _watcher_calls(state_root: Path) -> list[list[str]]:
+    calls: list[list[str]] = []
+    vms = _sim_json(state_root, "vm", "list")
+    if len(vms) >= 2:
+        first, second = vms[0], vms[1]
+        calls += [["network", "watcher", "test-connectivity", "-g", first["resourceGroup"], "--source-resource",
+                   first["name"], "--dest-resource", second["id"], "--dest-port", "443", "-o", "json"],
+                  ["network", "watcher", "show-security-group-view", "-g", first["resourceGroup"], "--vm", first["name"],
+                   "-o", "json"],
+                  ["network", "watcher", "show-topology", "-g", first["resourceGroup"], "-o", "json"]]
+    return calls
+
+
+def _manual_capture(world: str) -> list[list[str]]:
+    """A capture an engineer drives by hand: create, show, stop, show-status, list, delete."""
+    from netghost.lab import load_world
+
+    w = load_world(world)
+    vm = next(v for v in w.spec.vms if v.scale_set is None and any(e.startswith("NetworkWatcher") for e in v.extensions))
+    account = next(a for a in w.spec.storage_accounts if a.resource_group == vm.resource_group)
+    location = w.vm_location(vm)
+    pc = ["network", "watcher", "packet-capture"]
+    return [[*pc, "create", "-g", vm.resource_group, "-n", "ghost_manual", "--vm", vm.name, "--storage-account",
+             account.name, "--time-limit", "600", "-o", "json"],
+            [*pc, "show", "-l", location, "-n", "ghost_manual", "-o", "json"],
+            [*pc, "stop", "-l", location, "-n", "ghost_manual"],
+            [*pc, "show-status", "-l", location, "-n", "ghost_manual", "-o", "json"],
+            [*pc, "list", "-l", location, "-o", "json"],
+            [*pc, "delete", "-l", location, "-n", "ghost_manual"],
+            [*pc, "show", "-l", location, "-n", "ghost_manual", "-o", "json"]]
+
+
+def from_catalogue() -> list[dict[str, Any]]:
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="netghost-argvs-") as tmp:
+        for world in CATALOGUE_WORLDS:
+            state = init_state(Path(tmp) / world, world, lab_start=LAB_START, scale=0.0)
+            calls = [{"argv": argv, "at": 0.0} for argv in _catalogue_calls(state.root)]
+            calls += [{"argv": argv, "at": 60.0 * i} for i, argv in enumerate(_manual_capture(world))]
+            runs.append({"name": f"catalogue:{world}", "world": world, "faults": [], "calls": calls})
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--from-audit", type=Path, help="an earlier `ghost-agent eval --audit-dir` directory")
@@ -226,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             runs = from_eval(Path(tmp))
     runs += from_orchestrator()
     runs.append(from_builders())
+    runs += from_catalogue()
     OUT.parent.mkdir(parents=True, exist_ok=True)
     data = {"v": 2, "about": "az argvs the product issued in lab runs (tests/lab/arm/collect_argvs.py)", "runs": runs}
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -98,13 +98,19 @@ def differences(sim: Outcome, real: Outcome) -> list[str]:
 
 
 class Side:
-    """One lab state and a way to run az argvs against it."""
+    """One lab state and a way to run az argvs against it; :meth:`reset` makes it a fresh lab of another run."""
 
     def __init__(self, root: Path, world: str | Path, faults: Sequence[dict[str, Any]] = ()) -> None:
         self.root = root
         self.work = root / "work"
+        self.state = LabState(root / "lab")
+        self.reset(world, faults)
+
+    def reset(self, world: str | Path, faults: Sequence[dict[str, Any]] = ()) -> None:
+        """A fresh lab of ``world`` with ``faults`` in the same directory (a resident lab serving it goes on)."""
+        shutil.rmtree(self.work, ignore_errors=True)
         self.work.mkdir(parents=True)
-        self.state = init_state(root / "lab", world, lab_start=LAB_START, scale=FROZEN)
+        self.state = init_state(self.root / "lab", world, lab_start=LAB_START, scale=FROZEN, force=True)
         for fault in faults:
             self.state.inject_fault(CloudFaultSpec.model_validate(fault))
 
@@ -172,21 +178,27 @@ class AzDriver:
 
 
 class RealSide(Side):
-    """The real azure-cli over this lab's ARM endpoint: the in-process ``driver``, or the ``az`` program."""
+    """The real azure-cli over this lab's ARM endpoint: the in-process ``driver``, or the ``az`` program.
 
-    def __init__(self, root: Path, world: str | Path, az: str, *, faults: Sequence[dict[str, Any]] = (),
-                 driver: AzDriver | None = None, template: Path | None = None,
-                 role: dict[str, Any] | None = None) -> None:
-        super().__init__(root, world, faults)
+    One is made per test module and :meth:`reset` per run: the resident lab, lab ARM and the az login stay.
+    """
+
+    def __init__(self, root: Path, az: str, *, driver: AzDriver | None = None, template: Path | None = None) -> None:
+        super().__init__(root, "healthy")
         self.az = az
         self.driver = driver
+        self.template = template
         self.resident: Resident = start_resident(self.state.root)
         assert self.resident.running, self.resident.problem
-        settings = self.resident.control("arm")
-        if role is not None:
-            install_role(Path(settings["arm_dir"]), role)
-        self.env = az_environment(settings, {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")})
-        az_login(az, self.env, self.state.world().spec.subscription.id, template=template)
+        self.settings = self.resident.control("arm")
+        self.env = az_environment(self.settings,
+                                  {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")})
+
+    def prepare(self, world: str | Path, faults: Sequence[dict[str, Any]], role: dict[str, Any] | None) -> None:
+        """A fresh lab of the run's world and faults, ``role`` enforced (None: none), az signed in to it."""
+        self.reset(world, faults)
+        install_role(Path(self.settings["arm_dir"]), role)
+        az_login(self.az, self.env, self.state.world().spec.subscription.id, template=self.template)
 
     def run(self, argv: Sequence[str]) -> Outcome:
         full = self.argv(argv)
@@ -197,6 +209,13 @@ class RealSide(Side):
         else:
             code, out, err = self.driver.run(full, self.env, self.work)
         return Outcome(code, out, err, self.written(full))
+
+    def process(self) -> RealSide:
+        """The same lab, each command run as the ``az`` program (no driver)."""
+        twin = object.__new__(RealSide)
+        twin.__dict__.update(self.__dict__)
+        twin.driver = None
+        return twin
 
     def close(self) -> None:
         self.resident.stop()
@@ -212,23 +231,19 @@ class Step:
     differ: list[str]
 
 
-def replay(run: dict[str, Any], root: Path, az: str, *, driver: AzDriver | None = None,
-           template: Path | None = None, role: dict[str, Any] | None = None) -> Iterator[Step]:
-    """Replay one collected run on both sides (under ``root``), yielding each call's comparison; the real
-    side runs through ``driver`` (None: one ``az`` process per call), under ``role`` when one is given."""
+def replay(run: dict[str, Any], root: Path, real: RealSide, *, role: dict[str, Any] | None = None) -> Iterator[Step]:
+    """Replay one collected run on a fresh simulator lab (under ``root``) and on ``real`` made fresh for it,
+    under ``role`` (None: no role enforced), yielding each call's comparison."""
     world = run["world"] if "/" not in run["world"] and not run["world"].endswith(".yaml") else DATA / run["world"]
     faults = run.get("faults") or []
     sim = SimSide(root / "sim", world, faults)
-    real = RealSide(root / "real", world, az, faults=faults, driver=driver, template=template, role=role)
-    try:
-        for index, call in enumerate(run["calls"]):
-            for side in (sim, real):
-                side.advance_to(float(call.get("at", 0.0)))
-            argv = list(call["argv"])
-            a, b = sim.run(argv), real.run(argv)
-            yield Step(run["name"], index, argv, a, b, differences(a, b))
-    finally:
-        real.close()
+    real.prepare(world, faults, role)
+    for index, call in enumerate(run["calls"]):
+        for side in (sim, real):
+            side.advance_to(float(call.get("at", 0.0)))
+        argv = list(call["argv"])
+        a, b = sim.run(argv), real.run(argv)
+        yield Step(run["name"], index, argv, a, b, differences(a, b))
 
 
 def load_runs() -> list[dict[str, Any]]:
@@ -236,4 +251,5 @@ def load_runs() -> list[dict[str, Any]]:
     return runs
 
 
-__all__ = ["DATA", "AzDriver", "LabState", "Outcome", "Step", "differences", "error_class", "load_runs", "real_az", "replay"]
+__all__ = ["DATA", "SHIPPED_ROLE", "AzDriver", "Outcome", "RealSide", "Step", "differences", "error_class", "load_runs",
+           "real_az", "replay"]

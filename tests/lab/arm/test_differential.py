@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .differential import DATA, SHIPPED_ROLE, AzDriver, Step, load_runs, real_az, replay
+from .differential import DATA, SHIPPED_ROLE, AzDriver, RealSide, Step, load_runs, real_az, replay
 
 AZ = real_az()  # read at import: the autouse fixture scrubs NETGHOST_* from the environment of each test
 RUNS = load_runs()
@@ -50,9 +49,12 @@ def driver() -> Iterator[AzDriver]:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the first real ``az login --identity`` leaves its profile for the other labs of this worker."""
-    return tmp_path_factory.mktemp("az-profile")
+def real(tmp_path_factory: pytest.TempPathFactory, driver: AzDriver) -> Iterator[RealSide]:
+    """One lab served as Azure for the whole module (made fresh for each run): one resident lab, one login."""
+    assert AZ is not None
+    side = RealSide(tmp_path_factory.mktemp("real"), AZ, driver=driver, template=tmp_path_factory.mktemp("profile"))
+    yield side
+    side.close()
 
 
 def _limitation(run: str, step: Step) -> dict[str, Any] | None:
@@ -71,14 +73,13 @@ def _describe(step: Step) -> str:
 
 
 @pytest.mark.parametrize("run", RUNS, ids=[r["name"] for r in RUNS])
-def test_the_simulator_and_the_real_az_over_lab_arm_agree(run: dict[str, Any], driver: AzDriver, template: Path,
-                                                          tmp_path: Path) -> None:
+def test_the_simulator_and_the_real_az_over_lab_arm_agree(run: dict[str, Any], real: RealSide, tmp_path: Path) -> None:
     assert AZ is not None
     unexplained: list[str] = []
     observed: set[str] = set()
     steps = 0
     role = None if run["name"] in KEY_MODE_RUNS else ROLE
-    for step in replay(run, tmp_path, AZ, driver=driver, template=template, role=role):
+    for step in replay(run, tmp_path, real, role=role):
         steps += 1
         if step.differ:
             entry = _limitation(run["name"], step)
@@ -86,9 +87,6 @@ def test_the_simulator_and_the_real_az_over_lab_arm_agree(run: dict[str, Any], d
                 unexplained.append(_describe(step))
             else:
                 observed.add(entry["id"])
-    config = tmp_path / "real" / "lab" / "arm" / "azure"
-    if not (template / "commandIndex.json").exists() and (config / "commandIndex.json").exists():
-        shutil.copyfile(config / "commandIndex.json", template / "commandIndex.json")  # spares later labs a rebuild
     assert steps == len(run["calls"])
     assert unexplained == [], "\n\n".join(unexplained)
     expected = {e["id"] for e in LIMITATIONS if any(fnmatch.fnmatch(run["name"], p) for p in e["runs"])}
@@ -104,15 +102,13 @@ def test_every_collected_run_and_limitation_is_well_formed() -> None:
         assert any(fnmatch.fnmatch(n, p) for p in entry["runs"] for n in names), entry["id"]
 
 
-def test_the_in_process_driver_answers_as_the_az_program(driver: AzDriver, template: Path, tmp_path: Path) -> None:
+def test_the_in_process_driver_answers_as_the_az_program(real: RealSide, tmp_path: Path) -> None:
     """The shortcut the test takes (commands in one azure-cli process) changes nothing: the same run
     through the ``az`` program, one process per command, gives the same exit codes, output and errors."""
-    assert AZ is not None
     run = next(r for r in RUNS if r["name"] == "orchestrator:target-missing")
     run = {**run, "calls": [*run["calls"], *next(r for r in RUNS if r["name"] == "playbook:nsg-deny")["calls"][:3]]}
-    by_driver = [(s.real.code, s.real.stdout, s.real.stderr)
-                 for s in replay(run, tmp_path / "driver", AZ, driver=driver, template=template)]
+    by_driver = [(s.real.code, s.real.stdout, s.real.stderr) for s in replay(run, tmp_path / "driver", real)]
     by_program = [(s.real.code, s.real.stdout, s.real.stderr)
-                  for s in replay(run, tmp_path / "program", AZ, driver=None, template=template)]
+                  for s in replay(run, tmp_path / "program", real.process())]
     assert by_driver == by_program
     assert {code for code, _, _ in by_program} == {0, 3}

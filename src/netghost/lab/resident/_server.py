@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import json
 import logging
 import os
@@ -279,7 +280,9 @@ class ResidentServer:
             else:
                 return 127, b"", f"{req.tool}: not a lab tool\n".encode()
         except Exception:  # a simulator bug must fail the call, not the lab
-            log.error("call %s %s failed:\n%s", req.tool, req.args, traceback.format_exc())
+            # the command's words only (up to its first option), never option values: they may hold secrets
+            words = " ".join(itertools.takewhile(lambda a: not a.startswith("-"), req.args[:6]))
+            log.error("call %s %s failed:\n%s", req.tool, words, traceback.format_exc())
             return 1, b"", f"ERROR: lab: internal error in the resident lab (see {self.state_dir}/resident.log)\n".encode()
         return code, out.encode("utf-8", "surrogateescape"), err.encode("utf-8", "surrogateescape")
 
