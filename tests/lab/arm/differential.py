@@ -76,9 +76,19 @@ def error_class(stderr: str) -> str:
     return " ".join(text.split()[:4])
 
 
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def parsed(stdout: str) -> Any:
+    """stdout as data: JSON parsed, a null field the same as an absent one (``--query`` reads both as null:
+    the SDK-shaped commands print every model attribute, set or not); other text as is."""
     try:
-        return json.loads(stdout) if stdout.strip() else None
+        return _without_nulls(json.loads(stdout)) if stdout.strip() else None
     except json.JSONDecodeError:
         return stdout
 

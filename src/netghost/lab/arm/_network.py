@@ -10,6 +10,7 @@ from netghost.errors import ArmFailure
 from netghost.lab.arm import _shapes as shape
 from netghost.lab.arm._rest import Shape, strip_resource_groups, to_rest
 from netghost.lab.arm._routes import Call, Lro, Route, compile_template, listing
+from netghost.lab.az import public_ip_name
 
 __all__ = ["ROUTES"]
 
@@ -120,6 +121,24 @@ def _shared_key(c: Call) -> Any:
     return strip_resource_groups(c.sim.run(argv))
 
 
+def _public_ip(c: Call) -> Any:
+    """A NIC's public IP resource (no simulator command reads one: the world's NIC holds its address)."""
+    world = c.sim.world()
+    for vm, nic in world.nics():
+        name = public_ip_name(vm, nic)
+        if nic.public_ip and name.lower() == c.seg["pip"].lower() and vm.resource_group.lower() == c.rg.lower():
+            ipconf = c.sim.run(["network", "nic", "show", "--ids", world.nic_id(vm, nic)])["ipConfigurations"][0]["id"]
+            return {"id": world.rid(vm.resource_group, f"{_N}/publicIPAddresses", name), "name": name,
+                    "type": f"{_N}/publicIPAddresses", "location": world.vm_location(vm),
+                    "sku": {"name": "Standard", "tier": "Regional"},
+                    "properties": {"ipAddress": nic.public_ip, "publicIPAddressVersion": "IPv4",
+                                   "publicIPAllocationMethod": "Static", "idleTimeoutInMinutes": 4,
+                                   "provisioningState": "Succeeded", "ipConfiguration": {"id": ipconf}}}
+    raise ArmFailure(404, "ResourceNotFound",
+                     f"The Resource '{_N}/publicIPAddresses/{c.seg['pip']}' under resource group '{c.rg}' was not "
+                     "found. For more details please go to https://aka.ms/ARMResourceNotFoundFix")
+
+
 def _r(method: str, template: str, action: str, handler: Any) -> Route:
     return Route(method, compile_template(template), action, handler)
 
@@ -136,6 +155,7 @@ ROUTES = [
     _r("POST", f"RG/{_NIC}/{{nic}}/effectiveNetworkSecurityGroups", f"{_NIC}/effectiveNetworkSecurityGroups/action",
        _effective_nsg),
     _r("POST", f"RG/{_NIC}/{{nic}}/effectiveRouteTable", f"{_NIC}/effectiveRouteTable/action", _effective_routes),
+    _r("GET", f"RG/{_N}/publicIPAddresses/{{pip}}", f"{_N}/publicIPAddresses/read", _public_ip),
     _r("GET", f"RG/{_NSG}", f"{_NSG}/read", _list(["network", "nsg"], shape.NSG)),
     _r("GET", f"SUB/{_NSG}", f"{_NSG}/read", _list(["network", "nsg"], shape.NSG)),
     _r("GET", f"RG/{_NSG}/{{nsg}}", f"{_NSG}/read", _show(["network", "nsg"], "nsg", shape.NSG)),

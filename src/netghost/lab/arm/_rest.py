@@ -36,7 +36,8 @@ class Shape:
         children: dotted paths (below ``properties``) of sub-resources that have their own
             ``properties`` (``securityRules``), each with its shape; a path names a list or an object.
         renames: flattened key -> its key inside ``properties`` (``typePropertiesType`` -> ``type``).
-        flat: the document has no ``properties`` at all (results of POST actions, references).
+        flat: the document has no ``properties`` of its own (results of POST actions, references); its
+            ``children`` paths are then taken from the document's top.
     """
 
     envelope: frozenset[str] = ENVELOPE
@@ -88,7 +89,9 @@ def to_rest(doc: Any, shape: Shape) -> Any:
     if not isinstance(doc, dict):
         return doc
     doc = _drop_nulls(strip_resource_groups(doc))
-    if shape.flat:
+    if shape.flat:  # no envelope of its own (an action's result), but it may hold resources that have one
+        for path, child in shape.children.items():
+            _apply_child(doc, path.split("."), child)
         return doc
     top: dict[str, Any] = {}
     props: dict[str, Any] = {}

@@ -27,6 +27,7 @@ __all__ = [
     "ROUTE",
     "ROUTE_TABLE",
     "RULE",
+    "SECURITY_GROUP_VIEW",
     "STORAGE_ACCOUNT",
     "SUBNET",
     "VM",
@@ -68,9 +69,14 @@ VMSS = Shape(children={"virtualMachineProfile.networkProfile.networkInterfaceCon
 VMSS_VM = Shape(envelope=ENVELOPE | {"instanceId", "resources"},
                 children={"networkProfile.networkInterfaces": _REF_WITH_PROPERTIES})
 AKS = Shape()
-STORAGE_ACCOUNT = Shape()
+STORAGE_ACCOUNT = Shape(renames={"enableHttpsTrafficOnly": "supportsHttpsTrafficOnly"})
 PRIVATE_ENDPOINT = Shape(children={"privateLinkServiceConnections": _SUB,
                                    "manualPrivateLinkServiceConnections": _SUB})
 GATEWAY = Shape(children={"ipConfigurations": _SUB})
 LOCAL_GATEWAY = Shape()
 VPN_CONNECTION = Shape()
+_ASSOCIATIONS = "networkInterfaces.securityRuleAssociations"
+SECURITY_GROUP_VIEW = Shape(flat=True, children={f"{_ASSOCIATIONS}.defaultSecurityRules": RULE,
+                                                 f"{_ASSOCIATIONS}.networkInterfaceAssociation.securityRules": RULE,
+                                                 f"{_ASSOCIATIONS}.subnetAssociation.securityRules": RULE})
+"""``securityGroupView``'s result: flat, but the rules of its associations are resources with properties."""

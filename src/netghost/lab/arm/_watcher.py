@@ -125,7 +125,7 @@ def _security_group_view(c: Call) -> Any:
     _require(body, "targetResourceId")
     target = str(body["targetResourceId"])
     argv = ["network", "watcher", "show-security-group-view", "-g", _target_rg(target), "--vm", target]
-    return Lro(strip_resource_groups(c.sim.run(argv)), location=watcher["location"])
+    return Lro(to_rest(c.sim.run(argv), shape.SECURITY_GROUP_VIEW), location=watcher["location"])
 
 
 # ---- packet captures ---------------------------------------------------------------------------

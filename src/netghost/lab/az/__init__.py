@@ -10,7 +10,9 @@ does. :func:`run_az_slowly` (what a lab ``az`` program runs) first waits the lat
 ``$NETGHOST_LAB_AZ_LATENCY_S`` models (:data:`LATENCY_ENV`, :func:`az_latency`).
 """
 
+from netghost.lab.az._arm_docs import public_ip_name
 from netghost.lab.az._capture_store import capture_status, settle
 from netghost.lab.az._run import LATENCY_ENV, REGISTRY, az_latency, main, run_az, run_az_slowly
 
-__all__ = ["LATENCY_ENV", "REGISTRY", "az_latency", "capture_status", "main", "run_az", "run_az_slowly", "settle"]
+__all__ = ["LATENCY_ENV", "REGISTRY", "az_latency", "capture_status", "main", "public_ip_name", "run_az", "run_az_slowly",
+           "settle"]

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az._arm_docs import guid
 from netghost.lab.az._cloud_faults import (
     KEY_MODE_WARNING,
     download_failure,
@@ -207,7 +206,7 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
     location = account.location or world.rg_location(account.resource_group)
     return {
         "accessTier": "Hot", "allowBlobPublicAccess": False, "allowSharedKeyAccess": account.allow_shared_key_access,
-        "creationTime": "2026-01-15T09:00:00.000000+00:00", "enableHttpsTrafficOnly": True, "id": sid,
+        "creationTime": "2026-01-15T09:00:00+00:00", "enableHttpsTrafficOnly": True, "id": sid,
         "kind": "StorageV2", "location": location, "minimumTlsVersion": "TLS1_2", "name": account.name,
         "primaryEndpoints": {"blob": f"https://{account.name}.blob.core.windows.net/",
                              "dfs": f"https://{account.name}.dfs.core.windows.net/",
@@ -218,7 +217,7 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
         "primaryLocation": location, "provisioningState": "Succeeded", "publicNetworkAccess": "Enabled",
         "resourceGroup": account.resource_group, "sku": {"name": "Standard_LRS", "tier": "Standard"},
         "statusOfPrimary": "available", "tags": {}, "type": "Microsoft.Storage/storageAccounts",
-        "etag": None, "resourceGuid": guid(sid),
+        "etag": None,
     }
 
 

@@ -17,6 +17,7 @@ from netghost.lab.resident._process import (
     Resident,
     main,
     start_resident,
+    started_residents,
     stop_started_residents,
 )
 from netghost.lab.resident._shim import SOCKET_NAME, socket_path
@@ -33,5 +34,6 @@ __all__ = [
     "main",
     "socket_path",
     "start_resident",
+    "started_residents",
     "stop_started_residents",
 ]

@@ -35,7 +35,8 @@ from netghost.errors import LabError
 from netghost.lab.resident._server import CONTROL, ResidentServer
 from netghost.lab.resident._shim import connect, exchange, request_fields, socket_path
 
-__all__ = ["DEFAULT_IDLE_S", "IDLE_ENV", "Resident", "main", "start_resident", "stop_started_residents"]
+__all__ = ["DEFAULT_IDLE_S", "IDLE_ENV", "Resident", "main", "start_resident", "started_residents",
+           "stop_started_residents"]
 
 DEFAULT_IDLE_S = 600.0
 """A resident lab with no call for this long stops (a safety net: its owner normally stops it)."""
@@ -198,10 +199,17 @@ def _first_line(proc: subprocess.Popen[bytes], timeout: float) -> str:
     return buf.decode(errors="replace").split("\n", 1)[0]
 
 
-def stop_started_residents() -> None:
-    """Stop every resident lab this process started and still owns (at exit; tests after each test)."""
+def stop_started_residents(keep: Sequence[Resident] = ()) -> None:
+    """Stop every resident lab this process started and still owns, but those in ``keep`` (at exit; tests
+    after each test, keeping the ones a longer-lived fixture holds)."""
     for resident in list(_STARTED):
-        resident.stop()
+        if not any(resident is kept for kept in keep):
+            resident.stop()
+
+
+def started_residents() -> list[Resident]:
+    """The resident labs this process started and still owns."""
+    return list(_STARTED)
 
 
 atexit.register(stop_started_residents)
