@@ -23,6 +23,7 @@ from netghost.contracts import (
     CleanupTaskArgs,
     RunShellCmdArgs,
 )
+from netghost.redact import clean_json
 
 __all__ = [
     "ORCHESTRATOR_TOOLS",
@@ -140,16 +141,17 @@ class Dispatcher:
                 return _invalid(name, exc)
             request = shell_args.to_request().model_dump()
             result = self.shell.execute(request)
-            return Dispatched("shell", dict(result), request, list(self.shell.calls))
+            return Dispatched("shell", clean_json(dict(result)), request, list(self.shell.calls))
         model = _ARGS.get(name)
         if model is None:
-            return Dispatched("invalid", {"status": "error", "error": "unknown_tool", "tool": name})
+            return Dispatched("invalid", {"status": "error", "error": "unknown_tool", "tool": name,
+                                          "message": f"no function {name!r}: call one of the declared functions"})
         try:
             request = model.model_validate(tool_args).to_request().model_dump(mode="json", exclude_none=True)
         except ValidationError as exc:
             return _invalid(name, exc)
         result = self.orchestrator.orchestrate(request)
-        return Dispatched("orchestrator", dict(result), request, list(self.shell.calls))
+        return Dispatched("orchestrator", clean_json(dict(result)), request, list(self.shell.calls))
 
 
 def _invalid(name: str, exc: ValidationError) -> Dispatched:

@@ -23,8 +23,10 @@ from netghost.agent._denials import charge_denial, is_denial
 from netghost.agent._dispatch import Dispatched, Dispatcher, describe, split_args
 from netghost.agent._hypotheses import apply_updates, mark_succeeded
 from netghost.agent._journal import Journal
+from netghost.agent._untrusted import redact_intent, scrub
 from netghost.agent.brains import Brain, BrainError, FunctionCall, FunctionResponse, Message, ModelTurn, Part
 from netghost.contracts import CompleteInvestigationArgs, SessionState
+from netghost.redact import clean_text
 
 __all__ = ["EXTEND_BY", "MAX_LOOP_TURNS", "Loop", "LoopEnd", "Ui"]
 
@@ -119,6 +121,8 @@ class Loop:
             reply = self.brain.next_turn(self.history, system_prompt=self.system_prompt)
         except BrainError as exc:
             self.state.turn_count -= 1  # the turn did not happen; a resume asks again
+            self.journal.write("session_event", event="brain_error", turn=self.state.turn_count,
+                               failure=exc.failure, message=str(exc))
             self.save()
             return LoopEnd("brain_error", error=exc, last_text=self.last_text)
         self.journal.write("model_turn", turn=turn_no, brain=self.brain.name, model=self.brain.model,
@@ -142,7 +146,10 @@ class Loop:
             self.journal.write("user_choice", turn=self.state.turn_count, choice="done")
             self.save()
             return LoopEnd("done", last_text=self.last_text)
-        instruction = self.ui.ask("Your next instruction > ").strip() or "Continue the investigation."
+        instruction, redacted = redact_intent(clean_text(self.ui.ask("Your next instruction > ")).strip()
+                                              or "Continue the investigation.")
+        if redacted:
+            self.ui.notice(redacted)
         self.journal.write("user_choice", turn=self.state.turn_count, choice="continue")
         self.journal.write("user_turn", turn=self.state.turn_count, text=instruction)
         self.history.append(Message.user_text(instruction))
@@ -152,6 +159,9 @@ class Loop:
     def _dispatch_all(self, reply: ModelTurn, turn_no: int) -> LoopEnd | None:
         responses: list[Part] = []
         for index, call in enumerate(reply.calls):
+            if call.error is not None:  # malformed (no name, args not an object, too large): answered, not run
+                responses.append(Part(response=FunctionResponse(call.name, self._malformed(call, index), call.id)))
+                continue
             _, extra = split_args(call.args)
             notes = apply_updates(self.state, extra.get("hypotheses"), extra.get("active_hypothesis_ids"),
                                   now=self.now())
@@ -173,10 +183,17 @@ class Loop:
         self.history.append(Message("user", tuple(responses)))
         self.save()
 
+    def _malformed(self, call: FunctionCall, index: int) -> dict[str, Any]:
+        answer = {"status": "error", "error": "invalid_call", "tool": call.name, "message": call.error,
+                  "hint": "Call one of the declared functions by name, with its arguments as a JSON object."}
+        self.journal.write("invalid_call", turn=self.state.turn_count, index=index, name=call.name,
+                           call_id=call.id, meta={}, response=answer, args=call.args)
+        return answer
+
     def _complete(self, call: FunctionCall, index: int, notes: list[str]) -> LoopEnd | dict[str, Any]:
         tool_args, _ = split_args(call.args)
         try:
-            args = CompleteInvestigationArgs.model_validate(tool_args)
+            args = CompleteInvestigationArgs.model_validate(scrub(tool_args))  # kept, shown and written
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
             answer = {"status": "error", "error": "invalid_arguments", "tool": call.name, "message": problems}

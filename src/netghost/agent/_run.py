@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
 from netghost.agent._dispatch import Dispatcher, WatchedShell, split_args
+from netghost.agent._exit_codes import ExitCode, exit_code_for
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
@@ -32,12 +34,14 @@ from netghost.agent._rebuild import Rebuilt
 from netghost.agent._resume import already_ran, load_for_resume, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
+from netghost.agent._untrusted import redact_intent
 from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
-from netghost.errors import NetGhostError
+from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import CloudOrchestrator
+from netghost.redact import clean_text
 from netghost.shell import HitlCallback, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
@@ -164,7 +168,7 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     clock = now or (lambda: datetime.now(UTC))
     if brain is None and opts.brain == "gemini" and not has_credentials(env):
         print(SETUP_MESSAGE, file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     ui = GhostConsole(console, stdin, interactive=_is_terminal(stdin))
     opts.audit_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     started = time.monotonic()
@@ -172,8 +176,12 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     if state is None:
         return code
     ran = already_ran(chain_paths(opts.audit_dir, state.session_id)["shell"])
-    parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
-                  approver=approver if opts.lab is not None else None)
+    try:
+        parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
+                      approver=approver if opts.lab is not None else None)
+    except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
+        console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
+        return ExitCode.ERROR
     try:
         return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), clock=clock, started=started)
     except KeyboardInterrupt:
@@ -200,7 +208,7 @@ def _session(opts: Options, ui: GhostConsole, clock: Callable[[], datetime],
                 resumed.state.model = opts.model
             return resumed.state, resumed.rebuilt, resumed.warnings, 0
         if resumed.abort:
-            return None, Rebuilt(), [], 1
+            return None, Rebuilt(), [], ExitCode.ERROR
         set_aside(opts.audit_dir)
     else:
         set_aside(opts.audit_dir)
@@ -219,14 +227,29 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
-    shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
-                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir)
+
+    def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
+        warnings.append(line)
+
+    try:
+        shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
+                              path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
+                              on_notice=refused)
+    except BaseException:
+        journal.close()
+        raise
     watched = WatchedShell(shell, on_result=ui.shell_line)
     ui.banner(sid, resumed_from=state.resumed_from)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built
     config = dict(lab.orchestrator) if lab else {}
     config.setdefault("local_capture_dir", str(opts.audit_dir / "captures"))
-    orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    try:
+        orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
+    except BaseException:
+        shell.close()
+        journal.close()
+        raise
     return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings)
 
 
@@ -241,15 +264,18 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
             parts.journal.write("user_turn", turn=state.turn_count, text=note)
             history.append(Message.user_text(note))
         return history
-    intent = (opts.intent or "").strip()
+    intent = clean_text(opts.intent or "").strip()  # argv may carry undecodable bytes as lone surrogates
     if not intent:
         ui.notice("")
         ui.notice("=== Ghost Agent Ready ===")
         ui.notice("What network problem should I investigate?")
-        intent = ui.ask("> ").strip()
+        intent = clean_text(ui.ask("> ")).strip()
     if not intent:
         ui.error("No problem statement: give --intent TEXT or type it at the prompt.")
         return None
+    intent, redacted = redact_intent(intent)  # before the journal and the model see it
+    if redacted:
+        ui.notice(redacted)
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
     return [Message.user_text(intent)]
@@ -275,10 +301,10 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, *
     state = parts.state
     if state.rca_report_path:
         parts.ui.notice(f"Session {state.session_id} is complete: {state.rca_report_path}")
-        return 0
+        return ExitCode.OK
     history = _start(opts, parts, rebuilt)
     if history is None:
-        return 2
+        return ExitCode.USAGE
     parts.save()
     if rebuilt.completion is not None or rebuilt.done:
         end = LoopEnd("complete" if rebuilt.completion else "done",
@@ -297,8 +323,11 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
     if end.reason == "interrupted":
         return _stopped(opts, parts, "Stopped at the approval prompt (Ctrl-C): the command was denied.")
     if end.reason == "brain_error":
-        parts.ui.error(str(end.error))
-        return _stopped(opts, parts, "", code=1)
+        code = exit_code_for(end.error)
+        what = "The model's reply could not be used" if code == ExitCode.MODEL_REPLY else "The Gemini API call failed"
+        failure = f" ({end.error.failure})" if end.error is not None and end.error.failure else ""
+        parts.ui.error(clean_text(" ".join(f"{what}{failure}: {end.error}".split()), limit=400))
+        return _stopped(opts, parts, "", code=code)
     completion = end.completion or CompleteInvestigationArgs(
         confidence="low",
         root_cause_summary=end.last_text or "The investigation ended before the model concluded.",
@@ -313,12 +342,20 @@ def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], date
         state.rca_report_path = None
     else:
         state.rca_report_path = str(rca.path)
-        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path))
+    claims = rca.claims
+    confidence = claims.confidence if claims else completion.confidence
+    state.rca_confidence = confidence
+    if rca.path is not None:
+        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
+                            confidence=confidence, claimed_confidence=completion.confidence,
+                            claim_checks=[f"{f.rule}: {f.message}" for f in claims.findings] if claims else [])
     _write_html(opts, parts, completion, clock)
     parts.save()
-    parts.ui.closing(str(rca.path or "(stdout)"), confidence=completion.confidence, turns=state.turn_count,
+    if claims is not None and claims.capped:
+        parts.ui.warn(claims.why() + " See the RCA's Integrity Statement.")
+    parts.ui.closing(str(rca.path or "(stdout)"), confidence=confidence, turns=state.turn_count,
                      duration_s=time.monotonic() - started)
-    return 0
+    return ExitCode.OK
 
 
 def _write_html(opts: Options, parts: _Parts, completion: CompleteInvestigationArgs,
@@ -332,7 +369,7 @@ def _write_html(opts: Options, parts: _Parts, completion: CompleteInvestigationA
     parts.ui.notice(f"HTML report: {path}")
 
 
-def _stopped(opts: Options, parts: _Parts, why: str, code: int = 130) -> int:
+def _stopped(opts: Options, parts: _Parts, why: str, code: int = ExitCode.INTERRUPTED) -> int:
     try:
         parts.save()
     except (OSError, NetGhostError) as exc:

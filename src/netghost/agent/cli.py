@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from netghost import __version__
+from netghost.agent._exit_codes import ExitCode, describe_exit_codes
 from netghost.errors import NetGhostError
 
 __all__ = ["build_parser", "main", "selected_subcommand"]
@@ -48,6 +49,8 @@ def _parsers(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, dict[str, ar
     parser = argparse.ArgumentParser(
         prog="ghost-agent",
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
+        epilog=describe_exit_codes(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
     _add_investigation_arguments(parser)
@@ -120,7 +123,7 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             lab = prepare_lab(args.lab, audit_dir, fresh=not args.resume)
         except NetGhostError as exc:
             print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
     brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
     if args.brain is None and brain == "playbook":
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a proc
     # contract (each `az` shim of the lab, a CLI start) does not build every model's module
     from netghost.contracts.audit import (
         AuditClient,
+        ProvisionalRejectedRecord,
         ShellAuditRecord,
         StoredShellAuditRecord,
     )
@@ -90,6 +91,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562): a proc
     )
     from netghost.contracts.session import (
         CHECKSUM_KEY,
+        SEAL_FIELD,
         DenialEvent,
         EvidenceConflict,
         Hypothesis,
@@ -150,6 +152,7 @@ __all__ = [
     "HYPOTHESIS_ARGS",
     "INTENTS",
     "IN_FLIGHT_TASK_STATES",
+    "SEAL_FIELD",
     "TASK_RECORD_VERSION",
     "TERMINAL_TASK_STATES",
     "TOOL_DECLARATIONS",
@@ -202,6 +205,7 @@ __all__ = [
     "PairedTaskStatus",
     "PolicyEvaluation",
     "PolicyOutcome",
+    "ProvisionalRejectedRecord",
     "RunShellCmdArgs",
     "SessionChecksumStatus",
     "SessionState",
@@ -262,6 +266,7 @@ _HOME: dict[str, str] = {
     "CAPTURE_MAX_DURATION_SECONDS": "task",
     "CHAIN_FIELD_NAMES": "chain",
     "CHECKSUM_KEY": "session",
+    "SEAL_FIELD": "session",
     "CancelTaskArgs": "tools",
     "CancelTaskRequest": "orchestrator_request",
     "CaptureResult": "orchestrator_response",
@@ -308,6 +313,7 @@ _HOME: dict[str, str] = {
     "SessionState": "session",
     "Sha256Tag": "base",
     "ShellAction": "shell",
+    "ProvisionalRejectedRecord": "audit",
     "ShellAuditRecord": "audit",
     "ShellClassification": "shell",
     "ShellEnvironment": "shell",

@@ -21,7 +21,7 @@ from netghost.contracts.shell import (
     ShellErrorCode,
 )
 
-__all__ = ["AuditClient", "ShellAuditRecord", "StoredShellAuditRecord"]
+__all__ = ["AuditClient", "ProvisionalRejectedRecord", "ShellAuditRecord", "StoredShellAuditRecord"]
 
 
 class AuditClient(WireModel):
@@ -77,6 +77,30 @@ class ShellAuditRecord(WireModel):
         if data.get("client", 0) is None:
             del data["client"]
         return data
+
+
+class ProvisionalRejectedRecord(WireModel):
+    """A provisional ("outcome unknown") record found beside the shell's audit file that was refused.
+
+    The shell notes each call in ``<audit file>.inflight`` before its process starts and appends that
+    note after a crash. A note that is forged, altered, replayed from another session or position, or
+    unsealed is not appended; this record takes its place in the chain, saying why. It holds nothing
+    the file claimed (that text is hostile): the file itself is kept aside under ``file``, identified by
+    its hash.
+    """
+
+    v: Literal[1]
+    kind: Literal["provisional_rejected"]
+    audit_id: str
+    session_id: str
+    status: Literal["error"] = "error"
+    error: Literal["provisional_rejected"] = "provisional_rejected"
+    """``status``/``error`` as a shell record spells a failure, so readers that list the shell's records
+    (the RCA's evidence table) show this one as what it is rather than as a blank row."""
+    reason: str
+    file: str | None = Field(description="where the refused file was moved aside (None: it could not be)")
+    file_sha256: str | None
+    file_bytes: int = Field(ge=0)
 
 
 class StoredShellAuditRecord(ShellAuditRecord, ChainFields):

@@ -7,7 +7,9 @@ for good raises :class:`~netghost.errors.LlmError`. :func:`model_default` (``GHO
 ``gemini-2.5-flash``) and :func:`has_credentials` are the one place the agent and the forensics
 narrative read their model and credentials from. Inside: ``_settings`` (model, backend, client
 factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
-wait), ``_screening`` (the injection screen on outgoing tool outputs: flagged text goes wrapped and marked
+wait), ``_reply`` (an answer the SDK refuses read leniently, every answer judged usable or named as a
+failure; :class:`RepairedResponse` carries the values dropped), ``_failures`` (the failure classes:
+:data:`FAILURES`, :data:`REPLY_FAILURES`, data only), ``_screening`` (the injection screen on outgoing tool outputs: flagged text goes wrapped and marked
 untrusted in the function response's ``_meta``, the record keeps the score), ``_gateway`` (the gateway
 and its audit record).
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from netghost._lazy import lazy_face
+from netghost.llm._failures import FAILURES, REPLY_FAILURES
 from netghost.llm._settings import (
     DEFAULT_MODEL,
     MODEL_ENV,
@@ -32,20 +35,27 @@ from netghost.llm._settings import (
 )
 
 if TYPE_CHECKING:
-    from netghost.llm._gateway import RECORD_KIND, LlmGateway
+    from netghost.llm._gateway import MAX_RESPONSE_BYTES, RECORD_KIND, LlmGateway
+    from netghost.llm._reply import Repair, RepairedResponse
 
 __all__ = [
     "DEFAULT_MODEL",
+    "FAILURES",
+    "MAX_RESPONSE_BYTES",
     "MODEL_ENV",
     "RECORD_KIND",
+    "REPLY_FAILURES",
     "ClientFactory",
     "LlmGateway",
+    "Repair",
+    "RepairedResponse",
     "backend",
     "default_client_factory",
     "has_credentials",
     "model_default",
 ]
 
-_LAZY = {"RECORD_KIND": "_gateway", "LlmGateway": "_gateway"}
+_LAZY = {"MAX_RESPONSE_BYTES": "_gateway", "RECORD_KIND": "_gateway", "LlmGateway": "_gateway",
+         "Repair": "_reply", "RepairedResponse": "_reply"}
 
 __getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)

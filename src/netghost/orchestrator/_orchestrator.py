@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import threading
 from collections.abc import Mapping
 from datetime import datetime
@@ -36,6 +35,7 @@ from netghost.governance import PolicyEngine, create_workspace
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
+from netghost.orchestrator._naming import resolve_target, task_id_base
 from netghost.orchestrator._orphans import clean_orphan, detect_orphans
 from netghost.orchestrator._plan import (
     PlanInputs,
@@ -60,7 +60,6 @@ _AUTO_CLEANUP = frozenset({S.FAILED, S.TIMED_OUT, S.CANCELLED})
 _INTERRUPTIBLE = IN_FLIGHT_TASK_STATES
 """States a request can leave a task in mid-way; an internal error moves such a task to FAILED."""
 _log = logging.getLogger(__name__)
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class CloudOrchestrator:
@@ -198,6 +197,7 @@ class CloudOrchestrator:
 
     def _new_task(self, req: CaptureTrafficRequest, target: str, partner_pcap: str | None,
                   task_id: str, *, source: bool = True) -> TaskRecord:
+        req, target = resolve_target(req, target)  # a full ARM id: the VM it names, in its resource group
         cfg, params = self.rt.config, req.parameters
         auth = params.storage_auth_mode or cfg.storage_auth_mode
         account, account_id = storage_account_ref(params.storage_account)
@@ -232,7 +232,7 @@ class CloudOrchestrator:
 
     def _task_id(self, target: str) -> str:
         stamp = self.rt.now().strftime("%Y%m%dT%H%M%S")
-        base = f"{self.rt.config.capture_name_prefix}_{_SAFE_NAME.sub('-', target)}_{stamp}"
+        base = task_id_base(self.rt.config.capture_name_prefix, target, stamp)  # bounded, safe, distinct
         task_id, n = base, 2
         while self.rt.registry.get(task_id) is not None or (Path(self.rt.config.local_capture_dir) / task_id).exists():
             task_id, n = f"{base}-{n}", n + 1  # departure: the seed lets a same-second twin overwrite

@@ -9,7 +9,6 @@ abandoned, timed out, not found, or an internal failure), because the RCA cites 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
@@ -19,9 +18,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts import ShellAuditRecord
+from pydantic import ValidationError
+
+from netghost.contracts import ProvisionalRejectedRecord, ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
-from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
+from netghost.governance import (
+    WalWriter,
+    compute_plan_token,
+    provisional_path,
+    recover_provisional,
+    verify_plan_token,
+    write_provisional,
+)
 from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.exec import run_argv, scrub_env
@@ -99,6 +107,9 @@ class SafeExecShell:
             the timeout with it instead of sleeping).
         client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
             server passes what the client declared); recorded in every audit record it writes.
+        on_notice: receives each one-line notice the caller should show (a provisional record found
+            beside the audit file was refused: forged, altered, replayed or unsealed); they are also
+            kept in :attr:`notices`.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -121,6 +132,7 @@ class SafeExecShell:
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -140,11 +152,18 @@ class SafeExecShell:
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
         self._env = scrub_env(path=path, extra=env)
-        self._inflight = self.audit_path.with_name(self.audit_path.name + ".inflight")
+        self.notices: list[str] = []
+        """One line per refused provisional record (see ``on_notice``)."""
+        self._on_notice = on_notice
+        self._inflight = provisional_path(self.audit_path)
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
-        with self._lock:
-            self._recover_inflight()
+        try:
+            with self._lock:
+                self._recover_inflight()
+        except BaseException:
+            self.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -221,36 +240,57 @@ class SafeExecShell:
         return record.response()
 
     def _write_inflight(self, out: Outcome) -> None:
-        """Durably note, before a process starts, that this call ran and its outcome is not known yet."""
+        """Durably note, before a process starts, that this call ran and its outcome is not known yet.
+
+        The note is sealed with the audit key and bound to this session, this log, the next seq and the
+        current head, so recovery can tell it from a file planted in the audit directory.
+        """
         provisional = Outcome.copy_fields(out)
         provisional.update(
             status="error",
             error="exec_error",
             stderr="outcome unknown: the shell stopped before the command's audit record was written",
         )
-        data = json.dumps(
-            ShellAuditRecord.model_validate(provisional).model_dump(mode="json"), ensure_ascii=False
-        )
-        fd = os.open(self._inflight, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        record = ShellAuditRecord.model_validate(provisional).model_dump(mode="json")
+        write_provisional(self._writer, record, session_id=self.session_id)
 
     def _recover_inflight(self) -> None:
-        """Append the provisional record of a call whose real record never reached the WAL."""
+        """Append the provisional record of a call whose real record never reached the WAL, if authentic.
+
+        A forged, altered, replayed or unsealed one is not appended: it is moved aside, a
+        ``provisional_rejected`` record says so in the chain, and the one-line notice goes to
+        :attr:`notices` and ``on_notice``.
+        """
+        recovery = recover_provisional(self._writer, session_id=self.session_id, check=self._check_provisional)
+        if recovery.rejection is None:
+            return
+        rejection = recovery.rejection
+        seq = self._writer.next_seq
+        self._writer.append(
+            ProvisionalRejectedRecord(
+                v=1,
+                kind="provisional_rejected",
+                audit_id=f"{self.session_id}_{seq:03d}",
+                session_id=self.session_id,
+                reason=rejection.reason,
+                file=rejection.moved_to.name if rejection.moved_to is not None else None,
+                file_sha256=rejection.file_sha256 or None,
+                file_bytes=rejection.size,
+            ).model_dump(mode="json")
+        )
+        self.notices.append(rejection.notice)
+        if self._on_notice is not None:
+            self._on_notice(rejection.notice)
+
+    def _check_provisional(self, record: dict[str, Any], seq: int) -> str | None:
+        """An authentic provisional record must still be this session's shell record for ``seq``."""
         try:
-            data = json.loads(self._inflight.read_text(encoding="utf-8"))
-        except OSError:  # none (the usual case), or unreadable: nothing to recover here
-            return
-        except ValueError:  # torn write before the command could start: nothing ran
-            self._inflight.unlink(missing_ok=True)
-            return
-        seq = int(str(data.get("audit_id", "_0")).rsplit("_", 1)[-1] or 0)
-        if seq >= self._writer.next_seq:  # the real record is not in the WAL
-            self._writer.append(data)
-        self._inflight.unlink(missing_ok=True)
+            parsed = ShellAuditRecord.model_validate(record)
+        except ValidationError:
+            return "its record is not a shell audit record"
+        if parsed.session_id != self.session_id or parsed.audit_id != f"{self.session_id}_{seq:03d}":
+            return f"its record is {parsed.audit_id} of session {parsed.session_id}, not record {seq} of this one"
+        return None
 
     # -- steps -----------------------------------------------------------------------------------------
 
