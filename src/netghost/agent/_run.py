@@ -66,9 +66,17 @@ SETUP_MESSAGE = (
 )
 
 
+def _nothing_to_close() -> None:
+    return None
+
+
 @dataclass
 class LabSetup:
-    """A lab world prepared by the CLI: the shell's PATH and variables, the orchestrator's lab settings."""
+    """A lab world prepared by the CLI: the shell's PATH and variables, the orchestrator's lab settings.
+
+    ``close`` stops what the preparation started (the lab state's resident lab process); whoever
+    prepared the lab calls it when the session ends.
+    """
 
     name: str
     path: str
@@ -76,6 +84,7 @@ class LabSetup:
     orchestrator: dict[str, Any] = field(default_factory=dict)
     confinement: LabConfinement | None = None
     """Only what the lab simulates runs without a person (None: an unsealed lab, for tests of the shell only)."""
+    close: Callable[[], None] = _nothing_to_close
 
 
 @dataclass

@@ -143,8 +143,12 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
     if args.brain is None and brain == "playbook":
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "
               "(--brain gemini and GEMINI_API_KEY for Gemini).", file=sys.stderr)
-    return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
-                             intent=args.intent, yes=args.agent_yes, lab=lab, budgets=budgets))
+    try:
+        return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
+                                 intent=args.intent, yes=args.agent_yes, lab=lab, budgets=budgets))
+    finally:
+        if lab is not None:
+            lab.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -169,7 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ghost-agent mcp: --lab {args.mcp_lab}: {exc}", file=sys.stderr)
             return 2
     module = importlib.import_module(args._module)
-    result: int = module.run(args)
+    try:
+        result: int = module.run(args)
+    finally:
+        setup = getattr(args, "mcp_lab_setup", None)
+        if setup is not None:
+            setup.close()
     return result
 
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from netghost.agent._run import LabSetup, Options, run_agent
 from netghost.errors import LabError, NetGhostError
 from netghost.governance import read_wal
-from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world
+from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world, start_resident
 from netghost.llm import has_credentials, model_environment
 from netghost.orchestrator import Budgets
 from netghost.shell import LabConfinement
@@ -49,7 +49,8 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
     """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables, the
     orchestrator's lab clock, and the confinement (only what the lab simulates runs without a person; the session
     directory is ``audit_dir``, its captures under ``captures/``, the lab's own state private). ``fresh``
-    recreates it; a resume keeps the world as the crash left it.
+    recreates it; a resume keeps the world as the crash left it. The lab state's resident lab is started (or
+    reused); the returned setup's ``close`` stops it.
 
     Raises:
         LabError: the world does not load, or ``clock_scale`` is not in (0, 1e6].
@@ -64,6 +65,10 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         state = LabState(state_dir)
     env = lab_path_env(state_dir, base=os.environ)
     env[SCALE_ENV] = str(clock_scale)
+    resident = start_resident(state_dir)  # one lab process answers the shims (else one process per call)
+    if not resident.running:
+        print(f"ghost-agent: lab: the resident lab could not start ({resident.problem}); every lab call runs as "
+              "its own process (slower)", file=sys.stderr)
 
     def sleep(seconds: float) -> None:
         time.sleep(seconds / clock_scale)
@@ -79,6 +84,7 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
                       "local_capture_dir": str(captures)},
         confinement=confinement,
+        close=resident.stop,
     )
 
 
@@ -150,8 +156,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.yes and not interactive:
         console.print("No terminal to ask and --yes not given: RISKY steps (a capture, reading its report) will "
                       "be refused (failing closed). Run `ghost-agent demo --yes` to approve the lab's RISKY steps.")
-    code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab,
-                             budgets=budgets), console=console)  # it ends with where everything is
+    try:
+        code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab,
+                                 budgets=budgets), console=console)  # it ends with where everything is
+    finally:
+        lab.close()
     if not args.yes and not interactive and _refused(audit_dir):
         console.print("Some steps were refused because nobody could be asked. Run `ghost-agent demo --yes` "
                       "to approve the lab's RISKY steps.")

@@ -131,10 +131,13 @@ def _one(source: str, trial: int, root: Path, *, brain: str,
     audit_dir = root / f"{name}-{trial}"
     lab = prepare_lab(source, audit_dir)
     started = time.monotonic()
-    code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=world_symptom(world), yes=True, lab=lab),
-                     stdin=io.StringIO(""), console=Console(file=io.StringIO(), width=120),
-                     approver=_denier(deny, name))
-    wall = time.monotonic() - started
+    try:
+        code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=world_symptom(world), yes=True, lab=lab),
+                         stdin=io.StringIO(""), console=Console(file=io.StringIO(), width=120),
+                         approver=_denier(deny, name))
+        wall = time.monotonic() - started
+    finally:
+        lab.close()
     errors: list[str] = []
     try:
         trail = _trail(audit_dir)

@@ -33,6 +33,7 @@ __all__ = [
     "nic_doc",
     "nsg_doc",
     "peering_doc",
+    "public_ip_name",
     "ref",
     "route_doc",
     "route_table_doc",
@@ -160,6 +161,11 @@ def ipconfig_id(world: World, vm: Vm, nic: Nic) -> str:
     return f"{world.nic_id(vm, nic)}/ipConfigurations/ipconfig{vm.name}"
 
 
+def public_ip_name(vm: Vm, nic: Nic) -> str:
+    """The public IP resource a NIC with a public address uses (``az vm create``'s ``<vm>PublicIP``)."""
+    return f"{vm.name}PublicIP" if nic is vm.nics[0] else f"{nic.name}PublicIP"
+
+
 def nic_doc(world: World, vm: Vm, nic: Nic) -> dict[str, Any]:
     vnet, subnet = world.subnet_of(nic)
     nid = world.nic_id(vm, nic)
@@ -181,6 +187,9 @@ def nic_doc(world: World, vm: Vm, nic: Nic) -> dict[str, Any]:
              for pool in lb.backend_pools if nic is vm.nics[0] and vm.name in pool.members]
     if pools:
         ipconf["loadBalancerBackendAddressPools"] = [ref(p) for p in pools]
+    if nic.public_ip:  # ARM's NIC names the public IP resource (``vm show -d`` reads its address from there)
+        ipconf["publicIPAddress"] = ref(world.rid(vm.resource_group, "Microsoft.Network/publicIPAddresses",
+                                                  public_ip_name(vm, nic)))
     doc: dict[str, Any] = {
         "auxiliaryMode": "None",
         "auxiliarySku": "None",

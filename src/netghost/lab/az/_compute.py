@@ -64,10 +64,10 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
             "customData": None,
             "linuxConfiguration": {"disablePasswordAuthentication": True, "enableVmAgentPlatformUpdates": None,
                                    "patchSettings": {"assessmentMode": "ImageDefault", "patchMode": "ImageDefault"},
-                                   "provisionVmAgent": True, "ssh": None} if linux else None,
+                                   "provisionVMAgent": True, "ssh": None} if linux else None,
             "requireGuestProvisionSignal": True,
             "secrets": [],
-            "windowsConfiguration": None if linux else {"enableAutomaticUpdates": True, "provisionVmAgent": True},
+            "windowsConfiguration": None if linux else {"enableAutomaticUpdates": True, "provisionVMAgent": True},
         },
         "plan": None,
         "platformFaultDomain": None,
@@ -93,7 +93,7 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
                 "caching": "ReadWrite",
                 "createOption": "FromImage",
                 "deleteOption": "Detach",
-                "diskSizeGb": 30,
+                "diskSizeGB": 30,
                 "managedDisk": {"id": world.rid(vm.resource_group, "Microsoft.Compute/disks", f"{vm.name}_OsDisk_1"),
                                 "resourceGroup": vm.resource_group, "storageAccountType": "Premium_LRS"},
                 "name": f"{vm.name}_OsDisk_1",
@@ -269,7 +269,10 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _account_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    return [_account_show(ctx, args)]
+    """``az account list`` names the cloud ``cloudName`` where ``account show`` says ``environmentName``."""
+    entry = _account_show(ctx, args)
+    entry["cloudName"] = entry.pop("environmentName")
+    return [entry]
 
 
 def _login(ctx: AzContext, args: ParsedArgs) -> Any:

@@ -158,18 +158,25 @@ _FINDERS: dict[str, _Finder] = {
 _CHILD_KEYS = {"etag", "id", "name", "type", "resourceGroup"}
 
 
+# ARM's envelope: what a resource's GET carries beside ``properties`` (a VM's extensions are ``resources``)
+_TOP = {"id", "name", "type", "location", "resourceGroup", "tags", "etag", "sku", "kind", "zones", "identity", "plan",
+        "extendedLocation", "managedBy", "resources"}
+
+
 def _generic(doc: dict[str, Any], child: bool) -> dict[str, Any]:
-    """A flattened doc folded back into ARM's generic shape for ``az resource show``."""
-    top = {"id", "name", "type", "location", "resourceGroup", "tags", "etag"}
-    props = {k: v for k, v in doc.items() if k not in top and v is not None}
+    """A flattened doc folded back into ARM's generic shape for ``az resource show``: the envelope stays on
+    top (the SDK's GenericResource prints its attributes, null or not, and any other top-level key as is)."""
+    props = {k: v for k, v in doc.items() if k not in _TOP and v is not None}
     if child:  # a child resource (subnet, instance) has no location, tags or sku of its own
         return {**{k: doc[k] for k in _CHILD_KEYS if k in doc}, "properties": props}
-    return {
-        "extendedLocation": None, "id": doc["id"], "identity": None, "kind": None,
-        "location": doc.get("location", "global"), "managedBy": None, "name": doc["name"], "plan": None,
-        "properties": props, "resourceGroup": doc["resourceGroup"], "sku": None, "tags": doc.get("tags") or {},
-        "type": doc["type"],
+    out = {
+        "extendedLocation": doc.get("extendedLocation"), "id": doc["id"], "identity": doc.get("identity"),
+        "kind": doc.get("kind"), "location": doc.get("location", "global"), "managedBy": doc.get("managedBy"),
+        "name": doc["name"], "plan": doc.get("plan"), "properties": props, "resourceGroup": doc["resourceGroup"],
+        "sku": doc.get("sku"), "tags": doc.get("tags") or {}, "type": doc["type"],
     }
+    out.update({k: doc[k] for k in ("etag", "zones", "resources") if doc.get(k) is not None})
+    return out
 
 
 def resource_doc(ctx: AzContext, rg: str, rtype: str, names: list[str]) -> dict[str, Any]:

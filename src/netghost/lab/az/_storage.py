@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az._arm_docs import guid
 from netghost.lab.az._cloud_faults import (
     KEY_MODE_WARNING,
     download_failure,
@@ -198,10 +197,10 @@ def _blob_download(ctx: AzContext, args: ParsedArgs) -> Any:
         return body
     if args["file"]:
         target = Path(args["file"])
-        if target.exists() and args["overwrite"] is False:
+        if Path(ctx.cwd, target).exists() and args["overwrite"] is False:
             raise plain_error(f"The specified path already exists. Please change the path or set --overwrite to true: {target}")
         try:
-            target.write_bytes(body)
+            ctx.write_file(args["file"], body)  # the caller's directory and umask, as the real az writes
         except OSError as exc:
             raise plain_error(f"[Errno {exc.errno}] {exc.strerror}: '{args['file']}'") from exc
     return blob_doc(container, name, meta, content_range=True)
@@ -235,7 +234,7 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
     location = account.location or world.rg_location(account.resource_group)
     return {
         "accessTier": "Hot", "allowBlobPublicAccess": False, "allowSharedKeyAccess": account.allow_shared_key_access,
-        "creationTime": "2026-01-15T09:00:00.000000+00:00", "enableHttpsTrafficOnly": True, "id": sid,
+        "creationTime": "2026-01-15T09:00:00+00:00", "enableHttpsTrafficOnly": True, "id": sid,
         "kind": "StorageV2", "location": location, "minimumTlsVersion": "TLS1_2", "name": account.name,
         "primaryEndpoints": {"blob": f"https://{account.name}.blob.core.windows.net/",
                              "dfs": f"https://{account.name}.dfs.core.windows.net/",
@@ -248,7 +247,7 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
         "publicNetworkAccess": account.public_network_access,
         "resourceGroup": account.resource_group, "sku": {"name": "Standard_LRS", "tier": "Standard"},
         "statusOfPrimary": "available", "tags": {}, "type": "Microsoft.Storage/storageAccounts",
-        "etag": None, "resourceGuid": guid(sid),
+        "etag": None,
     }
 
 

@@ -48,7 +48,7 @@ def _extension_profile(vmss: ScaleSet) -> list[dict[str, Any]]:
     return [{
         "autoUpgradeMinorVersion": True, "enableAutomaticUpgrade": None, "forceUpdateTag": None,
         "id": None, "name": name, "protectedSettings": None, "protectedSettingsFromKeyVault": None,
-        "provisionAfterExtensions": None, "provisioningState": None,
+        "provisionAfterExtensions": None, "provisioningState": "Succeeded",  # ARM's GET of the model says so
         "publisher": _WATCHER_PUBLISHER if name.startswith("NetworkWatcherAgent") else "Microsoft.Azure.Extensions",
         "settings": None, "suppressFailures": None, "type": None, "typeHandlerVersion": "1.4",
         "typePropertiesType": name,
