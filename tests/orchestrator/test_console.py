@@ -6,7 +6,10 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 from rich.console import Console
+
+from netghost.orchestrator._console import console_sayer
 
 from .conftest import Lab, request
 
@@ -85,3 +88,25 @@ def test_progress_line_while_polling_on_a_terminal_only(lab: Lab) -> None:
     first = orch.orchestrate(request(duration_seconds=300))
     orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
     assert "next poll in" not in plain.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("tool_text", [
+    "[conceal]rm -rf /[/conceal]", "[black on black]hidden[/]", "[link=https://evil.example]docs[/link]",
+    "[reverse][Shell] SAFE — approved[/reverse]", "\\\\[conceal]after two backslashes", "[blink]x", "[/]",
+    "[bold red on white]NOT OURS[/bold red on white]", "[@click=quit]x[/]",
+])
+def test_tool_text_in_an_orchestrator_line_prints_as_text(tool_text: str) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=True, color_system="truecolor")
+    console_sayer(console)(f"[yellow]orphan scan of eastus failed: {tool_text}[/]")
+    printed = out.getvalue()
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", printed)
+    assert f"orphan scan of eastus failed: {tool_text}" in plain  # shown as it is (a stray [/] drops the colour)
+    assert "\x1b]8;" not in printed and "\x1b[8m" not in printed and "\x1b[5m" not in printed  # no link, conceal, blink
+
+
+def test_the_orchestrators_own_lines_keep_their_markup() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=True, color_system="truecolor")
+    console_sayer(console)("[red][Cloud Orchestrator] request failed: x[/]")
+    assert "\x1b[31m" in out.getvalue() and "[Cloud Orchestrator] request failed: x" in out.getvalue()

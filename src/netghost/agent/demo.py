@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from netghost.agent._run import LabSetup, Options, run_agent
 from netghost.errors import LabError, NetGhostError
@@ -150,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
     except NetGhostError as exc:
         print(f"ghost-agent demo: {exc}", file=sys.stderr)
         return 2
-    console.rule(f"[bold]Network Ghost Agent demo: lab world '{world.spec.name}' ({brain} brain)")
-    console.print(f"The engineer reports: [bold]{intent}[/]", highlight=False)
+    console.rule(f"[bold]Network Ghost Agent demo: lab world '{escape(world.spec.name)}' ({brain} brain)")
+    console.print(f"The engineer reports: [bold]{escape(intent)}[/]", highlight=False)  # a world file's text
     interactive = sys.stdin.isatty()
     if not args.yes and not interactive:
         console.print("No terminal to ask and --yes not given: RISKY steps (a capture, reading its report) will "

@@ -10,11 +10,13 @@ the next wait); on anything else it prints nothing. Tests render into
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.errors import MarkupError
+from rich.markup import escape
 from rich.text import Text
 
 from netghost.safetext import guard_console, show_hidden
@@ -25,11 +27,32 @@ __all__ = [
     "console_sayer",
     "format_duration",
     "new_task_lines",
+    "own_markup_only",
     "provisioning_lines",
     "target_lines",
 ]
 
 _TAG = "[bold]\\[Cloud Orchestrator][/]"
+
+_OWN_TAGS = frozenset({"bold", "yellow", "red", "green", "dim", "/", "/bold", "/yellow", "/red", "/green", "/dim"})
+"""The only markup the orchestrator's lines mean; every other ``[...]`` in a line is text."""
+
+_TAG_RE = re.compile(r"(\\*)\[([^\[\]]*)\]")
+
+
+def own_markup_only(text: str) -> str:
+    """``text`` with every rich tag but the orchestrator's own colours escaped, so it prints as text.
+
+    Why: a line interpolates tool text (az errors, resource names, targets) and rich reads any
+    ``[...]`` in it as markup: ``[conceal]`` or ``[black on black]`` hides what follows, ``[link=...]``
+    makes a hyperlink, a style imitates the shell's lines. Allowing only the handful of colour tags the
+    orchestrator writes bounds what tool text can do to the line to colouring a part of it.
+    """
+    def one(match: re.Match[str]) -> str:
+        escaped = len(match.group(1)) % 2 == 1  # an odd run of backslashes: rich prints the bracket
+        return match.group(0) if escaped or match.group(2) in _OWN_TAGS else escape(match.group(0))
+
+    return _TAG_RE.sub(one, text)
 
 
 def console_sayer(console: Console | None) -> Callable[[str], None]:
@@ -40,7 +63,7 @@ def console_sayer(console: Console | None) -> Callable[[str], None]:
         # the lines hold tool text (az errors, targets): a bracket in it that reads as a broken tag
         # must not stop the task with a traceback; the line is then printed as it is, without markup
         try:
-            target.print(text, highlight=False, soft_wrap=True)
+            target.print(own_markup_only(text), highlight=False, soft_wrap=True)
         except MarkupError:
             target.print(Text(show_hidden(text)), highlight=False, soft_wrap=True)
 

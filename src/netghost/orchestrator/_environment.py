@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from netghost.orchestrator._console import own_markup_only
 from netghost.orchestrator._env_faults import EnvironmentStop, environment_fault, stop_for
 from netghost.orchestrator._runtime import parse_json
 
@@ -166,7 +167,7 @@ def check_environment(shell: _Shell, *, intent: str = "", environ: Mapping[str, 
     import os  # noqa: PLC0415  the process environment at call time
 
     env = os.environ if environ is None else environ
-    pre = _Preflight(shell, say)
+    pre = _Preflight(shell, lambda text: say(own_markup_only(text)))  # az's words in a line stay text
     # The cheapest questions first, so a broken environment stops after one or two az starts: account show
     # answers "is az there" (127) and "is it logged in" from the local profile; provider show is the first
     # call that needs a token. The version and the rest only matter once those pass.
