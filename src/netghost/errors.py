@@ -27,7 +27,8 @@ models, never exceptions. Exceptions are for broken inputs and broken invariants
     ├── CaptureFormatError       a file is not a capture we can read (also a ValueError)
     ├── ColumnNotDecodedError    a packet column was read that this analysis did not decode
     └── LabError                 a lab world or simulator input is invalid
-        └── AzError              a simulated ``az`` failure (exact stderr text and exit code)
+        ├── AzError              a simulated ``az`` failure (exact stderr text and exit code)
+        └── ArmFailure           lab ARM answers a request with an error (HTTP status, ARM or Blob code)
 
 Every class lives here, so the whole tree reads in one file; components import and raise them.
 Where the raiser knows the subject (a path, an argv, a task or workflow id, a column) it passes it
@@ -42,6 +43,7 @@ from pathlib import Path
 
 __all__ = [
     "ApprovalMismatchError",
+    "ArmFailure",
     "ArtifactError",
     "ArtifactValidationError",
     "AzError",
@@ -311,3 +313,19 @@ class AzError(LabError):
         super().__init__(stderr.splitlines()[0] if stderr else f"az exit {exit_code}")
         self.exit_code = exit_code
         self.stderr = stderr
+
+
+class ArmFailure(LabError):
+    """Raised inside lab ARM when a request must be answered with an error, as Azure answers it.
+
+    ``status`` is the HTTP status, ``code`` and ``message`` the error body's; ``kind`` says the form:
+    ``arm`` (ARM's JSON ``{"error": {"code", "message"}}``), ``storage`` (Blob's XML error with
+    ``x-ms-error-code``) or ``client`` (an error the real CLI makes up itself, before any request).
+    """
+
+    def __init__(self, status: int, code: str, message: str, kind: str = "arm") -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.kind = kind

@@ -26,6 +26,7 @@ class ExitCode(IntEnum):
     MODEL_API = 3
     MODEL_REPLY = 4
     LEFTOVERS = 5
+    ENVIRONMENT = 6
     INTERRUPTED = 130
 
 
@@ -36,7 +37,11 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.MODEL_API: "the model API failed after retries (HTTP error, quota, no answer); --resume SID later",
     ExitCode.MODEL_REPLY: "the model's reply could not be used (malformed, blocked, SAFETY or another non-STOP "
                           "finish, empty); --resume SID",
-    ExitCode.LEFTOVERS: "the session ended with cloud leftovers (captures, blobs) still to clean up",
+    ExitCode.LEFTOVERS: "the session ended with cloud leftovers (captures, blobs, local capture files), each listed "
+                        "with the command that removes it; --resume SID finishes the cleanup",
+    ExitCode.ENVIRONMENT: "the environment cannot work (no az, not logged in, an expired login, a managed identity "
+                          "without its endpoint, ...): the named reason and the command that fixes it are printed; "
+                          "fix it, then run again or --resume SID",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C); --resume SID",
 }
 """What each code means (``--help`` and the agent README print this table)."""

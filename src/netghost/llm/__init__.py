@@ -5,8 +5,8 @@ backoff (the SDK itself does not retry), and appends one hash-chained WAL record
 tokens, latency, SHA-256 of the exact request body, redactions, attempts, outcome); a call that fails
 for good raises :class:`~netghost.errors.LlmError`. :func:`model_default` (``GHOST_MODEL``, default
 ``gemini-2.5-flash``) and :func:`has_credentials` are the one place the agent and the forensics
-narrative read their model and credentials from. Inside: ``_settings`` (model, backend, client
-factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
+narrative read their model and credentials from; :func:`model_environment` adds those of a ``.env``
+file. Inside: ``_settings`` (model, backend, client factory), ``_outgoing`` (redaction of contents and config), ``_retry`` (what to retry, how long to
 wait), ``_reply`` (an answer the SDK refuses read leniently, every answer judged usable or named as a
 failure; :class:`RepairedResponse` carries the values dropped), ``_failures`` (the failure classes:
 :data:`FAILURES`, :data:`REPLY_FAILURES`, data only), ``_screening`` (the injection screen on outgoing tool outputs: flagged text goes wrapped and marked
@@ -26,12 +26,14 @@ from netghost._lazy import lazy_face
 from netghost.llm._failures import FAILURES, REPLY_FAILURES
 from netghost.llm._settings import (
     DEFAULT_MODEL,
+    DOTENV_VARIABLES,
     MODEL_ENV,
     ClientFactory,
     backend,
     default_client_factory,
     has_credentials,
     model_default,
+    model_environment,
 )
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DOTENV_VARIABLES",
     "FAILURES",
     "MAX_RESPONSE_BYTES",
     "MODEL_ENV",
@@ -53,6 +56,7 @@ __all__ = [
     "default_client_factory",
     "has_credentials",
     "model_default",
+    "model_environment",
 ]
 
 _LAZY = {"MAX_RESPONSE_BYTES": "_gateway", "RECORD_KIND": "_gateway", "LlmGateway": "_gateway",

@@ -32,6 +32,7 @@ from netghost.contracts import (
 )
 from netghost.errors import NetGhostError, OrchestratorError
 from netghost.governance import PolicyEngine, create_workspace
+from netghost.orchestrator._budgets import capture_budget_facts
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
@@ -69,13 +70,16 @@ class CloudOrchestrator:
         shell: the Safe-Exec Shell (anything with ``execute({command, reasoning}) -> dict``).
         session_id: names the registry file; shared with the shell for audit correlation.
         task_dir: directory of every session's ``orchestrator_tasks_{session_id}.jsonl``.
-        **config: seed 000 "Configuration" (``max_polls``, ``initial_poll_interval``,
-            ``max_poll_interval``, ``local_capture_dir``, ``storage_container``, ``capture_name_prefix``,
-            ``poll_burst_limit``, ``local_artifact_max_age_days``) plus ``storage_auth_mode`` (login|key),
-            ``engine_command`` (argv prefix of the forensics engine), ``capture_limit_bytes``,
-            ``max_capture_bytes``, ``download_retry_delay_s``, ``scan_azure_orphans``, ``clock`` and
-            ``sleeper`` (injected: tests advance time, never sleep), ``console`` (rich) and ``policy``
-            (a PolicyEngine; default: governance's policy plus the orchestrator's capture limits).
+        **config: seed 000 "Configuration" (``max_polls``: default sized from each capture's time limit,
+            ``initial_poll_interval``, ``max_poll_interval``, ``local_capture_dir``, ``storage_container``,
+            ``capture_name_prefix``, ``poll_burst_limit``, ``local_artifact_max_age_days``) plus
+            ``storage_auth_mode`` (login|key), ``engine_command`` (argv prefix of the forensics engine),
+            ``capture_limit_bytes``, ``max_capture_bytes``, ``download_retry_delay_s``, ``scan_azure_orphans``,
+            ``poll_margin_s`` (how long past a capture's time limit polling goes on), ``clock`` and ``sleeper``
+            (default: wall time and a real ``time.sleep``, what the real cloud needs; the lab injects its
+            accelerated clock, tests a fake one), ``budgets`` (the session's :class:`Budgets`; the capture ones
+            are enforced at preflight), ``console`` (rich) and ``policy`` (a PolicyEngine; default: governance's
+            policy plus the orchestrator's capture limits and budgets).
 
     Raises:
         OrchestratorError: an unknown configuration key (the only thing the constructor refuses).
@@ -213,11 +217,16 @@ class CloudOrchestrator:
             task_id=task_id, session_id=self.rt.session_id, intent="capture_traffic", target=target,
             state=S.CREATED, investigation_context=req.investigation_context or "", parameters=params,
             storage_account=account, storage_container=cfg.storage_container,
-            storage_blob_name=f"{task_id}.cap", local_pcap_path=local, max_polls=cfg.max_polls,
+            storage_blob_name=f"{task_id}.cap", local_pcap_path=local,
+            max_polls=cfg.poll_budget(params.duration_seconds),
             timestamps=TaskTimestamps(created=now.isoformat(timespec="seconds").replace("+00:00", "Z")),
             storage_auth_mode=auth, plan=plan, plan_token=plan_token(task_id, plan), workspace=str(workspace.root),
         )
-        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now)
+        mine = [r for t, r in self.rt.registry.tasks.items() if self.rt.registry.session_of(t) == self.rt.session_id]
+        budgets = capture_budget_facts(cfg.budgets, mine, duration_s=params.duration_seconds,
+                                       limit_bytes=cfg.capture_limit_bytes, default_limit_bytes=cfg.capture_limit_bytes)
+        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now,
+                               budgets=budgets)
         record = record.model_copy(update={"cleanup_plan": [CleanupStep(command=c.command)
                                                             for c in cleanup_plan(record)],
                                            "policy_outcome": evaluation.outcome,
