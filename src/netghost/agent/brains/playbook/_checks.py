@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from netghost.agent.brains.playbook import _hop_appliance as appliance
 from netghost.agent.brains.playbook import _hop_ends as ends
+from netghost.agent.brains.playbook import _hop_firewall as firewall
 from netghost.agent.brains.playbook import _hop_gateway as gateway
 from netghost.agent.brains.playbook import _hop_route as route
 from netghost.agent.brains.playbook import _hop_sites as sites
@@ -28,6 +29,11 @@ CHECKS: Table = {
         Check("nsgs", "nsg-deny", "nsg show of the appliance NIC's and subnet's NSGs, evaluated for the packet",
               appliance.appliance_nsgs),
         Check("route", "", "the appliance NIC's effective routes", appliance.appliance_route),
+    ),
+    "firewall": (
+        Check("rules", "firewall-deny", "firewall list (classic collections), policy rule-collection-group list",
+              firewall.firewall_rules),
+        Check("route", "", "the firewall VNet's system routes (local, peering)", firewall.firewall_route),
     ),
     "peering": (
         Check("connected", "peering-disconnected", "vnet list (both sides' peering state)", route.peering_connected),

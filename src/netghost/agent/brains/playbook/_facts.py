@@ -17,7 +17,7 @@ from typing import Any
 
 from netghost.agent.brains._protocol import FunctionCall, Message
 from netghost.agent.brains.playbook._reads import option, step_of
-from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle
+from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle, stated_address
 
 __all__ = ["RUNNING", "Facts", "Observation", "in_prefix", "ips", "read_history"]
 
@@ -241,7 +241,7 @@ class Facts:
         if is_ip(server):
             return server
         if self.symptom.server_is_name:
-            return self.private_answer()
+            return self.private_answer() or stated_address(self.symptom.text, server)
         vmss = self.server_scale_set()
         if vmss is not None:  # a scale set: its first instance stands for the path (one subnet, one NSG)
             found = self.instances(vmss)

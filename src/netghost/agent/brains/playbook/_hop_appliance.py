@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from netghost.agent.brains.playbook._facts import RUNNING, ips
+from netghost.agent.brains.playbook._hop_firewall import firewall_at
 from netghost.agent.brains.playbook._hop_route import route_step
 from netghost.agent.brains.playbook._moves import Verdict
 from netghost.agent.brains.playbook._nsg_verdict import evaluate_nsgs
-from netghost.agent.brains.playbook._path import Fault, Hop, Outcome, Walk
+from netghost.agent.brains.playbook._path import Fault, Hop, Need, Next, Outcome, Walk
 from netghost.agent.brains.playbook._routes import group_of, route_id, subnet_by_id
 
 __all__ = ["appliance_alive", "appliance_forwarding", "appliance_nsgs", "appliance_route"]
@@ -41,6 +42,12 @@ def appliance_alive(w: Walk, hop: Hop) -> Outcome:
         return None
     if vm is not None and vm.get("power") in (None, RUNNING):
         return None
+    if nic is None and vm is None:  # no NIC: an Azure Firewall's address?
+        fw = firewall_at(w, str(hop.ip))
+        if isinstance(fw, Need):
+            return fw
+        if fw is not None:
+            return Next((Hop("firewall", str(fw.get("name")), hop.ip, doc=fw, via=hop.via, direction=hop.direction),))
     rid, route = _route_text(w, hop)
     prefix = ", ".join(str(p) for p in (hop.via.get("route") or {}).get("prefixes") or [])
     what = f"{vm['name']}: {vm.get('power')}" if vm else "an address no NIC holds"

@@ -102,11 +102,11 @@ def server_nsg_in(w: Walk, hop: Hop) -> Outcome:
     vm, nic = hop.doc.get("vm"), hop.doc.get("nic") or {}
     if vm:
         ip = w.flow.server_ip if w.flow.server_ip in ips(vm) or not ips(vm) else ips(vm)[0]
-        return flow_verdict(w, vm, nic, direction="Inbound", local=f"{ip}:{_port(w)}", remote=f"{w.flow.client_ip}:*")
+        return flow_verdict(w, vm, nic, direction="Inbound", local=f"{ip}:{_port(w)}", remote=f"{w.seen_source}:*")
     if nic.get("scale_set") or hop.doc.get("instance"):  # Network Watcher cannot name an instance: read the rules
         subnet = subnet_by_id(w.facts, str(nic.get("subnet") or "")) or {}
         return evaluate_nsgs(w, str(nic.get("nsg") or ""), str(subnet.get("nsg") or ""),
-                             legs=(("Inbound", w.flow.client_ip, w.flow.server_ip),), where=f"{hop.name}'s NIC")
+                             legs=(("Inbound", w.seen_source, w.flow.server_ip),), where=f"{hop.name}'s NIC")
     return None
 
 
@@ -121,7 +121,7 @@ def server_probe(w: Walk, hop: Hop) -> Outcome:
 
 
 def server_return_route(w: Walk, hop: Hop) -> Outcome:
-    return route_step(w, hop, hop.doc.get("nic"), w.flow.client_ip, "return")
+    return route_step(w, hop, hop.doc.get("nic"), w.seen_source, "return")
 
 
 def endpoint_approved(w: Walk, hop: Hop) -> Outcome:
@@ -162,6 +162,8 @@ def paths_symmetric(w: Walk, hop: Hop) -> Outcome:
     configuration, so a one-way appliance is a suspect the packets settle (SYN-ACKs that never arrive)."""
     forward, back = _boxes(w.forward()), _boxes(w.returning())
     fwd_ips, back_ips = {h.ip for h in forward}, {h.ip for h in back}
+    if w.translated_source:  # replies go to the address that translated the source: that box sees them
+        back_ips.add(w.translated_source)
     if fwd_ips == back_ips:
         return None
     f = w.facts

@@ -18,7 +18,7 @@ from netghost.agent.brains.playbook._moves import Verdict
 from netghost.agent.brains.playbook._path import Direction, Fault, Hop, Next, Outcome, Walk
 from netghost.agent.brains.playbook._routes import choose, read_routes, vnet_by_id
 
-__all__ = ["dest_hops", "peering_connected", "route_step"]
+__all__ = ["dest_hops", "onward_in_vnet", "peering_connected", "route_step"]
 
 _PEERING = ("VNetPeering", "VNetGlobalPeering")
 
@@ -56,6 +56,18 @@ def _local_peering(net: Mapping[str, Any] | None, ip: str) -> Mapping[str, Any] 
         if isinstance(p, dict) and any(in_prefix(ip, x) for x in p.get("remotePrefixes") or []):
             return p
     return None
+
+
+def onward_in_vnet(w: Walk, hop: Hop, dest: str, via: Mapping[str, Any]) -> Next:
+    """The next hops from a box with no NIC of its own to read (an Azure Firewall): its VNet's system routes,
+    local or through the peering that reaches ``dest``."""
+    net = w.facts.vnet_of(str(hop.ip))
+    if net is not None and any(in_prefix(dest, p) for p in net.get("prefixes") or []):
+        return Next(dest_hops(w, dest, via, hop.direction))
+    peering = _local_peering(net, dest)
+    first = (Hop("peering", str((peering or {}).get("name") or "peering"), dest, doc={"peering": peering or {},
+                 "vnet": net or {}}, via=via, direction=hop.direction),) if peering else ()
+    return Next((*first, *dest_hops(w, dest, via, hop.direction)))
 
 
 def route_step(w: Walk, hop: Hop, nic: Mapping[str, Any] | None, dest: str, direction: Direction) -> Outcome:

@@ -49,7 +49,7 @@ def _owner(w: Walk, holders: list[dict[str, Any]], rule: str, direction: str) ->
         f"hold a rule {rule}: which one denies this packet?")) for g in holders])
     if need is not None:
         return need
-    src, dst = w.flow.client_ip, w.flow.server_ip
+    src, dst = (w.seen_source if direction == "Inbound" else w.flow.client_ip), w.flow.server_ip
     for g in holders:
         o = w.facts.latest("nsg_rules", ids=str(g.get("nsg")))
         doc = o.json() if o is not None and o.ok else None
@@ -67,7 +67,7 @@ def flow_verdict(w: Walk, vm: Mapping[str, Any], nic: Mapping[str, Any] | None, 
     rg, name = str(vm.get("rg") or ""), str(vm.get("name") or "")
     call = shell_call(r.test_ip_flow(rg, name, direction, local, remote),
                       f"Do the NSGs on {name} let the {direction.lower()} leg of {w.flow.text()} through?")
-    obs = f.latest("flow", vm=name, direction=direction)
+    obs = f.latest("flow", vm=name, direction=direction, remote=remote)
     if obs is None:
         return w.need(f"NSG verdicts at {name}", call)
     doc = obs.json() if obs.ok else None

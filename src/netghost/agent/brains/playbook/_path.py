@@ -145,6 +145,7 @@ class Walk:
     faults: list[tuple[int, Fault]] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)  # audit ids the walk rests on (the clean control plane)
+    translated_source: str | None = None  # the address the server sees as the source (a firewall's SNAT)
 
     # ---- helpers the checks share -------------------------------------------------------------------
 
@@ -159,6 +160,11 @@ class Walk:
         for o in obs:
             if o is not None and o.ok and o.audit_id and o.audit_id not in self.evidence:
                 self.evidence.append(o.audit_id)
+
+    @property
+    def seen_source(self) -> str:
+        """The source address of the packets as they reach the server (the client's, unless a hop translated it)."""
+        return self.translated_source or self.flow.client_ip
 
     def forward(self) -> list[Hop]:
         return [h for h in self.hops if h.direction == "forward"]

@@ -19,6 +19,8 @@ __all__ = [
     "dig_short",
     "effective_nsg_rule",
     "effective_routes",
+    "firewall_list",
+    "firewall_policy_groups",
     "learned_routes",
     "local_gateways",
     "nic_list",
@@ -177,6 +179,20 @@ def vnet_gateways(rg: str) -> str:
             "state:provisioningState, type:gatewayType, subnet:ipConfigurations[0].subnet.id}\" -o json")
 
 
+def firewall_list() -> str:
+    """Every Azure Firewall: the private address routes send traffic to, its policy, and its own (classic)
+    rule collections (a firewall holds no NIC, so ``nic list`` never shows the appliance at that address)."""
+    return ('az network firewall list --query "[].{name:name, id:id, rg:resourceGroup, state:provisioningState, '
+            'ips:ipConfigurations[].privateIPAddress, policy:firewallPolicy.id, network:networkRuleCollections, '
+            'application:applicationRuleCollections}" -o json')
+
+
+def firewall_policy_groups(rg: str, policy: str) -> str:
+    """A firewall policy's rule collection groups with their collections and rules (the firewall's rules)."""
+    return (f"az network firewall policy rule-collection-group list -g {_q(rg)} --policy-name {_q(policy)} "
+            '--query "[].{name:name, id:id, priority:priority, ruleCollections:ruleCollections}" -o json')
+
+
 def learned_routes(rg: str, gateway: str) -> str:
     """The routes a gateway has learned (a site whose tunnel is down, or whose range is not declared, has none)."""
     return (f"az network vnet-gateway list-learned-routes -g {_q(rg)} -n {_q(gateway)} "
@@ -231,6 +247,8 @@ _STEPS = {
     "az network vpn-connection list": "vpn_connections",
     "az network local-gateway list": "local_gateways",
     "az network private-endpoint list": "endpoints",
+    "az network firewall list": "firewalls",
+    "az network firewall policy rule-collection-group list": "fw_groups",
 }
 
 

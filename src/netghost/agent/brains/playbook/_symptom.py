@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle"]
+__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle", "stated_address"]
 
 Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
 
@@ -180,6 +180,15 @@ def _mentions(text: str) -> list[tuple[str, str]]:
             "client" if lead in ("from", "by") else "")
         out.append((word, side))
     return out
+
+
+def stated_address(text: str, name: str | None) -> str | None:
+    """The address the complaint gives for a host name, written right after it ("wh-pg.internal (172.22.8.20)"):
+    the address the client is meant to reach when no zone the investigator reads answers for the name."""
+    if not name:
+        return None
+    m = re.search(rf"{re.escape(name)}\s*\(\s*(?P<ip>\d{{1,3}}(?:\.\d{{1,3}}){{3}})\s*\)", text, re.I)
+    return m["ip"] if m and is_ip(m["ip"]) else None
 
 
 def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
