@@ -17,7 +17,14 @@ from typing import Any
 
 from netghost.agent.brains._protocol import FunctionCall, Message
 from netghost.agent.brains.playbook._reads import option, step_of
-from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle, stated_address
+from netghost.agent.brains.playbook._symptom import (
+    Symptom,
+    is_fqdn,
+    is_ip,
+    parse_symptom,
+    settle,
+    stated_address,
+)
 
 __all__ = ["RUNNING", "Facts", "Observation", "in_prefix", "ips", "read_history"]
 

@@ -60,7 +60,7 @@ def _port_in(spec: object, port: int | None) -> bool:
 
 def _fqdn_in(pattern: object, name: str) -> bool:
     p, n = str(pattern).lower().rstrip("."), name.lower().rstrip(".")
-    return p == "*" or n == p or (p.startswith("*.") and n.endswith(p[1:]))
+    return p in ("*", n) or (p.startswith("*.") and n.endswith(p[1:]))
 
 
 def _network_match(rule: Mapping[str, Any], protocol: str, src: str, dst: str, port: int | None) -> bool:
