@@ -11,6 +11,7 @@ from netghost.agent.brains.playbook import _hop_appliance as appliance
 from netghost.agent.brains.playbook import _hop_ends as ends
 from netghost.agent.brains.playbook import _hop_firewall as firewall
 from netghost.agent.brains.playbook import _hop_gateway as gateway
+from netghost.agent.brains.playbook import _hop_lb as lb
 from netghost.agent.brains.playbook import _hop_route as route
 from netghost.agent.brains.playbook import _hop_sites as sites
 from netghost.agent.brains.playbook._path import Check, Table
@@ -70,7 +71,15 @@ CHECKS: Table = {
         Check("return-route", "", "the server NIC's effective routes towards the client", ends.server_return_route),
     ),
     "endpoint": (
+        Check("frontend", "", "lb list (frontend addresses)", lb.lb_frontend),
         Check("approved", "private-endpoint-not-approved", "private-endpoint list", ends.endpoint_approved),
+    ),
+    "lb": (
+        Check("rule", "lb-rule-port-mismatch", "lb list (rules by frontend and port)", lb.lb_rule),
+        Check("pool", "lb-backend-pool-empty", "lb list (pool members)", lb.lb_pool),
+        Check("probe", "lb-health-probe-failing, lb-rule-port-mismatch", "lb list (probe and backend ports), the "
+              "complaint (reset or silence)", lb.lb_probe),
+        Check("members", "", "nic list (the pool's NICs)", lb.lb_members),
     ),
     "arrival": (
         Check("symmetric", "asymmetric-routing", "the two directions' appliances", ends.paths_symmetric),

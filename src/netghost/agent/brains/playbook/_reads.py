@@ -22,6 +22,7 @@ __all__ = [
     "firewall_list",
     "firewall_policy_groups",
     "learned_routes",
+    "load_balancers",
     "local_gateways",
     "nic_list",
     "nsg_rules",
@@ -193,6 +194,18 @@ def firewall_policy_groups(rg: str, policy: str) -> str:
             '--query "[].{name:name, id:id, priority:priority, ruleCollections:ruleCollections}" -o json')
 
 
+def load_balancers() -> str:
+    """Every load balancer: its frontends' addresses, its rules (frontend and backend ports, pool, probe), its
+    pools' members and its probes (a private address no NIC holds may be a frontend)."""
+    query = ("[].{name:name, id:id, rg:resourceGroup, frontends:frontendIPConfigurations[].{name:name, id:id, "
+             "ip:privateIPAddress}, rules:loadBalancingRules[].{name:name, id:id, frontend:frontendIPConfiguration.id, "
+             "frontendPort:frontendPort, backendPort:backendPort, protocol:protocol, pool:backendAddressPool.id, "
+             "probe:probe.id}, pools:backendAddressPools[].{name:name, id:id, members:backendIPConfigurations[].id, "
+             "addresses:loadBalancerBackendAddresses[].ipAddress}, probes:probes[].{name:name, id:id, port:port, "
+             "protocol:protocol, path:requestPath}}")
+    return f'az network lb list --query "{query}" -o json'
+
+
 def learned_routes(rg: str, gateway: str) -> str:
     """The routes a gateway has learned (a site whose tunnel is down, or whose range is not declared, has none)."""
     return (f"az network vnet-gateway list-learned-routes -g {_q(rg)} -n {_q(gateway)} "
@@ -248,6 +261,7 @@ _STEPS = {
     "az network local-gateway list": "local_gateways",
     "az network private-endpoint list": "endpoints",
     "az network firewall list": "firewalls",
+    "az network lb list": "lbs",
     "az network firewall policy rule-collection-group list": "fw_groups",
 }
 
