@@ -14,6 +14,7 @@ from netghost.agent.brains.playbook import _hop_gateway as gateway
 from netghost.agent.brains.playbook import _hop_lb as lb
 from netghost.agent.brains.playbook import _hop_route as route
 from netghost.agent.brains.playbook import _hop_sites as sites
+from netghost.agent.brains.playbook import _hop_storage as storage
 from netghost.agent.brains.playbook._path import Check, Table
 
 __all__ = ["CHECKS"]
@@ -80,6 +81,13 @@ CHECKS: Table = {
         Check("probe", "lb-health-probe-failing, lb-rule-port-mismatch", "lb list (probe and backend ports), the "
               "complaint (reset or silence)", lb.lb_probe),
         Check("members", "", "nic list (the pool's NICs)", lb.lb_members),
+    ),
+    "storage": (
+        Check("endpoint", "paas-network-rules-deny", "storage account list (network rules), vnet list (the subnet's "
+              "service endpoints)", storage.storage_endpoint),
+        Check("policy", "paas-network-rules-deny", "service-endpoint policy list", storage.storage_policy),
+        Check("rules", "paas-network-rules-deny", "storage account list (default action, subnets admitted)",
+              storage.storage_network_rules),
     ),
     "arrival": (
         Check("symmetric", "asymmetric-routing", "the two directions' appliances", ends.paths_symmetric),

@@ -86,6 +86,9 @@ def decide(f: Facts) -> Move:
     if before is not None:
         return before
     server_ip = f.server_ip() or _public_answer(f)
+    account = _storage_named(f) if server_ip is None else None
+    if account is not None and client is not None:
+        return _storage_walk(f, client, account)
     if server_ip is None:
         return Move("", verdict=Verdict(None, f"Could not find the server of '{s.text}' ({s.server or 'not named'}).",
                                         "low", is_anomaly=False,
@@ -98,6 +101,31 @@ def decide(f: Facts) -> Move:
     if calls:
         return Move(_walk_text(w), calls)
     return capture_move(f, w)
+
+
+def _storage_named(f: Facts) -> dict[str, Any] | None:
+    """The storage account the complaint names first (a word of it that is an account's name)."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9-]{2,}", f.symptom.text)]
+    accounts = {str(a.get("name") or "").lower(): a for a in f.listing("storage")}
+    return next((accounts[w] for w in words if w in accounts), None)
+
+
+def _storage_walk(f: Facts, client: dict[str, Any], account: dict[str, Any]) -> Move:
+    """The path to a storage account's public endpoint: the account hop's checks."""
+    flow = Flow(client_ip=(ips(client) or [""])[0], server_ip=str(account.get("name")), port=f.symptom.port or 443,
+                client=client)
+    w = walk(f, flow, [Hop("storage", str(account.get("name")), None, doc={"account": account})], CHECKS)
+    fault = w.first_fault()
+    if fault is not None:
+        return Move("", verdict=fault.verdict)
+    calls = unsent(f, w.pending())
+    if calls:
+        return Move(_walk_text(w), calls)
+    return Move("", verdict=Verdict(None, f"The network path from {client.get('name')} to storage account "
+                                          f"{account.get('name')} is open: its network rules admit the client's subnet "
+                                          "through a service endpoint no policy narrows.", "medium", is_anomaly=False,
+                                    actions=["Check the caller's identity and the account's RBAC (a 403 that is not "
+                                             "the network's)."], evidence=list(w.evidence)))
 
 
 def _before_the_walk(f: Facts, client: dict[str, Any] | None) -> Move | None:

@@ -32,6 +32,7 @@ __all__ = [
     "private_zone_list",
     "private_zone_records",
     "route_table",
+    "service_endpoint_policies",
     "step_of",
     "storage_accounts",
     "test_ip_flow",
@@ -91,8 +92,9 @@ def vnet_list() -> str:
     """VNets with their prefixes and DNS servers, subnets (NSG, route table) and peerings (state both ways is
     read from both VNets, the remote's address space, gateway transit)."""
     query = ("[].{name:name, rg:resourceGroup, id:id, prefixes:addressSpace.addressPrefixes, "
-             "dns:dhcpOptions.dnsServers, subnets:subnets[].{name:name, prefix:addressPrefix, "
-             "nsg:networkSecurityGroup.id, routeTable:routeTable.id}, peerings:virtualNetworkPeerings[].{name:name, "
+             "dns:dhcpOptions.dnsServers, subnets:subnets[].{name:name, id:id, prefix:addressPrefix, "
+             "nsg:networkSecurityGroup.id, routeTable:routeTable.id, endpoints:serviceEndpoints[].service, "
+             "policies:serviceEndpointPolicies[].id}, peerings:virtualNetworkPeerings[].{name:name, "
              "id:id, state:peeringState, remote:remoteVirtualNetwork.id, remotePrefixes:remoteAddressSpace."
              "addressPrefixes, forwarded:allowForwardedTraffic, transit:allowGatewayTransit, "
              "useRemote:useRemoteGateways}}")
@@ -101,7 +103,15 @@ def vnet_list() -> str:
 
 def storage_accounts() -> str:
     """Storage accounts a capture could be written to."""
-    return 'az storage account list --query "[].{name:name, rg:resourceGroup, location:location, id:id}" -o json'
+    return ('az storage account list --query "[].{name:name, rg:resourceGroup, location:location, id:id, '
+            'default:networkRuleSet.defaultAction, vnetRules:networkRuleSet.virtualNetworkRules[].[id, '
+            'virtualNetworkResourceId][], ipRules:networkRuleSet.ipRules[].[value, ipAddressOrRange][]}" -o json')
+
+
+def service_endpoint_policies() -> str:
+    """Service endpoint policies: which storage accounts a subnet's service endpoint may still reach."""
+    return ('az network service-endpoint policy list --query "[].{name:name, id:id, '
+            'definitions:serviceEndpointPolicyDefinitions[].{service:service, resources:serviceResources}}" -o json')
 
 
 def dig_short(name: str) -> str:
@@ -262,6 +272,7 @@ _STEPS = {
     "az network private-endpoint list": "endpoints",
     "az network firewall list": "firewalls",
     "az network lb list": "lbs",
+    "az network service-endpoint policy list": "sep",
     "az network firewall policy rule-collection-group list": "fw_groups",
 }
 
