@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from netghost.agent.brains.playbook import _reads as r
-from netghost.agent.brains.playbook._facts import in_prefix
+from netghost.agent.brains.playbook._facts import RUNNING, in_prefix
 from netghost.agent.brains.playbook._hop_route import route_step
 from netghost.agent.brains.playbook._moves import Verdict, shell_call
 from netghost.agent.brains.playbook._nsg_verdict import evaluate_nsgs
@@ -145,5 +145,27 @@ def gateway_subnet_route(w: Walk, hop: Hop) -> Outcome:
                                       f"{', '.join(route.get('prefixes') or [])} to None",
                               f"Remove route {route.get('name')} from {table.rsplit('/', 1)[-1]}, or the route table "
                               f"from {hop.name}.", "route_table")
+    dead = _dead_next_hop(w, route)
+    if dead is not None:
+        table = str(hop.doc.get("routeTable") or "")
+        return _misconfigured(w, hop, f"Route {route.get('name')} of {table.rsplit('/', 1)[-1]} sends "
+                                      f"{', '.join(route.get('prefixes') or [])} to {dead}",
+                              f"Remove route {route.get('name')} from {table.rsplit('/', 1)[-1]} (or the route table "
+                              f"from {hop.name}), or start the appliance it names.", "route_table", "vms")
     w.cite(obs)
     return route_step(w, hop, pseudo, str(hop.ip), hop.direction)
+
+
+def _dead_next_hop(w: Walk, route: Mapping[str, Any]) -> str | None:
+    """A user route on the GatewaySubnet to an appliance that nothing running holds: what it points at."""
+    if route.get("source") != "User" or route.get("type") != "VirtualAppliance" or not route.get("ips"):
+        return None
+    ip = str(route["ips"][0])
+    vm = w.facts.vm_by_ip(ip)
+    if vm is not None and vm.get("power") in (None, RUNNING):
+        return None
+    if vm is None and w.facts.nic_by_ip(ip) is not None:
+        return None
+    if vm is None and any(ip in [str(x) for x in fw.get("ips") or []] for fw in w.facts.listing("firewalls")):
+        return None
+    return f"{ip}, {vm['name'] + ' (' + str(vm.get('power')) + ')' if vm else 'an address no NIC holds'}"
