@@ -92,13 +92,13 @@ def _fleet_trouble(f: Facts, text: str) -> tuple[str, dict[str, Any]] | None:
     return _SEVERITY.sub("", hit["title"].strip()), {"name": f"{vmss.get('name')} instance {number.group(1)}", "id": rid}
 
 
-_LOST = re.compile(r"(\d[\d,]*) of (\d[\d,]*) data segments|(\d+(?:\.\d+)?)% retransmissions")
+_LOST = re.compile(r"(\d[\d,]*) of (\d[\d,]*) data segments|(\d+(?:\.\d+)?)% (?:of [a-z ]*?are )?retransmissions")
 
 
 def _most_lost(low: str) -> bool:
     """Most of the data never gets through (a connection a stateful box has no state for), as opposed to a
     lossy path that drops a fraction: at least half the data segments, or of the packets, retransmitted."""
-    m = _LOST.search(low)
+    m = _LOST.search(low.replace("\\", ""))  # the report's markdown escapes its dots and brackets
     if m is None:
         return False
     if m.group(1):
