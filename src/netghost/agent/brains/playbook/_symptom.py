@@ -41,7 +41,7 @@ _PAIR = [
 _CLIENT = re.compile(rf"\b(?:from|on|for|at)\s+(?P<c>{_NAME})", re.I)
 _PORT = re.compile(r"(?:\bport\s*|\bon\s+|(?<![\d.]):|\b(?:tcp|udp)[/ ]|\()(?P<p>\d{1,5})\b(?![.\d])|"
                    r"\b(?P<q>\d{1,5})/(?:tcp|udp)\b", re.I)
-_ADDRESS_PORT = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}:(?P<p>\d{1,5})\b")
+_ADDRESS_PORT = re.compile(r"\b(?:(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w.-]*):(?P<p>\d{1,5})\b")
 _URL = re.compile(r"\b(?P<scheme>https?)://(?P<host>[A-Za-z0-9.-]+)(?::(?P<port>\d{1,5}))?", re.I)
 _CIDR = re.compile(r"\(?\b(?P<net>(?:\d{1,3}\.){3}\d{1,3}/\d{1,2})\b\)?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
@@ -129,7 +129,8 @@ def _port_of(clean: str) -> int | None:
     if url:
         return int(url["port"]) if url["port"] else (443 if url["scheme"].lower() == "https" else 80)
     known = _service_ports()
-    return next((known[w.lower()] for w in _WORD.findall(clean) if w.lower() in known), None)
+    words = [w for w in clean.split() if not re.search(r"[\d.-]", w.strip(".,;:!?()'\""))]  # not host names
+    return next((known[w.lower()] for w in _WORD.findall(" ".join(words)) if w.lower() in known), None)
 
 
 def parse_symptom(text: str) -> Symptom:
