@@ -8,6 +8,7 @@ Azure: a new hop type is a new key here, a new fault shape on a known hop a new 
 from __future__ import annotations
 
 from netghost.agent.brains.playbook import _hop_appliance as appliance
+from netghost.agent.brains.playbook import _hop_egress as egress
 from netghost.agent.brains.playbook import _hop_ends as ends
 from netghost.agent.brains.playbook import _hop_firewall as firewall
 from netghost.agent.brains.playbook import _hop_gateway as gateway
@@ -93,6 +94,8 @@ CHECKS: Table = {
         Check("symmetric", "asymmetric-routing", "the two directions' appliances", ends.paths_symmetric),
         Check("listens", "service-down", "the LOCAL probe refused", ends.server_listens),
     ),
-    "external": (),
+    "external": (
+        Check("nat", "snat-port-exhaustion", "vnet list (the client subnet's NAT gateway)", egress.nat_egress),
+    ),
 }
 """Hop kind -> its checks, in the order a packet meets what they check."""

@@ -182,6 +182,18 @@ def from_summary(w: Walk, text: str, read: Observation, status: Observation) -> 
                        actions=[f"Check the idle/session timeout of {fix_device} and raise it above the "
                                 "application's idle time, or enable TCP keepalives shorter than it."], evidence=ev,
                        conflict=_conflict(w, read, head, f"the software of {where}, which Azure does not see"))
+    snat = _suspect(w, "snat-port-exhaustion")
+    if snat is not None and "syn" in low and ("no answer" in low or "silently dropped" in low):
+        return Verdict("path", f"New connections fail at the handshake ({head}) although every hop's configuration "
+                               f"passes them: {snat.text}. A connection that gets no SNAT port never leaves, so a "
+                               "share of new connections time out while established ones are clean.", "medium",
+                       faults=[{"resource_id": snat.resource_id, "fault_type": "snat-port-exhaustion"}],
+                       actions=[f"Give {snat.resource_id.rsplit('/', 1)[-1]} more public addresses (or a prefix), "
+                                "shorten its idle timeout, and make the clients reuse connections (pooling, "
+                                "keep-alive); watch its SNAT connection count metric."],
+                       evidence=[*ev, *snat.evidence],
+                       conflict=_conflict(w, read, head, "the NAT gateway's SNAT port use, which no rule or route "
+                                                         "shows"))
     asym = _suspect(w, "asymmetric-routing")
     if asym is not None and ("no answer" in low or "silently dropped" in low or _most_lost(low)):
         return Verdict("route", f"The packets die although every hop's configuration passes them ({head}): "

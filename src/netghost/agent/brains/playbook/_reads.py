@@ -94,7 +94,7 @@ def vnet_list() -> str:
     query = ("[].{name:name, rg:resourceGroup, id:id, prefixes:addressSpace.addressPrefixes, "
              "dns:dhcpOptions.dnsServers, subnets:subnets[].{name:name, id:id, prefix:addressPrefix, "
              "nsg:networkSecurityGroup.id, routeTable:routeTable.id, endpoints:serviceEndpoints[].service, "
-             "policies:serviceEndpointPolicies[].id}, peerings:virtualNetworkPeerings[].{name:name, "
+             "policies:serviceEndpointPolicies[].id, natGateway:natGateway.id}, peerings:virtualNetworkPeerings[].{name:name, "
              "id:id, state:peeringState, remote:remoteVirtualNetwork.id, remotePrefixes:remoteAddressSpace."
              "addressPrefixes, forwarded:allowForwardedTraffic, transit:allowGatewayTransit, "
              "useRemote:useRemoteGateways}}")
