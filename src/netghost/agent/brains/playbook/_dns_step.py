@@ -8,6 +8,7 @@ the record answers NXDOMAIN (a near-miss record name is likely a typo).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from netghost.agent.brains.playbook import _reads as r
@@ -53,6 +54,9 @@ def dns_step(f: Facts, client: dict[str, Any]) -> Move | None:
                      f"private-dns link vnet create -g {zrg} -z {zname} -n link-{net['name']} -v {net.get('id') or net['name']} "
                      "-e false`, then confirm the name resolves to the private address from the VM."],
             evidence=[a for a in (links.audit_id, records.audit_id) if a]))
+    custom = _custom_resolver(f, net)
+    if custom is not None:
+        return custom
     names = [str(x.get("name", "")) for x in (records.json() or []) if isinstance(x, dict)]
     if records.ok and label not in [n.lower() for n in names]:
         near = [n for n in names if _close(n.lower(), label)]
@@ -66,6 +70,39 @@ def dns_step(f: Facts, client: dict[str, Any]) -> Move | None:
                      + f": `az network private-dns record-set a add-record -g {zrg} -z {zname} -n {label} -a <IP>`."],
             evidence=[a for a in (records.audit_id, links.audit_id) if a]))
     return None
+
+
+AZURE_DNS = "168.63.129.16"
+"""Azure's resolver: the only one that answers from the private zones linked to a VNet."""
+
+_PUBLIC_PATH = re.compile(r"\b403\b|authori[sz]ation ?failure|not authori[sz]ed|public (?:ip|address|endpoint)|"
+                          r"resolves? (?:to )?(?:the |a |its )?public", re.I)
+
+
+def _custom_resolver(f: Facts, net: dict[str, Any] | None) -> Move | None:
+    """A VNet with its own DNS servers resolves through them, not through Azure DNS: a private zone is answered
+    only if they forward to Azure DNS. Their forwarders are inside the guest (Azure does not show them), so the
+    server is at fault when the complaint shows the client took the public path to a name a private zone
+    answers for (a 403 of a service that admits only its private endpoint, a public address)."""
+    servers = [str(x) for x in (net or {}).get("dns") or [] if x]
+    if not servers or AZURE_DNS in servers or not _PUBLIC_PATH.search(f.symptom.text):
+        return None
+    owned = f.owning_zone()
+    zname = str(owned[0].get("name")) if owned else "the private zone"
+    server = f.vm_by_ip(servers[0])
+    rid = str((server or {}).get("id") or servers[0])
+    who = f"{server['name']} ({servers[0]})" if server else servers[0]
+    vnets = next((o for o in reversed(f.of("vnets")) if o.ok), None)
+    zones = next((o for o in reversed(f.of("zones")) if o.ok), None)
+    return Move("", verdict=Verdict(
+        "dns", f"{(net or {}).get('name')} resolves through its own DNS server {who}, not Azure DNS: {zname}, which "
+               f"answers for {f.symptom.server}, is seen only by Azure DNS ({AZURE_DNS}), so unless {who} forwards to "
+               f"it the client gets the public answer ({_public_answer_text(f)}) and reaches the service's public "
+               f"endpoint, which refuses it.", "medium",
+        faults=[{"resource_id": rid, "fault_type": "dns-custom-server-no-forward"}],
+        actions=[f"On {who}: forward {zname} (a conditional forwarder), or everything, to {AZURE_DNS}; then check from "
+                 f"{net and net.get('name')} that {f.symptom.server} resolves to the private address."],
+        evidence=[a for a in (vnets.audit_id if vnets else None, zones.audit_id if zones else None) if a]))
 
 
 def _public_answer_text(f: Facts) -> str:
