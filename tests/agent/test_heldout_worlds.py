@@ -4,7 +4,9 @@ They rename everything, change address plans and regions, and combine hop types 
 do not (a rule on an appliance's own NIC, a stopped scale-set instance, a site missing a range while its
 tunnel is up, a peering half gone beside a decoy, several deny rules of which one decides, one rule name in
 two NSGs, a Rejected private endpoint beside a Pending decoy, a zone linked to every VNet but the client's, a
-reset injected by an appliance, a healthy control crossing an appliance both ways). The bar is the issue's:
+reset injected by an appliance, a healthy control crossing an appliance both ways, a classic firewall's Deny
+collection ahead of its Allow, an internal load balancer in a peered VNet whose rule names an empty pool, a
+storage account that admits a sibling subnet but not the client's). The bar is the issue's:
 every world diagnosed (rca_f1 1.0, detection right), healthy controls find nothing, medians of at most 8 turns
 and 2 critical-path approvals. Each shard runs half the worlds (two shards side by side under xdist); a
 median holds over the whole set when it holds in each half.
