@@ -35,23 +35,24 @@ PAIR = "web-vm-01 to redis-primary"
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLab]:
-    """One lab served as Azure for the module (made afresh for each test): one resident lab, one login."""
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert AZ is not None and Path(AZ).is_file(), f"NETGHOST_REAL_AZ={AZ} is not a file"
-    lab = real_lab(tmp_path_factory.mktemp("served"), AZ, template=tmp_path_factory.mktemp("az-profile"))
-    yield lab
-    lab.close()
+    return tmp_path_factory.mktemp("az-profile")
 
 
 @pytest.fixture
-def make(tmp_path: Path, served: RealLab) -> Iterator[Any]:
+def make(tmp_path: Path, template: Path) -> Iterator[Any]:
+    labs: list[RealLab] = []
+
     def build(world: str = "nsg-deny", **kwargs: Any) -> RealLab:
-        return served.reset(tmp_path / "run", world, **kwargs)
+        assert AZ is not None
+        lab = real_lab(tmp_path / f"lab{len(labs)}", AZ, world, template=template, **kwargs)
+        labs.append(lab)
+        return lab
 
     yield build
-    for shell in served.shells:
-        shell.close()
-    served.shells = []
+    for lab in labs:
+        lab.close()
 
 
 def request(target: str = "web-vm-01", **params: Any) -> dict[str, Any]:
@@ -185,8 +186,8 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from tests.lab.arm.real import RealLab
 from netghost.lab import LabState, Resident
-root, state_dir = Path(sys.argv[2]), Path(sys.argv[3]); env = json.loads(sys.argv[4]); path = sys.argv[5]
-state = LabState(state_dir)
+root = Path(sys.argv[2]); env = json.loads(sys.argv[3]); path = sys.argv[4]
+state = LabState(root / "lab")
 lab = RealLab(root, state, Resident(state.root, True), path, env)
 shell = lab.shell("crashed")
 run = shell.execute
@@ -196,16 +197,15 @@ def execute(request):
         os.kill(os.getpid(), signal.SIGKILL)  # Azure made the capture; the session never heard
     return response
 shell.execute = execute
-lab.orchestrator("crashed", shell=shell, scan_azure_orphans=False).orchestrate(json.loads(sys.argv[6]))
+lab.orchestrator("crashed", shell=shell, scan_azure_orphans=False).orchestrate(json.loads(sys.argv[5]))
 """
 
 
 def test_a_capture_left_by_a_crashed_session_is_found_by_the_next_ones_orphan_scan(make: Any, tmp_path: Path) -> None:
     lab = make()
     root = Path(__file__).resolve().parents[3]
-    child = subprocess.run([sys.executable, "-c", _CRASH, str(root), str(lab.root), str(lab.state.root),
-                            json.dumps(lab.env), lab.path, json.dumps(request())], capture_output=True, text=True,
-                           timeout=600, check=False)
+    child = subprocess.run([sys.executable, "-c", _CRASH, str(root), str(lab.root), json.dumps(lab.env), lab.path,
+                            json.dumps(request())], capture_output=True, text=True, timeout=600, check=False)
     assert child.returncode == -signal.SIGKILL, child.stderr
     (left,) = lab.captures()
     tracked = lab.orchestrator("next", scan_azure_orphans=True).orchestrate({"intent": "list_tasks"})["orphans"]
