@@ -215,6 +215,21 @@ def _hypotheses_section(inp: _Inputs) -> list[str]:
     return [*lines, ""]
 
 
+def _disagreements_section(inp: _Inputs) -> list[str]:
+    """Each disagreement between two pieces of evidence (the control plane and the packets), as a finding of its
+    own: what disagrees, both sides' audit ids, the side trusted and why, and how it was resolved."""
+    if not inp.state.evidence_conflicts:
+        return []
+    lines = ["## Disagreement Findings", ""]
+    for c in inp.state.evidence_conflicts:
+        ids = ", ".join(_cite(i, inp.known) for i in c.conflicting_audit_ids)
+        what = _mark_unknown(c.description, inp.known) if c.description else "Two results contradict each other."
+        lines += [f"- {what}", f"  - Evidence that disagrees: {ids or '—'}",
+                  f"  - Trusted: {_cell(c.higher_fidelity_source or 'not stated')}",
+                  f"  - Hypothesis {_cell(c.hypothesis_id)}, resolved {c.resolution or 'not yet'}."]
+    return [*lines, ""]
+
+
 def _commands_section(inp: _Inputs) -> list[str]:
     lines = ["## Command Evidence", "",
              "| Audit ID | Context | Command | Classification | Action | Exit Code | Outcome |",
@@ -317,8 +332,8 @@ def _render(inp: _Inputs) -> str:
     actions = ["## Recommended Actions", ""] + [f"- {_mark_unknown(a, inp.known)}" for a in c.recommended_actions]
     if not c.recommended_actions:
         actions.append("- None given.")
-    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp),
-            *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
+    body = [*head, "", *_disagreements_section(inp), *_hypotheses_section(inp), *_commands_section(inp),
+            *_captures_section(inp), *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
     return "\n".join(body).rstrip("\n") + "\n"
 
 

@@ -289,6 +289,16 @@ def _hypotheses(page: _Page) -> list[str]:
     return out + ([f"<ul>{''.join(events + conflicts)}</ul>"] if events or conflicts else [])
 
 
+def _disagreements(page: _Page) -> list[str]:
+    """Each disagreement between two pieces of evidence as a finding of its own (see ``_rca``)."""
+    items = [f"<li>{page.linkify(c.description or 'Two results contradict each other.')}<ul>"
+             f"<li>Evidence that disagrees: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}</li>"
+             f"<li>Trusted: {_t(c.higher_fidelity_source or 'not stated')}</li>"
+             f"<li>Hypothesis {_t(c.hypothesis_id)}, resolved {_e(c.resolution or 'not yet')}.</li></ul></li>"
+             for c in page.state.evidence_conflicts]
+    return ["<h2>Disagreement Findings</h2>", f"<ul>{''.join(items)}</ul>"] if items else []
+
+
 def _evidence(page: _Page) -> list[str]:
     rows = []
     for r in page.records:
@@ -404,8 +414,8 @@ def _left_behind(page: _Page) -> list[str]:
 
 def render_rca_html(page: _Page) -> str:
     """The whole page."""
-    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_left_behind(page),
-            *_actions(page), *_integrity(page),
+    body = [*_head(page), *_disagreements(page), *_hypotheses(page), *_evidence(page), *_captures(page),
+            *_left_behind(page), *_actions(page), *_integrity(page),
             "<h2>Audit Records</h2>",
             "<p class=\"meta\">Each record as the shell wrote it (output redacted and truncated exactly as the AI saw it).</p>",
             *(_record_html(r) for r in page.records)]

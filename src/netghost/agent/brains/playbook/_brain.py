@@ -59,17 +59,23 @@ def _closing(f: Facts, v: Verdict, history: Sequence[Message]) -> FunctionCall:
     confirmed: list[str] = []
     updates: list[dict[str, Any]] = []
     resolving = v.evidence[0] if v.evidence else None
-    if v.family is not None and v.is_anomaly and v.faults:
+    contradicted: list[str] = []
+    if v.family is not None and v.is_anomaly and (v.faults or v.conflict):
         hid = ids[v.family]
-        confirmed.append(hid)
-        update: dict[str, Any] = {"id": hid, "state": "CONFIRMED"}
         if v.family not in opened:
-            update["description"] = _statement(f, v.family)
-        if resolving:
-            update["resolving_audit_id"] = resolving
-        updates.append(update)
+            updates.append({"id": hid, "description": _statement(f, v.family)})
+        if v.conflict is not None:  # the disagreement, recorded on the hypothesis it bore on, then resolved
+            updates.append({"id": hid, "state": "CONTRADICTED", "conflicting_audit_ids": v.conflict.ids(),
+                            "higher_fidelity_source": v.conflict.trusted, "description": v.conflict.text})
+            contradicted.append(hid)
+        if v.faults:
+            confirmed.append(hid)
+            update: dict[str, Any] = {"id": hid, "state": "CONFIRMED"}
+            if resolving:
+                update["resolving_audit_id"] = resolving
+            updates.append(update)
     refuted = [ids[fam] for fam in opened if ids[fam] not in confirmed and ids[fam] not in unverifiable
-               and (v.confidence != "low")]
+               and ids[fam] not in contradicted and (v.confidence != "low")]
     for hid in refuted:
         updates.append({"id": hid, "state": "REFUTED", **({"resolving_audit_id": resolving} if resolving else {})})
     confidence = "low" if unverifiable and not confirmed else v.confidence

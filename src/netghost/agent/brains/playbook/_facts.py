@@ -17,7 +17,14 @@ from typing import Any
 
 from netghost.agent.brains._protocol import FunctionCall, Message
 from netghost.agent.brains.playbook._reads import option, step_of
-from netghost.agent.brains.playbook._symptom import Symptom, is_fqdn, is_ip, parse_symptom, settle
+from netghost.agent.brains.playbook._symptom import (
+    Symptom,
+    is_fqdn,
+    is_ip,
+    parse_symptom,
+    settle,
+    stated_address,
+)
 
 __all__ = ["RUNNING", "Facts", "Observation", "in_prefix", "ips", "read_history"]
 
@@ -100,17 +107,61 @@ class Facts:
     def denied_commands(self) -> list[Observation]:
         return [o for o in self.observations if o.denied]
 
+    def latest(self, step: str, *, command_has: str | None = None, **options: str) -> Observation | None:
+        """The newest observation of ``step`` whose command holds ``command_has`` and whose options have the
+        given values (``n="nic1"`` for ``-n nic1``; a long option by its name without dashes)."""
+        for o in reversed(self.of(step)):
+            if command_has is not None and command_has not in o.command:
+                continue
+            argv = o.argv
+            if all(option(argv, f"-{k}" if len(k) == 1 else f"--{k.replace('_', '-')}") == v
+                   for k, v in options.items()):
+                return o
+        return None
+
+    def listing(self, step: str) -> list[dict[str, Any]]:
+        """The newest successful list of ``step`` (the inventory reads): its dict items."""
+        o = next((x for x in reversed(self.of(step)) if x.ok), None)
+        doc = o.json() if o else None
+        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+
+    # ---- NICs ------------------------------------------------------------------------------------
+
+    def nics(self) -> list[dict[str, Any]]:
+        """Every NIC as ``az network nic list`` read it (VM, addresses, subnet, NSG, IP forwarding)."""
+        return self.listing("nics")
+
+    def nic_by_ip(self, ip: str | None) -> dict[str, Any] | None:
+        """The NIC holding ``ip`` (a VM's, or a scale-set instance's as ``vmss nic list`` read it)."""
+        if not ip:
+            return None
+        found = next((n for n in self.nics() if ip in [str(x) for x in n.get("ips") or []]), None)
+        if found is not None:
+            return found
+        for o in reversed(self.of("vmss_nics")):
+            doc = o.json() if o.ok else None
+            for n in doc if isinstance(doc, list) else []:
+                if isinstance(n, dict) and str(n.get("ip")) == ip:
+                    return {"id": n.get("id"), "name": str(n.get("id") or "").rsplit("/", 1)[-1], "ips": [ip],
+                            "nsg": n.get("nsg"), "subnet": n.get("subnet"), "vm": n.get("instance"),
+                            "scale_set": True}
+        return None
+
+    def nic_of(self, vm: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A VM's primary NIC: the one its id names, else the one holding its first address."""
+        if not vm:
+            return None
+        vid = str(vm.get("id") or "").lower()
+        found = next((n for n in self.nics() if vid and str(n.get("vm") or "").lower() == vid), None)
+        return found or self.nic_by_ip((ips(vm) or [""])[0])
+
     # ---- the endpoints ---------------------------------------------------------------------------
 
     def vms(self) -> list[dict[str, Any]]:
-        o = next((x for x in reversed(self.of("vms")) if x.ok), None)
-        doc = o.json() if o else None
-        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+        return self.listing("vms")
 
     def vnets(self) -> list[dict[str, Any]]:
-        o = next((x for x in reversed(self.of("vnets")) if x.ok), None)
-        doc = o.json() if o else None
-        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+        return self.listing("vnets")
 
     def vm_named(self, word: str | None) -> dict[str, Any] | None:
         """The VM a word of the problem statement means: exact name, then the name's first DNS label or a
@@ -143,9 +194,7 @@ class Facts:
     # ---- scale sets ------------------------------------------------------------------------------
 
     def scale_sets(self) -> list[dict[str, Any]]:
-        o = next((x for x in reversed(self.of("vmss")) if x.ok), None)
-        doc = o.json() if o else None
-        return [v for v in doc if isinstance(v, dict)] if isinstance(doc, list) else []
+        return self.listing("vmss")
 
     def scale_set_named(self, word: str | None) -> dict[str, Any] | None:
         """The scale set a word of the complaint names exactly (its instances are no VMs to ``vm list``)."""
@@ -160,11 +209,17 @@ class Facts:
         return self.scale_set_named(server)
 
     def instances(self, vmss: Mapping[str, Any]) -> list[dict[str, str]]:
-        """The set's instances as read by ``vmss nic list``: ``ip`` and ``instance`` (the instance's id)."""
+        """The set's instances as read by ``vmss nic list``: ``ip`` and ``instance`` (the instance's id), and
+        ``power`` once ``vmss list-instances`` was read."""
         o = next((x for x in reversed(self.of("vmss_nics")) if x.ok and option(x.argv, "--vmss-name") == vmss.get("name")),
                  None)
         doc = o.json() if o else None
-        return [{"ip": str(n.get("ip")), "instance": str(n.get("instance"))} for n in doc or []
+        p = next((x for x in reversed(self.of("vmss_instances")) if x.ok and option(x.argv, "-n") == vmss.get("name")),
+                 None)
+        states = {str(i.get("id") or "").lower(): str(i.get("power") or "") for i in (p.json() if p else None) or []
+                  if isinstance(i, dict)}
+        return [{"ip": str(n.get("ip")), "instance": str(n.get("instance")),
+                 "power": states.get(str(n.get("instance") or "").lower(), "")} for n in doc or []
                 if isinstance(n, dict) and is_ip(str(n.get("ip")))] if isinstance(doc, list) else []
 
     def vm_by_ip(self, ip: str) -> dict[str, Any] | None:
@@ -193,7 +248,7 @@ class Facts:
         if is_ip(server):
             return server
         if self.symptom.server_is_name:
-            return self.private_answer()
+            return self.private_answer() or stated_address(self.symptom.text, server)
         vmss = self.server_scale_set()
         if vmss is not None:  # a scale set: its first instance stands for the path (one subnet, one NSG)
             found = self.instances(vmss)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from netghost.agent.brains._protocol import FunctionCall
 
-__all__ = ["FAMILIES", "Family", "Move", "Verdict", "hypothesis_text", "shell_call"]
+__all__ = ["FAMILIES", "Conflict", "Family", "Move", "Verdict", "hypothesis_text", "shell_call"]
 
 Family = Literal["dns", "nsg", "route", "service", "path"]
 FAMILIES: tuple[Family, ...] = ("dns", "nsg", "route", "service", "path")
@@ -34,6 +34,20 @@ def hypothesis_text(family: Family, flow: str, client: str, server: str, port: i
     return texts[family]
 
 
+@dataclass(frozen=True)
+class Conflict:
+    """A disagreement between the control plane and the packets, stated as a finding of its own: the audit
+    ids of each side, what they disagree on, and which side is trusted and why."""
+
+    control: list[str]
+    packets: str
+    text: str
+    trusted: str
+
+    def ids(self) -> list[str]:
+        return [a for a in dict.fromkeys([*self.control, self.packets]) if a]
+
+
 @dataclass
 class Verdict:
     """How the investigation ends."""
@@ -45,6 +59,7 @@ class Verdict:
     actions: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)  # audit ids that decided it
     is_anomaly: bool = True
+    conflict: Conflict | None = None
 
     def diagnosis(self) -> dict[str, Any]:
         """``complete_investigation``'s structured diagnosis."""

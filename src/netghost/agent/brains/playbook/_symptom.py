@@ -9,12 +9,15 @@ refused"). Anything it cannot place still gets a plan: the generic kind.
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
 from typing import Literal
 
-__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle"]
+__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle", "stated_address"]
 
 Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
 
@@ -36,7 +39,12 @@ _PAIR = [
     re.compile(rf"(?P<c>{_NAME})\s+(?:to|towards)\s+(?P<s>{_NAME})", re.I),
 ]
 _CLIENT = re.compile(rf"\b(?:from|on|for|at)\s+(?P<c>{_NAME})", re.I)
-_PORT = re.compile(r"(?:\bport\s*|\bon\s+|:|\b(?:tcp|udp)[/ ]|\()(?P<p>\d{1,5})\b|\b(?P<q>\d{1,5})/(?:tcp|udp)\b", re.I)
+_PORT = re.compile(r"(?:\bport\s*|\bon\s+|(?<![\d.]):|\b(?:tcp|udp)[/ ]|\()(?P<p>\d{1,5})\b(?![.\d])|"
+                   r"\b(?P<q>\d{1,5})/(?:tcp|udp)\b", re.I)
+_ADDRESS_PORT = re.compile(r"\b(?:(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w.-]*):(?P<p>\d{1,5})\b")
+_URL = re.compile(r"\b(?P<scheme>https?)://(?P<host>[A-Za-z0-9.-]+)(?::(?P<port>\d{1,5}))?", re.I)
+_CIDR = re.compile(r"\(?\b(?P<net>(?:\d{1,3}\.){3}\d{1,3}/\d{1,2})\b\)?")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _RESOLVE = [
     re.compile(rf"(?:name\s+)?(?P<n>{_NAME}\.{_NAME})\s+(?:does not|doesn't|won't|will not|cannot|can't|fails to)\s+"
                r"resolve", re.I),
@@ -66,6 +74,7 @@ class Symptom:
     client: str | None = None
     server: str | None = None
     port: int | None = None
+    client_range: str | None = None  # the clients are a network range ("the office (10.12.8.0/22)"), not a VM
 
     @property
     def server_is_name(self) -> bool:
@@ -102,10 +111,37 @@ def _host(word: str | None) -> str | None:
     return word.rstrip(".")
 
 
+@cache
+def _service_ports() -> dict[str, int]:
+    doc = json.loads(resources.files("netghost.agent.brains.playbook").joinpath("service_ports.json").read_text())
+    return {k: int(v) for k, v in doc.items() if not k.startswith("_")}
+
+
+def _port_of(clean: str) -> int | None:
+    """The port the complaint names: an ``address:port``, a number after "port"/"on"/":", a URL's (or its
+    scheme's), else the first service word ("psql", "SQL", "HTTPS") that has a well-known port."""
+    for pattern in (_ADDRESS_PORT, _PORT):
+        m = pattern.search(clean)
+        number = (m.groupdict().get("p") or m.groupdict().get("q")) if m else None
+        if number and 0 < int(number) < 65536:
+            return int(number)
+    url = _URL.search(clean)
+    if url:
+        return int(url["port"]) if url["port"] else (443 if url["scheme"].lower() == "https" else 80)
+    known = _service_ports()
+    words = [w for w in clean.split() if not re.search(r"[\d.-]", w.strip(".,;:!?()'\""))]  # not host names
+    return next((known[w.lower()] for w in _WORD.findall(" ".join(words)) if w.lower() in known), None)
+
+
 def parse_symptom(text: str) -> Symptom:
     """Read the problem statement; unknown wording gives the ``generic`` kind with whatever was found."""
-    clean = " ".join(text.split())
+    raw = " ".join(text.split())
+    ranges = [m["net"] for m in _CIDR.finditer(raw)]
+    # a network range names where the clients are, never a host: read the rest without it
+    clean = _URL.sub(lambda m: m["host"], _CIDR.sub(" ", raw)).replace("  ", " ")
     kind: Kind = next((k for k, pattern in _KINDS if pattern.search(clean)), "generic")
+    if kind == "large" and re.search(r"\bhang\w*\s+(?:at|on|while|when)\s+connect", clean, re.I):
+        kind = "unreachable"  # "hangs at connect" is a handshake that never completes, not a large transfer
     pairs = [(_host(m["c"]), _host(m["s"])) for pattern in _PAIR for m in pattern.finditer(clean)]
     pairs = [(c, s) for c, s in pairs if c and s]
     # a pair of host-looking words ("web-vm-01", "10.1.2.4", "db.corp.internal") beats plain words ("slow to talk")
@@ -121,12 +157,11 @@ def parse_symptom(text: str) -> Symptom:
                        if _host(m["c"]) and m["c"].rstrip(".") != server), None)
     if server is not None and ":" in server and not is_ip(server):
         server = server.split(":", 1)[0]
-    port_match = _PORT.search(clean)
-    number = (port_match["p"] or port_match["q"]) if port_match else None
-    port = int(number) if number and 0 < int(number) < 65536 else None
+    port = _port_of(raw)
     if kind == "dns" and client is None and server is None:
         kind = "generic"
-    return Symptom(text=clean, kind=kind, client=client, server=server, port=port)
+    return Symptom(text=raw, kind=kind, client=client, server=server, port=port,
+                   client_range=ranges[0] if ranges else None)
 
 
 _MENTION = re.compile(rf"(?:\b(?P<lead>from|by|to|towards|reach|reaching)\s+)?(?P<w>{_NAME})(?P<port>:\d{{1,5}}\b)?")
@@ -148,6 +183,15 @@ def _mentions(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def stated_address(text: str, name: str | None) -> str | None:
+    """The address the complaint gives for a host name, written right after it ("wh-pg.internal (172.22.8.20)"):
+    the address the client is meant to reach when no zone the investigator reads answers for the name."""
+    if not name:
+        return None
+    m = re.search(rf"{re.escape(name)}\s*\(\s*(?P<ip>\d{{1,3}}(?:\.\d{{1,3}}){{3}})\s*\)", text, re.I)
+    return m["ip"] if m and is_ip(m["ip"]) else None
+
+
 def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
     """Fix the client and the server the grammar could not place, using what the inventory knows.
 
@@ -166,8 +210,9 @@ def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
     server = s.server if placed(s.server) and s.server != client else None
     if client is not None and server is not None:
         return s
-    mentions = [(w, side) for w, side in _mentions(s.text) if placed(w)]
-    if client is None:
+    text = _URL.sub(lambda m: m["host"], _CIDR.sub(" ", s.text))
+    mentions = [(w, side) for w, side in _mentions(text) if placed(w)]
+    if client is None and s.client_range is None:  # clients named by their network are no VM of the inventory
         ranked = [w for w, side in mentions if side == "client"] + [w for w, side in mentions if side == ""]
         client = next((w for w in ranked if known(w) and w != server), s.client)
     if server is None:
