@@ -107,3 +107,16 @@ def test_deep_json_inside_strings_does_not_count_as_depth() -> None:
     text = json.dumps({"s": "[" * 5_000, "items": list(range(500))})
     out = truncate(text)
     assert out.format == "json" and json.loads(out.text)["s"].startswith("[[[")
+
+
+def test_arm_ids_survive_whole_when_a_json_document_is_shrunk() -> None:
+    vms = [{"id": f"/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/prod-rg/providers/"
+                  f"Microsoft.Compute/virtualMachines/web-vm-{i:02d}",
+            "name": f"web-vm-{i:02d}", "osProfile": {"customData": "x" * 400, "notes": ["y" * 300] * 10}}
+           for i in range(6)]
+    out = truncate(json.dumps(vms, indent=2))
+    assert out.truncation_applied
+    shown = json.loads(out.text)
+    ids = [vm["id"] for vm in shown if isinstance(vm, dict) and "id" in vm]
+    assert ids and all(i == vms[n]["id"] for n, i in enumerate(ids))  # whole, not "virtualMachines/w...[truncated"
+    assert "x" * 400 not in out.text  # other long strings are still cut

@@ -203,9 +203,13 @@ def _truncate_json(value: Any, max_lines: int, max_chars: int) -> str:
     return json.dumps(summary, indent=2, ensure_ascii=False)
 
 
+_ARM_ID = re.compile(r"/subscriptions/[^\s]{1,480}", re.IGNORECASE)
+"""An ARM resource id: the one string the model must see whole to name the resource it read."""
+
+
 def _shrink(value: Any, max_items: int, max_str: int) -> Any:
     if isinstance(value, str):
-        if len(value) <= max_str:
+        if len(value) <= max_str or _ARM_ID.fullmatch(value):  # an id cut short names no resource
             return value
         return value[:max_str] + f"...[truncated {len(value) - max_str} chars]"
     if isinstance(value, list):

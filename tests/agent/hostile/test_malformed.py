@@ -155,7 +155,8 @@ def test_lone_surrogates_and_nul_never_break_the_journal_the_wal_or_the_files(tm
 def test_a_full_arm_vm_id_as_capture_target_is_captured_as_that_vm(tmp_path: Path) -> None:
     capture = FakeTurn(calls=(FakeCall("capture_traffic", {"target": ARM_VM, "resource_group": "wrong-rg",
                                                           "storage_account": "forensicssa", "duration_seconds": 30}),))
-    run = run_hostile(tmp_path, [capture, complete("Captured.")])
+    read = shell("az vm list -o json")  # the id is in its output: a target the investigation has read
+    run = run_hostile(tmp_path, [read, capture, complete("Captured.")])
     assert run.code == ExitCode.OK and "Traceback" not in run.console, run.console
     tasks = run.records("orchestrator_tasks")
     assert tasks, run.console
@@ -168,12 +169,11 @@ def test_a_full_arm_vm_id_as_capture_target_is_captured_as_that_vm(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_long_odd_target_gets_a_bounded_task_id(tmp_path: Path) -> None:
+def test_a_long_odd_target_is_refused_cleanly(tmp_path: Path) -> None:
     target = "vm/" + "é\u202e" * 200 + " ; rm -rf / \n" + "z" * 500
     capture = shell("az vm list -o json")
     odd = FakeTurn(calls=(FakeCall("capture_traffic", {"target": target, "resource_group": "prod-rg",
                                                       "storage_account": "forensicssa"}),))
     run = run_hostile(tmp_path, [capture, odd, complete("Done.")])
     assert run.code == ExitCode.OK and "Traceback" not in run.console, run.console
-    (task,) = run.records("orchestrator_tasks")[-1:]
-    assert len(task["task_id"]) <= 80 and re.fullmatch(r"[A-Za-z0-9_.-]+", task["task_id"])
+    assert not run.records("orchestrator_tasks")  # never read by the investigation: refused before any task
