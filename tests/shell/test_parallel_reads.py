@@ -6,6 +6,7 @@ from what the processes did, not from how long the test took. The real classifie
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,9 +18,11 @@ from typing import Any
 
 import pytest
 
-from netghost.governance import verify
+from netghost.governance import verify, write_provisional
 from netghost.governance.wal import read_wal
 from netghost.shell import HitlDecision, SafeExecShell
+from netghost.shell.record import Outcome
+from netghost.shell.shell import _provisional
 from tests.shell.shell_helpers import Recorder
 
 # `az network vnet show -g rg -n NAME`: logs "start NAME t pid", sleeps (NAME's digits tenths of a second,
@@ -156,10 +159,8 @@ def test_sigkill_mid_batch_leaves_each_call_audited_once_after_recovery(tmp_path
     finally:
         for event in (_events(log) if log.exists() else {}).values():  # the orphaned fakes
             if "end" not in event:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(int(event["pid"]), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
     assert child.returncode == -signal.SIGKILL
     assert (audit / "shell_audit_crash.jsonl.inflight").exists()
     with SafeExecShell("crash", Recorder(), audit_dir=audit, path=path, cwd=tmp_path) as shell:
@@ -180,9 +181,6 @@ def test_the_note_left_after_an_append_carries_the_calls_still_running(tmp_path:
     """A crash between an append and the rewrite of the note: the note is the leftover of the log's last
     record with the calls still in flight after it; recovery appends those, once."""
     path, _ = lab
-    from netghost.governance import write_provisional  # noqa: PLC0415
-    from netghost.shell.shell import _provisional  # noqa: PLC0415
-    from netghost.shell.record import Outcome  # noqa: PLC0415
 
     def record(seq: int) -> dict[str, Any]:
         out = Outcome("left", f"az network vnet show -g rg -n p{seq}", "r", seq)
