@@ -23,39 +23,7 @@ from netghost.governance.wal import read_wal
 from netghost.shell import HitlDecision, SafeExecShell
 from netghost.shell.record import Outcome
 from netghost.shell.shell import _provisional
-from tests.shell.shell_helpers import Recorder
-
-# `az network vnet show -g rg -n NAME`: logs "start NAME t pid", sleeps (NAME's digits tenths of a second,
-# 9x: a long one), prints NAME, logs "end NAME t"; any other az command (a delete) does the same.
-_FAKE_AZ = """#!/bin/sh
-name=""
-for a in "$@"; do [ "$prev" = "-n" ] && name="$a"; prev="$a"; done
-echo "start $name $(date +%s.%N) $$" >> "{log}"
-case "$name" in *slow*) sleep 60;; *) sleep 0.4;; esac
-echo "read $name"
-echo "end $name $(date +%s.%N)" >> "{log}"
-"""
-
-
-def _fake_az(tmp_path: Path) -> tuple[str, Path]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "calls.log"
-    az = bin_dir / "az"
-    az.write_text(_FAKE_AZ.format(log=log), encoding="utf-8")
-    az.chmod(0o755)
-    return os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"]), log
-
-
-def _events(log: Path) -> dict[str, dict[str, float]]:
-    """name -> {"start": t, "end": t, "pid": p} from the fake's own stamps."""
-    out: dict[str, dict[str, float]] = {}
-    for line in log.read_text(encoding="utf-8").splitlines():
-        kind, name, stamp, *pid = line.split()
-        out.setdefault(name, {})[kind] = float(stamp)
-        if pid:
-            out[name]["pid"] = float(pid[0])
-    return out
+from tests.shell.shell_helpers import Recorder, call_events, fake_az
 
 
 def _read(name: str) -> dict[str, str]:
@@ -64,7 +32,7 @@ def _read(name: str) -> dict[str, str]:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> tuple[str, Path]:
-    return _fake_az(tmp_path)
+    return fake_az(tmp_path)
 
 
 def _shell(tmp_path: Path, path: str, recorder: Recorder | None = None, sid: str = "par") -> SafeExecShell:
@@ -77,7 +45,7 @@ def test_safe_reads_of_one_batch_overlap_and_come_back_in_call_order(tmp_path: P
     with _shell(tmp_path, path) as shell:
         responses = shell.execute_many([_read(n) for n in names])
         records = read_wal(shell.audit_path).records
-    events = _events(log)
+    events = call_events(log)
     # every read started before any of them ended: they ran at the same time
     assert max(events[n]["start"] for n in names) < min(events[n]["end"] for n in names)
     assert [r["output"].strip() for r in responses] == [f"read {n}" for n in names]
@@ -95,7 +63,7 @@ def test_a_risky_call_runs_alone_in_its_place_and_is_asked_once(tmp_path: Path, 
              _read("b2")]
     with _shell(tmp_path, path, human) as shell:
         responses = shell.execute_many(batch)
-    events = _events(log)
+    events = call_events(log)
     assert len(human.requests) == 1  # only the RISKY one was asked
     assert [r["action"] for r in responses] == ["auto_approved"] * 2 + ["user_approved"] + ["auto_approved"] * 2
     # the RISKY one overlaps nothing: it starts after the reads before it ended, and ends before the next start
@@ -111,7 +79,7 @@ def test_a_denied_risky_call_leaves_the_reads_after_it_to_run(tmp_path: Path, la
     with _shell(tmp_path, path, human) as shell:
         responses = shell.execute_many([{"command": "az vm delete -g rg -n r1", "reasoning": "x"}, _read("c1")])
     assert [r["status"] for r in responses] == ["denied", "completed"]
-    assert "r1" not in _events(log)
+    assert "r1" not in call_events(log)
 
 
 def test_forbidden_and_malformed_requests_keep_their_place(tmp_path: Path, lab: tuple[str, Path]) -> None:
@@ -147,7 +115,7 @@ def test_sigkill_mid_batch_leaves_each_call_audited_once_after_recovery(tmp_path
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # waits for the state to reach, asserts nothing on time
-            started = _events(log) if log.exists() else {}
+            started = call_events(log) if log.exists() else {}
             ready = all(n in started for n in names)
             if first_done:
                 ready = ready and log_file.exists() and len(read_wal(log_file).records) == 1
@@ -157,7 +125,7 @@ def test_sigkill_mid_batch_leaves_each_call_audited_once_after_recovery(tmp_path
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
     finally:
-        for event in (_events(log) if log.exists() else {}).values():  # the orphaned fakes
+        for event in (call_events(log) if log.exists() else {}).values():  # the orphaned fakes
             if "end" not in event:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(int(event["pid"]), signal.SIGKILL)

@@ -293,6 +293,12 @@ class SafeExecShell:
                     index += 1
         return responses
 
+    def runs_unasked(self, command: str) -> bool:
+        """Would :meth:`execute_many` run ``command`` without asking anybody (SAFE, and simulated in a sealed
+        lab)? A hint for callers grouping a turn's calls; the shell decides again when it runs them."""
+        _, _, problem = read_request({"command": command})
+        return self._prepare_auto(clean(command), "", problem, 0) is not None
+
     def _prepare_auto(self, command: str, reasoning: str, problem: str | None, seq: int) -> _Prepared | None:
         """The record and plan of a request that runs without anybody's approval, or None (it goes alone)."""
         if problem is not None:
