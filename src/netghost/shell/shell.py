@@ -46,6 +46,7 @@ from netghost.shell.gate import (
     fail_closed,
     shell_plan,
 )
+from netghost.shell.readcache import ReadCache
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
 
 __all__ = ["SafeExecShell"]
@@ -119,6 +120,10 @@ class SafeExecShell:
         confinement: a sealed lab (:class:`~netghost.shell.confine.LabConfinement`): every command is judged after
             classification and the verdict recorded; one the lab does not simulate runs only when a person
             approves it (a SAFE one is asked too), whatever an automatic approver answers.
+        read_cache: the session's read cache (:class:`~netghost.shell.readcache.ReadCache`); a default one
+            (60 s) when None. ``ReadCache(ttl_s=0)`` keeps nothing.
+        parallel_reads: False runs :meth:`execute_many`'s requests one after the other (a benchmark's
+            sequential baseline); the audit is the same either way.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -143,6 +148,8 @@ class SafeExecShell:
         client: Mapping[str, str] | None = None,
         on_notice: Callable[[str], None] | None = None,
         confinement: LabConfinement | None = None,
+        read_cache: ReadCache | None = None,
+        parallel_reads: bool = True,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -168,6 +175,8 @@ class SafeExecShell:
         self.notices: list[str] = []
         """One line per refused provisional record (see ``on_notice``)."""
         self._on_notice = on_notice
+        self.read_cache = read_cache if read_cache is not None else ReadCache()
+        self.parallel_reads = parallel_reads
         self._inflight = provisional_path(self.audit_path)
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
@@ -316,16 +325,36 @@ class SafeExecShell:
         out.decided(_rules(cls, "safe_tier"))
         plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=seq)
         out.fields["plan_token"] = compute_plan_token(plan)
-        return _Prepared(out, list(plan["argv"]), time.perf_counter())
+        return _Prepared(out, list(plan["argv"]), time.perf_counter(), self._cache_key(cls))
+
+    def _cache_key(self, cls: Classification) -> str | None:
+        """The read-cache key of a command the classifier calls cacheable (SAFE, a stable az read), else None."""
+        if cls.verdict != "SAFE" or not getattr(cls, "cacheable", False) or not cls.argv:
+            return None
+        return ReadCache.key(cls.argv, self.cwd, self._envs.for_program(list(cls.argv)))
+
+    def _serve(self, out: Outcome, key: str) -> bool:
+        """Answer ``out`` from the read cache if it holds this read (its own record, naming the source)."""
+        hit = self.read_cache.get(key)
+        if hit is None:
+            return False
+        out.served(hit.source, hit.fields)
+        return True
+
+    def _keep(self, out: Outcome, key: str | None) -> None:
+        if key is not None and out.fields.get("cached_from") is None:
+            self.read_cache.put(key, out.audit_id, out.fields)
 
     def _run_group(self, group: list[_Prepared]) -> list[dict[str, Any]]:
         """Run ``group`` concurrently; append its records in order, rewriting the in-flight note after each."""
         if self._writer.closed:
             raise ShellError("the audit file is closed; refusing to run commands that cannot be audited",
                              path=self.audit_path)
-        if len(group) == 1:  # one read: the plain path (nothing to overlap)
-            return [self._finish_alone(group[0])]
-        pending = [_provisional(p.out) for p in group]
+        for p in group:  # answered from the read cache: known before anything runs
+            p.cached = p.key is not None and self._serve(p.out, p.key)
+        if len(group) == 1 or not self.parallel_reads:  # nothing to overlap, or asked not to
+            return [self._finish_alone(p) for p in group]
+        pending = [p.out.payload() if p.cached else _provisional(p.out) for p in group]
         try:
             write_provisional(self._writer, pending[0], session_id=self.session_id, then=pending[1:])
         except Exception as exc:  # nothing started: each call is one audited failure, as in execute()
@@ -334,10 +363,15 @@ class SafeExecShell:
             return [self._append(p, last=i == len(group) - 1) for i, p in enumerate(group)]
         raised: BaseException | None = None
         with ThreadPoolExecutor(max_workers=len(group), thread_name_prefix="shell-read") as pool:
-            futures = [pool.submit(_timed_run, p.argv, self.timeout_s, self._envs.for_program(p.argv), self.cwd)
+            futures = [None if p.cached else
+                       pool.submit(_timed_run, p.argv, self.timeout_s, self._envs.for_program(p.argv), self.cwd)
                        for p in group]
             responses: list[dict[str, Any]] = []
             for i, (p, future) in enumerate(zip(group, futures, strict=True)):
+                if future is None:
+                    p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
+                    responses.append(self._append(p, last=i == len(group) - 1, rest=pending[i + 1:]))
+                    continue
                 result, ended, interrupt = _outcome_of(future)
                 if interrupt is not None:  # Ctrl-C while waiting: the reads finish (bounded), all are audited
                     raised = raised or interrupt
@@ -346,6 +380,7 @@ class SafeExecShell:
                     p.out.fail("exec_error", f"internal error: {type(result).__name__}: {clean(str(result))}")
                 else:
                     p.out.ran(result, p.out.command)
+                    self._keep(p.out, p.key)
                 p.out.fields["duration_ms"] = round((ended - p.start) * 1000.0, 3)
                 responses.append(self._append(p, last=i == len(group) - 1, rest=pending[i + 1:]))
         if raised is not None:
@@ -353,10 +388,14 @@ class SafeExecShell:
         return responses
 
     def _finish_alone(self, p: _Prepared) -> dict[str, Any]:
+        if p.cached or (p.key is not None and self._serve(p.out, p.key)):
+            p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
+            return self._append(p, last=True)
         try:
             self._write_inflight(p.out)
             result = run_argv(p.argv, timeout_s=self.timeout_s, env=self._envs.for_program(p.argv), cwd=self.cwd)
             p.out.ran(result, p.out.command)
+            self._keep(p.out, p.key)
         except Exception as exc:
             p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
         p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
@@ -442,7 +481,12 @@ class SafeExecShell:
         if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
             out.decided(_rules(cls, "safe_tier"))
-            self._run(out, plan, compute_plan_token(plan))
+            out.fields["plan_token"] = compute_plan_token(plan)
+            key = self._cache_key(cls)
+            if key is not None and self._serve(out, key):
+                return
+            self._run(out, plan, out.fields["plan_token"])
+            self._keep(out, key)
             return
         asked_at = _now()
         request = build_shell_request(
@@ -532,6 +576,8 @@ class SafeExecShell:
                 path=self.audit_path,
             )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
+        if out.fields["action"] != "auto_approved":  # an approved command may change what the reads said
+            self.read_cache.clear()
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
 
@@ -543,6 +589,9 @@ class _Prepared:
     out: Outcome
     argv: list[str]
     start: float
+    key: str | None = None
+    """Its read-cache key (None: not a cacheable read)."""
+    cached: bool = False
 
 
 def _provisional(out: Outcome) -> dict[str, Any]:
