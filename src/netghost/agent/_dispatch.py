@@ -109,6 +109,11 @@ class WatchedShell:
             self._seen(request, response)
         return responses
 
+    @property
+    def batches_reads(self) -> bool:
+        """The shell's :attr:`~netghost.shell.SafeExecShell.batches_reads` (False for a shell without it)."""
+        return bool(getattr(self.shell, "batches_reads", False))
+
     def runs_unasked(self, command: str) -> bool:
         """Would the shell run ``command`` without asking anybody (it alone decides, again, when it runs)?"""
         check = getattr(self.shell, "runs_unasked", None)

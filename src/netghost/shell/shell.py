@@ -302,6 +302,12 @@ class SafeExecShell:
                     index += 1
         return responses
 
+    @property
+    def batches_reads(self) -> bool:
+        """True when reads given together run at once and repeated ones are answered from the read cache
+        (callers prefetch independent reads only then: otherwise it would read twice)."""
+        return self.parallel_reads and self.read_cache.ttl_s > 0
+
     def runs_unasked(self, command: str) -> bool:
         """Would :meth:`execute_many` run ``command`` without asking anybody (SAFE, and simulated in a sealed
         lab)? A hint for callers grouping a turn's calls; the shell decides again when it runs them."""
