@@ -12,6 +12,14 @@ A tool failure that means the environment is broken (``broken`` names it: az mis
 login Entra ID refuses ...) ends the loop at once with that reason: its result is no evidence about the
 network, and no conclusion may be drawn from it.
 
+Calls that need nobody's approval run together: a run of consecutive ``run_shell_cmd`` calls the shell would
+run unasked (SAFE reads) goes to ``shell.execute_many`` at once (audit ids and results in call order, the
+journal too); anything else (a RISKY command, a task tool, complete_investigation) is dispatched alone in its
+place, after the calls before it ended and before the ones after it start. Why consecutive runs and not
+"every SAFE call first": a read after a RISKY call may be meant to see its effect, and a denial or a Ctrl-C
+at an approval must act on the rest of the turn exactly as when calls ran one by one (a denial answers that
+call and the turn goes on; Ctrl-C stops it). Hypothesis updates of a run are applied in call order before it.
+
 Two budgets are the loop's (``policies/budgets.toml``): the calls run from one turn (the rest of the turn
 is answered with a ``budget_exceeded`` error and never dispatched) and the hypotheses of a session (a new
 one past the limit is not recorded, and the result says so); each refusal is journaled (``budget_refused``).
