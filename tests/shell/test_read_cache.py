@@ -11,7 +11,7 @@ import pytest
 
 from netghost.governance import verify
 from netghost.governance.wal import read_wal
-from netghost.shell import DEFAULT_TTL_S, HitlDecision, ReadCache, SafeExecShell
+from netghost.shell import HitlDecision, ReadCache, SafeExecShell
 from tests.shell.shell_helpers import Recorder, call_events, fake_az
 
 
@@ -55,7 +55,7 @@ def test_a_repeated_read_is_served_from_the_cache_with_its_source_audit_id(tmp_p
 def test_the_default_cache_keeps_an_answer_sixty_seconds(tmp_path: Path, env: tuple[str, Path]) -> None:
     path, _ = env
     with SafeExecShell("rd", Recorder(), audit_dir=tmp_path / "audit", path=path, cwd=tmp_path) as shell:
-        assert shell.read_cache.ttl_s == DEFAULT_TTL_S == 60.0
+        assert shell.read_cache.ttl_s == ReadCache.DEFAULT_TTL_S == 60.0
 
 
 def test_an_answer_older_than_the_ttl_is_read_again(tmp_path: Path, env: tuple[str, Path]) -> None:

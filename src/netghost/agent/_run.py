@@ -55,7 +55,7 @@ from netghost.orchestrator import (
     environment_fault,
 )
 from netghost.redact import clean_text
-from netghost.shell import DEFAULT_TTL_S, HitlCallback, LabConfinement, ReadCache, SafeExecShell
+from netghost.shell import HitlCallback, LabConfinement, ReadCache, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -104,7 +104,7 @@ class Options:
     budgets: Budgets = field(default_factory=Budgets.defaults)
     parallel_reads: bool = True
     """A turn's SAFE reads run at once (False: one by one, the benchmark's sequential baseline)."""
-    read_cache_ttl_s: float = DEFAULT_TTL_S
+    read_cache_ttl_s: float = ReadCache.DEFAULT_TTL_S
     """How long the session's read cache serves a SAFE stable read again (0: no cache)."""
 
 

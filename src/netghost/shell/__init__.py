@@ -11,11 +11,10 @@ from netghost.shell.classify import Classification, OrgPolicy, classify, load_or
 from netghost.shell.confine import LabConfinement
 from netghost.shell.gate import GateOutcome, HitlCallback, HitlDecision, ask_about
 from netghost.shell.hitl_terminal import prompt_decision, terminal_hitl_callback, visible
-from netghost.shell.readcache import DEFAULT_TTL_S, ReadCache
+from netghost.shell.readcache import ReadCache
 from netghost.shell.shell import SafeExecShell
 
 __all__ = [
-    "DEFAULT_TTL_S",
     "Classification",
     "GateOutcome",
     "HitlCallback",

@@ -43,10 +43,14 @@ class CachedRead:
 class ReadCache:
     """Answers of SAFE stable reads by (argv, cwd, environment), each for ``ttl_s`` seconds.
 
+    ``ReadCache.DEFAULT_TTL_S`` is the default TTL (60 s).
+
     Args:
         ttl_s: how long an answer is served (0 keeps nothing).
         clock: monotonic seconds (tests inject one).
     """
+
+    DEFAULT_TTL_S = DEFAULT_TTL_S
 
     def __init__(self, ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
         if not ttl_s >= 0:
