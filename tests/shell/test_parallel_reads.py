@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from netghost.governance import verify, write_provisional
+from netghost.governance import pending_records, verify, write_provisional
 from netghost.governance.wal import read_wal
 from netghost.shell import HitlDecision, SafeExecShell
 from netghost.shell.record import Outcome
@@ -131,6 +131,9 @@ def test_sigkill_mid_batch_leaves_each_call_audited_once_after_recovery(tmp_path
                     os.killpg(int(event["pid"]), signal.SIGKILL)
     assert child.returncode == -signal.SIGKILL
     assert (audit / "shell_audit_crash.jsonl.inflight").exists()
+    appended = read_wal(log_file).records if log_file.exists() else []
+    waiting = pending_records(log_file, appended, session_id="crash")  # what a reader adds (resume, verify)
+    assert [r["command"].rsplit(" ", 1)[1] for r in [*appended, *waiting]] == names
     with SafeExecShell("crash", Recorder(), audit_dir=audit, path=path, cwd=tmp_path) as shell:
         records = read_wal(shell.audit_path).records
         after = shell.execute(_read("next"))
