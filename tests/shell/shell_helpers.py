@@ -7,8 +7,10 @@ the real classifier.
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from netghost.governance.approval import ApprovalRequest
@@ -58,3 +60,37 @@ class Recorder:
         if isinstance(answer, BaseException):
             raise answer
         return answer  # type: ignore[no-any-return]
+
+
+# The fake `az`: logs "start NAME t pid" (NAME: the value of -n), sleeps 0.4 s (60 s when NAME has "slow"),
+# prints "read NAME", logs "end NAME t"; any az command (a delete too) does the same.
+_FAKE_AZ = """#!/bin/sh
+name=""
+for a in "$@"; do [ "$prev" = "-n" ] && name="$a"; prev="$a"; done
+echo "start $name $(date +%s.%N) $$" >> "{log}"
+case "$name" in *slow*) sleep 60;; *) sleep 0.4;; esac
+echo "read $name"
+echo "end $name $(date +%s.%N)" >> "{log}"
+"""
+
+
+def fake_az(tmp_path: Path) -> tuple[str, Path]:
+    """A PATH whose ``az`` is the slow fake, and the log it stamps."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    az = bin_dir / "az"
+    az.write_text(_FAKE_AZ.format(log=log), encoding="utf-8")
+    az.chmod(0o755)
+    return os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"]), log
+
+
+def call_events(log: Path) -> dict[str, dict[str, float]]:
+    """name -> {"start": t, "end": t, "pid": p} from the fake's own stamps."""
+    out: dict[str, dict[str, float]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        kind, name, stamp, *pid = line.split()
+        out.setdefault(name, {})[kind] = float(stamp)
+        if pid:
+            out[name]["pid"] = float(pid[0])
+    return out

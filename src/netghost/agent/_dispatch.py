@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -95,12 +95,36 @@ class WatchedShell:
     def execute(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``shell.execute(request)``, remembered."""
         response = self.shell.execute(request)
+        self._seen(request, response)
+        return response
+
+    def execute_many(self, requests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """``shell.execute_many(requests)`` (SAFE reads at once, results in call order), each remembered.
+
+        A shell without it (a test's stand-in) runs them one after the other.
+        """
+        many = getattr(self.shell, "execute_many", None)
+        responses = list(many(requests)) if many is not None else [self.shell.execute(r) for r in requests]
+        for request, response in zip(requests, responses, strict=True):
+            self._seen(request, response)
+        return responses
+
+    @property
+    def batches_reads(self) -> bool:
+        """The shell's :attr:`~netghost.shell.SafeExecShell.batches_reads` (False for a shell without it)."""
+        return bool(getattr(self.shell, "batches_reads", False))
+
+    def runs_unasked(self, command: str) -> bool:
+        """Would the shell run ``command`` without asking anybody (it alone decides, again, when it runs)?"""
+        check = getattr(self.shell, "runs_unasked", None)
+        return bool(check(command)) if check is not None else False
+
+    def _seen(self, request: Mapping[str, Any], response: dict[str, Any]) -> None:
         command = str(request.get("command", ""))
         self.calls.append((command, response))
         self.last_audit_id = str(response.get("audit_id") or self.last_audit_id or "") or None
         if self.on_result is not None:
             self.on_result(command, response)
-        return response
 
 
 def split_args(args: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -242,6 +266,27 @@ class Dispatcher:
         self.shell = shell
         self.orchestrator = orchestrator
         self.target_check = target_check
+
+    def shell_request(self, name: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The shell request of a ``run_shell_cmd`` call the shell would run unasked, else None.
+
+        Such calls of one turn may run together (:meth:`call_reads`); any other goes through :meth:`call`.
+        """
+        if name != "run_shell_cmd":
+            return None
+        try:
+            request = RunShellCmdArgs.model_validate(split_args(args)[0]).to_request().model_dump()
+        except ValidationError:
+            return None
+        return request if self.shell.runs_unasked(str(request.get("command", ""))) else None
+
+    def call_reads(self, requests: Sequence[dict[str, Any]]) -> list[Dispatched]:
+        """Run several :meth:`shell_request` requests at once; one :class:`Dispatched` each, in call order."""
+        self.shell.mark()
+        responses = self.shell.execute_many(requests)
+        return [Dispatched("shell", clean_json(dict(result)), dict(request),
+                           [(str(request.get("command", "")), result)])
+                for request, result in zip(requests, responses, strict=True)]
 
     def call(self, name: str, args: Mapping[str, Any]) -> Dispatched:
         """Validate the arguments against the contract and dispatch; never raises for bad input."""

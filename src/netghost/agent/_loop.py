@@ -12,6 +12,14 @@ A tool failure that means the environment is broken (``broken`` names it: az mis
 login Entra ID refuses ...) ends the loop at once with that reason: its result is no evidence about the
 network, and no conclusion may be drawn from it.
 
+Calls that need nobody's approval run together: a run of consecutive ``run_shell_cmd`` calls the shell would
+run unasked (SAFE reads) goes to ``shell.execute_many`` at once (audit ids and results in call order, the
+journal too); anything else (a RISKY command, a task tool, complete_investigation) is dispatched alone in its
+place, after the calls before it ended and before the ones after it start. Why consecutive runs and not
+"every SAFE call first": a read after a RISKY call may be meant to see its effect, and a denial or a Ctrl-C
+at an approval must act on the rest of the turn exactly as when calls ran one by one (a denial answers that
+call and the turn goes on; Ctrl-C stops it). Hypothesis updates of a run are applied in call order before it.
+
 Two budgets are the loop's (``policies/budgets.toml``): the calls run from one turn (the rest of the turn
 is answered with a ``budget_exceeded`` error and never dispatched) and the hypotheses of a session (a new
 one past the limit is not recorded, and the result says so); each refusal is journaled (``budget_refused``).
@@ -179,27 +187,37 @@ class Loop:
                                         for i, c in enumerate(reply.calls) if i >= limit])
             self.ui.error(budget_message("calls_per_turn", limit, count, f"Calls {limit + 1}-{count} of turn "
                                                                           f"{turn_no} were not run."))
-        for index, call in enumerate(reply.calls):
-            if index >= limit:
+        index = 0
+        while index < len(reply.calls):
+            call = reply.calls[index]
+            index += 1
+            if index > limit:
                 refusal = {"status": "error", "error": "budget_exceeded", "tool": call.name,
                            "budget": "calls_per_turn", "limit": limit, "count": count,
                            "message": budget_message("calls_per_turn", limit, count, "This call was not run.")}
                 responses.append(Part(response=FunctionResponse(call.name, refusal, call.id)))
                 continue
             if call.error is not None:  # malformed (no name, args not an object, too large): answered, not run
-                responses.append(Part(response=FunctionResponse(call.name, self._malformed(call, index), call.id)))
+                responses.append(Part(response=FunctionResponse(call.name, self._malformed(call, index - 1), call.id)))
                 continue
-            _, extra = split_args(call.args)
-            hypotheses, budget_note = self._hypotheses_within_budget(extra.get("hypotheses"), turn_no)
-            notes = apply_updates(self.state, hypotheses, extra.get("active_hypothesis_ids"), now=self.now())
-            notes = [budget_note, *notes] if budget_note else notes
+            reads = self._reads_from(reply.calls, index - 1, limit)
+            if len(reads) > 1:  # SAFE reads side by side: run at once, answered and booked in call order
+                index += len(reads) - 1
+                for part in self._dispatch_reads(reads, index - len(reads), turn_no):
+                    responses.append(part)
+                fault = self.broken()
+                if fault is not None:
+                    self._close_turn(responses)
+                    return LoopEnd("environment", last_text=self.last_text, environment=fault)
+                continue
+            notes = self._notes(call, turn_no)
             if call.name == "complete_investigation":
-                end = self._complete(call, index, notes)
+                end = self._complete(call, index - 1, notes)
                 if isinstance(end, LoopEnd):
                     return end
                 responses.append(Part(response=FunctionResponse(call.name, end, call.id)))
                 continue
-            result = self._dispatch_one(call, index, turn_no, notes)
+            result = self._dispatch_one(call, index - 1, turn_no, notes)
             responses.append(Part(response=FunctionResponse(call.name, result, call.id)))
             if self.interrupted():
                 self._close_turn(responses)
@@ -210,6 +228,35 @@ class Loop:
                 return LoopEnd("environment", last_text=self.last_text, environment=fault)
         self._close_turn(responses)
         return None
+
+    def _notes(self, call: FunctionCall, turn_no: int) -> list[str]:
+        """Apply ``call``'s hypothesis arguments (before it runs); the notes on what was refused."""
+        _, extra = split_args(call.args)
+        hypotheses, budget_note = self._hypotheses_within_budget(extra.get("hypotheses"), turn_no)
+        notes = apply_updates(self.state, hypotheses, extra.get("active_hypothesis_ids"), now=self.now())
+        return [budget_note, *notes] if budget_note else notes
+
+    def _reads_from(self, calls: tuple[FunctionCall, ...] | list[FunctionCall], start: int,
+                    limit: int) -> list[tuple[FunctionCall, dict[str, Any]]]:
+        """The run of calls from ``start`` (within the budget) that the shell would run unasked: SAFE reads.
+
+        Why only a run of consecutive ones: a read after a RISKY call may be meant to see its effect, and a
+        denial or Ctrl-C at an approval must act on the rest of the turn as when calls ran one by one.
+        """
+        run: list[tuple[FunctionCall, dict[str, Any]]] = []
+        for call in calls[start:limit]:
+            request = self.dispatcher.shell_request(call.name, call.args) if call.error is None else None
+            if request is None:
+                break
+            run.append((call, request))
+        return run
+
+    def _dispatch_reads(self, reads: list[tuple[FunctionCall, dict[str, Any]]], first: int,
+                        turn_no: int) -> list[Part]:
+        notes = [self._notes(call, turn_no) for call, _ in reads]  # in call order, before any of them runs
+        done = self.dispatcher.call_reads([request for _, request in reads])
+        return [Part(response=FunctionResponse(call.name, self._book(call, first + i, turn_no, d, n), call.id))
+                for i, ((call, _), d, n) in enumerate(zip(reads, done, notes, strict=True))]
 
     def _hypotheses_within_budget(self, updates: object, turn_no: int) -> tuple[object, str | None]:
         """The updates without new hypotheses past the session's budget, and the note saying what was refused."""
@@ -262,7 +309,11 @@ class Loop:
         return LoopEnd("complete", completion=args, last_text=self.last_text)
 
     def _dispatch_one(self, call: FunctionCall, index: int, turn_no: int, notes: list[str]) -> dict[str, Any]:
-        done = self.dispatcher.call(call.name, call.args)
+        return self._book(call, index, turn_no, self.dispatcher.call(call.name, call.args), notes)
+
+    def _book(self, call: FunctionCall, index: int, turn_no: int, done: Dispatched,
+              notes: list[str]) -> dict[str, Any]:
+        """The result the model sees of one dispatched call (with its ``_meta``), journaled."""
         result = dict(done.result)
         meta = self._meta(done, turn_no)
         if notes and "warning" not in meta:

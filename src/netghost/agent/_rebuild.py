@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from netghost.agent.brains import FunctionCall, FunctionResponse, Message, Part
-from netghost.governance import pending_record, read_wal
+from netghost.governance import pending_records, read_wal
 from netghost.orchestrator import budget_message
 
 __all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record", "shell_records"]
@@ -139,13 +139,11 @@ def _seq(audit_id: str | None) -> int:
 
 
 def shell_records(shell_audit: Path) -> list[dict[str, Any]]:
-    """The shell audit's records, and the authentic in-flight ("outcome unknown") record the shell has
+    """The shell audit's records, and the authentic in-flight ("outcome unknown") records the shell has
     not appended yet."""
     records = read_wal(shell_audit).records if shell_audit.exists() else []
     session_id = shell_audit.name.removeprefix("shell_audit_").removesuffix(".jsonl")
-    pending = pending_record(shell_audit, records, session_id=session_id)
-    if pending is not None:
-        records.append(pending)
+    records.extend(pending_records(shell_audit, records, session_id=session_id))  # several when a batch ran
     return records
 
 

@@ -55,7 +55,7 @@ from netghost.orchestrator import (
     environment_fault,
 )
 from netghost.redact import clean_text
-from netghost.shell import HitlCallback, LabConfinement, SafeExecShell
+from netghost.shell import HitlCallback, LabConfinement, ReadCache, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -102,6 +102,10 @@ class Options:
     """Run the environment preflight before anything else (outside the lab; an embedder that drives its
     own shell with a fake cloud turns it off)."""
     budgets: Budgets = field(default_factory=Budgets.defaults)
+    parallel_reads: bool = True
+    """A turn's SAFE reads run at once (False: one by one, the benchmark's sequential baseline)."""
+    read_cache_ttl_s: float = ReadCache.DEFAULT_TTL_S
+    """How long the session's read cache serves a SAFE stable read again (0: no cache)."""
 
 
 class _Faults:
@@ -296,7 +300,8 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     try:
         shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
                               path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
-                              on_notice=refused, confinement=lab.confinement if lab else None)
+                              on_notice=refused, confinement=lab.confinement if lab else None,
+                              read_cache=ReadCache(opts.read_cache_ttl_s), parallel_reads=opts.parallel_reads)
     except BaseException:
         journal.close()
         raise

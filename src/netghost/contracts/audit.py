@@ -25,7 +25,7 @@ from netghost.contracts.shell import (
 
 __all__ = ["AuditClient", "ProvisionalRejectedRecord", "ShellAuditRecord", "StoredShellAuditRecord"]
 
-_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement")
+_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement", "cached_from")
 """Optional fields written only when set, so older records keep their exact bytes (and hashes)."""
 
 
@@ -80,6 +80,9 @@ class ShellAuditRecord(WireModel):
     the shell writes now carries it; absent only in records written before it existed."""
     confinement: Confinement | None = None
     """A sealed lab's verdict on the command (simulated or not); absent outside a sealed lab."""
+    cached_from: str | None = None
+    """Set when nothing ran: the answer was served from the session's read cache, and this is the
+    ``audit_id`` of the record that produced it (same command, classification and output); absent otherwise."""
 
     @model_serializer(mode="wrap")
     def _drop_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

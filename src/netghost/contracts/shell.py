@@ -160,4 +160,6 @@ class ShellResponse(WireModel):
     plan_token: str | None
     denial_reason: str | None
     decided_by: DecidedBy | None = Field(default=None, description="who decided (absent in old records)")
+    cached_from: str | None = Field(default=None, description="served from the session's read cache: the audit "
+                                    "id of the record that produced this answer (absent when the command ran)")
     meta: ToolResultMeta | None = Field(default=None, alias="_meta")

@@ -22,6 +22,12 @@ the journal still shows the call was made). A refused file is moved aside (``<lo
 <sha256 prefix>``, kept as evidence and never read again) and reported; the caller records the
 rejection in its chain. The one file removed without a report is the leftover of a call whose real
 record is already the log's last record at the same position (the removal after the append failed).
+
+Several calls in flight at once (the shell runs one turn's SAFE reads concurrently): the envelope's
+``record`` is the first one's and ``then`` (present only when non-empty, MAC-covered) the following
+ones', for the seqs after it. Their records are appended in that order, so the writer rewrites the file
+after each real append (the next pending record first, bound to the new head). A crash between an append
+and that rewrite leaves the leftover of the log's last record with a ``then``: recovery appends ``then``.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +52,7 @@ __all__ = [
     "ProvisionalRejection",
     "Recovery",
     "pending_record",
+    "pending_records",
     "provisional_path",
     "read_provisional",
     "recover_provisional",
@@ -79,6 +86,8 @@ class Provisional:
     seq: int
     prev_sha256: str | None
     record: dict[str, Any]
+    then: tuple[dict[str, Any], ...] = ()
+    """The records of the calls in flight after this one (seqs ``seq + 1`` ...), appended after it."""
 
 
 @dataclass(frozen=True)
@@ -104,31 +113,41 @@ class Recovery:
 
     appended: dict[str, Any] | None = None
     rejection: ProvisionalRejection | None = None
+    appended_all: tuple[dict[str, Any], ...] = ()
+    """Every record appended (the first is ``appended``; more when several calls were in flight)."""
 
 
-def _envelope_body(log: Path, session_id: str, seq: int, prev: str | None, record: Mapping[str, Any]) -> dict[str, Any]:
-    return {"v": 2, "kind": "provisional", "log": log.name, "session_id": session_id, "seq": seq,
+def _envelope_body(log: Path, session_id: str, seq: int, prev: str | None, record: Mapping[str, Any],
+                   *, then: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    body = {"v": 2, "kind": "provisional", "log": log.name, "session_id": session_id, "seq": seq,
             "prev_sha256": prev, "record": dict(record)}
+    if then:  # absent when empty: a single call's envelope keeps its exact form
+        body["then"] = [dict(r) for r in then]
+    return body
 
 
-def write_provisional(writer: WalWriter, record: Mapping[str, Any], *, session_id: str) -> Path:
+def write_provisional(writer: WalWriter, record: Mapping[str, Any], *, session_id: str,
+                      then: Sequence[Mapping[str, Any]] = ()) -> Path:
     """Durably note ``record`` as the provisional record of ``writer``'s next seq; return the file.
 
     Call it under the lock that orders the writer's appends (the envelope is bound to the next seq
-    and the current head). A symbolic link planted at the path is not followed.
+    and the current head). A symbolic link planted at the path is not followed. ``then``: the
+    provisional records of the calls in flight after this one, for the following seqs in order.
 
     Raises:
         OSError: the file cannot be written (the caller must not start the action).
         TypeError, ValueError: ``record`` is not JSON data.
     """
     path = provisional_path(writer.path)
-    body = _envelope_body(writer.path, session_id, writer.next_seq, writer.head_sha256, record)
+    body = _envelope_body(writer.path, session_id, writer.next_seq, writer.head_sha256, record, then=then)
     data = json.dumps({**body, "mac": writer.key.mac_json(_DOMAIN, body)}, ensure_ascii=False,
                       allow_nan=False).encode("utf-8")
+    # Written beside it and renamed over it: a rewrite (the next pending record after an append) is never torn.
+    staged = path.with_name(path.name + ".new")
     with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        if stat.S_ISLNK(os.lstat(staged).st_mode):
+            staged.unlink()
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         view = memoryview(data)
         while view:
@@ -136,6 +155,7 @@ def write_provisional(writer: WalWriter, record: Mapping[str, Any], *, session_i
         os.fsync(fd)
     finally:
         os.close(fd)
+    os.replace(staged, path)  # a link planted at ``path`` is replaced, not followed
     return path
 
 
@@ -185,14 +205,15 @@ def _authenticate(raw: bytes, log: Path, session_id: str, key: AuditKey | None) 
         return "this installation has no audit key, so its MAC cannot be checked"
     if not key.check_json(_DOMAIN, doc, mac):
         return "its MAC does not check (forged or altered without the installation's key)"
-    seq, record = doc.get("seq"), doc.get("record")
+    seq, record, then = doc.get("seq"), doc.get("record"), doc.get("then", [])
     if doc.get("log") != log.name or doc.get("session_id") != session_id:
         return (f"it was written for {doc.get('log')} of session {doc.get('session_id')}, not {log.name} "
                 "(replayed from another session or log)")
-    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(record, dict):
+    if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(record, dict) or \
+            not isinstance(then, list) or not all(isinstance(r, dict) for r in then):
         return "its MAC checks but its fields do not (a bug, not a forgery): not appended"
     prev = doc.get("prev_sha256")
-    return Provisional(seq, prev if isinstance(prev, str) else None, record)
+    return Provisional(seq, prev if isinstance(prev, str) else None, record, tuple(then))
 
 
 def _key(key: AuditKey | str | os.PathLike[str] | None) -> AuditKey | None:
@@ -227,12 +248,24 @@ def read_provisional(
 def pending_record(log: Path, records: list[dict[str, Any]], *, session_id: str) -> dict[str, Any] | None:
     """The provisional record of ``log`` when it is authentic and continues ``records`` (the log as
     read), else None: what a reader may add to the log's records before the writer appends it."""
+    pending = pending_records(log, records, session_id=session_id)
+    return pending[0] if pending else None
+
+
+def pending_records(log: Path, records: list[dict[str, Any]], *, session_id: str) -> list[dict[str, Any]]:
+    """Every record of ``log``'s provisional file still to be appended after ``records`` (the log as read),
+    in order: the first and its ``then`` when it continues the log; only ``then`` when the first is already
+    the log's last record (the rewrite after its append did not happen); else none."""
     found = read_provisional(log, session_id=session_id)
     if not isinstance(found, Provisional):
-        return None
-    last_seq: int = records[-1]["seq"] if records else 0  # read_wal's records all have an int seq
-    head = records[-1]["sha256"] if records else None
-    return found.record if found.seq == last_seq + 1 and found.prev_sha256 == head else None
+        return []
+    last = records[-1] if records else {}
+    last_seq: int = last.get("seq", 0)  # read_wal's records all have an int seq
+    if found.seq == last_seq + 1 and found.prev_sha256 == last.get("sha256"):
+        return [found.record, *found.then]
+    if found.seq == last_seq and found.prev_sha256 == last.get("prev_sha256"):
+        return list(found.then)
+    return []
 
 
 def _leftover(writer: WalWriter, found: Provisional) -> bool:
@@ -266,16 +299,25 @@ def recover_provisional(
     reason = found if isinstance(found, str) else _position(writer, found)
     if reason is None and isinstance(found, Provisional) and check is not None:
         reason = check(found.record, found.seq)
-    if reason == "":  # the leftover of the last record: nothing to append, nothing to report
+    if reason == "" and isinstance(found, Provisional) and found.then and check is not None:
+        reason = next((r for i, rec in enumerate(found.then) if (r := check(rec, found.seq + 1 + i))), "")
+    if reason == "" and isinstance(found, Provisional) and not found.then:
+        # the leftover of the last record: nothing to append, nothing to report
         path.unlink(missing_ok=True)
         return Recovery()
-    if reason is not None:
+    if reason is not None and reason != "":
         digest = "sha256:" + hashlib.sha256(raw).hexdigest()
         return Recovery(rejection=_move_aside(ProvisionalRejection(path, reason, digest, len(raw))))
     assert isinstance(found, Provisional)
-    stored = writer.append(found.record)
+    pending = list(found.then) if reason == "" else [found.record, *found.then]
+    if reason is None and check is not None:
+        bad = next((r for i, rec in enumerate(found.then) if (r := check(rec, found.seq + 1 + i))), None)
+        if bad is not None:
+            digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+            return Recovery(rejection=_move_aside(ProvisionalRejection(path, bad, digest, len(raw))))
+    stored = [writer.append(record) for record in pending]
     path.unlink(missing_ok=True)
-    return Recovery(appended=stored)
+    return Recovery(appended=stored[0] if stored else None, appended_all=tuple(stored))
 
 
 def _position(writer: WalWriter, found: Provisional) -> str | None:

@@ -179,6 +179,7 @@ def detect(rt: Runtime, record: TaskRecord) -> TaskRecord:
         return fail(rt, record, "aks_not_supported")
     if record.target_type == "vm" and doc.get("powerState") not in (None, "VM running"):
         return fail(rt, record, "vm_not_running", detail=str(doc.get("powerState")))
+    record = _prefetch(rt, record, doc)
     checks = (_check_instances, _check_extension, _check_watcher, _check_vmss_nsg, _check_storage) \
         if record.target_type == "vmss" else (_check_extension, _check_watcher, _check_nsg, _check_storage)
     for check in checks:
@@ -189,6 +190,23 @@ def detect(rt: Runtime, record: TaskRecord) -> TaskRecord:
 
 
 Check = tuple[TaskRecord, str | None, str, dict[str, str] | None]
+
+
+def _prefetch(rt: Runtime, record: TaskRecord, doc: dict[str, Any]) -> TaskRecord:
+    """The checks' reads that need only the target's document, at once (the checks then hit the read cache):
+    the extension list, the watcher list, each NIC's effective NSG and the storage account (a scale set's
+    instance and subnet reads are not prefetched)."""
+    if record.parameters is None:
+        return record
+    rg, target = record.parameters.resource_group, record.target or ""
+    argvs: list[list[str]] = [cmd.vmss_extension_list(rg, target) if record.target_type == "vmss"
+                              else cmd.extension_list(rg, target), cmd.watcher_list()]
+    if record.target_type != "vmss":
+        argvs += [cmd.nic_effective_nsg(str(nic)) for nic in doc.get("nics") or []]
+    _, account_id = storage_account_ref(record.parameters.storage_account)
+    argvs.append(cmd.storage_account_show(record.storage_account or "", account_id))
+    return rt.prefetch(record, argvs, "Preflight reads for the capture, run together (each check below uses its "
+                                      "answer).")
 
 
 def _check_extension(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:

@@ -226,6 +226,31 @@ class Runtime:
             record = record.model_copy(update={"shell_audit_ids": [*record.shell_audit_ids, audit_id]})
         return record, Ran(_judge(response), response)
 
+    def prefetch(self, record: TaskRecord, argvs: Sequence[Sequence[str]], what: str) -> TaskRecord:
+        """Run several planned SAFE reads at once so the checks that follow find them in the shell's read cache.
+
+        Why: the preflight's checks are independent reads asked one after the other (each a round trip to
+        ARM); issued together they cost one. Each check still runs its own command, which the shell answers
+        from its cache (audited with ``cached_from``), so the checks, their order and their stop reasons stay
+        the same. Only when the shell batches reads (parallel and cached); a command outside the plan is
+        skipped, not refused (its check refuses it as before).
+        """
+        if not getattr(self.shell, "batches_reads", False):
+            return record
+        bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container,
+                         record.local_pcap_path)
+        planned = [list(a) for a in argvs if record.plan is not None and is_member(a, record.plan, bound)]
+        if len(planned) < 2:
+            return record
+        many = getattr(self.shell, "execute_many", None)
+        if many is None:
+            return record
+        responses = many([{"command": cmd.render(a), "reasoning": self.reasoning(record, what)}
+                                             for a in planned])
+        self.shell_calls += len(planned)
+        ids = [str(r["audit_id"]) for r in responses if isinstance(r.get("audit_id"), str)]
+        return record.model_copy(update={"shell_audit_ids": [*record.shell_audit_ids, *ids]})
+
     def run_free(self, argv: Sequence[str], reasoning: str) -> Ran:
         """A command outside any task's plan: the start-up orphan sweep's reads, and the deletes of an orphan
         that has no task (``clean_orphan``: only what detection found, each RISKY delete through the gate)."""

@@ -171,6 +171,11 @@ class Outcome:
     def fail(self, error: str, message: str) -> None:
         self.fields.update(status="error", error=error, stderr=redact(clean(message)).text)
 
+    def served(self, source: str, fields: Mapping[str, Any]) -> None:
+        """The answer of record ``source`` served again from the read cache (nothing ran)."""
+        self.fields.update({k: json.loads(json.dumps(v)) for k, v in fields.items()})
+        self.fields["cached_from"] = source
+
     def ran(self, result: RunResult, command: str) -> None:
         out = redact(_precut(result.stdout), command=command)
         err = redact(_precut(result.stderr), command=command)
@@ -219,4 +224,7 @@ class Outcome:
             "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
             "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by",
         )  # fmt: skip
-        return {k: self.fields[k] for k in keys}
+        response = {k: self.fields[k] for k in keys}
+        if self.fields.get("cached_from"):
+            response["cached_from"] = self.fields["cached_from"]
+        return response

@@ -13,7 +13,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,7 @@ from netghost.governance import (
 from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
 from netghost.shell.confine import LabConfinement
-from netghost.shell.exec import child_environments, run_argv
+from netghost.shell.exec import RunResult, child_environments, run_argv
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     GateOutcome,
@@ -44,6 +46,7 @@ from netghost.shell.gate import (
     fail_closed,
     shell_plan,
 )
+from netghost.shell.readcache import ReadCache
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
 
 __all__ = ["SafeExecShell"]
@@ -117,6 +120,10 @@ class SafeExecShell:
         confinement: a sealed lab (:class:`~netghost.shell.confine.LabConfinement`): every command is judged after
             classification and the verdict recorded; one the lab does not simulate runs only when a person
             approves it (a SAFE one is asked too), whatever an automatic approver answers.
+        read_cache: the session's read cache (:class:`~netghost.shell.readcache.ReadCache`); a default one
+            (60 s) when None. ``ReadCache(ttl_s=0)`` keeps nothing.
+        parallel_reads: False runs :meth:`execute_many`'s requests one after the other (a benchmark's
+            sequential baseline); the audit is the same either way.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -141,6 +148,8 @@ class SafeExecShell:
         client: Mapping[str, str] | None = None,
         on_notice: Callable[[str], None] | None = None,
         confinement: LabConfinement | None = None,
+        read_cache: ReadCache | None = None,
+        parallel_reads: bool = True,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -166,6 +175,8 @@ class SafeExecShell:
         self.notices: list[str] = []
         """One line per refused provisional record (see ``on_notice``)."""
         self._on_notice = on_notice
+        self.read_cache = read_cache if read_cache is not None else ReadCache()
+        self.parallel_reads = parallel_reads
         self._inflight = provisional_path(self.audit_path)
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
@@ -251,20 +262,171 @@ class SafeExecShell:
             )
         return record.response()
 
+    def execute_many(self, requests: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """Run several commands (one model turn's), the ones that need nobody's approval concurrently.
+
+        Each request gets the audit id (seq) of its place in ``requests`` and its record is appended in that
+        order, so the chain is the same whatever finishes first; the responses come back in call order.
+        A maximal run of consecutive requests that are SAFE and need no person (well formed, SAFE, and
+        simulated in a sealed lab) runs at once; any other request (RISKY, FORBIDDEN, malformed) goes
+        through :meth:`execute` alone, in its place, after everything before it has finished and before
+        anything after it starts: an approval is asked one at a time and a RISKY command never runs beside
+        anything. Every call is noted in flight (one provisional file: the first pending record, then the
+        others) before its process starts, and the file is rewritten after each append, so a crash at any
+        point leaves each call audited exactly once.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C while the batch ran; the running reads finish (bounded by
+                ``timeout_s``) and every call is audited first.
+            ShellError, WalError: as :meth:`execute`.
+        """
+        if self._closed:
+            raise ShellError("this SafeExecShell is closed")
+        wanted = [read_request(r) for r in requests]
+        responses: list[dict[str, Any]] = []
+        with self._lock:
+            self._recover_inflight()
+            index = 0
+            while index < len(wanted):
+                group: list[_Prepared] = []
+                while index < len(wanted):
+                    ready = self._prepare_auto(*wanted[index], self._writer.next_seq + len(group))
+                    if ready is None:
+                        break
+                    group.append(ready)
+                    index += 1
+                if group:
+                    responses.extend(self._run_group(group))
+                if index < len(wanted):
+                    responses.append(self.execute(requests[index]))
+                    index += 1
+        return responses
+
+    @property
+    def batches_reads(self) -> bool:
+        """True when reads given together run at once and repeated ones are answered from the read cache
+        (callers prefetch independent reads only then: otherwise it would read twice)."""
+        return self.parallel_reads and self.read_cache.ttl_s > 0
+
+    def runs_unasked(self, command: str) -> bool:
+        """Would :meth:`execute_many` run ``command`` without asking anybody (SAFE, and simulated in a sealed
+        lab)? A hint for callers grouping a turn's calls; the shell decides again when it runs them."""
+        _, _, problem = read_request({"command": command})
+        return self._prepare_auto(clean(command), "", problem, 0) is not None
+
+    def _prepare_auto(self, command: str, reasoning: str, problem: str | None, seq: int) -> _Prepared | None:
+        """The record and plan of a request that runs without anybody's approval, or None (it goes alone)."""
+        if problem is not None:
+            return None
+        cls = self._classify(command, self.policy)
+        if cls.verdict != "SAFE" or not cls.argv:
+            return None
+        verdict = self._confine(cls.argv)
+        if verdict is not None and not verdict.simulated:
+            return None
+        out = Outcome(self.session_id, command, reasoning, seq, client=self.client)
+        out.classified(cls)
+        out.confined(verdict)
+        out.fields["action"] = "auto_approved"
+        out.decided(_rules(cls, "safe_tier"))
+        plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=seq)
+        out.fields["plan_token"] = compute_plan_token(plan)
+        return _Prepared(out, list(plan["argv"]), time.perf_counter(), self._cache_key(cls))
+
+    def _cache_key(self, cls: Classification) -> str | None:
+        """The read-cache key of a command the classifier calls cacheable (SAFE, a stable az read), else None."""
+        if cls.verdict != "SAFE" or not getattr(cls, "cacheable", False) or not cls.argv:
+            return None
+        return ReadCache.key(cls.argv, self.cwd, self._envs.for_program(list(cls.argv)))
+
+    def _serve(self, out: Outcome, key: str) -> bool:
+        """Answer ``out`` from the read cache if it holds this read (its own record, naming the source)."""
+        hit = self.read_cache.get(key)
+        if hit is None:
+            return False
+        out.served(hit.source, hit.fields)
+        return True
+
+    def _keep(self, out: Outcome, key: str | None) -> None:
+        if key is not None and out.fields.get("cached_from") is None:
+            self.read_cache.put(key, out.audit_id, out.fields)
+
+    def _run_group(self, group: list[_Prepared]) -> list[dict[str, Any]]:
+        """Run ``group`` concurrently; append its records in order, rewriting the in-flight note after each."""
+        if self._writer.closed:
+            raise ShellError("the audit file is closed; refusing to run commands that cannot be audited",
+                             path=self.audit_path)
+        for p in group:  # answered from the read cache: known before anything runs
+            p.cached = p.key is not None and self._serve(p.out, p.key)
+        if len(group) == 1 or not self.parallel_reads:  # nothing to overlap, or asked not to
+            return [self._finish_alone(p) for p in group]
+        pending = [p.out.payload() if p.cached else _provisional(p.out) for p in group]
+        try:
+            write_provisional(self._writer, pending[0], session_id=self.session_id, then=pending[1:])
+        except Exception as exc:  # nothing started: each call is one audited failure, as in execute()
+            for p in group:
+                p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
+            return [self._append(p, last=i == len(group) - 1) for i, p in enumerate(group)]
+        raised: BaseException | None = None
+        with ThreadPoolExecutor(max_workers=len(group), thread_name_prefix="shell-read") as pool:
+            futures = [None if p.cached else
+                       pool.submit(_timed_run, p.argv, self.timeout_s, self._envs.for_program(p.argv), self.cwd)
+                       for p in group]
+            responses: list[dict[str, Any]] = []
+            for i, (p, future) in enumerate(zip(group, futures, strict=True)):
+                if future is None:
+                    p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
+                    responses.append(self._append(p, last=i == len(group) - 1, rest=pending[i + 1:]))
+                    continue
+                result, ended, interrupt = _outcome_of(future)
+                if interrupt is not None:  # Ctrl-C while waiting: the reads finish (bounded), all are audited
+                    raised = raised or interrupt
+                    result, ended, _ = _outcome_of(future)
+                if isinstance(result, Exception):  # an internal failure is one audited, failed call
+                    p.out.fail("exec_error", f"internal error: {type(result).__name__}: {clean(str(result))}")
+                else:
+                    p.out.ran(result, p.out.command)
+                    self._keep(p.out, p.key)
+                p.out.fields["duration_ms"] = round((ended - p.start) * 1000.0, 3)
+                responses.append(self._append(p, last=i == len(group) - 1, rest=pending[i + 1:]))
+        if raised is not None:
+            raise raised
+        return responses
+
+    def _finish_alone(self, p: _Prepared) -> dict[str, Any]:
+        if p.cached or (p.key is not None and self._serve(p.out, p.key)):
+            p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
+            return self._append(p, last=True)
+        try:
+            self._write_inflight(p.out)
+            result = run_argv(p.argv, timeout_s=self.timeout_s, env=self._envs.for_program(p.argv), cwd=self.cwd)
+            p.out.ran(result, p.out.command)
+            self._keep(p.out, p.key)
+        except Exception as exc:
+            p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
+        p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
+        return self._append(p, last=True)
+
+    def _append(self, p: _Prepared, *, last: bool, rest: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+        """Append ``p``'s record; then note the calls still in flight (``rest``) or remove the note."""
+        stored = self._writer.append(p.out.payload())
+        if stored["seq"] != p.out.seq:
+            raise ShellError(f"audit seq {stored['seq']} != expected {p.out.seq}: the audit file is shared",
+                             path=self.audit_path)
+        if rest and not last:
+            write_provisional(self._writer, rest[0], session_id=self.session_id, then=rest[1:])
+        else:
+            with contextlib.suppress(OSError):
+                self._inflight.unlink(missing_ok=True)
+        return p.out.response()
+
     def _write_inflight(self, out: Outcome) -> None:
         """Durably note, before a process starts, that this call ran and its outcome is not known yet.
 
         The note is sealed with the audit key and bound to this session, this log, the next seq and the
         current head, so recovery can tell it from a file planted in the audit directory.
         """
-        provisional = Outcome.copy_fields(out)
-        provisional.update(
-            status="error",
-            error="exec_error",
-            stderr="outcome unknown: the shell stopped before the command's audit record was written",
-        )
-        record = ShellAuditRecord.model_validate(provisional).model_dump(mode="json")
-        write_provisional(self._writer, record, session_id=self.session_id)
+        write_provisional(self._writer, _provisional(out), session_id=self.session_id)
 
     def _recover_inflight(self) -> None:
         """Append the provisional record of a call whose real record never reached the WAL, if authentic.
@@ -325,7 +487,12 @@ class SafeExecShell:
         if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
             out.decided(_rules(cls, "safe_tier"))
-            self._run(out, plan, compute_plan_token(plan))
+            out.fields["plan_token"] = compute_plan_token(plan)
+            key = self._cache_key(cls)
+            if key is not None and self._serve(out, key):
+                return
+            self._run(out, plan, out.fields["plan_token"])
+            self._keep(out, key)
             return
         asked_at = _now()
         request = build_shell_request(
@@ -415,8 +582,48 @@ class SafeExecShell:
                 path=self.audit_path,
             )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
+        if out.fields["action"] != "auto_approved":  # an approved command may change what the reads said
+            self.read_cache.clear()
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
+
+
+@dataclass
+class _Prepared:
+    """A request that runs without approval: its record so far, the argv and when it was taken up."""
+
+    out: Outcome
+    argv: list[str]
+    start: float
+    key: str | None = None
+    """Its read-cache key (None: not a cacheable read)."""
+    cached: bool = False
+
+
+def _provisional(out: Outcome) -> dict[str, Any]:
+    """``out`` as its "outcome unknown" record (what recovery appends if the real one never comes)."""
+    provisional = Outcome.copy_fields(out)
+    provisional.update(
+        status="error",
+        error="exec_error",
+        stderr="outcome unknown: the shell stopped before the command's audit record was written",
+    )
+    return ShellAuditRecord.model_validate(provisional).model_dump(mode="json")
+
+
+def _outcome_of(future: Future[tuple[RunResult, float]]) -> tuple[RunResult | Exception, float, BaseException | None]:
+    """(the run's result or its internal failure, when it ended, a Ctrl-C that came while waiting)."""
+    try:
+        result, ended = future.result()
+    except Exception as exc:  # reported as the call's failure
+        return exc, time.perf_counter(), None
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: the caller waits again, then re-raises
+        return exc if isinstance(exc, Exception) else RuntimeError("interrupted"), time.perf_counter(), exc
+    return result, ended, None
+
+
+def _timed_run(argv: list[str], timeout_s: float, env: Mapping[str, str], cwd: str) -> tuple[RunResult, float]:
+    return run_argv(argv, timeout_s=timeout_s, env=env, cwd=cwd), time.perf_counter()
 
 
 def _now() -> datetime:

@@ -50,6 +50,8 @@ class RealLab:
     env: dict[str, str]
     human: Human = field(default_factory=Human)
     shells: list[SafeExecShell] = field(default_factory=list)
+    served_before: int = 0
+    """Lines of lab ARM's access log written before the last :meth:`reset` (earlier tests' requests)."""
 
     def shell(self, session: str = "s1") -> SafeExecShell:
         made = SafeExecShell(session, self.human, audit_dir=self.root / "audit", path=self.path, env=self.env,
@@ -76,9 +78,27 @@ class RealLab:
         return sorted(b for containers in self.state.storage().values() for blobs in containers.values() for b in blobs)
 
     def arm_requests(self) -> list[str]:
-        """The requests lab ARM served (``METHOD host/path -> status``), from its access log."""
+        """The requests lab ARM served since the last :meth:`reset` (``METHOD host/path -> status``)."""
         log = self.state.root / "arm" / "access.log"
-        return [line.split(" ", 2)[2] for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+        lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+        return [line.split(" ", 2)[2] for line in lines[self.served_before:]]
+
+    def reset(self, root: Path, world: str | Path = "nsg-deny", *, faults: Sequence[dict[str, Any]] = (),
+              role: dict[str, Any] | None = None) -> RealLab:
+        """The same served lab made a fresh ``world`` with ``faults`` and ``role`` (None: no role), its audit,
+        captures and shells under ``root`` (the resident lab, lab ARM and az's login stay)."""
+        for shell in self.shells:
+            shell.close()
+        self.shells, self.human, self.root = [], Human(), root
+        root.mkdir(parents=True, exist_ok=True)
+        source = DATA / world if str(world).endswith(".yaml") else world
+        self.state = init_state(self.state.root, source, lab_start=LAB_START, scale=0.0, force=True)
+        for fault in faults:
+            self.state.inject_fault(CloudFaultSpec.model_validate(fault))
+        install_role(self.state.root / "arm", role)
+        log = self.state.root / "arm" / "access.log"
+        self.served_before = len(log.read_text(encoding="utf-8").splitlines()) if log.exists() else 0
+        return self
 
     def close(self) -> None:
         for shell in self.shells:

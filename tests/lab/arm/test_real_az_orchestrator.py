@@ -35,24 +35,23 @@ PAIR = "web-vm-01 to redis-primary"
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealLab]:
+    """One lab served as Azure for the module (made afresh for each test): one resident lab, one login."""
     assert AZ is not None and Path(AZ).is_file(), f"NETGHOST_REAL_AZ={AZ} is not a file"
-    return tmp_path_factory.mktemp("az-profile")
+    lab = real_lab(tmp_path_factory.mktemp("served"), AZ, template=tmp_path_factory.mktemp("az-profile"))
+    yield lab
+    lab.close()
 
 
 @pytest.fixture
-def make(tmp_path: Path, template: Path) -> Iterator[Any]:
-    labs: list[RealLab] = []
-
+def make(tmp_path: Path, served: RealLab) -> Iterator[Any]:
     def build(world: str = "nsg-deny", **kwargs: Any) -> RealLab:
-        assert AZ is not None
-        lab = real_lab(tmp_path / f"lab{len(labs)}", AZ, world, template=template, **kwargs)
-        labs.append(lab)
-        return lab
+        return served.reset(tmp_path / "run", world, **kwargs)
 
     yield build
-    for lab in labs:
-        lab.close()
+    for shell in served.shells:
+        shell.close()
+    served.shells = []
 
 
 def request(target: str = "web-vm-01", **params: Any) -> dict[str, Any]:
@@ -145,9 +144,9 @@ _STOP_REASONS: list[tuple[str, dict[str, Any], str]] = [
                                                "container": "captures"}]}, "az storage container create"),
     ("storage_auth_failed", {"faults": [{"kind": "storage-auth-failure", "account": "forensicssa"}]},
      "You do not have the required permissions"),
-    # a mistyped account has no Blob endpoint: the real CLI retries until the shell's timeout (the simulator
-    # answers storage_not_found at once: limitation "mistyped-account-in-login-mode")
-    ("storage_inaccessible", {"req": {"storage_account": "nosuchaccount"}}, ""),
+    # a mistyped account: the orchestrator resolves it through ARM (az storage account show) before its data
+    # plane, so the real CLI's answer stops it at once instead of login mode retrying into the shell's timeout
+    ("storage_not_found", {"req": {"storage_account": "nosuchaccount"}}, ""),
     ("quota_exceeded", {"faults": [{"kind": "capture-quota", "region": "eastus", "limit": 0}]},
      "PacketCaptureQuotaExceeded"),
     ("create_failed", {"req": {"target": "fw-vm-01", "resource_group": "hub-rg"}}, "InvalidResourceReference"),
@@ -186,8 +185,8 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from tests.lab.arm.real import RealLab
 from netghost.lab import LabState, Resident
-root = Path(sys.argv[2]); env = json.loads(sys.argv[3]); path = sys.argv[4]
-state = LabState(root / "lab")
+root, state_dir = Path(sys.argv[2]), Path(sys.argv[3]); env = json.loads(sys.argv[4]); path = sys.argv[5]
+state = LabState(state_dir)
 lab = RealLab(root, state, Resident(state.root, True), path, env)
 shell = lab.shell("crashed")
 run = shell.execute
@@ -197,15 +196,16 @@ def execute(request):
         os.kill(os.getpid(), signal.SIGKILL)  # Azure made the capture; the session never heard
     return response
 shell.execute = execute
-lab.orchestrator("crashed", shell=shell, scan_azure_orphans=False).orchestrate(json.loads(sys.argv[5]))
+lab.orchestrator("crashed", shell=shell, scan_azure_orphans=False).orchestrate(json.loads(sys.argv[6]))
 """
 
 
 def test_a_capture_left_by_a_crashed_session_is_found_by_the_next_ones_orphan_scan(make: Any, tmp_path: Path) -> None:
     lab = make()
     root = Path(__file__).resolve().parents[3]
-    child = subprocess.run([sys.executable, "-c", _CRASH, str(root), str(lab.root), json.dumps(lab.env), lab.path,
-                            json.dumps(request())], capture_output=True, text=True, timeout=600, check=False)
+    child = subprocess.run([sys.executable, "-c", _CRASH, str(root), str(lab.root), str(lab.state.root),
+                            json.dumps(lab.env), lab.path, json.dumps(request())], capture_output=True, text=True,
+                           timeout=600, check=False)
     assert child.returncode == -signal.SIGKILL, child.stderr
     (left,) = lab.captures()
     tracked = lab.orchestrator("next", scan_azure_orphans=True).orchestrate({"intent": "list_tasks"})["orphans"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["AzDecision", "AzTable", "at_file_path", "classify_az", "command_group", "compile_az"]
+__all__ = ["AzDecision", "AzTable", "at_file_path", "az_read_is_stable", "classify_az", "command_group", "compile_az"]
 
 # azure-cli matches command words case-insensitively (`az Account Get-Access-Token` is
 # get-access-token), so the group is read case-folded.
@@ -180,6 +180,8 @@ class AzTable:
     rest_hosts: frozenset[str]
     rest_safe_options: frozenset[str]
     examples: tuple[tuple[str, str], ...]  # (command, expected verdict)
+    volatile_verbs: frozenset[str] = frozenset()
+    volatile_groups: tuple[tuple[str, ...], ...] = ()
 
 
 def _rule(raw: Mapping[str, Any], kind: str) -> _GroupRule:
@@ -223,6 +225,9 @@ def compile_az(raw: Mapping[str, Any]) -> AzTable:
     """
     verbs = raw["verbs"]
     rest = raw["rest"]
+    cache = raw.get("cache", {})
+    if cache and not str(cache.get("justification", "")).strip():
+        raise ValueError("az cache: justification is mandatory")
     if not str(verbs.get("justification", "")).strip() or not str(rest.get("justification", "")).strip():
         raise ValueError("az verbs/rest: justification is mandatory")
     forbidden = tuple(_rule(r, "forbidden") for r in raw.get("forbidden", ()))
@@ -243,7 +248,18 @@ def compile_az(raw: Mapping[str, Any]) -> AzTable:
         rest_hosts=frozenset(rest["hosts"]),
         rest_safe_options=frozenset(rest["safe_options"]),
         examples=tuple(examples),
+        volatile_verbs=frozenset(cache.get("volatile_verbs", ())),
+        volatile_groups=tuple(tuple(g.split()) for g in cache.get("volatile_groups", ())),
     )
+
+
+def az_read_is_stable(table: AzTable, args: Sequence[str]) -> bool:
+    """May the answer of this SAFE az read be kept a short time (``[cache]`` of az.toml)? False for the reads
+    whose answer is a moment's state the session waits on (a capture's status, waits, capture blobs)."""
+    group = tuple(command_group(args))
+    if not group or group[-1] in table.volatile_verbs:
+        return False
+    return not any(group[: len(v)] == v for v in table.volatile_groups)
 
 
 def command_group(args: Sequence[str]) -> list[str]:

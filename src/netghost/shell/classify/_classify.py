@@ -20,7 +20,7 @@ from typing import Literal
 
 from netghost.errors import PolicyError
 from netghost.governance import command_risk_stage
-from netghost.shell.classify._az import classify_az, command_group
+from netghost.shell.classify._az import az_read_is_stable, classify_az, command_group
 from netghost.shell.classify._local import POST_CHECKS, check_ip, check_python, is_forensics_call
 from netghost.shell.classify._options import parse_options
 from netghost.shell.classify._parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
@@ -63,6 +63,9 @@ class Classification:
     error: str | None = None
     policy_hash: str | None = None
     policy_rule: str | None = None
+    cacheable: bool = False
+    """A SAFE ``az`` read by the built-in read-verb rule whose answer is stable for a short time (not a
+    capture's status, a wait ...: ``[cache]`` of az.toml): the shell may serve it again from its read cache."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,10 @@ def _classify_uncached(command: str) -> tuple[Classification, bool]:
         return Classification("FORBIDDEN", 0, parsed.reason, (), "local", parsed.error), False
     out = classify_argv(parsed.argv, unquoted_special=parsed.unquoted_special)
     env: Literal["local", "azure"] = "azure" if parsed.argv[0] == "az" else "local"
-    return Classification(out.verdict, out.tier, out.reason, parsed.argv, env, out.error), out.relaxable
+    cacheable = out.verdict == "SAFE" and out.rule == "az-read-verb" and parsed.argv[0] == "az" and \
+        az_read_is_stable(_TABLES.az, parsed.argv[1:])
+    return Classification(out.verdict, out.tier, out.reason, parsed.argv, env, out.error,
+                          cacheable=cacheable), out.relaxable
 
 
 def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False) -> ArgvOutcome:
