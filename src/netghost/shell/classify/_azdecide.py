@@ -1,0 +1,215 @@
+"""One az argv + its catalogue entry -> a verdict, by what the command calls.
+
+SAFE is earned: every operation the command may call with these options is read-only, none can
+return a secret that az prints, no option asks for secret material, and its code has no local side
+effect and nothing the analysis could not follow. Anything else is RISKY, and these classes, read
+from the entry's operations and options rather than from command names, are FORBIDDEN:
+
+* **credential actions**: a POST whose last segment exists to return a credential (``listKeys``,
+  ``listCredentials``, ``getCallbackConfig`` ...), or any non-read-only POST whose response prints
+  a secret (ARM returns secrets only from POST actions);
+* **remote code on a VM or scale set**: a command that calls ``.../runCommand`` (POST) or writes
+  ``.../runCommands/{}`` (any script, inline or from a URL);
+* **VM access planting**: a command that writes a VM/VMSS extension and whose code names the
+  VMAccess extension (``vm user update``, ``vm user reset-ssh`` ...), or any extension writer whose
+  argv names a code-running extension type (CustomScript, RunCommand, VMAccess, DSC) or passes a
+  ``commandToExecute``/``script``/``fileUris`` setting;
+* **credential planting by generic update**: a command that writes a VM/VMSS itself with an argument
+  that sets its administrator password, SSH public keys, custom data or protected settings;
+* **cloud redirection**: a command that writes the CLI configuration and is given a cloud endpoint
+  option (``az cloud register/update --endpoint-resource-manager ...``), or that writes a
+  configuration key that changes where az sends tokens or loads code from (``extension.index_url``,
+  ``cloud.name``, ``core.instance_discovery``, service endpoints, account credentials ...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from netghost.shell.classify._azcat import Catalogue, Effect, Entry, normalised
+
+__all__ = ["CatalogueDecision", "decide"]
+
+
+@dataclass(frozen=True)
+class CatalogueDecision:
+    """The catalogue's verdict for one argv (``relaxable``: an organisation prefix rule may lift it)."""
+
+    verdict: str
+    rule: str
+    reason: str
+    advice: str = ""
+    relaxable: bool = True
+
+
+_CREDENTIAL_ACTION = re.compile(
+    r"^(list[a-z]*(keys?|credentials?|secrets?|sas|callbackurls?|connectionstrings?|tokens?|passwords?|passphrases?)|"
+    r"regenerate[a-z]*|generate[a-z]*(sas|token|key|credentials?)[a-z]*|get[a-z]*(keys?|secrets?|credentials?|tokens?)|"
+    r"readonlykeys|sharedkeys?|listvalue|retrievebootdiagnosticsdata|getvpnprofilepackageurl|vpndeviceconfigurationscript|"
+    r"getcallbackconfig|getpolicypropertieswithsecrets|getencryptionkey|getfullurl|listchannelwithkeys)$"
+)
+_VM = r"/providers/microsoft\.compute/(virtualmachines|virtualmachinescalesets)/\{\}(/virtualmachines/\{\})?"
+_RUN_COMMAND = re.compile(_VM + r"/(runcommand|runcommands/\{\})$")
+_EXTENSION = re.compile(_VM + r"/extensions/\{\}$")
+_VM_ITSELF = re.compile(_VM + r"$")
+_ACCESS_EXTENSIONS = frozenset({"vmaccessforlinux", "vmaccessagent", "enablevmaccess", "vmaccess"})
+_CODE_EXTENSIONS = frozenset({
+    "customscript", "customscriptextension", "customscriptforlinux", "runcommandlinux", "runcommandwindows",
+    "runcommandhandlerlinux", "runcommandhandlerwindows", "vmaccessforlinux", "vmaccessagent", "enablevmaccess",
+    "vmaccess", "dsc", "dscforlinux",
+})  # fmt: skip
+_CODE_SETTING = re.compile(r"(?i)command_?to_?execute|\"script\"|'script'|\bscript\s*[:=]|file_?uris|\bcommands?\s*[:=]")
+_PLANTING = re.compile(r"(?i)admin_?password|public_?keys|ssh[_.-]?keys?|ssh_?public|custom_?data|protected_?settings|linux_?configuration\.ssh")
+_WRITES = ("PUT", "PATCH", "POST", "DELETE")
+
+# Configuration keys that change where az sends tokens or data, or where it loads code from: the
+# extension section (index URL, directories, dynamic install), the active cloud, MSAL instance
+# discovery and token cache, per-service endpoints, audiences and stored account credentials.
+_REDIRECT_KEY = re.compile(
+    r"^(extension\.[a-z_]+|cloud\.[a-z_]+|core\.(instance_discovery|use_msal_http_cache|encrypt_token_cache|enable_broker\w*|login_experience_v2)|"
+    r"[a-z_]+\.(endpoint|[a-z_]*_endpoint|[a-z_]*url|audience_resource|account|access_key|key|storage_key|storage_account|"
+    r"connection_string|[a-z_]*connection_string|sas_token|auth_mode)|logging\.log_dir|defaults\.[a-z_]*connection_string)$"
+)
+
+
+def _forbidden(rule: str, reason: str, advice: str) -> CatalogueDecision:
+    return CatalogueDecision("FORBIDDEN", rule, reason, advice, relaxable=False)
+
+
+def _tokens(args: Sequence[str]) -> list[str]:
+    """Every argument and every ``=``-separated part of it, lower case."""
+    out: list[str] = []
+    for a in args:
+        low = a.lower()
+        out.append(low)
+        if "=" in low:
+            out.extend(p for p in low.split("=") if p)
+    return out
+
+
+def _config_keys(args: Sequence[str]) -> list[str]:
+    """The ``section.key`` names an ``az config set`` style argv writes (``k=v`` or a bare key)."""
+    keys = []
+    for a in args:
+        if a.startswith("-"):
+            continue
+        key = a.split("=", 1)[0].strip().lower()
+        if "." in key:
+            keys.append(key)
+    return keys
+
+
+def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[str], args: Sequence[str]) -> CatalogueDecision | None:
+    """The FORBIDDEN classes, from the operations and options of this argv."""
+    writes_extension = writes_vm = False
+    for e in effects:
+        if not isinstance(e, int):
+            continue
+        op = cat.ops[e]
+        norm = normalised(op.template)
+        last = norm.rstrip("/").rsplit("/", 1)[-1]
+        if op.method == "POST" and not op.read_only and (_CREDENTIAL_ACTION.match(last) or op.secret == 2):
+            return _forbidden(
+                "az-catalogue-credential-action",
+                f"`az {entry.name}` calls {op.method} {op.template}, an action that returns credentials"
+                + (f" ({op.why})" if op.why else ""),
+                "Inspect the resource without its credentials (its `show`); credentials are never needed for diagnosis.",
+            )  # fmt: skip
+        if op.method in _WRITES and _RUN_COMMAND.search(norm):
+            return _forbidden(
+                "az-remote-code", f"`az {entry.name}` runs a script on a VM or scale set ({op.method} {op.template})",
+                "Ask the VM's owner to run diagnostics on the machine; the agent never runs code on VMs.",
+            )  # fmt: skip
+        if op.method in ("PUT", "PATCH") and _EXTENSION.search(norm):
+            writes_extension = True
+        if op.method in ("PUT", "PATCH") and _VM_ITSELF.search(norm):
+            writes_vm = True
+    tokens = _tokens(args) if (writes_extension or writes_vm or "local:config-write" in effects) else []
+    if writes_extension:
+        if entry.extensions & _ACCESS_EXTENSIONS:
+            return _forbidden(
+                "az-vm-access", f"`az {entry.name}` installs the VMAccess extension: it resets users, passwords or SSH keys on the VM",
+                "Credential changes on VMs are the owner's decision; report the finding instead.",
+            )  # fmt: skip
+        named = sorted({t for t in tokens if t in _CODE_EXTENSIONS})
+        if named or any(_CODE_SETTING.search(a) for a in args):
+            what = f"the {named[0]} extension" if named else "an extension setting that runs a command"
+            return _forbidden(
+                "az-code-extension", f"`az {entry.name}` installs {what} on a VM or scale set: remote code execution",
+                "Ask the VM's owner to run it; the agent never runs code on VMs.",
+            )  # fmt: skip
+    if writes_vm and any(_PLANTING.search(a) for a in args if not a.startswith("--")) or (
+        writes_vm and any(_PLANTING.search(a) for a in args if a.startswith("--") and "=" in a)
+    ):
+        return _forbidden(
+            "az-credential-planting", f"`az {entry.name}` writes a VM's administrator password, SSH keys, custom data or protected settings",
+            "Credential changes on VMs are the owner's decision; report the finding instead.",
+        )  # fmt: skip
+    endpoint = sorted(o for o in present if o.startswith(("--endpoint-", "--suffix-", "--cloud-config")))
+    if endpoint and any(isinstance(e, str) and e.startswith(("local:config-write", "local:file-write")) for e in effects):
+        return _forbidden(
+            "az-cloud-endpoint", f"`az {entry.name} {endpoint[0]}` points the CLI at other endpoints: its next token would go there",
+            "Never change the CLI's clouds; the user configures them.",
+        )  # fmt: skip
+    if "local:config-write" in effects:
+        keys = [k for k in _config_keys(args) if k in cat.config_keys or _REDIRECT_KEY.match(k)]
+        bad = [k for k in keys if _REDIRECT_KEY.match(k)]
+        if bad:
+            return _forbidden(
+                "az-config-redirect", f"`az {entry.name} {bad[0]}` changes where az sends its tokens or data, or where it loads code from",
+                "Never change the CLI's configuration; the user configures it.",
+            )  # fmt: skip
+    return None
+
+
+def decide(cat: Catalogue, entry: Entry, args: Sequence[str], local_reads: frozenset[str]) -> CatalogueDecision:
+    """The catalogue's verdict for ``az <entry.name> ...args``."""
+    present = entry.present(args)
+    effects = entry.effects(present)
+    forbidden = _classes(cat, entry, effects, present, args)
+    if forbidden is not None:
+        return forbidden
+    name = f"`az {entry.name}`"
+    reveal = sorted(present & entry.reveal)
+    if reveal:
+        return CatalogueDecision("RISKY", "az-catalogue-reveal", f"{name} {reveal[0]} asks for secret material", relaxable=False)
+    conditional = set(effects[len(entry.always) :])
+    ops = [(e, cat.ops[e]) for e in effects if isinstance(e, int)]
+    for e, op in ops:
+        if not op.read_only:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-write", f"{name} calls {op.method} {op.template}, which can change Azure state",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+    for e, op in ops:
+        if op.secret == 2:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-secret", f"{name} prints a response that carries secrets: {op.why} ({op.method} {op.template})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+        if op.secret == 3:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-opaque", f"{name}: what {op.method} {op.template} returns could not be checked ({op.why})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+    if "--debug" in present and any(op.secret == 1 for _, op in ops):
+        return CatalogueDecision(
+            "RISKY", "az-catalogue-debug-secret",
+            f"{name} --debug logs raw responses, including fields az otherwise omits as secret", relaxable=False,
+        )  # fmt: skip
+    for e in effects:
+        if isinstance(e, str) and e.startswith("local:"):
+            return CatalogueDecision("RISKY", "az-catalogue-local", f"{name} has a local side effect ({e[6:]})", relaxable=e not in conditional)
+    for e in effects:
+        if isinstance(e, str) and e.startswith("unresolved:"):
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-unresolved", f"{name}: the catalogue could not follow what it calls ({e[11:]})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+    if not ops and entry.name not in local_reads:
+        return CatalogueDecision("RISKY", "az-catalogue-no-operation", f"{name}: the catalogue found no REST operation it calls")
+    if not ops:
+        return CatalogueDecision("SAFE", "az-catalogue-local-read", f"{name} only reads the CLI's local state")
+    return CatalogueDecision("SAFE", "az-catalogue-read", f"{name} only reads (azure-cli {cat.version} catalogue), and no response it prints carries a secret")
