@@ -90,7 +90,20 @@ def _op_secret(rid: str, response: Any, shows_marked: bool) -> tuple[int, str]:
         return (3, "the response is free-form text") if rid in ("expr:object",) else (0, "")
     if isinstance(response, type):
         return _model_secret(response)
+    model = _model_in(response)
+    if model is not None:
+        return _model_secret(model)
     return 3, f"the response type {rid.removeprefix('expr:')!r} could not be resolved"
+
+
+def _model_in(t: Any) -> type | None:
+    """The model a typing generic response holds (``list[StorageAccount]``, a paged list's element)."""
+    import typing
+
+    args = typing.get_args(t)
+    if len(args) == 1 and isinstance(args[0], type) and typing.get_origin(t) in (list, tuple, set, frozenset):
+        return args[0]
+    return None
 
 
 def _read_only(method: str, template: str) -> tuple[int, str]:

@@ -281,6 +281,7 @@ class _Frame:
         self.params = params
         self.returned: Any = _UNKNOWN
         self.globals = getattr(fn, "__globals__", {})
+        self.collections: dict[str, frozenset[str]] = {}
 
     # ---------------------------------------------------------- statements
 
@@ -306,6 +307,7 @@ class _Frame:
             v = self.expr(s.value, cond)
             for t in s.targets:
                 self.bind(t, v)
+            self.note_param_collection(s)
             return
         if isinstance(s, ast.AnnAssign) and s.value is not None:
             self.bind(s.target, self.expr(s.value, cond))
@@ -336,9 +338,25 @@ class _Frame:
             elif isinstance(child, ast.excepthandler):
                 self.block(child.body, cond)
 
+    def note_param_collection(self, s: ast.Assign) -> None:
+        """``on_demand = {protocol, host, path}``: a local collection of parameters, so that a test on
+        it (``if on_demand.difference({None}):``) guards by any of them."""
+        if not self.top or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
+            return
+        v = s.value
+        if isinstance(v, (ast.Set, ast.List, ast.Tuple)) and v.elts and all(
+            isinstance(e, ast.Name) and e.id in self.params for e in v.elts
+        ):
+            self.collections[s.targets[0].id] = frozenset(e.id for e in v.elts)  # type: ignore[union-attr]
+
     def guard(self, test: ast.expr) -> frozenset[str]:
-        """Parameters whose truthiness a test checks (``if p``, ``if p is not None``, ``if p and q``)."""
+        """Parameters whose truthiness a test checks (``if p``, ``if p is not None``, ``if p and q``,
+        ``if any_of.difference({None})`` on a local collection of parameters)."""
         names: set[str] = set()
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and isinstance(test.func.value, ast.Name):
+            found = self.collections.get(test.func.value.id)
+            if found is not None and test.func.attr in ("difference", "__sub__"):
+                return found  # the set of given parameters is not empty: one of them was given
         if isinstance(test, ast.Name) and test.id in self.params:
             names.add(test.id)
         elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):

@@ -28,7 +28,7 @@ from functools import cache
 
 from az_catalogue._schema import Leaf, model_fields, model_variants, models_of, resolve_type
 
-__all__ = ["WRITE_ONLY", "leaf_secret", "model_secret", "words"]
+__all__ = ["WRITE_ONLY", "context_of", "leaf_secret", "mark_hidden", "model_secret", "words"]
 
 _TEXT_KINDS = {"str", "string", "bytearray", "bytes", "base64", "object", "any", "freeform", "{object}", "[object]", "?"}
 
@@ -68,10 +68,46 @@ _SECRET_PARENTS = {"keys", "secrets", "passwords", "credentials", "tokens", "con
 # Owner models whose string fields are all secret values (``BatchAccountKeys.primary``).
 _SECRET_OWNER = re.compile(r"(Keys|Secrets|Credentials|ConnectionStrings|Passwords|Tokens|SasTokens?|AccessKeys)(Result|Response|List|Contract)?$")
 
-# msrest model fields (owner model, wire name) a service never returns, checked against the REST
-# specification or documentation; see README.md "Write-only fields". TypeSpec models carry this in
-# their field visibility and AAZ schemas in their secret flag, so only msrest models need a table.
-WRITE_ONLY: dict[tuple[str, str], str] = {}
+# Response fields a service never returns (write-only), as (context, wire name) in lower case: the
+# context is the nearest enclosing field that is not ``properties`` (``osProfile.customData``,
+# ``sslCertificates[].properties.password``), ``*`` for any. Checked against the REST specification or
+# the service documentation; such a field is **hidden** (class 1), like an AAZ ``secret`` field: the
+# command stays SAFE, ``--debug`` (raw response bodies in the log) does not. The AAZ ``secret`` flags
+# of every command are added to this at generation (``mark_hidden``): the same spec field reached
+# through an older SDK-based command is the same write-only field.
+WRITE_ONLY: dict[tuple[str, str], str] = {
+    ("osprofile", "customdata"): "VM/VMSS osProfile.customData: passed to the VM at provisioning; ARM does not return it "
+    "(learn.microsoft.com/azure/virtual-machines/custom-data: unlike user data it cannot be retrieved)",
+    ("osprofile", "adminpassword"): "osProfile.adminPassword: x-ms-secret in the Compute spec (AAZ marks it secret)",
+    ("*", "protectedsettings"): "a VM/VMSS extension's protectedSettings: encrypted for the VM, never returned by GET "
+    "(Compute spec VirtualMachineExtensionProperties; AutoRest x-ms-secret semantics)",
+    ("sslcertificates", "password"): "Application Gateway sslCertificates[].password: 'only applicable in PUT request' (Network spec)",
+    ("sslcertificates", "data"): "Application Gateway sslCertificates[].data: 'only applicable in PUT request' (Network spec)",
+}  # fmt: skip
+
+# Parents whose string children are permission or action names, never values (Key Vault access
+# policies' ``permissions.secrets: ["get", "list"]``, RBAC ``actions``).
+_NAME_LIST_PARENTS = {"permissions", "actions", "notactions", "dataactions", "notdataactions"}
+
+
+def mark_hidden(context: str, name: str, why: str) -> None:
+    """Add a field the REST spec marks ``x-ms-secret`` (read from an AAZ schema) to ``WRITE_ONLY``."""
+    WRITE_ONLY.setdefault((context.lower(), name.lower()), why)
+    model_secret.cache_clear()
+
+
+def context_of(names: list[str]) -> str:
+    """The nearest enclosing field name that is not ``properties`` (lower case), or ``""``."""
+    for p in reversed(names[:-1]):
+        if p.lower() != "properties":
+            return p.lower()
+    return ""
+
+
+def _write_only(names: list[str]) -> str | None:
+    name = names[-1].lower()
+    return WRITE_ONLY.get((context_of(names), name)) or WRITE_ONLY.get(("*", name))
+
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[0-9]|$)|[A-Z]?[a-z]+|[0-9]+")
 
@@ -84,6 +120,8 @@ def words(name: str) -> list[str]:
 def _name_secret(name: str, parent: str, owner: str) -> str | None:
     """Why the leaf ``name`` (under ``parent``, in model ``owner``) names a secret value, or None."""
     low = name.lower().replace("_", "").replace("-", "")
+    if parent.lower() in _NAME_LIST_PARENTS:
+        return None
     if low in _SECRET_NAMES:
         return f"`{name}` is a secret by name"
     ws = words(name)
@@ -116,9 +154,10 @@ def leaf_secret(leaf: Leaf) -> tuple[str, str] | None:
     parent = names[-2] if len(names) > 1 else ""
     if leaf.marked:
         return "hidden", f"`{'.'.join(names)}` is marked secret (x-ms-secret): az omits it from its output"
+    write_only = _write_only(names)
+    if write_only is not None:
+        return "hidden", f"`{'.'.join(names)}` is write-only: {write_only}"
     if leaf.kind not in _TEXT_KINDS and not leaf.kind.startswith("{") and leaf.kind not in ("dict", "list"):
-        return None
-    if (leaf.owner, name) in WRITE_ONLY:
         return None
     why = _name_secret(name, parent, leaf.owner)
     if why is None and leaf.path and leaf.path[-1] == "{}" and name.lower() in _SECRET_PARENTS:

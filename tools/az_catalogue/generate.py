@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 from az_catalogue._catalogue import build_catalogue  # noqa: E402
 from az_catalogue._command import command_facts  # noqa: E402
 from az_catalogue._load import load  # noqa: E402
+from az_catalogue._secrets import context_of, mark_hidden  # noqa: E402
 
 DEFAULT_OUT = HERE.parents[1] / "src" / "netghost" / "shell" / "classify" / "data" / "az_catalogue.json.gz"
 
@@ -50,6 +51,19 @@ def config_keys() -> list[str]:
     return sorted(keys)
 
 
+def mark_spec_secrets(facts: dict[str, Any]) -> None:
+    """Every field an AAZ schema flags ``secret`` (the spec's ``x-ms-secret``) is write-only wherever
+    it appears, also in the SDK models older commands deserialise the same resource into."""
+    for f in facts.values():
+        for rid, leaves in sorted(f.effects.responses.items()):
+            if not rid.startswith("aaz:"):
+                continue
+            for leaf in leaves or ():
+                names = [p for p in leaf.path if p not in ("[]", "{}")]
+                if leaf.marked and names:
+                    mark_hidden(context_of(names), names[-1], f"x-ms-secret (flagged secret by {rid.rsplit('.', 2)[-2]})")
+
+
 def generate() -> tuple[dict[str, Any], dict[str, float]]:
     """Load azure-cli, analyse every command, build the catalogue; also return timings."""
     t0 = time.monotonic()
@@ -59,6 +73,7 @@ def generate() -> tuple[dict[str, Any], dict[str, float]]:
     for name, cmd in sorted(loaded.commands.items()):
         facts[name] = command_facts(loaded.cli, name, cmd, loaded.parsers[name])
     t2 = time.monotonic()
+    mark_spec_secrets(facts)
     doc = build_catalogue(loaded.version, facts, config_keys())
     t3 = time.monotonic()
     return doc, {"load": t1 - t0, "analyse": t2 - t1, "build": t3 - t2}
