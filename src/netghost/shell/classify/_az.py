@@ -62,7 +62,8 @@ class AzTable:
     rest_safe_options: frozenset[str]
     examples: tuple[tuple[str, str], ...]  # (command, expected verdict)
     catalogue: Catalogue
-    local_reads: frozenset[str]
+    local_reads: Mapping[str, frozenset[str]]  # command -> options that make it more than a local read
+    generic_reads: frozenset[str]
 
 
 def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> AzTable:
@@ -79,10 +80,12 @@ def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> Az
     if not str(cat_raw.get("justification", "")).strip():
         raise ValueError("az catalogue: justification is mandatory")
     catalogue = catalogue if catalogue is not None else load_catalogue()
-    local_reads = frozenset(cat_raw.get("local_reads", ()))
-    unknown = sorted(n for n in local_reads if catalogue.lookup(n.split()) is None)
-    if unknown:
-        raise ValueError(f"az catalogue local_reads are not azure-cli {catalogue.version} commands: {unknown}")
+    local_reads = {str(n): frozenset(map(str, opts)) for n, opts in dict(cat_raw.get("local_reads", {})).items()}
+    generic_reads = frozenset(map(str, cat_raw.get("generic_reads", ())))
+    for label, names in (("local_reads", local_reads), ("generic_reads", generic_reads)):
+        unknown = sorted(n for n in names if (e := catalogue.lookup(n.split())) is None or e.name != n)
+        if unknown:
+            raise ValueError(f"az catalogue {label} are not azure-cli {catalogue.version} commands: {unknown}")
     forbidden = tuple(compile_rule(r, "forbidden") for r in raw.get("forbidden", ()))
     risky = tuple(compile_rule(r, "risky") for r in raw.get("risky", ()))
     examples = [(c, "SAFE") for c in verbs.get("match_safe", ())]
@@ -106,6 +109,7 @@ def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> Az
         examples=tuple(examples),
         catalogue=catalogue,
         local_reads=local_reads,
+        generic_reads=generic_reads,
     )
 
 
@@ -143,7 +147,7 @@ def classify_az(table: AzTable, args: Sequence[str]) -> AzDecision:
     found = None
     if entry is not None:
         # the catalogue's FORBIDDEN classes come before --help and the RISKY floor
-        found = decide(table.catalogue, entry, args[_after_words(args, entry.name) :], table.local_reads)
+        found = decide(table.catalogue, entry, args[_after_words(args, entry.name) :], table.local_reads, table.generic_reads)
         if found.verdict == "FORBIDDEN":
             return AzDecision("FORBIDDEN", found.reason, found.rule, found.advice, relaxable=False)
     if hazard is None and ("--help" in args or "-h" in args):
@@ -204,15 +208,15 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
     secret; else RISKY."""
     cat = table.catalogue
     generic_ops = [e for e in entry.always if isinstance(e, int) and _is_generic_template(cat.ops[e].template)]
-    if not generic_ops:
+    if not generic_ops and entry.name not in table.generic_reads:
         return None
     targets = [a.split("=", 1)[-1] for a in args if "/" in a and not a.startswith(("http://", "https://"))]
     typed = typed_resource(args)
     if typed is not None:
         targets.append(typed)
     paths = [t for t in targets if "providers" in t.lower()]
-    if not paths and any(a.split("=", 1)[0] in ("--ids", "--id") for a in args):
-        return AzDecision("RISKY", f"`az {entry.name}`: its resource ids name no resource type", "az-arm-unknown-path", relaxable=False)
+    if not paths and (entry.name in table.generic_reads or any(a.split("=", 1)[0] in ("--ids", "--id") for a in args)):
+        return AzDecision("RISKY", f"`az {entry.name}`: no resource id or type on the line names what it reads", "az-arm-unknown-path", relaxable=False)
     for path in paths:
         found = _resolve(cat, path, f"az {entry.name}")
         if found is not None:

@@ -25,7 +25,7 @@ from the entry's operations and options rather than from command names, are FORB
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from netghost.shell.classify._azcat import Catalogue, Effect, Entry, normalised
@@ -164,8 +164,29 @@ def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[s
     return None
 
 
-def decide(cat: Catalogue, entry: Entry, args: Sequence[str], local_reads: frozenset[str]) -> CatalogueDecision:
-    """The catalogue's verdict for ``az <entry.name> ...args``."""
+def _uses(args: Sequence[str], options: frozenset[str]) -> str | None:
+    """The first of ``options`` that ``args`` use, as argparse reads them (a long option by any prefix
+    of three or more characters, ``--opt=value``; compared in lower case)."""
+    for a in args:
+        if not a.startswith("-"):
+            continue
+        name = a.split("=", 1)[0].lower()
+        for o in options:
+            if name == o or (o.startswith("--") and len(name) >= 3 and o.startswith(name)):
+                return o
+    return None
+
+
+def decide(
+    cat: Catalogue, entry: Entry, args: Sequence[str], local_reads: Mapping[str, frozenset[str]],
+    generic_reads: frozenset[str] = frozenset(),
+) -> CatalogueDecision:
+    """The catalogue's verdict for ``az <entry.name> ...args``.
+
+    ``local_reads`` maps commands that only read the CLI's local state to the options that make them
+    do more; ``generic_reads`` are commands whose operation is the resource their arguments name (the
+    caller resolves those, so here they count as reads).
+    """
     present = entry.present(args)
     effects = entry.effects(present)
     forbidden = _classes(cat, entry, effects, present, args)
@@ -208,8 +229,13 @@ def decide(cat: Catalogue, entry: Entry, args: Sequence[str], local_reads: froze
                 "RISKY", "az-catalogue-unresolved", f"{name}: the catalogue could not follow what it calls ({e[11:]})",
                 relaxable=e not in conditional,
             )  # fmt: skip
+    if not ops and entry.name in generic_reads:
+        return CatalogueDecision("SAFE", "az-catalogue-generic-read", f"{name} reads the resource its arguments name")
     if not ops and entry.name not in local_reads:
         return CatalogueDecision("RISKY", "az-catalogue-no-operation", f"{name}: the catalogue found no REST operation it calls")
     if not ops:
+        more = _uses(args, local_reads[entry.name])
+        if more is not None:
+            return CatalogueDecision("RISKY", "az-catalogue-local-more", f"{name} {more} does more than read the CLI's local state")
         return CatalogueDecision("SAFE", "az-catalogue-local-read", f"{name} only reads the CLI's local state")
     return CatalogueDecision("SAFE", "az-catalogue-read", f"{name} only reads (azure-cli {cat.version} catalogue), and no response it prints carries a secret")
