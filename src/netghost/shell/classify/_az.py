@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from netghost.shell.classify._armpath import arm_floor_decision, decoded, typed_resource
+from netghost.shell.classify._armpath import ArmIndex, arm_floor_decision, decoded, typed_resource
 from netghost.shell.classify._azcat import Catalogue, Entry, load_catalogue
 from netghost.shell.classify._azdecide import CatalogueDecision, decide
 from netghost.shell.classify._azrules import RuleSet, compile_rule, index_rules
@@ -64,6 +64,7 @@ class AzTable:
     catalogue: Catalogue
     local_reads: Mapping[str, frozenset[str]]  # command -> options that make it more than a local read
     generic_reads: frozenset[str]
+    arm_reads: ArmIndex  # ARM GETs azure-cli calls outside its command code (az.toml [catalogue] arm_reads)
 
 
 def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> AzTable:
@@ -77,7 +78,7 @@ def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> Az
     cat_raw = raw.get("catalogue", {})
     if not str(verbs.get("justification", "")).strip() or not str(rest.get("justification", "")).strip():
         raise ValueError("az verbs/rest: justification is mandatory")
-    if not str(cat_raw.get("justification", "")).strip():
+    if cat_raw and not str(cat_raw.get("justification", "")).strip():
         raise ValueError("az catalogue: justification is mandatory")
     catalogue = catalogue if catalogue is not None else load_catalogue()
     local_reads = {str(n): frozenset(map(str, opts)) for n, opts in dict(cat_raw.get("local_reads", {})).items()}
@@ -110,6 +111,7 @@ def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> Az
         catalogue=catalogue,
         local_reads=local_reads,
         generic_reads=generic_reads,
+        arm_reads=ArmIndex(list(enumerate(map(str, cat_raw.get("arm_reads", ()))))),
     )
 
 
@@ -218,7 +220,7 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
     if not paths and (entry.name in table.generic_reads or any(a.split("=", 1)[0] in ("--ids", "--id") for a in args)):
         return AzDecision("RISKY", f"`az {entry.name}`: no resource id or type on the line names what it reads", "az-arm-unknown-path", relaxable=False)
     for path in paths:
-        found = _resolve(cat, path, f"az {entry.name}")
+        found = _resolve(table, path, f"az {entry.name}")
         if found is not None:
             return found
     return None
@@ -229,10 +231,15 @@ def _is_generic_template(template: str) -> bool:
     return "{*" in low or "/providers/{" in low
 
 
-def _resolve(cat: Catalogue, path: str, via: str) -> AzDecision | None:
-    """None when ``path`` is a specific, secret-free read of the catalogue; else RISKY with why."""
+def _resolve(table: AzTable, path: str, via: str) -> AzDecision | None:
+    """None when ``path`` is a specific, secret-free read of the catalogue (or one of az.toml's
+    ``arm_reads``); else RISKY with why."""
+    cat = table.catalogue
     match = cat.arm().match(path)
     if match is None or match.generic:
+        extra = table.arm_reads.match(path)
+        if extra is not None and not extra.generic:
+            return None
         return AzDecision(
             "RISKY", f"{via}: no azure-cli {cat.version} operation reads {path!r} (an unknown path or resource type)",
             "az-arm-unknown-path", relaxable=False,
@@ -373,7 +380,7 @@ def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:
     host = (parts.hostname or "").lower()
     if not url.startswith("/") and not (parts.scheme == "https" and host in table.rest_hosts and "@" not in parts.netloc):
         return AzDecision("RISKY", f"az rest to {host or url!r}: only GETs to the ARM endpoint run automatically", "az-rest")
-    unresolved = _resolve(table.catalogue, parts.path, "az rest GET")
+    unresolved = _resolve(table, parts.path, "az rest GET")
     if unresolved is not None:
         return unresolved
     return AzDecision("SAFE", f"az rest GET {parts.path}: a read of the azure-cli {table.catalogue.version} catalogue, no secret in its response", "az-rest-get")
