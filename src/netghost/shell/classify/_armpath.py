@@ -196,7 +196,8 @@ class ArmIndex:
             for s in segs:
                 node = node.setdefault(s, {})  # type: ignore[assignment]
             ends = node.setdefault(_END, [])
-            ends.append((op_id, sum(1 for s in segs if s not in (_ONE, _MANY)), _is_generic(segs)))  # type: ignore[union-attr]
+            assert isinstance(ends, list)
+            ends.append((op_id, sum(1 for s in segs if s not in (_ONE, _MANY)), _is_generic(segs)))
 
     def match(self, path: str) -> ArmMatch | None:
         """The best match for ``path`` (an ARM path, query ignored), or None when nothing matches."""

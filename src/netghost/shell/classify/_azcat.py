@@ -149,7 +149,7 @@ class Catalogue:
         conditional = tuple((frozenset(opts), tuple(effs)) for opts, effs in raw.get("c", ()))
         options = frozenset(raw.get("o", "").split()) | self.global_options
         reveal = frozenset(raw.get("r", ()))
-        every = [e for e in always] + [e for _, effs in conditional for e in effs]
+        every = list(always) + [e for _, effs in conditional for e in effs]
         watched = set(reveal) | {o for opts, _ in conditional for o in opts}
         if any(isinstance(e, int) and self.ops[e].secret == 1 for e in every):
             watched.add("--debug")  # it logs raw response bodies, secret-marked fields included

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from netghost.shell.classify._azcat import Catalogue, Effect, Entry, normalised
+from netghost.shell.classify._azcat import Catalogue, Effect, Entry, Op, normalised
 
 __all__ = ["CatalogueDecision", "decide"]
 
@@ -101,52 +101,44 @@ def _config_keys(args: Sequence[str]) -> list[str]:
     return keys
 
 
-def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[str], args: Sequence[str]) -> CatalogueDecision | None:
-    """The FORBIDDEN classes, from the operations and options of this argv."""
-    writes_extension = writes_vm = False
-    for e in effects:
-        if not isinstance(e, int):
-            continue
-        op = cat.ops[e]
-        norm = normalised(op.template)
-        last = norm.rstrip("/").rsplit("/", 1)[-1]
-        if op.method == "POST" and not op.read_only and (_CREDENTIAL_ACTION.match(last) or op.secret == 2):
-            return _forbidden(
-                "az-catalogue-credential-action",
-                f"`az {entry.name}` calls {op.method} {op.template}, an action that returns credentials"
-                + (f" ({op.why})" if op.why else ""),
-                "Inspect the resource without its credentials (its `show`); credentials are never needed for diagnosis.",
-            )  # fmt: skip
-        if op.method in _WRITES and _RUN_COMMAND.search(norm):
-            return _forbidden(
-                "az-remote-code", f"`az {entry.name}` runs a script on a VM or scale set ({op.method} {op.template})",
-                "Ask the VM's owner to run diagnostics on the machine; the agent never runs code on VMs.",
-            )  # fmt: skip
-        if op.method in ("PUT", "PATCH") and _EXTENSION.search(norm):
-            writes_extension = True
-        if op.method in ("PUT", "PATCH") and _VM_ITSELF.search(norm):
-            writes_vm = True
-    tokens = _tokens(args) if (writes_extension or writes_vm or "local:config-write" in effects) else []
-    if writes_extension:
-        if entry.extensions & _ACCESS_EXTENSIONS:
-            return _forbidden(
-                "az-vm-access", f"`az {entry.name}` installs the VMAccess extension: it resets users, passwords or SSH keys on the VM",
-                "Credential changes on VMs are the owner's decision; report the finding instead.",
-            )  # fmt: skip
-        named = sorted({t for t in tokens if t in _CODE_EXTENSIONS})
-        if named or any(_CODE_SETTING.search(a) for a in args):
-            what = f"the {named[0]} extension" if named else "an extension setting that runs a command"
-            return _forbidden(
-                "az-code-extension", f"`az {entry.name}` installs {what} on a VM or scale set: remote code execution",
-                "Ask the VM's owner to run it; the agent never runs code on VMs.",
-            )  # fmt: skip
-    if writes_vm and any(_PLANTING.search(a) for a in args if not a.startswith("--")) or (
-        writes_vm and any(_PLANTING.search(a) for a in args if a.startswith("--") and "=" in a)
-    ):
+def _op_class(entry: Entry, op: Op) -> CatalogueDecision | None:
+    """The FORBIDDEN class one operation puts a command in (a credential action, remote code)."""
+    norm = normalised(op.template)
+    last = norm.rstrip("/").rsplit("/", 1)[-1]
+    if op.method == "POST" and not op.read_only and (_CREDENTIAL_ACTION.match(last) or op.secret == 2):
         return _forbidden(
-            "az-credential-planting", f"`az {entry.name}` writes a VM's administrator password, SSH keys, custom data or protected settings",
+            "az-catalogue-credential-action",
+            f"`az {entry.name}` calls {op.method} {op.template}, an action that returns credentials"
+            + (f" ({op.why})" if op.why else ""),
+            "Inspect the resource without its credentials (its `show`); credentials are never needed for diagnosis.",
+        )  # fmt: skip
+    if op.method in _WRITES and _RUN_COMMAND.search(norm):
+        return _forbidden(
+            "az-remote-code", f"`az {entry.name}` runs a script on a VM or scale set ({op.method} {op.template})",
+            "Ask the VM's owner to run diagnostics on the machine; the agent never runs code on VMs.",
+        )  # fmt: skip
+    return None
+
+
+def _extension_class(entry: Entry, args: Sequence[str]) -> CatalogueDecision | None:
+    """A command that writes a VM/VMSS extension: FORBIDDEN for access and code-running extensions."""
+    if entry.extensions & _ACCESS_EXTENSIONS:
+        return _forbidden(
+            "az-vm-access", f"`az {entry.name}` installs the VMAccess extension: it resets users, passwords or SSH keys on the VM",
             "Credential changes on VMs are the owner's decision; report the finding instead.",
         )  # fmt: skip
+    named = sorted({t for t in _tokens(args) if t in _CODE_EXTENSIONS})
+    if named or any(_CODE_SETTING.search(a) for a in args):
+        what = f"the {named[0]} extension" if named else "an extension setting that runs a command"
+        return _forbidden(
+            "az-code-extension", f"`az {entry.name}` installs {what} on a VM or scale set: remote code execution",
+            "Ask the VM's owner to run it; the agent never runs code on VMs.",
+        )  # fmt: skip
+    return None
+
+
+def _config_class(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[str], args: Sequence[str]) -> CatalogueDecision | None:
+    """A command that writes the CLI's clouds or configuration toward other endpoints or code."""
     endpoint = sorted(o for o in present if o.startswith(("--endpoint-", "--suffix-", "--cloud-config")))
     if endpoint and any(isinstance(e, str) and e.startswith(("local:config-write", "local:file-write")) for e in effects):
         return _forbidden(
@@ -164,6 +156,32 @@ def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[s
     return None
 
 
+def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[str], args: Sequence[str]) -> CatalogueDecision | None:
+    """The FORBIDDEN classes, from the operations and options of this argv."""
+    writes_extension = writes_vm = False
+    for e in effects:
+        if not isinstance(e, int):
+            continue
+        op = cat.ops[e]
+        found = _op_class(entry, op)
+        if found is not None:
+            return found
+        if op.method in ("PUT", "PATCH"):
+            norm = normalised(op.template)
+            writes_extension = writes_extension or bool(_EXTENSION.search(norm))
+            writes_vm = writes_vm or bool(_VM_ITSELF.search(norm))
+    if writes_extension:
+        found = _extension_class(entry, args)
+        if found is not None:
+            return found
+    if writes_vm and any(_PLANTING.search(a) for a in args if not a.startswith("--") or "=" in a):
+        return _forbidden(
+            "az-credential-planting", f"`az {entry.name}` writes a VM's administrator password, SSH keys, custom data or protected settings",
+            "Credential changes on VMs are the owner's decision; report the finding instead.",
+        )  # fmt: skip
+    return _config_class(cat, entry, effects, present, args)
+
+
 def _uses(args: Sequence[str], options: frozenset[str]) -> str | None:
     """The first of ``options`` that ``args`` use, as argparse reads them (a long option by any prefix
     of three or more characters, ``--opt=value``; compared in lower case)."""
@@ -174,6 +192,47 @@ def _uses(args: Sequence[str], options: frozenset[str]) -> str | None:
         for o in options:
             if name == o or (o.startswith("--") and len(name) >= 3 and o.startswith(name)):
                 return o
+    return None
+
+
+def _ops_verdict(name: str, ops: list[tuple[int, Op]], conditional: set[Effect], present: set[str]) -> CatalogueDecision | None:
+    """RISKY for an operation that writes, prints a secret, or returns what could not be checked."""
+    for e, op in ops:
+        if not op.read_only:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-write", f"{name} calls {op.method} {op.template}, which can change Azure state",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+    for e, op in ops:
+        if op.secret == 2:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-secret", f"{name} prints a response that carries secrets: {op.why} ({op.method} {op.template})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+        if op.secret == 3:
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-opaque", f"{name}: what {op.method} {op.template} returns could not be checked ({op.why})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
+    if "--debug" in present and any(op.secret == 1 for _, op in ops):
+        return CatalogueDecision(
+            "RISKY", "az-catalogue-debug-secret",
+            f"{name} --debug logs raw responses, including fields az otherwise omits as secret", relaxable=False,
+        )  # fmt: skip
+    return None
+
+
+def _effects_verdict(name: str, effects: list[Effect], conditional: set[Effect]) -> CatalogueDecision | None:
+    """RISKY for a local side effect or a call the analysis could not follow."""
+    for e in effects:
+        if isinstance(e, str) and e.startswith("local:"):
+            return CatalogueDecision("RISKY", "az-catalogue-local", f"{name} has a local side effect ({e[6:]})", relaxable=e not in conditional)
+    for e in effects:
+        if isinstance(e, str) and e.startswith("unresolved:"):
+            return CatalogueDecision(
+                "RISKY", "az-catalogue-unresolved", f"{name}: the catalogue could not follow what it calls ({e[11:]})",
+                relaxable=e not in conditional,
+            )  # fmt: skip
     return None
 
 
@@ -198,44 +257,16 @@ def decide(
         return CatalogueDecision("RISKY", "az-catalogue-reveal", f"{name} {reveal[0]} asks for secret material", relaxable=False)
     conditional = set(effects[len(entry.always) :])
     ops = [(e, cat.ops[e]) for e in effects if isinstance(e, int)]
-    for e, op in ops:
-        if not op.read_only:
-            return CatalogueDecision(
-                "RISKY", "az-catalogue-write", f"{name} calls {op.method} {op.template}, which can change Azure state",
-                relaxable=e not in conditional,
-            )  # fmt: skip
-    for e, op in ops:
-        if op.secret == 2:
-            return CatalogueDecision(
-                "RISKY", "az-catalogue-secret", f"{name} prints a response that carries secrets: {op.why} ({op.method} {op.template})",
-                relaxable=e not in conditional,
-            )  # fmt: skip
-        if op.secret == 3:
-            return CatalogueDecision(
-                "RISKY", "az-catalogue-opaque", f"{name}: what {op.method} {op.template} returns could not be checked ({op.why})",
-                relaxable=e not in conditional,
-            )  # fmt: skip
-    if "--debug" in present and any(op.secret == 1 for _, op in ops):
-        return CatalogueDecision(
-            "RISKY", "az-catalogue-debug-secret",
-            f"{name} --debug logs raw responses, including fields az otherwise omits as secret", relaxable=False,
-        )  # fmt: skip
-    for e in effects:
-        if isinstance(e, str) and e.startswith("local:"):
-            return CatalogueDecision("RISKY", "az-catalogue-local", f"{name} has a local side effect ({e[6:]})", relaxable=e not in conditional)
-    for e in effects:
-        if isinstance(e, str) and e.startswith("unresolved:"):
-            return CatalogueDecision(
-                "RISKY", "az-catalogue-unresolved", f"{name}: the catalogue could not follow what it calls ({e[11:]})",
-                relaxable=e not in conditional,
-            )  # fmt: skip
-    if not ops and entry.name in generic_reads:
+    found = _ops_verdict(name, ops, conditional, present) or _effects_verdict(name, effects, conditional)
+    if found is not None:
+        return found
+    if ops:
+        return CatalogueDecision("SAFE", "az-catalogue-read", f"{name} only reads (azure-cli {cat.version} catalogue), and no response it prints carries a secret")
+    if entry.name in generic_reads:
         return CatalogueDecision("SAFE", "az-catalogue-generic-read", f"{name} reads the resource its arguments name")
-    if not ops and entry.name not in local_reads:
+    if entry.name not in local_reads:
         return CatalogueDecision("RISKY", "az-catalogue-no-operation", f"{name}: the catalogue found no REST operation it calls")
-    if not ops:
-        more = _uses(args, local_reads[entry.name])
-        if more is not None:
-            return CatalogueDecision("RISKY", "az-catalogue-local-more", f"{name} {more} does more than read the CLI's local state")
-        return CatalogueDecision("SAFE", "az-catalogue-local-read", f"{name} only reads the CLI's local state")
-    return CatalogueDecision("SAFE", "az-catalogue-read", f"{name} only reads (azure-cli {cat.version} catalogue), and no response it prints carries a secret")
+    more = _uses(args, local_reads[entry.name])
+    if more is not None:
+        return CatalogueDecision("RISKY", "az-catalogue-local-more", f"{name} {more} does more than read the CLI's local state")
+    return CatalogueDecision("SAFE", "az-catalogue-local-read", f"{name} only reads the CLI's local state")
