@@ -51,13 +51,15 @@ def _corpus_az_commands() -> list[str]:
 
 def _in_catalogue(cat: Catalogue, line: str) -> bool:
     """True when the az command of ``line`` is a catalogue command, or an ``az rest`` GET whose path the
-    catalogue's templates resolve to a specific operation, or azure-cli's own help/version output."""
+    catalogue's templates (or az.toml's reviewed ``arm_reads``) resolve to a specific operation, or
+    azure-cli's own help/version output."""
     argv = shlex.split(line)[1:]
     group = command_group(argv)
     if group[:1] == ["rest"]:
         urls = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--url", "--uri", "-u")]
         urls += [a.split("=", 1)[1] for a in argv if a.startswith(("--url=", "--uri="))]
-        matches = [cat.arm().match(urlsplit(u).path) for u in urls]
+        extra = load_tables().az.arm_reads  # az.toml's reviewed ARM reads outside the command code
+        matches = [cat.arm().match(urlsplit(u).path) or extra.match(urlsplit(u).path) for u in urls]
         return bool(matches) and all(m is not None and not m.generic for m in matches)
     if not group:
         return all(a in ("--version", "--help", "-h") for a in argv)
