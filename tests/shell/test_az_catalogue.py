@@ -59,8 +59,9 @@ def _in_catalogue(cat: Catalogue, line: str) -> bool:
         urls = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--url", "--uri", "-u")]
         urls += [a.split("=", 1)[1] for a in argv if a.startswith(("--url=", "--uri="))]
         extra = load_tables().az.arm_reads  # az.toml's reviewed ARM reads outside the command code
-        matches = [cat.arm().match(urlsplit(u).path) or extra.match(urlsplit(u).path) for u in urls]
-        return bool(matches) and all(m is not None and not m.generic for m in matches)
+        specific = [any(m is not None and not m.generic for m in (cat.arm().match(urlsplit(u).path), extra.match(urlsplit(u).path)))
+                    for u in urls]  # fmt: skip
+        return bool(specific) and all(specific)
     if not group:
         return all(a in ("--version", "--help", "-h") for a in argv)
     return cat.lookup(group) is not None or (("--help" in argv or "-h" in argv) and cat.known_group(group))
