@@ -191,6 +191,8 @@ def load_catalogue() -> Catalogue:
 _SEGMENT = re.compile(r"\{\*?[^}]*\}")
 
 
+@cache
 def normalised(template: str) -> str:
-    """Lower case with every ``{param}`` as ``{}`` (how templates are compared)."""
+    """Lower case with every ``{param}`` as ``{}`` (how templates are compared); memoised, the
+    catalogue's templates are a fixed set of a few thousand."""
     return _SEGMENT.sub("{}", template).lower()

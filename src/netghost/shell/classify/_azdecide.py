@@ -247,7 +247,40 @@ def decide(
     caller resolves those, so here they count as reads).
     """
     present = entry.present(args)
+    key = (id(cat), id(local_reads), id(generic_reads), entry.name, frozenset(present))
+    memo = _MEMO.get(key)
+    if memo is not None:
+        return memo
     effects = entry.effects(present)
+    found = _decide(cat, entry, args, present, effects, local_reads=local_reads, generic_reads=generic_reads)
+    if entry.name not in local_reads and not _reads_arguments(cat, effects) and len(_MEMO) < _MEMO_MAX:
+        _MEMO[key] = found  # the verdict depends on nothing but the options present
+    return found
+
+
+# Verdicts of commands whose decision depends only on which watched options are present (most reads):
+# classifying is on the hot path, and these are a bounded set (catalogue commands x option subsets).
+_MEMO: dict[tuple[int, int, int, str, frozenset[str]], CatalogueDecision] = {}
+_MEMO_MAX = 16384
+
+
+def _reads_arguments(cat: Catalogue, effects: list[Effect]) -> bool:
+    """True when the FORBIDDEN classes look at argument values: the command writes a VM, scale set
+    or extension, or the CLI's configuration."""
+    for e in effects:
+        if e == "local:config-write":
+            return True
+        if isinstance(e, int) and cat.ops[e].method in ("PUT", "PATCH"):
+            norm = normalised(cat.ops[e].template)
+            if _EXTENSION.search(norm) or _VM_ITSELF.search(norm):
+                return True
+    return False
+
+
+def _decide(
+    cat: Catalogue, entry: Entry, args: Sequence[str], present: set[str], effects: list[Effect], *,
+    local_reads: Mapping[str, frozenset[str]], generic_reads: frozenset[str],
+) -> CatalogueDecision:
     forbidden = _classes(cat, entry, effects, present, args)
     if forbidden is not None:
         return forbidden
