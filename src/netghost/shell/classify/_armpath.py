@@ -227,6 +227,10 @@ class ArmIndex:
         if one is not None:
             self._walk(one, segs, i + 1, found, budget)  # type: ignore[arg-type]
         many = node.get(_MANY)
-        if many is not None:
+        if isinstance(many, dict):
+            # `{*x}` spans one or more segments: resume only where the template can go on (a literal
+            # child equal to the next segment, a parameter child, or the end)
+            loose = _ONE in many or _MANY in many
             for j in range(i + 1, len(segs) + 1):
-                self._walk(many, segs, j, found, budget)  # type: ignore[arg-type]
+                if j == len(segs) or loose or segs[j] in many:
+                    self._walk(many, segs, j, found, budget)
