@@ -503,6 +503,9 @@ def tier0_gap_class(rng: random.Random) -> Iterator[Row]:
 
 ARM = "/subscriptions/0/resourceGroups/rg/providers/"
 SECRET_BEARING_READS = [
+    # the az catalogue (issue 28): IoT hub's authorizationPolicies[].primaryKey; webapp show prints the
+    # site config (machineKey.validationKey) and reads the publishing profile
+    "az iot hub show -n h", "az webapp show -g rg -n app",
     "az network vpn-connection show -g rg -n c1", "az network vpn-connection list -g rg",
     "az network vpn-gateway connection show -g rg --gateway-name g -n c", "az network vpn-gateway connection list -g rg --gateway-name g",
     "az network vnet-gateway vpn-connection show -g rg -n c1", "az network express-route show -g rg -n c", "az network express-route list -g rg",
@@ -575,7 +578,6 @@ SECRET_NEIGHBOURS_SAFE = [
     "az resource list --resource-type Microsoft.Network/networkSecurityGroups -o table",
     "az rest --url " + ARM + "Microsoft.Network/virtualNetworks/v?api-version=2023-09-01",
     "az rest --url " + ARM + "Microsoft.Compute/virtualMachines/vm?api-version=2023-03-01",
-    "az iot hub show -n h", "az webapp show -g rg -n app",
 ]  # fmt: skip
 
 

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 FAKE_AZ = """#!/bin/sh
 f=""
 while [ $# -gt 0 ]; do
-  if [ "$1" = "--vault-name" ]; then f="$FAKE_AZ_DIR/$2.txt"; fi
+  if [ "$1" = "--vault-name" ] || [ "$1" = "-g" ]; then f="$FAKE_AZ_DIR/$2.txt"; fi
   shift
 done
 if [ -n "$f" ] && [ -f "$f" ]; then cat "$f"; else echo "[]"; fi
@@ -84,10 +84,12 @@ def test_every_outcome_gets_one_chained_record_without_secrets(lab: dict[str, Pa
         cwd=lab["root"],
     )
     results = []
-    for i in range(len(samples)):  # SAFE: one corpus sample per call
+    # SAFE: one corpus sample per call. A SAFE read the redactor treats as secret-emitting (the word
+    # `secrets`; the fake az answers by the group name): `keyvault secret list`, used before, is RISKY since the az catalogue (no operation found)
+    for i in range(len(samples)):
         results.append(
             shell.execute(
-                {"command": f"az keyvault secret list --vault-name kv{i}", "reasoning": "inventory"}
+                {"command": f"az keyvault list -g kv{i} --query secrets", "reasoning": "inventory"}
             )
         )
     results.append(shell.execute({"command": f"cat {creds}", "reasoning": "check the profile"}))
@@ -180,7 +182,7 @@ def test_tampering_is_detected(lab: dict[str, Path]) -> None:
         env={"FAKE_AZ_DIR": str(lab["out"])},
     )
     for i in range(3):
-        shell.execute({"command": f"az keyvault secret list --vault-name kv{i}", "reasoning": "x"})
+        shell.execute({"command": f"az keyvault list -g kv{i} --query secrets", "reasoning": "x"})
     shell.close()
     lines = shell.audit_path.read_text().splitlines()
     lines[1] = lines[1].replace('"status":"completed"', '"status":"denied"')

@@ -118,10 +118,11 @@ def test_org_rule_naming_a_path_or_wrapper_does_not_relax_inner_hazards(tmp_path
 
 
 def test_org_rule_still_relaxes_an_unknown_verb_or_program(tmp_path: Path) -> None:
-    pol = _policy(tmp_path, '["az", "aks", "check-acr"]', "az aks check-acr -g rg -n aks --acr a.azurecr.io")
-    assert classify("az aks check-acr -g rg -n aks --acr a.azurecr.io", pol).verdict == "SAFE"  # type: ignore[arg-type]
+    # (`aks check-acr`, the earlier example, fetches the cluster's admin credentials: FORBIDDEN by the catalogue)
+    pol = _policy(tmp_path, '["az", "vm", "start"]', "az vm start -g rg -n web01")
+    assert classify("az vm start -g rg -n web01", pol).verdict == "SAFE"  # type: ignore[arg-type]
     # ...but never a secret in argv appended after the named prefix.
-    assert classify("az aks check-acr -g rg -n aks --acr a --password p", pol).verdict == "RISKY"  # type: ignore[arg-type]
+    assert classify("az vm start -g rg -n web01 --password p", pol).verdict == "RISKY"  # type: ignore[arg-type]
 
 
 def test_oversized_command_is_refused_before_parsing() -> None:
@@ -143,9 +144,9 @@ def test_oversized_command_is_refused_before_parsing() -> None:
         ("az network express-route peering show -g rg --circuit-name c -n p", "RISKY"),
         ("az something get -n x", "RISKY"),
         ("az storage message get --account-name sa -q q", "RISKY"),
-        ("az aks check-acr -g rg -n aks --acr acr.azurecr.io", "RISKY"),
+        ("az aks check-acr -g rg -n aks --acr acr.azurecr.io", "FORBIDDEN"),  # listClusterAdminCredential
         ("az network vnet check-ip-address -g rg -n v --ip-address 10.0.0.4", "SAFE"),
-        ("az graph query -q 'Resources | project name'", "SAFE"),
+        ("az graph query -q 'Resources | project name'", "RISKY"),  # an extension: not in the catalogue
     ],
 )
 def test_az_emitters_and_data_reads(command: str, verdict: str) -> None:

@@ -170,20 +170,24 @@ AZ = {
     "az vm list --query \"[?location=='westeurope'] | length(@)\"": "SAFE",
     "az network application-gateway show-backend-health -g rg -n gw": "SAFE",
     "az network vnet list-available-ips -g rg -n v": "SAFE",
-    "az monitor log-analytics query -w ws --analytics-query 'AzureDiagnostics | take 10'": "SAFE",
-    "az graph query -q 'Resources | project name'": "SAFE",
+    # extension commands (log-analytics query, graph, bastion) are not in azure-cli 2.91's catalogue:
+    # nothing is known about what they call (issue 28)
+    "az monitor log-analytics query -w ws --analytics-query 'AzureDiagnostics | take 10'": "RISKY",
+    "az graph query -q 'Resources | project name'": "RISKY",
     "az --version": "SAFE",
-    "az keyvault secret list --vault-name kv": "SAFE",
-    "az network bastion list -o table": "SAFE",
-    "az config get core.output": "SAFE",
-    "az webapp config access-restriction show -g rg -n app": "SAFE",
+    # the catalogue follows no operation of the Key Vault data-plane listing; `config get` prints stored
+    # defaults (storage keys among them); site config carries machineKey.validationKey
+    "az keyvault secret list --vault-name kv": "RISKY",
+    "az network bastion list -o table": "RISKY",
+    "az config get core.output": "RISKY",
+    "az webapp config access-restriction show -g rg -n app": "RISKY",
     "az rest --url '/subscriptions/0/resourceGroups?api-version=2021-04-01'": "SAFE",
     "az rest -m GET -u 'https://management.azure.com/subscriptions/0?api-version=2021-04-01'": "SAFE",
     "az": "SAFE",
     "az vm delete -g rg -n v --yes": "RISKY",
     "az vm delete list": "RISKY",
     "az vm start -g rg -n v": "RISKY",
-    "az vm run-command invoke -g rg -n v --command-id RunShellScript --scripts id": "RISKY",
+    "az vm run-command invoke -g rg -n v --command-id RunShellScript --scripts id": "FORBIDDEN",  # remote code
     "az storage blob upload -f x -c c -n b --account-name sa": "RISKY",
     "az network nsg rule create -g rg --nsg-name n -n r --priority 100": "RISKY",
     "az network watcher packet-capture create -g rg -n c --vm v --filters @/etc/passwd": "RISKY",
@@ -202,7 +206,7 @@ AZ = {
     "az rest --url 'https://management.azure.com/x' --body '{}'": "RISKY",
     "/usr/bin/az vm list": "RISKY",
     "az network watcher test-connectivity -g rg --source-resource v --dest-address 1.2.3.4 --dest-port 443": "RISKY",
-    "az webapp auth show -g rg -n a": "RISKY",
+    "az webapp auth show -g rg -n a": "FORBIDDEN",  # POST config/authsettings/list returns clientSecret
     "az storage blob list --account-name sa -c c --account-key abc": "RISKY",
     "az storage container list --connection-string 'AccountKey=x'": "RISKY",
     "az rest --url 'https://management.azure.com/x' --headers Authorization=x": "RISKY",

@@ -2,7 +2,8 @@
 
 :func:`classify` never raises: it parses the line with tree-sitter-bash (``_parse``), matches the built-in
 tables in ``rules/*.toml`` (``_tables`` compiles them: ``_tier0`` FORBIDDEN rules, ``_options``,
-``_values``, ``_urls`` and ``_local`` per-binary argument checks for tier 1, ``_az`` the tier-2 verb table)
+``_values``, ``_urls`` and ``_local`` per-binary argument checks for tier 1, ``_az`` tier 2 with its rule
+floor ``_azrules``, the catalogue of azure-cli's commands ``_azcat`` and ``_azdecide``, and ``_armpath``)
 and applies an optional organisation policy (``_policy``; :func:`load_org_policy` in ``_policy_file``
 reads and verifies one, raising PolicyError). Argument checking lives here rather than in a subpackage of
 its own because it changes with the rule tables and is used by nothing but the classifier.
