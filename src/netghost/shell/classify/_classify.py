@@ -64,7 +64,7 @@ class Classification:
     policy_hash: str | None = None
     policy_rule: str | None = None
     cacheable: bool = False
-    """A SAFE ``az`` read by the built-in read-verb rule whose answer is stable for a short time (not a
+    """A SAFE ``az`` read by the catalogue's read rule (not a policy's relaxation) whose answer is stable for a short time (not a
     capture's status, a wait ...: ``[cache]`` of az.toml): the shell may serve it again from its read cache."""
 
 
@@ -145,7 +145,7 @@ def _classify_uncached(command: str) -> tuple[Classification, bool]:
         return Classification("FORBIDDEN", 0, parsed.reason, (), "local", parsed.error), False
     out = classify_argv(parsed.argv, unquoted_special=parsed.unquoted_special)
     env: Literal["local", "azure"] = "azure" if parsed.argv[0] == "az" else "local"
-    cacheable = out.verdict == "SAFE" and out.rule == "az-read-verb" and parsed.argv[0] == "az" and \
+    cacheable = out.verdict == "SAFE" and out.rule == "az-catalogue-read" and parsed.argv[0] == "az" and \
         az_read_is_stable(_TABLES.az, parsed.argv[1:])
     return Classification(out.verdict, out.tier, out.reason, parsed.argv, env, out.error,
                           cacheable=cacheable), out.relaxable
