@@ -9,12 +9,13 @@ their verb looks like (``keys list`` is a "list"), a few read-looking groups are
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
+
+from netghost.redact import credential_path
 
 __all__ = ["AzDecision", "AzTable", "at_file_path", "classify_az", "command_group", "compile_az"]
 
@@ -392,7 +393,7 @@ def _at_file_read(args: Sequence[str]) -> AzDecision | None:
         path = at_file_path(a) if "@" in a else None
         if path is None:
             continue
-        if _CREDENTIAL_FILE.search(posixpath.normpath(path)) or _CREDENTIAL_FILE.search(path):
+        if credential_path(path) is not None:  # the credential ontology (netghost.redact), any spelling
             return AzDecision(
                 "FORBIDDEN", f"argument {a!r} makes az read the credential file {path!r} into the request "
                 "(its contents come back in the error message)", "az-at-credential-file",
@@ -401,18 +402,6 @@ def _at_file_read(args: Sequence[str]) -> AzDecision | None:
         if first is None:
             first = AzDecision("RISKY", f"argument {a!r} makes az read the local file {path!r} into the request", "az-at-file", relaxable=False)
     return first
-
-
-# Files whose contents are credentials: the az token cache and config, SSH keys, kube/docker
-# configs, netrc/pgpass/git credentials, cloud CLIs' credentials, shadow, the Azure guest agent's
-# state (certificates, ovf-env.xml with the provisioning password), process environments, keys.
-_CREDENTIAL_FILE = re.compile(
-    r"(^|/)(\.azure(/|$)|\.ssh(/|$)|\.kube/|\.docker/config|\.netrc$|_netrc$|\.pgpass$|\.git-credentials$|"
-    r"\.aws/|\.config/(gcloud|gh|az)/|\.gnupg/|\.vault-token$|\.npmrc$|\.pypirc$|\.env$|msal_token_cache|"
-    r"accesstokens\.json$|service_principal_entries|etc/(shadow|gshadow|sudoers)|var/lib/waagent/|"
-    r"proc/[^/]+/(environ|cmdline|mem)|etc/ssl/private/|[^/]*\.(pem|key|pfx|p12|jks|kdbx|ppk)$|id_(rsa|dsa|ecdsa|ed25519)[^/]*$)",
-    re.I,
-)
 
 
 # ARM operations whose response is a credential: AKS accessProfiles (kubeconfigs), list*Keys /
