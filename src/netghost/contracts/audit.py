@@ -70,12 +70,17 @@ class ShellAuditRecord(WireModel):
     client: AuditClient | None = None
     """Set only for calls that came through the MCP server; absent (not null) otherwise, so records
     written before this field existed and records of the agent's own calls keep their exact bytes."""
+    executed: str | None = None
+    """The argv that really ran when the shell resolved the command to an installed program (the forensics
+    engine runs as ``<product python> -I -m netghost.forensics``, never a file found in the working
+    directory); absent otherwise, like ``client``."""
 
     @model_serializer(mode="wrap")
     def _drop_absent_client(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("client", 0) is None:
-            del data["client"]
+        for key in ("client", "executed"):  # absent, not null: older records hash as they always did
+            if data.get(key, 0) is None:
+                del data[key]
         return data
 
 

@@ -2,17 +2,19 @@
 
 Public face: :class:`SafeExecShell` and :class:`HitlDecision` (the names the seeds import), the approval
 callback type, the terminal callback and its answer loop (:func:`prompt_decision`, :func:`visible`), and the pure helpers other parts use directly (:func:`classify`,
-:func:`redact`, :func:`load_org_policy`). Other packages import only from here (see README.md for the map).
+:func:`redact`, :func:`load_org_policy`), and :class:`EgressScope` (where SAFE probes may go; the agent and
+the MCP server seed it). Other packages import only from here (see README.md for the map).
 """
 
 from netghost.redact import Redaction, redact
-from netghost.shell.classify import Classification, OrgPolicy, classify, load_org_policy
+from netghost.shell.classify import Classification, EgressScope, OrgPolicy, classify, load_org_policy
 from netghost.shell.gate import HitlCallback, HitlDecision
 from netghost.shell.hitl_terminal import prompt_decision, terminal_hitl_callback, visible
 from netghost.shell.shell import SafeExecShell
 
 __all__ = [
     "Classification",
+    "EgressScope",
     "HitlCallback",
     "HitlDecision",
     "OrgPolicy",

@@ -22,8 +22,10 @@ from typing import Any
 from netghost.contracts import ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
-from netghost.redact import redact, redact_command
-from netghost.shell.classify import Classification, OrgPolicy, classify
+from netghost.redact import PathContext, credential_context, redact, redact_command
+from netghost.shell.az_scope import learn_scope
+from netghost.shell.classify import Classification, EgressScope, OrgPolicy, classify
+from netghost.shell.engine import engine_argv
 from netghost.shell.exec import run_argv, scrub_env
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -40,6 +42,7 @@ __all__ = ["SafeExecShell"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 Classifier = Callable[[str, OrgPolicy | None], Classification]
+"""A replacement classifier (tests, alternative policies): ``(command, policy) -> Classification``."""
 
 
 class _SharedWriters:
@@ -99,6 +102,11 @@ class SafeExecShell:
             the timeout with it instead of sleeping).
         client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
             server passes what the client declared); recorded in every audit record it writes.
+        scope: Where network probes may go automatically (:class:`EgressScope`; default: the private
+            address space, private names and Azure endpoints). The agent widens it with the hosts its
+            problem statement names (``shell.scope = shell.scope.with_text(intent)``).
+        learn_scope: Widen the scope with what bare az reads print (VNet prefixes, private DNS zones,
+            private endpoints, the subscription's public IPs and storage endpoints; see ``az_scope``).
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -121,14 +129,14 @@ class SafeExecShell:
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
+        scope: EgressScope | None = None,
+        learn_scope: bool = False,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
         for name, value in (("timeout_s", timeout_s), ("approval_timeout_s", approval_timeout_s)):
             if not value > 0:
                 raise ShellError(f"{name} must be positive, got {value!r}", field=name)
-        if classifier is None:
-            classifier = classify
         self.session_id = session_id
         self.hitl_callback = hitl_callback
         self.timeout_s = float(timeout_s)
@@ -140,6 +148,11 @@ class SafeExecShell:
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
         self._env = scrub_env(path=path, extra=env)
+        self.scope = scope if scope is not None else EgressScope()
+        self.learn_scope = learn_scope
+        # Where relative paths, `~` and the credential-naming variables point for the commands this shell
+        # runs: its cwd, and the children's environment over this process's (the audit key's variable).
+        self.local: PathContext = credential_context({**os.environ, **self._env}, cwd=self.cwd)
         self._inflight = self.audit_path.with_name(self.audit_path.name + ".inflight")
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
@@ -254,13 +267,19 @@ class SafeExecShell:
 
     # -- steps -----------------------------------------------------------------------------------------
 
+    def classify(self, command: str) -> Classification:
+        """The verdict this shell would give ``command`` now (its policy, scope and working directory)."""
+        if self._classify is not None:
+            return self._classify(command, self.policy)
+        return classify(command, self.policy, scope=self.scope, local=self.local)
+
     def _decide_and_run(self, out: Outcome) -> None:
-        cls = self._classify(out.command, self.policy)
-        out.classified(cls)
+        cls = self.classify(out.command)
+        out.classified(cls, executed=engine_argv(cls.argv))
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
             return
-        plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
+        plan = shell_plan(_to_run(cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         if cls.verdict == "SAFE":
             out.fields["action"] = "auto_approved"
             self._run(out, plan, compute_plan_token(plan))
@@ -303,15 +322,15 @@ class SafeExecShell:
         out.fields["modified_command"] = redact(new_command).text
         # The human's reason for the change travels in denial_reason (the one free-text field the AI reads).
         out.fields["denial_reason"] = redact(clean(response.reason)).text if response.reason else None
-        new_cls = self._classify(new_command, self.policy)
-        out.classified(new_cls, modified=True)
+        new_cls = self.classify(new_command)
+        out.classified(new_cls, modified=True, executed=engine_argv(new_cls.argv))
         out.fields["modified_command"] = redact_command(new_command, new_cls.argv)
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
-        new_plan = shell_plan(new_cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
+        new_plan = shell_plan(_to_run(new_cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
 
@@ -336,6 +355,14 @@ class SafeExecShell:
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
         out.ran(result, command or out.command)
+        if self.learn_scope and result.error is None and result.exit_code == 0:
+            self.scope = learn_scope(self.scope, argv, result.stdout)
+
+
+def _to_run(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """What actually runs for ``argv``: the installed forensics engine for its spellings, else ``argv``."""
+    resolved = engine_argv(argv)
+    return tuple(resolved) if resolved is not None else argv
 
 
 def _now() -> datetime:
