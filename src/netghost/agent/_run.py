@@ -38,7 +38,7 @@ from netghost.errors import NetGhostError
 from netghost.governance import signed_head
 from netghost.llm import LlmGateway, has_credentials, model_default
 from netghost.orchestrator import CloudOrchestrator
-from netghost.shell import HitlCallback, SafeExecShell
+from netghost.shell import EgressScope, HitlCallback, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -57,6 +57,7 @@ class LabSetup:
     path: str
     env: dict[str, str]
     orchestrator: dict[str, Any] = field(default_factory=dict)
+    scope: EgressScope | None = None  # the world's own network, for the MCP server (the agent seeds from its intent)
 
 
 @dataclass
@@ -211,7 +212,8 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
     shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
-                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir)
+                          path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
+                          learn_scope=True)
     watched = WatchedShell(shell, on_result=ui.shell_line)
     ui.banner(sid, resumed_from=state.resumed_from)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built
@@ -227,6 +229,8 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
     if state.is_resume:
         parts.journal.write("session_event", event="resumed", turn=state.turn_count)
         history = list(rebuilt.history)
+        for part in history[0].parts if history and history[0].role == "user" else ():
+            parts.shell.scope = parts.shell.scope.with_text(part.text or "")  # the problem statement's hosts
         note = _reconcile(parts)
         if note:
             parts.journal.write("user_turn", turn=state.turn_count, text=note)
@@ -243,6 +247,7 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
         return None
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
+    parts.shell.scope = parts.shell.scope.with_text(intent)  # probes may go to the hosts the problem names
     return [Message.user_text(intent)]
 
 

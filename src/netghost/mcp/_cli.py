@@ -14,6 +14,7 @@ from pathlib import Path
 
 from netghost.errors import NetGhostError
 from netghost.mcp._settings import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings
+from netghost.shell import EgressScope
 
 __all__ = ["add_arguments", "parse_http", "run"]
 
@@ -29,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approval-timeout", dest="mcp_approval_timeout", type=float,
                         default=DEFAULT_APPROVAL_TIMEOUT_S, metavar="S",
                         help="seconds the human has to answer an approval before it is denied (default 300)")
+    parser.add_argument("--scope", dest="mcp_scope", action="append", default=[], metavar="HOST|CIDR",
+                        help="a host name (with the names below it) or an address range that probes may reach "
+                             "automatically, on top of the private address space (repeatable)")
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -46,6 +50,9 @@ def parse_http(value: str) -> tuple[str, int]:
 def settings_from(args: argparse.Namespace) -> McpSettings:
     """The server's settings from the parsed options (and the lab the caller prepared)."""
     lab = getattr(args, "mcp_lab_setup", None)
+    scope = lab.scope if lab is not None and lab.scope is not None else EgressScope()
+    if getattr(args, "mcp_scope", None):
+        scope = scope.with_text(" ".join(args.mcp_scope))
     return McpSettings(
         audit_dir=Path(args.mcp_audit_dir).resolve(),
         path=lab.path if lab else None,
@@ -53,6 +60,7 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
         orchestrator=dict(lab.orchestrator) if lab else {},
         lab=lab.name if lab else None,
         approval_timeout_s=args.mcp_approval_timeout,
+        scope=scope,
     )
 
 

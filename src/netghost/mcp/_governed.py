@@ -56,7 +56,8 @@ class GovernedSession:
         self.lock = threading.Lock()  # one call at a time per session (seed 000: one orchestrator thread)
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
-                                   approval_timeout_s=settings.approval_timeout_s, client=self.client)
+                                   approval_timeout_s=settings.approval_timeout_s, client=self.client,
+                                   scope=settings.scope, learn_scope=True)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr

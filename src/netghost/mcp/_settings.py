@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from netghost.shell import EgressScope
+
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "McpSettings"]
 
 DEFAULT_APPROVAL_TIMEOUT_S = 300.0
@@ -25,6 +27,8 @@ class McpSettings:
         lab: the lab world's name, shown in the server's instructions.
         approval_timeout_s: how long an elicitation may take before the command is denied.
         session_prefix: the prefix of the session ids (audit ids are ``{session}_{seq:03d}``).
+        scope: where probes may go automatically (the lab world's network, or ``--scope`` entries on top
+            of the private address space); None: the default scope.
     """
 
     audit_dir: Path
@@ -34,3 +38,4 @@ class McpSettings:
     lab: str | None = None
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     session_prefix: str = "ghost"
+    scope: EgressScope | None = None
