@@ -87,8 +87,15 @@ def _response(**overrides: Any) -> dict[str, Any]:
 def test_shell_audit_record_has_exactly_the_agreed_fields() -> None:
     record = ShellAuditRecord.model_validate(_audit_payload())
     assert record.model_dump(mode="json") == _audit_payload()
-    # the one optional field, added after the contract was agreed: who asked over MCP (absent otherwise)
-    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client"]
+    # the optional fields, added after the contract was agreed: who asked over MCP, and what ran when the
+    # shell resolved the command to an installed program (issue 28); both absent otherwise
+    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client", "executed"]
+
+
+def test_the_executed_argv_is_recorded_when_given_and_absent_not_null_otherwise() -> None:
+    ran = {**_audit_payload(), "executed": "/venv/bin/python -I -m netghost.forensics a.cap"}
+    assert ShellAuditRecord.model_validate(ran).model_dump(mode="json") == ran
+    assert "executed" not in ShellAuditRecord.model_validate(_audit_payload()).model_dump(mode="json")
 
 
 def test_the_mcp_client_is_recorded_when_given_and_absent_not_null_otherwise() -> None:
