@@ -153,7 +153,7 @@ def _compiled(kind: str, ctx: PathContext) -> _Compiled:
             for text in _substitute(raw, ctx):
                 tmpl = compile_template(text)
                 pairs.append((entry, tmpl))
-                needle = _needle(text)
+                needle = _needle(("~/" if tmpl.floating else "/") + "/".join(tmpl.segments))  # normalised: no `..`
                 if needle:
                     needles.add(needle)
                 if not tmpl.floating:
@@ -177,9 +177,22 @@ def _compiled(kind: str, ctx: PathContext) -> _Compiled:
     return _Compiled(tuple(pairs), pattern, frozenset(anchored), hot)
 
 
+def _split_outside_braces(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` where it is not inside ``{...}`` (``a,{b,c}`` -> ``a``, ``{b,c}``)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "{") - (ch == "}")
+        if ch == sep and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def _word_paths(word: str) -> Iterator[str]:
-    """The paths a word of a command line can name: itself, an option's value, an ``@file``, a
-    ``file://`` URL's path, a remote ``host:path``'s path, a list's members."""
+    """The paths a word of a command line can name: itself, an option's value (``--file=X``, ``-fX``,
+    ``if=X``), an ``@file``, a ``file://`` URL's path, a remote ``host:path``'s path, a list's members
+    (``src=X,dst=Y``; braces are not lists)."""
     if _URL.search(word):
         m = _FILE_URL.search(word)
         if m is not None:
@@ -190,9 +203,17 @@ def _word_paths(word: str) -> Iterator[str]:
         yield word[2:]  # `-fFILE`: the first short option's attached value
     if not _SPLIT.search(word):
         return
-    for part in _SPLIT.split(word):
-        if part and part != word and not part.startswith("-"):
-            yield part
+    for item in _split_outside_braces(word, ","):
+        _, eq, value = item.partition("=")
+        for part in (item, value if eq else ""):
+            if not part or part.startswith("-"):
+                continue
+            if part != word:
+                yield part
+            if part.startswith("@") and len(part) > 1:
+                yield part[1:]
+            if ":" in part:  # `host:/path`, `src:dst[:opts]` volume pairs
+                yield from (p for p in _split_outside_braces(part, ":") if p and p != part)
 
 
 def _candidates(word: str, ctx: PathContext, compiled: _Compiled) -> Iterator[str]:

@@ -51,7 +51,11 @@ _ADMIN_PATH = re.compile(
 )
 ADMIN_PORTS = CONTROL_PLANE_PORTS | {4243, 8200, 8201, 3500, 3501, 50001, 15000, 9901}
 _HEX = re.compile(r"[0-9a-fA-F]{16,}")
-_RUN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_RUN = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
+_SEPARATORS = re.compile(r"[^A-Za-z0-9]")
+# Characters of digit-bearing path segments and query values one URL may carry before it reads as data
+# split into small pieces (chunks of hex or base64, a GUID).
+_URL_DATA_BUDGET = 32
 _HEADER_VALUES: Mapping[str, re.Pattern[str]] = {
     "accept": re.compile(r"[A-Za-z0-9*/+.;=, -]{1,128}"),
     "accept-encoding": re.compile(r"[A-Za-z0-9,;=.* -]{1,64}"),
@@ -70,21 +74,40 @@ _DNS_TYPES = frozenset(
 _DIG_PAYLOAD = re.compile(r"\+(no)?(ednsopt|ednsflags)(=.*)?|\+cookie=.+")
 
 
-def encoded_payload(piece: str) -> str | None:
+def encoded_payload(piece: str, *, name: bool = False) -> str | None:
     """Why a piece of a name, path or value looks like data being carried out, or None.
 
-    Long values, hex runs of 16+ and base64-like runs of 20+ characters mixing letters and digits.
+    Long values and hex runs of 16+ characters anywhere. In a DNS label (``name``): base64/base32-like runs
+    of 16+ characters mixing upper-case letters and digits, or 20+ mixing letters and digits (Azure
+    names such as ``stghostprod2024`` stay names; upper case with digits does not). In a path segment, query value or header: 14+ letters
+    and digits once separators are dropped (``a1b2-c3d4_e5f6...`` included), mixing cases or with several
+    digits, or 20+ of them, with many distinct characters (``ipconfiguration1`` stays a word).
     """
     if len(piece) > 64:
         return f"a {len(piece)}-character value"
     if _HEX.search(piece):
         return "a hex string"
+    if not name:
+        compact = _SEPARATORS.sub("", piece)
+        digits = sum(c.isdigit() for c in compact)
+        varied = _mixed(compact, 3) or (digits >= 2 and _mixed(compact, 2))  # not a word with one number
+        long_mixed = len(compact) >= 20 and _mixed(compact, 2)
+        if len(compact) >= 14 and (varied or long_mixed) and len(set(compact)) >= 10:
+            return "an encoded-looking string"
+        return None
     for m in _RUN.finditer(piece):
         run = m.group()
-        kinds = (any(c.islower() for c in run), any(c.isupper() for c in run), any(c.isdigit() for c in run))
-        if sum(kinds) >= 2 and kinds[2] and len(set(run)) >= 10:
+        # Host names are lower case: upper case mixed with digits is typed data, so is a long mixed run.
+        upper = any(c.isupper() for c in run)
+        if _mixed(run, 2) and (upper or len(run) >= 20) and len(set(run)) >= 10:
             return "a base64 or random-looking string"
     return None
+
+
+def _mixed(text: str, classes: int) -> bool:
+    """Letters and digits, and at least ``classes`` of (lower, upper, digit)."""
+    kinds = (any(c.islower() for c in text), any(c.isupper() for c in text), any(c.isdigit() for c in text))
+    return kinds[2] and sum(kinds) >= classes
 
 
 def name_problem(name: str) -> str | None:
@@ -93,7 +116,7 @@ def name_problem(name: str) -> str | None:
     for label in name.split("."):
         if len(label) > 40:
             return f"the DNS label {label[:20]!r}... is {len(label)} characters long (data in a name)"
-        why = encoded_payload(label)
+        why = encoded_payload(label, name=True)
         if why is not None:
             return f"the DNS label {label!r} carries {why} (data in a name reaches its zone's server)"
     return None
@@ -141,7 +164,7 @@ def host_problem(host: str, scope: EgressScope, role: str) -> tuple[str | None, 
         if scope.address_in_scope(addr):
             return None, "scope"
         return f"{host} is outside the investigation's scope (not a private or added address range)", ""
-    why = blocked_address(h) or name_problem(h)
+    why = blocked_address(h) or name_problem(host.strip().strip("[]").rstrip("."))  # as typed: case is a signal
     if why is not None:
         return why, ""
     if scope.name_in_scope(h):
@@ -241,7 +264,11 @@ def _url_problem(url: str, scope: EgressScope, resolve: Mapping[tuple[str, str],
     port = str(parts.port or (443 if parts.scheme.lower() == "https" else 80))
     if int(port) in ADMIN_PORTS:
         return f"port {port} is an admin or secrets API (Docker, etcd, kubelet, Consul, Vault, Dapr, Envoy)"
-    target = resolve.get((host, port)) or resolve.get(("*", port)) or connect.get((host, port)) or connect.get(("", port)) or connect.get((host, "")) or host
+    # curl: --resolve HOST:PORT (or *:PORT) pins the address; --connect-to with an empty host or port
+    # matches any. The connection goes to that target; the typed name only travels there.
+    target = resolve.get((host, port)) or resolve.get(("*", port)) or next(
+        (connect[k] for k in ((host, port), (host, ""), ("", port), ("", "")) if connect.get(k)), host
+    )
     why, kind = host_problem(target, scope, "http")
     if why is not None:
         return why
@@ -266,6 +293,9 @@ def _url_problem(url: str, scope: EgressScope, resolve: Mapping[tuple[str, str],
         why = encoded_payload(piece)
         if why is not None:
             return f"the URL carries {why} ({piece[:24]!r}...): data in a path or query reaches the server's logs"
+    carried = sum(len(_SEPARATORS.sub("", p)) for p in pieces if any(c.isdigit() for c in p))
+    if carried >= _URL_DATA_BUDGET:
+        return f"the URL's path and query carry {carried} characters of digit-bearing pieces (data split into chunks)"
     return None
 
 

@@ -90,7 +90,7 @@ def check_openssl(args: Sequence[str], scope: EgressScope) -> str | None:
     for name in ("-servername", "-verify_hostname"):
         sni = values.get(name)
         if sni is not None and sni.lower() != host.strip("[]").lower():
-            why, _ = host_problem(sni, scope, "probe") if kind != "scope" else (name_problem(sni.lower()), "")
+            why, _ = host_problem(sni, scope, "probe") if kind != "scope" else (name_problem(sni), "")
             if why is not None:
                 return f"TLS name {sni}: {why}"
     return None
