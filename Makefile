@@ -7,20 +7,27 @@ else
   BIN := .venv/bin
 endif
 
-.PHONY: install test lint schemas bench demo clean
+.PHONY: install install-runtime test lint schemas bench demo clean
 
 $(BIN)/python:
 	$(PY) -m venv .venv
 
+# Everything: the runtime plus the test, lint and model-training tools (what `make test` and CI need).
 install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(BIN)/.netghost-installed
 
+# The runtime only: what `ghost-agent` needs to run (the demo does not need pytest, mypy or scikit-learn).
+install-runtime: $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(BIN)/.netghost-installed
+
 # The demo installs only when the venv has never been installed or the project's requirements changed
 # since (a stamp newer than pyproject.toml and setup.py): a second `make demo` starts at once.
 $(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
-	$(MAKE) install
+	$(MAKE) install-runtime
 
 # Two workers (pytest-xdist): CI's machine has two cores; slow tests are scheduled first (tests/conftest.py).
 test: install

@@ -5,8 +5,8 @@ promise, checked on the code itself. Every import counts: module level, inside f
 ``if TYPE_CHECKING:`` (an import deferred into a function still makes a circle; it only hides it).
 
 - **Layers**: imports point down only (``agent``/``mcp`` → ``orchestrator`` → ``shell`` →
-  ``governance`` → ``contracts``, with ``errors`` and ``redact`` at the bottom and the LLM gateway
-  ``llm`` just above governance); ``forensics`` imports only ``contracts``, ``redact`` and ``llm`` (it
+  ``governance`` → ``contracts``, with ``errors``, ``redact`` and ``safetext`` at the bottom and the LLM gateway
+  ``llm`` just above governance); ``forensics`` imports only ``contracts``, ``redact``, ``safetext`` and ``llm`` (it
   runs as a program);
   ``lab`` is imported by nothing in the product but the CLI's demo/lab entries.
 - **Faces (the directory rule)**: a module may import another only if the directory holding the
@@ -36,13 +36,15 @@ PKG = SRC / "netghost"
 # Which top-level parts each part may import (besides itself). ``errors`` sits with ``contracts`` at
 # the bottom, with ``_lazy`` (the one lazy package face every face uses). The root modules (``netghost/__init__``, ``__main__``) are entry points above everything.
 # ``redact`` (the secret redactor) sits at the bottom too, so that everything that lets text out (the
-# shell, the LLM gateway, the forensics narrative) can use the one redactor. ``llm`` (the LLM gateway every
+# shell, the LLM gateway, the forensics narrative) can use the one redactor; ``safetext`` (untrusted text
+# made safe for a terminal or Markdown) sits beside it for the same reason. ``llm`` (the LLM gateway every
 # Gemini call passes) sits just above ``governance`` (its WAL), below everything that talks to a model.
-_BASE = {"contracts", "errors", "redact", "_lazy"}
+_BASE = {"contracts", "errors", "redact", "safetext", "_lazy"}
 ALLOWED: dict[str, set[str]] = {
     "_lazy": set(),
     "errors": set(),
     "redact": set(),
+    "safetext": set(),
     "contracts": {"errors", "_lazy"},
     "governance": _BASE,
     "llm": {"governance", *_BASE},

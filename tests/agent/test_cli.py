@@ -89,3 +89,38 @@ def test_readme_commands_are_make_targets() -> None:
     assert "test" in commands and "demo" in commands
     for target in commands:
         assert re.search(rf"^{target}:", makefile, flags=re.M), target
+
+
+def test_help_and_version_import_no_subcommand_module() -> None:
+    """``--help``/``--version`` must not load the Gemini SDK, the lab or the engine (seconds of start-up)."""
+    code = ("import sys\nfrom netghost.agent.cli import build_parser\nbuild_parser(['--help'])\n"
+            "heavy = [m for m in ('google.genai', 'netghost.lab', 'netghost.agent._run', 'netghost.mcp',"
+            " 'netghost.shell', 'numpy') if m in sys.modules]\nprint(heavy)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_only_the_chosen_subcommand_module_is_imported() -> None:
+    code = ("import sys\nfrom netghost.agent.cli import build_parser\nbuild_parser(['audit', 'verify', 'x'])\n"
+            "print('netghost.governance.audit_cli' in sys.modules, 'netghost.agent.demo' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert proc.stdout.split() == ["True", "False"], proc.stdout
+
+
+@pytest.mark.parametrize(("argv", "want"), [
+    (["demo", "--yes"], "demo"), (["--intent", "demo", "x"], None), (["--intent=demo"], None),
+    (["--aud", "lab", "--brain", "playbook"], None), (["--yes", "audit", "verify"], "audit"), ([], None),
+    (["--", "demo"], None), (["eval"], "eval"), (["--lab", "nsg-deny", "report"], "report"),
+])
+def test_the_subcommand_is_the_first_bare_word_not_an_option_value(argv: list[str], want: str | None) -> None:
+    from netghost.agent.cli import selected_subcommand
+
+    assert selected_subcommand(argv) == want
+
+
+def test_a_subcommand_usage_error_prints_that_subcommand_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["demo", "--bogus"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: ghost-agent demo" in err and "unrecognized arguments: --bogus" in err

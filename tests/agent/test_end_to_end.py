@@ -100,7 +100,10 @@ def test_an_investigation_of_each_lab_world(world: str, tmp_path: Path, monkeypa
     assert cited and cited <= ids
     assert f"{len(shell)} records, chain intact, head {verify(chains['shell']).head_sha256}" in rca
     assert "| h2 | UDR sending the flow to a wrong next hop | DENIED_ONCE | 1 |" in rca
-    assert "[CLOUD]" in rca and "_Confidence: medium_" in rca
+    # the model claimed medium citing nothing and refuted h1 with no audit id: the RCA says so and caps it
+    assert "\\[CLOUD\\]" in rca and "_Confidence: low (the model claimed medium" in rca
+    assert "CLAIM CHECK no_evidence" in rca and "CLAIM CHECK concluded_without_audit_id" in rca
+    assert "Confidence capped at low (the model claimed medium)" in out and "Confidence: low" in out
     assert "UNIFIED GHOST AGENT" in out and "[Shell] SAFE — auto-approved: az network nsg list" in out
     assert "RCA REPORT WRITTEN" in out
 

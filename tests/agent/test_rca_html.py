@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from netghost.agent._rca_html import _UNSAFE_SVG
 from netghost.agent.cli import main
 from netghost.governance import read_wal, replay_latest, verify
 from tests.agent.lab_capture import investigate
@@ -68,8 +69,11 @@ def test_the_html_rca_cites_links_and_verifies(session: tuple[Path, str]) -> Non
     (task,) = replay_latest(audit / f"orchestrator_tasks_{sid}.jsonl", "task_id").values()
     folder = Path(task["report_path"]).parent
     for artifact, digest in task["artifact_hashes"].items():  # names inside the task's artifacts folder
+        assert digest in text  # the chain of custody stays in the report
+        if artifact.endswith(".cap"):  # the capture itself was removed by the session's cleanup
+            assert not (folder / artifact).exists() and task["cleanup_status"] == "completed"
+            continue
         assert digest == "sha256:" + hashlib.sha256((folder / artifact).read_bytes()).hexdigest()
-        assert digest in text
     assert page.svgs >= 2  # the capture's forensic charts are inlined
     assert "Handshake ladder of the worst flow" in text  # nsg-deny: SYNs never answered
     assert "Executive summary (read by" in text and "SYN to 10.1.2.4:6379" in text
@@ -90,3 +94,14 @@ def test_report_regenerates_the_same_page_from_the_trail(session: tuple[Path, st
     dated = re.compile(r"Generated \S+ ")
     assert dated.sub("", after) == dated.sub("", before)
     assert main(["report", "ghost_20000101_000000", "--audit-dir", str(audit)]) == 2
+
+
+@pytest.mark.parametrize(("figure", "unsafe"), [
+    ('<use xlink:href="#m1a2" x="1"/>', False), ('<g clip-path="url(#p1)">', False), ("<use href='#ok'/>", False),
+    ('<use xlink:href="https://evil.example/x"/>', True), ("<a href=x>", True), ('<g onload="x">', True),
+    ('<rect fill="url(https://evil.example/f)"/>', True), ("<script>alert(1)</script>", True),
+    ("<foreignObject><img src=x></foreignObject>", True), ('<style>@import "https://evil.example/c.css"</style>', True),
+])
+def test_a_chart_that_could_act_or_fetch_is_not_inlined(figure: str, unsafe: bool) -> None:
+    """The charts are the only markup the page takes from a file: the engine's SVG refers only to itself."""
+    assert bool(_UNSAFE_SVG.search(f"<figure><svg>{figure}</svg></figure>")) is unsafe

@@ -103,23 +103,26 @@ def test_the_rca_has_all_phases_context_tags_and_both_advisories(tmp_path: Path)
              "## Hypotheses Log", "## Command Evidence", "## Capture Evidence", "## Recommended Actions",
              "## Integrity Statement"]
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
-    assert f"| {_aid(1)} | [LOCAL] | `ping -c 4 10.1.2.4` | SAFE | auto_approved | 1 | failed (exit 1) |" in text
-    assert f"| {_aid(2)} | [CLOUD] |" in text and f"| {_aid(3)} | [CLOUD] |" in text and "| denied |" in text
+    # the model's command sits in a code span (nothing in it is live); the tags are escaped brackets
+    assert (f"| {_aid(1)} | \\[LOCAL\\] | `ping -c 4 10.1.2.4` | SAFE | auto_approved | 1 | failed \\(exit 1\\) |"
+            in text)
+    assert f"| {_aid(2)} | \\[CLOUD\\] |" in text and f"| {_aid(3)} | \\[CLOUD\\] |" in text and "| denied |" in text
     assert "NOTE ON LOCAL EVIDENCE" in text
     assert "Advisory: local probe failure detected alongside an Azure 'Allow' NSG rule." in text  # pattern A
     assert (f"Advisory: forensic report for task ghost_vm_1 unavailable — cat was denied by the engineer. "
-            f"The full report is at {REPORT} for offline review.") in text  # pattern B
+            f"The full report is at `{REPORT}` for offline review.") in text  # pattern B
     assert "Report content unavailable (cat denied by engineer)." in text
     assert "| ghost_vm_1 | web-vm-01 | COMPLETED |" in text and "ab" * 32 in text  # last record wins; hashes
     assert "| h2 | UDR to a dead NVA | UNVERIFIABLE | 3 |" in text and "Unverifiable (repeated denials): h2." in text
-    assert f"- Remove the rule found in {_aid(2)}." in text
+    assert f"- Remove the rule found in {_aid(2)}\\." in text
 
 
 def test_an_audit_id_not_in_the_trail_is_marked(tmp_path: Path) -> None:
     _logs(tmp_path)
     rca = write_rca(tmp_path, _state(tmp_path), _completion(f"Both {_aid(2)} and {_aid(55)} show it."),
                     CatShell({SUMMARY: "ok"}), now=lambda: NOW)
-    assert f"Both {_aid(2)} and {_aid(55)}{NOT_IN_TRAIL} show it." in rca.text
+    assert f"Both {_aid(2)} and {_aid(55)}{NOT_IN_TRAIL} show it\\." in rca.text
+    assert "unknown_citation" in rca.text and rca.claims is not None and rca.claims.confidence == "low"
     assert f"| h2 | UDR to a dead NVA | UNVERIFIABLE | 3 | {_aid(77)}{NOT_IN_TRAIL} |" in rca.text
     assert f"| h1 | NSG blocks 6379 | CONFIRMED | 0 | {_aid(2)} |" in rca.text
 
@@ -130,7 +133,7 @@ def test_without_a_summary_file_the_report_section_is_read(tmp_path: Path) -> No
     shell = CatShell({REPORT: report})
     rca = write_rca(tmp_path, _state(tmp_path), _completion(), shell, now=lambda: NOW)
     assert shell.commands == [f"cat {SUMMARY}", f"cat {REPORT}"]
-    assert "> SYNs to 6379 unanswered." in rca.text and "lots" not in rca.text
+    assert "\nSYNs to 6379 unanswered.\n```" in rca.text and "lots" not in rca.text  # fenced: the engine's text
     assert "Advisory: forensic report" not in rca.text
 
 
@@ -141,7 +144,7 @@ def test_the_integrity_statement_is_checked_against_governance_verify(tmp_path: 
         path = chain_paths(tmp_path, SID)[name]
         report = verify(path)
         assert report.ok and rca.chains[name]["records"] == report.records
-        assert f"- {label}: {path} — {report.records} records, chain intact, head {report.head_sha256}" in rca.text
+        assert f"- {label}: `{path}` — {report.records} records, chain intact, head {report.head_sha256}" in rca.text
     assert "turns" not in rca.chains  # no journal was written: nothing is claimed for it
 
 

@@ -27,8 +27,8 @@ def _first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         _env(monkeypatch, fake)
         code = main(["--lab", "nsg-deny", "--audit-dir", str(tmp_path), "--intent", "web cannot reach redis"])
     out = capsys.readouterr().out
-    assert code == 1
-    assert "[ERROR] Gemini API call failed" in out
+    assert code == 3  # the model API failed (ExitCode.MODEL_API)
+    assert "[ERROR] The Gemini API call failed (api_error)" in out
     sid = SessionState.model_validate(json.loads((tmp_path / "ghost_session.json").read_text())).session_id
     assert f"Session saved. Resume with: ghost-agent --resume {sid} --audit-dir {tmp_path} --lab nsg-deny" in out
     return sid
@@ -53,7 +53,7 @@ def test_an_api_error_saves_and_resume_continues_from_the_audit_trail(
     assert state.is_resume and state.rca_report_path and state.resumed_from == sid
 
 
-def test_a_tampered_session_file_asks_and_aborts_without_a_human(
+def test_a_tampered_session_file_is_refused_with_its_reason_and_the_next_step(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     sid = _first_run(tmp_path, monkeypatch, capsys)
     path = tmp_path / "ghost_session.json"
@@ -64,7 +64,10 @@ def test_a_tampered_session_file_asks_and_aborts_without_a_human(
         _env(monkeypatch, fake)
         assert main(["--resume", sid, "--lab", "nsg-deny", "--audit-dir", str(tmp_path)]) == 1
         assert fake.requests == []
-    assert "Warning: session file checksum mismatch — file may have been modified externally." in capsys.readouterr().out
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "refused" in x]
+    assert line == (f"[ERROR] Session file ghost_session.json refused: its seal does not match its content: a field "
+                    "was edited, or the seal was copied from another session's file. Start a new session, or rebuild "
+                    f"the report from the audit trail: ghost-agent report {sid} --audit-dir {tmp_path}")
 
 
 def test_a_tampered_audit_file_is_reported_before_anything_else(

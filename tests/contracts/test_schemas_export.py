@@ -61,6 +61,7 @@ def test_every_schema_is_valid_draft_2020_12_and_names_are_stable() -> None:
         "audit-event",
         "orchestrator-request",
         "orchestrator-response",
+        "provisional-rejected-record",
         "session-state",
         "shell-audit-record",
         "shell-request",

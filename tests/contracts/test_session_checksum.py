@@ -80,13 +80,30 @@ def test_edited_file_is_a_mismatch_and_missing_checksum_is_absent() -> None:
 
 def test_saved_file_carries_every_field_and_the_format_version() -> None:
     data = _session().to_file_dict()
-    assert data["v"] == 1
+    assert data["v"] == 2  # v2: the sealed format (v1 files carried only the unkeyed checksum)
     assert set(data) == {
         "v", "session_id", "created_at", "resumed_from", "model", "audit_dir", "turn_count",
         "rca_report_path", "hypothesis_log", "denial_tracker", "consecutive_denial_counter",
         "active_hypothesis_ids", "active_task_ids", "evidence_conflicts", "manual_cleanup_pending",
-        "is_resume", "audit_heads", "_checksum",
+        "is_resume", "audit_heads", "rca_confidence", "_checksum",
     }  # fmt: skip
+
+
+def test_the_seal_is_made_from_the_content_and_the_seed_checksum_covers_it() -> None:
+    """The sealing function sees the content without either trailer; the seed's recipe then covers the seal,
+    so a reader following seed 001 still verifies the file and an edited seal breaks its checksum."""
+    seen: list[dict[str, Any]] = []
+
+    def seal(content: Any) -> str:
+        seen.append(dict(content))
+        return "hmac-sha256:sealed"
+
+    data = _session().to_file_dict(seal=seal)
+    assert seen == [{k: v for k, v in data.items() if k not in ("_seal", CHECKSUM_KEY)}]
+    assert data["_seal"] == "hmac-sha256:sealed" and check_session_checksum(data) == "ok"
+    assert data[CHECKSUM_KEY] == _seed_algorithm(data)
+    assert check_session_checksum(dict(data, _seal="hmac-sha256:other")) == "mismatch"
+    assert SessionState.model_validate(data).seal == "hmac-sha256:sealed"
 
 
 _json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=20)

@@ -28,6 +28,7 @@ from netghost.forensics.report._narrative import (
 from netghost.governance import read_wal, verify
 from netghost.lab import FakeGemini, FakeTurn
 from netghost.llm import LlmGateway
+from netghost.safetext import md_block
 
 PAIRS = Path(__file__).resolve().parent.parent / "data" / "pairs"
 A = PAIRS / "chrissanders_ppa2e_http_espn_A.pcap"
@@ -75,7 +76,7 @@ def test_real_sdk_against_fake_server(fake: FakeGemini, sem: dict[str, Any], mon
     report = render_report(sem)
     out = with_narrative(report, res.text, res.model)
     assert out.startswith(report.splitlines()[0] + "\n\n## Narrative (written by Gemini (gemini-2.5-flash)")
-    assert STORY in out
+    assert md_block(STORY) in out  # the model's paragraph, escaped: it is shown, never read as Markdown
     assert out.endswith(report.partition("\n")[2])  # the deterministic report follows, unchanged
 
 
@@ -175,6 +176,7 @@ def test_compare_outputs_with_narrative(fake: FakeGemini, tmp_path: Path, monkey
     assert sent["comparison"]["injected_at_b"] == 1
     r1 = (tmp_path / "r" / "chrissanders_ppa2e_http_espn_A_vs_chrissanders_ppa2e_http_espn_B_forensic_report.md").read_text()
     r2 = (tmp_path / "r2" / "chrissanders_ppa2e_http_espn_A_vs_chrissanders_ppa2e_http_espn_B_forensic_report.md").read_text()
-    assert STORY in r1
+    shown = md_block(STORY)
+    assert shown in r1
     assert "## Narrative" not in r2
-    assert r1.replace(r1[r1.index("\n## Narrative"):r1.index(STORY) + len(STORY) + 1], "") == r2
+    assert r1.replace(r1[r1.index("\n## Narrative"):r1.index(shown) + len(shown) + 1], "") == r2

@@ -26,7 +26,8 @@ def test_every_exported_name_resolves() -> None:
 
 def test_all_is_complete() -> None:
     """The core names of each submodule are exported (RUF022 order everywhere)."""
-    public_modules = {"approval", "artifacts", "plan_token", "policy", "transitions", "wal", "workflow", "workspace"}
+    public_modules = {"approval", "artifacts", "plan_token", "policy", "provisional", "session_seal", "trail",
+                      "transitions", "wal", "workflow", "workspace"}
     found = {m.name for m in pkgutil.iter_modules(governance.__path__)}
     assert public_modules | {"audit_cli", "_anchor", "onnx"} == found
     exported = set(governance.__all__)
@@ -37,6 +38,10 @@ def test_all_is_complete() -> None:
         "approval": {"ApprovalRequest", "ApprovalResponse", "ApprovalMismatchError", "build_approval_request",
                      "check_response"},
         "workflow": {"Workflow", "TRANSITIONS", "step", "replay_workflows", "WorkflowTransitionError"},
+        "provisional": {"write_provisional", "recover_provisional", "read_provisional", "pending_record",
+                        "ProvisionalRejection"},
+        "session_seal": {"seal_session", "check_session_seal"},
+        "trail": {"check_trail", "check_trails", "TrailReport", "TrailProblem"},
         "onnx": {"CommandRiskStage", "InjectionScreen", "LearnedDecision", "ScreenResult", "command_risk_stage",
                  "injection_screen"},
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 from netghost.agent._hypotheses import find
 from netghost.contracts import DenialEvent, HypothesisState, SessionState, format_timestamp
+from netghost.redact import redact
 
 __all__ = ["MAX_DENIALS_PER_HYPOTHESIS", "charge_denial", "denied_action", "is_denial"]
 
@@ -55,6 +56,8 @@ def charge_denial(
     closest to the threshold (the seed's loop overwrites per hypothesis); every one that reaches it is
     named in ``instruction``.
     """
+    command = redact(command).text  # the model's command line: kept in the session file
+    reason = redact(reason).text if reason else reason
     meta: dict[str, Any] = {}
     if reason:
         meta["denial_reason"] = reason

@@ -6,6 +6,11 @@ the denial states (DENIED_ONCE, DENIED_TWICE, UNVERIFIABLE) are the loop's (:mod
 :data:`TRANSITIONS` is the table of moves the Brain may make; anything else is refused with a note the
 Brain sees, never applied. The session file is the single source of truth: these functions edit the
 :class:`~netghost.contracts.SessionState` in place and the loop saves it at the end of the turn.
+
+Everything the Brain reports is hostile text: it is redacted before it touches the session
+(:func:`~netghost.agent._untrusted.scrub`), and a hypothesis id must be plain (ASCII letters, digits,
+``.``, ``_``, ``-``) and may not be another declared id in another spelling (``H1`` beside ``h1``, a
+look-alike), so the log the RCA prints can hold no two ids a reader would take for one.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from netghost.agent._claims import id_key, is_plain_id
+from netghost.agent._untrusted import scrub
 from netghost.contracts import EvidenceConflict, Hypothesis, HypothesisState, SessionState, format_timestamp
 
 __all__ = ["MAX_ACTIVE", "TERMINAL", "TRANSITIONS", "apply_updates", "find", "mark_succeeded"]
@@ -97,12 +104,17 @@ def apply_updates(
     """
     notes: list[str] = []
     new_ids: list[str] = []
+    updates, active_ids = scrub(updates), scrub(active_ids)
     for update in updates if isinstance(updates, list) else []:
         if not isinstance(update, Mapping) or not update.get("id"):
-            notes.append(f"ignored a hypothesis update without an id: {update!r}")
+            notes.append(f"ignored a hypothesis update without an id: {update!r}"[:300])
             continue
         hyp = find(state, str(update["id"]))
         if hyp is None:
+            refused = _refuse_id(state, str(update["id"]))
+            if refused:
+                notes.append(refused)
+                continue
             hyp = _new(state, update, now)
             new_ids.append(hyp.id)
         elif update.get("description") and hyp.description == hyp.id:
@@ -117,6 +129,17 @@ def apply_updates(
         wanted = [*state.active_hypothesis_ids, *new_ids]
     notes.extend(_set_active(state, wanted))
     return notes
+
+
+def _refuse_id(state: SessionState, hypothesis_id: str) -> str | None:
+    """Why a new hypothesis id is refused (not plain, or a declared id in another spelling), or None."""
+    if not is_plain_id(hypothesis_id):
+        return (f"{hypothesis_id!a}: a hypothesis id is 1-64 ASCII letters, digits, '.', '_' or '-' "
+                "(e.g. h1); not declared")[:300]
+    twin = next((h.id for h in state.hypothesis_log if id_key(h.id) == id_key(hypothesis_id)), None)
+    if twin is not None:
+        return f"{hypothesis_id}: that is {twin} spelled differently; use {twin}"
+    return None
 
 
 def _set_active(state: SessionState, wanted: Sequence[str]) -> list[str]:

@@ -16,12 +16,11 @@ Raw command output is never written here: a shell result is rebuilt from the she
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._untrusted import scrub
 from netghost.governance import WalWriter
-from netghost.redact import redact
 
 __all__ = ["Journal", "journal_path", "scrub"]
 
@@ -29,17 +28,6 @@ __all__ = ["Journal", "journal_path", "scrub"]
 def journal_path(audit_dir: Path, session_id: str) -> Path:
     """``<audit_dir>/ghost_turns_{session_id}.jsonl``."""
     return audit_dir / f"ghost_turns_{session_id}.jsonl"
-
-
-def scrub(value: Any) -> Any:
-    """``value`` with every string passed through the redactor (the journal never stores a secret)."""
-    if isinstance(value, str):
-        return redact(value).text
-    if isinstance(value, Mapping):
-        return {str(k): scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
-    return value
 
 
 class Journal:

@@ -8,7 +8,14 @@
    recorded and reported); 5. build the Markdown; 6. write it; 7. the caller records the path in the
    session file. The Integrity Statement is checked, not asserted: each log is verified at generation
    time and its record count, head hash and anchor are printed. Every audit id the report cites exists
-   in the shell audit; an id the model named that does not is marked as such.
+   in the shell audit; an id the model named that does not is marked as such. What the model claims is
+   checked too (:mod:`netghost.agent._claims`): every finding is printed there, and the confidence
+   shown is the claimed one capped by them.
+
+Every text that came from the model or a tool (summary, actions, hypothesis ids and descriptions,
+commands, reasons, paths, targets, the executive summary) is redacted again and escaped by
+construction (:mod:`netghost.safetext`): rendered by any Markdown renderer, it opens no HTML, link,
+image, heading, table or fence; the executive summary sits in a fenced block nothing in it can close.
 """
 
 from __future__ import annotations
@@ -20,14 +27,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._approval import decision_text
+from netghost.agent._claims import AUDIT_ID, ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
 from netghost.agent._journal import journal_path
+from netghost.agent._leftovers import leftovers
+from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
 from netghost.governance import read_wal, replay_latest, verify
+from netghost.redact import redact
+from netghost.safetext import md_block, md_code, md_fence, md_inline
 
 __all__ = ["AUDIT_ID", "Rca", "chain_paths", "rca_path", "write_rca"]
 
-AUDIT_ID = re.compile(r"ghost_\d{8}_\d{6}_\d{3,}")
 NOT_IN_TRAIL = " (not in the audit trail)"
 _EXIT_OK = 0
 
@@ -54,6 +66,7 @@ class Rca:
     path: Path | None
     chains: dict[str, dict[str, Any]] = field(default_factory=dict)
     write_error: str | None = None
+    claims: ClaimCheck | None = None
 
 
 # ---- phase 1 ---------------------------------------------------------------------------------------
@@ -131,17 +144,35 @@ def _executive_section(text: str) -> str | None:
 # ---- phase 5 ---------------------------------------------------------------------------------------
 
 def _cell(value: object) -> str:
-    return str("" if value is None else value).replace("|", "\\|").replace("\n", " ").strip()
+    """One line of untrusted text for a table cell or a sentence: redacted, escaped."""
+    return md_inline(redact("" if value is None else str(value)).text)
+
+
+def _code(value: object, *, table: bool = False) -> str:
+    """A command or a path (untrusted) as a code span: exact and greppable, redacted, nothing inside it live."""
+    return md_code(redact("" if value is None else str(value)).text, table=table)
+
+
+def _annotate(escaped: str, known: set[str]) -> str:
+    """Mark each audit id in already escaped text that is not in the trail (escaping leaves an audit
+    id as it is: its underscores are intraword, and nothing else escapes into that shape)."""
+    return AUDIT_ID.sub(lambda m: m.group() if m.group() in known else m.group() + NOT_IN_TRAIL, escaped)
 
 
 def _mark_unknown(text: str, known: set[str]) -> str:
-    return AUDIT_ID.sub(lambda m: m.group() if m.group() in known else m.group() + NOT_IN_TRAIL, text)
+    """One line of untrusted text with its audit ids checked against the trail."""
+    return _annotate(_cell(text), known)
+
+
+def _mark_block(text: str, known: set[str]) -> str:
+    """Untrusted paragraphs (the summary) with their audit ids checked against the trail."""
+    return _annotate(md_block(redact(text).text), known)
 
 
 def _cite(audit_id: str | None, known: set[str]) -> str:
     if not audit_id:
         return ""
-    return audit_id if audit_id in known else f"{audit_id}{NOT_IN_TRAIL}"
+    return _cell(audit_id) + ("" if audit_id in known else NOT_IN_TRAIL)
 
 
 @dataclass
@@ -154,6 +185,7 @@ class _Inputs:
     chains: dict[str, dict[str, Any]]
     now: datetime
     warnings: list[str]
+    claims: ClaimCheck
 
     @property
     def known(self) -> set[str]:
@@ -164,21 +196,21 @@ def _hypotheses_section(inp: _Inputs) -> list[str]:
     lines = ["## Hypotheses Log", "", "| Hypothesis ID | Description | Final State | Denial Count | Resolving Audit ID |",
              "|---|---|---|---|---|"]
     for h in inp.state.hypothesis_log:
-        lines.append(f"| {_cell(h.id)} | {_cell(h.description)} | {h.state.value} | {h.denial_count} | "
-                     f"{_cell(_cite(h.resolving_audit_id, inp.known))} |")
+        lines.append(f"| {_cell(h.id)} | {_mark_unknown(h.description, inp.known)} | {h.state.value} | "
+                     f"{h.denial_count} | {_cite(h.resolving_audit_id, inp.known)} |")
     if not inp.state.hypothesis_log:
         lines.append("| — | No hypothesis was recorded. | — | 0 | |")
     unverifiable = [h.id for h in inp.state.hypothesis_log if h.state.value == "UNVERIFIABLE"]
     if unverifiable:
-        lines += ["", f"Unverifiable (repeated denials): {', '.join(unverifiable)}."]
+        lines += ["", f"Unverifiable (repeated denials): {', '.join(_cell(u) for u in unverifiable)}."]
     for h in inp.state.hypothesis_log:
         for e in h.denial_events:
-            reason = f' — reason: "{_cell(e.denial_reason)}"' if e.denial_reason else ""
-            lines.append(f"- {h.id}: denied at turn {e.turn}, {_cell(_cite(e.audit_id, inp.known))}: "
-                         f"`{_cell(e.command)}`{reason}")
+            reason = f" — reason: “{_cell(e.denial_reason)}”" if e.denial_reason else ""
+            lines.append(f"- {_cell(h.id)}: denied at turn {e.turn}, {_cite(e.audit_id, inp.known)}: "
+                         f"{_code(e.command)}{reason}")
     for c in inp.state.evidence_conflicts:
         ids = ", ".join(_cite(i, inp.known) for i in c.conflicting_audit_ids)
-        lines.append(f"- Conflict on {c.hypothesis_id}: {ids}; trusted {c.higher_fidelity_source or '?'}; "
+        lines.append(f"- Conflict on {_cell(c.hypothesis_id)}: {ids}; trusted {_cell(c.higher_fidelity_source or '?')}; "
                      f"resolved {c.resolution or 'not yet'}.")
     return [*lines, ""]
 
@@ -188,8 +220,9 @@ def _commands_section(inp: _Inputs) -> list[str]:
              "| Audit ID | Context | Command | Classification | Action | Exit Code | Outcome |",
              "|---|---|---|---|---|---|---|"]
     for r in inp.records:
-        lines.append(f"| {r.get('audit_id')} | [{_context(r)}] | `{_cell(r.get('command'))}` | "
-                     f"{r.get('classification')} | {r.get('action')} | {_cell(r.get('exit_code'))} | {_outcome(r)} |")
+        lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_code(r.get('command'), table=True)} | "
+                     f"{_cell(r.get('classification'))} | {_cell(decision_text(r))} | {_cell(r.get('exit_code'))} | "
+                     f"{_cell(_outcome(r))} |")
     lines += ["", "NOTE ON LOCAL EVIDENCE: Rows tagged [LOCAL] reflect the engineer's local environment. Readers "
               "should not interpret [LOCAL] probe failures as definitive evidence of Azure infrastructure failures "
               "without corroborating [CLOUD] evidence.", ""]
@@ -199,24 +232,24 @@ def _commands_section(inp: _Inputs) -> list[str]:
 def _captures_section(inp: _Inputs) -> list[str]:
     lines = ["## Capture Evidence", "", "| Task ID | Target | State | Report Path | PCAP Path |", "|---|---|---|---|---|"]
     for task_id, t in inp.tasks.items():
-        lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {t.get('state')} | "
-                     f"{_cell(t.get('report_path'))} | {_cell(t.get('local_pcap_path'))} |")
+        lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {_cell(t.get('state'))} | "
+                     f"{_code(t.get('report_path'), table=True)} | {_code(t.get('local_pcap_path'), table=True)} |")
     if not inp.tasks:
         lines.append("| — | No packet capture was taken. | | | |")
     for task_id, t in inp.tasks.items():
         reason = t.get("stop_reason")
         if reason:  # why Azure ended the capture: anything but its time limit means it may be cut short
             early = "" if reason == "TimeExceeded" else " — it ended before its time limit, so it may miss traffic"
-            lines += ["", f"Capture {task_id}: Azure stopReason {reason}{early}."]
+            lines += ["", f"Capture {_cell(task_id)}: Azure stopReason {_cell(reason)}{early}."]
         hashes = t.get("artifact_hashes") or {}
         if hashes:
-            lines += ["", f"Artifacts of {task_id} (chain of custody):"]
-            lines += [f"- `{_cell(p)}` {h}" for p, h in sorted(hashes.items())]
+            lines += ["", f"Artifacts of {_cell(task_id)} (chain of custody):"]
+            lines += [f"- {_code(p)} {_code(h)}" for p, h in sorted(hashes.items())]
         report = t.get("report_path")
         if report and report in inp.summaries:
             text = inp.summaries[report]
-            lines += ["", f"Executive summary of {task_id}:", ""]
-            lines += (["> " + ln for ln in text.splitlines()] if text
+            lines += ["", f"Executive summary of {_cell(task_id)} (the engine's text, as it was read):", ""]
+            lines += ([md_fence(redact(text).text)] if text
                       else ["Report content unavailable (cat denied by engineer)."])
     if _advisory_a(inp.records):
         lines += ["", "Advisory: local probe failure detected alongside an Azure 'Allow' NSG rule. PCAP evidence "
@@ -225,8 +258,24 @@ def _captures_section(inp: _Inputs) -> list[str]:
     for task_id, t in inp.tasks.items():
         report = t.get("report_path")
         if t.get("state") in ("COMPLETED", "DONE") and report and inp.summaries.get(report) is None:
-            lines += ["", f"Advisory: forensic report for task {task_id} unavailable — cat was denied by the "
-                      f"engineer. The full report is at {report} for offline review."]
+            lines += ["", f"Advisory: forensic report for task {_cell(task_id)} unavailable — cat was denied by the "
+                      f"engineer. The full report is at {_code(report)} for offline review."]
+    return [*lines, ""]
+
+
+def _leftovers_section(inp: _Inputs) -> list[str]:
+    """What the session left in the cloud or on disk, each with the exact command that removes it."""
+    if not inp.tasks:
+        return []
+    left = leftovers(inp.tasks)
+    if not left:
+        return ["## Resources Left Behind", "", "None: every capture, blob and local capture file this session "
+                "created was cleaned up.", ""]
+    lines = ["## Resources Left Behind", "", f"WARNING: {len(left)} task(s) of this session still hold resources "
+             "that may incur charges. Each command below removes one:", ""]
+    for item in left:
+        lines.append(f"- Task {_cell(item.task_id)} ({_cell(item.state)}, target {_cell(item.target)}):")
+        lines += [f"  - {what}: {_code(command)}" for what, command in item.items]
     return [*lines, ""]
 
 
@@ -235,28 +284,41 @@ def _integrity_section(inp: _Inputs) -> list[str]:
              "All evidence in this report is cited by audit_id from append-only, hash-chained JSONL files, "
              "each verified when this report was generated:", ""]
     for c in inp.chains.values():
-        lines.append(f"- {c['label']}: {c['path']} — {c['records']} records, chain {c['verdict']}, "
+        # the counts, verdicts, hashes and anchors are governance.verify's own words, printed as they are
+        lines.append(f"- {c['label']}: {_code(c['path'])} — {c['records']} records, chain {c['verdict']}, "
                      f"head {c['head'] or '(empty)'}, anchor {c['anchor']}")
     lines += ["", "Raw command output is retained in the audit trail; only summaries appear here."]
-    lines += [f"- WARNING: {w}" for w in inp.warnings]
+    lines += [f"- WARNING: {_cell(w)}" for w in inp.warnings]
+    lines += _claims_lines(inp.claims)
     return [*lines, ""]
+
+
+def _claims_lines(claims: ClaimCheck) -> list[str]:
+    """The claim checks: each finding, and the confidence they leave (see :mod:`netghost.agent._claims`)."""
+    if not claims.findings:
+        return ["", "Claim checks: the conclusion's confidence, citations and hypotheses agree with the trail."]
+    lines = ["", f"Claim checks ({len(claims.findings)} finding(s); the model claimed confidence {claims.claimed}, "
+                 f"shown: {claims.confidence}):"]
+    return lines + [f"- CLAIM CHECK {f.rule} (caps confidence at {f.cap}): {_cell(f.message)}" for f in claims.findings]
 
 
 def _render(inp: _Inputs) -> str:
     c, s = inp.completion, inp.state
-    head = [f"# Root Cause Analysis — {s.session_id}", f"_Generated: {format_timestamp(inp.now)}_",
-            f"_Confidence: {c.confidence}_", f"_Model: {s.model} · Turns: {s.turn_count}"
-            + (f" · Resumed from: {s.resumed_from}" if s.resumed_from else "") + "_", "",
-            "## Investigation Summary", "", _mark_unknown(c.root_cause_summary, inp.known), ""]
+    capped = (f" (the model claimed {c.confidence}; capped by the claim checks in the Integrity Statement)"
+              if inp.claims.capped else "")
+    head = [f"# Root Cause Analysis — {_cell(s.session_id)}", f"_Generated: {format_timestamp(inp.now)}_",
+            f"_Confidence: {inp.claims.confidence}{capped}_", f"_Model: {_cell(s.model)} · Turns: {s.turn_count}"
+            + (f" · Resumed from: {_cell(s.resumed_from)}" if s.resumed_from else "") + "_", "",
+            "## Investigation Summary", "", _mark_block(c.root_cause_summary, inp.known), ""]
     for label, ids in (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
                        ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses)):
         if ids:
-            head.append(f"- {label}: {', '.join(ids)}")
+            head.append(f"- {label}: {', '.join(_cell(i) for i in ids)}")
     actions = ["## Recommended Actions", ""] + [f"- {_mark_unknown(a, inp.known)}" for a in c.recommended_actions]
     if not c.recommended_actions:
         actions.append("- None given.")
-    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp), *actions, "",
-            *_integrity_section(inp)]
+    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp),
+            *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
     return "\n".join(body).rstrip("\n") + "\n"
 
 
@@ -297,11 +359,13 @@ def write_rca(
             summaries[report], _ = _read_summary(shell, str(report), earlier)
     records = _shell_records(paths["shell"])  # after phase 4: its cat records are evidence too
     chains = _check_chains(audit_dir, sid)
-    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []))
+    completion = scrub_completion(completion)
+    claims = check_claims(state, completion, records)
+    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []), claims)
     text = _render(inp)
     target = rca_path(audit_dir, sid)
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        return Rca(text, None, chains, write_error=f"{type(exc).__name__}: {exc}")
-    return Rca(text, target, chains)
+        return Rca(text, None, chains, write_error=f"{type(exc).__name__}: {exc}", claims=claims)
+    return Rca(text, target, chains, claims=claims)

@@ -12,8 +12,15 @@ written, while the pcap is still on disk, so the run is audited and cited like a
 
 Every audit id the page cites is a link to that record, rendered further down the same page, so a
 reader can follow a conclusion to the command and the output behind it. The chain verification
-(records, verdict, head hash, anchor) is computed when the page is written. Nothing is fetched: the
-style is inline and the charts are inline SVG.
+(records, verdict, head hash, anchor) is computed when the page is written, and so are the claim checks
+(:mod:`netghost.agent._claims`): the confidence shown is the claimed one capped by them. Nothing is
+fetched: the style is inline and the charts are inline SVG.
+
+Every text on the page is escaped (``html.escape`` over :func:`~netghost.safetext.visible`, so bidi
+overrides and zero-width characters are shown, not obeyed); the model's texts are redacted again
+first. The only markup not written here is the charts' SVG, inlined from the engine's report only when
+its sha256 matches the task's artifact record and it holds no script, event handler, foreign object
+or outside link; otherwise the page says why it left them out.
 """
 
 from __future__ import annotations
@@ -29,10 +36,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._approval import decision_text
+from netghost.agent._claims import ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
+from netghost.agent._leftovers import leftovers
 from netghost.agent._rca import AUDIT_ID, _check_chains, chain_paths
+from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
 from netghost.governance import read_wal, replay_latest
+from netghost.redact import redact
+from netghost.safetext import md_inline_html, visible
 
 __all__ = ["draw_charts", "html_path", "render_rca_html", "write_rca_html"]
 
@@ -52,9 +65,13 @@ padding:.2em 1em;color:#333;white-space:pre-wrap}svg.chart{max-width:100%;height
 .summary{border-left:3px solid #3a7bd5;margin:.5em 0;padding:.1em 1em;background:#f7faff}.summary h4{margin:.6em 0 .2em}
 """
 _FIGURE = re.compile(r"<figure>.*?</figure>", flags=re.S)
+# What an engine chart never holds, and an inlined figure must not: scripts, event handlers, embedded
+# HTML, links anywhere but to the figure's own definitions (matplotlib's <use xlink:href="#...">).
+_UNSAFE_SVG = re.compile(r"(?i)<\s*(?:script|foreignobject|iframe|object|embed|image|a)\b|\son[a-z]+\s*=|javascript:|"
+                         r"(?:xlink:)?href\s*=\s*(?![\"']?#)|url\(\s*(?![\"']?#)|@import")
 _RECORD_FIELDS = ("command", "modified_command", "reasoning", "classification", "tier", "risk_reason", "environment",
                   "action", "status", "exit_code", "error", "denial_reason", "plan_token", "policy_rule",
-                  "duration_ms", "client", "seq", "ts", "prev_sha256", "sha256")
+                  "duration_ms", "client", "decided_by", "confinement", "seq", "ts", "prev_sha256", "sha256")
 
 
 def html_path(audit_dir: Path, session_id: str) -> Path:
@@ -63,7 +80,13 @@ def html_path(audit_dir: Path, session_id: str) -> Path:
 
 
 def _e(value: object) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """Text for the page: hidden characters shown, then escaped (the shell audit is redacted already)."""
+    return html.escape(visible("" if value is None else str(value), multiline=True), quote=True)
+
+
+def _t(value: object) -> str:
+    """The model's text for the page: redacted again (an old or edited session file), then :func:`_e`."""
+    return _e(redact("" if value is None else str(value)).text)
 
 
 @dataclass
@@ -78,6 +101,7 @@ class _Page:
     charts: dict[str, list[str]] = field(default_factory=dict)
     chart_notes: dict[str, str] = field(default_factory=dict)
     engine_commands: dict[str, str] = field(default_factory=dict)
+    claims: ClaimCheck | None = None
 
     @property
     def known(self) -> set[str]:
@@ -92,7 +116,8 @@ class _Page:
         return f"{_e(audit_id)} <em>(not in the audit trail)</em>"
 
     def linkify(self, text: str) -> str:
-        """Escape ``text`` and turn every audit id in it into a citation."""
+        """Redact and escape ``text`` (the model's) and turn every audit id in it into a citation."""
+        text = redact(text).text
         out, last = [], 0
         for m in AUDIT_ID.finditer(text):
             out += [_e(text[last:m.start()]), self.cite(m.group())]
@@ -170,7 +195,14 @@ def _load_charts(page: _Page) -> None:
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         check = (" Hash matches the artifact record." if known == digest else
                  f" HASH MISMATCH: the artifact record says {known}." if known else " (not a registered artifact)")
-        page.charts[task_id] = _FIGURE.findall(data.decode("utf-8", errors="replace"))
+        figures = _FIGURE.findall(data.decode("utf-8", errors="replace"))
+        unsafe = [f for f in figures if _UNSAFE_SVG.search(f)]
+        if known != digest or unsafe:
+            why = "its hash does not match the artifact record" if known != digest else \
+                f"{len(unsafe)} figure(s) hold script, links or embedded content"
+            page.chart_notes[task_id] = f"Charts from {target.name}, {digest}.{check} Not inlined: {why}."
+            continue
+        page.charts[task_id] = figures
         page.chart_notes[task_id] = f"Charts from {target.name}, {digest}.{check}"
 
 
@@ -186,9 +218,7 @@ def _drawn_by(page: _Page, task_id: str) -> str:
 # ---- rendering ---------------------------------------------------------------------------------------
 
 def _md_inline(text: str) -> str:
-    t = _e(text)
-    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+    return md_inline_html(text)  # the engine's escapes read back; nothing but code and bold made markup
 
 
 def _summary_html(text: str) -> str:
@@ -225,7 +255,9 @@ def _outcome(record: Mapping[str, Any]) -> str:
 
 def _head(page: _Page) -> list[str]:
     s, c = page.state, page.completion
-    confidence = c.confidence if c else "none recorded"
+    confidence: str = page.claims.confidence if page.claims else "none recorded"
+    if page.claims is not None and page.claims.capped:
+        confidence += f" (the model claimed {page.claims.claimed}; capped by the claim checks)"
     out = [f"<h1>Root Cause Analysis — {_e(s.session_id)}</h1>",
            f'<p class="meta">Generated {_e(format_timestamp(page.now))} · confidence <strong>{_e(confidence)}</strong> · '
            f"model {_e(s.model)} · turns {s.turn_count}"
@@ -238,22 +270,22 @@ def _head(page: _Page) -> list[str]:
     out.append(f"<p>{page.linkify(c.root_cause_summary)}</p>")
     groups = (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
               ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses))
-    items = [f"<li>{label}: {_e(', '.join(ids))}</li>" for label, ids in groups if ids]
+    items = [f"<li>{label}: {_t(', '.join(ids))}</li>" for label, ids in groups if ids]
     return out + ([f"<ul>{''.join(items)}</ul>"] if items else [])
 
 
 def _hypotheses(page: _Page) -> list[str]:
-    rows = [f"<tr><td>{_e(h.id)}</td><td>{page.linkify(h.description)}</td><td>{_e(h.state.value)}</td>"
+    rows = [f"<tr><td>{_t(h.id)}</td><td>{page.linkify(h.description)}</td><td>{_e(h.state.value)}</td>"
             f"<td>{h.denial_count}</td><td>{page.cite(h.resolving_audit_id)}</td></tr>" for h in page.state.hypothesis_log]
     if not rows:
         rows = ['<tr><td colspan="5">No hypothesis was recorded.</td></tr>']
     out = ["<h2>Hypotheses</h2>", "<table><thead><tr><th>ID</th><th>Description</th><th>Final state</th>"
            "<th>Denials</th><th>Resolving audit id</th></tr></thead><tbody>", *rows, "</tbody></table>"]
-    events = [f"<li>{_e(h.id)}: denied at turn {e.turn}, {page.cite(e.audit_id)}: <code>{_e(e.command)}</code>"
-              + (f" — reason: {_e(e.denial_reason)}" if e.denial_reason else "") + "</li>"
+    events = [f"<li>{_t(h.id)}: denied at turn {e.turn}, {page.cite(e.audit_id)}: <code>{_t(e.command)}</code>"
+              + (f" — reason: {_t(e.denial_reason)}" if e.denial_reason else "") + "</li>"
               for h in page.state.hypothesis_log for e in h.denial_events]
-    conflicts = [f"<li>Conflict on {_e(c.hypothesis_id)}: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}; "
-                 f"trusted {_e(c.higher_fidelity_source or '?')}</li>" for c in page.state.evidence_conflicts]
+    conflicts = [f"<li>Conflict on {_t(c.hypothesis_id)}: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}; "
+                 f"trusted {_t(c.higher_fidelity_source or '?')}</li>" for c in page.state.evidence_conflicts]
     return out + ([f"<ul>{''.join(events + conflicts)}</ul>"] if events or conflicts else [])
 
 
@@ -265,7 +297,7 @@ def _evidence(page: _Page) -> list[str]:
         who = f"{client.get('name')} {client.get('version')}" if client else "agent"
         rows.append(f"<tr><td>{page.cite(str(r.get('audit_id')))}</td><td>[{_context(r)}]</td>"
                     f"<td><code>{_e(r.get('command'))}</code></td><td class=\"{cls}\">{cls}</td>"
-                    f"<td>{_e(r.get('action'))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
+                    f"<td>{_e(decision_text(r))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
                     f"<td>{_e(who)}</td></tr>")
     if not rows:
         rows = ['<tr><td colspan="8">No command was run.</td></tr>']
@@ -325,7 +357,13 @@ def _integrity(page: _Page) -> list[str]:
         verdict = f'<span class="{"ok" if c["ok"] else "bad"}">{_e(c["verdict"])}</span>'
         rows.append(f"<tr><td>{_e(c['label'])}</td><td><code>{_e(Path(c['path']).name)}</code></td><td>{c['records']}</td>"
                     f"<td>{verdict}</td><td><code>{_e(c['head'] or '(empty)')}</code></td><td>{_e(c['anchor'])}</td></tr>")
-    warn = "".join(f"<li>WARNING: {_e(w)}</li>" for w in page.warnings)
+    warn = "".join(f"<li>WARNING: {_t(w)}</li>" for w in page.warnings)
+    claims = page.claims
+    if claims is not None and claims.findings:
+        warn += "".join(f"<li>CLAIM CHECK {_e(f.rule)} (caps confidence at {_e(f.cap)}): {_t(f.message)}</li>"
+                        for f in claims.findings)
+    elif claims is not None:
+        warn += "<li>Claim checks: the conclusion's confidence, citations and hypotheses agree with the trail.</li>"
     return ["<h2>Integrity Statement</h2>",
             "<p>Every piece of evidence is cited by audit id from append-only, hash-chained logs, each verified when "
             "this page was written:</p>",
@@ -348,9 +386,26 @@ def _record_html(r: Mapping[str, Any]) -> str:
     return f'<section class="record" id="{rid}"><h3>{rid}</h3><dl>{"".join(fields)}</dl>{body}</section>'
 
 
+def _left_behind(page: _Page) -> list[str]:
+    """What the session left in the cloud or on disk, each with the exact command that removes it."""
+    if not page.tasks:
+        return []
+    left = leftovers(page.tasks)
+    if not left:
+        return ["<h2>Resources Left Behind</h2>", "<p>None: every capture, blob and local capture file this session "
+                "created was cleaned up.</p>"]
+    items = "".join(f"<li>Task {_e(i.task_id)} ({_e(i.state)}, target {_e(i.target)})<ul>"
+                    + "".join(f"<li>{_e(what)}: <code>{_e(command)}</code></li>" for what, command in i.items)
+                    + "</ul></li>" for i in left)
+    return ["<h2>Resources Left Behind</h2>",
+            f'<p class="notice">WARNING: {len(left)} task(s) of this session still hold resources that may incur '
+            "charges. Each command below removes one:</p>", f"<ul>{items}</ul>"]
+
+
 def render_rca_html(page: _Page) -> str:
     """The whole page."""
-    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_actions(page), *_integrity(page),
+    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_left_behind(page),
+            *_actions(page), *_integrity(page),
             "<h2>Audit Records</h2>",
             "<p class=\"meta\">Each record as the shell wrote it (output redacted and truncated exactly as the AI saw it).</p>",
             *(_record_html(r) for r in page.records)]
@@ -377,7 +432,9 @@ def write_rca_html(audit_dir: Path, state: SessionState, completion: CompleteInv
     paths = chain_paths(audit_dir, sid)
     tasks = replay_latest(paths["orchestrator"], "task_id") if paths["orchestrator"].exists() else {}
     records = read_wal(paths["shell"]).records if paths["shell"].exists() else []
+    completion = scrub_completion(completion) if completion is not None else None
     page = _Page(state, completion, records, tasks, {}, now(), list(warnings or []))
+    page.claims = check_claims(state, completion, records) if completion is not None else None
     _load_charts(page)
     page.chains = _check_chains(audit_dir, sid)
     target = html_path(audit_dir, sid)

@@ -7,24 +7,27 @@ calls without results: a ``run_shell_cmd`` whose command appears in the shell au
 gets that record (it ran, or its outcome is unknown: the shell's in-flight record says so); any other
 gets an ``interrupted`` result, so the model decides again with the facts. The shell's in-flight record
 is read from ``<audit>.inflight`` when the shell has not appended it yet (it does so when it next opens
-the session, which is after the rebuild): a command killed while it ran is never called "not run".
+the session, which is after the rebuild): a command killed while it ran is never called "not run". Only
+an authentic one is read (sealed with the audit key, for this session and the log's next record): a
+forged or replayed file never reaches the model (the shell then refuses it and says so).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from netghost.agent.brains import FunctionCall, FunctionResponse, Message, Part
-from netghost.governance import read_wal
+from netghost.governance import pending_record, read_wal
+from netghost.orchestrator import budget_message
 
 __all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record", "shell_records"]
 
 RESPONSE_FIELDS = ("status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
-                   "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason")
+                   "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason",
+                   "decided_by")
 INTERRUPTED = {"status": "error", "error": "interrupted",
                "message": "The session stopped before this call ran. Issue it again if it is still needed."}
 
@@ -90,10 +93,12 @@ class _Builder:
             self.calls = tuple(p.call for p in message.parts if p.call is not None)
             self.after = record.get("after_audit_id")
             self.out.done = False
-            done = next((c for c in self.calls if c.name == "complete_investigation"), None)
+            done = next((c for c in self.calls if c.name == "complete_investigation" and c.error is None), None)
             self.out.completion = dict(done.args) if done is not None else None
-        elif kind in ("shell_call", "orchestrator_call", "invalid_call"):
+        elif kind in ("shell_call", "orchestrator_call", "invalid_call", "refused_call"):
             self._answer(record)
+        elif kind == "budget_refused" and record.get("budget") == "calls_per_turn":
+            self._refused(record)
         elif kind == "user_choice":
             self.out.done = record.get("choice") in ("done", "generate")
 
@@ -110,6 +115,20 @@ class _Builder:
             response["_meta"] = dict(record["meta"])
         call_id = record.get("call_id")
         self.answers[index] = FunctionResponse(name, response, str(call_id) if call_id else None)
+        if record.get("kind") == "invalid_call" and name == "complete_investigation":
+            self.out.completion = None  # its arguments were refused: the investigation did not end there
+
+
+    def _refused(self, record: Mapping[str, Any]) -> None:
+        """The calls of a turn past its calls_per_turn budget: answered with the same refusal as when it ran."""
+        limit, count = int(record.get("limit", 0)), int(record.get("count", 0))
+        for item in record.get("refused") or []:
+            name = str(item.get("name"))
+            refusal = {"status": "error", "error": "budget_exceeded", "tool": name, "budget": "calls_per_turn",
+                       "limit": limit, "count": count,
+                       "message": budget_message("calls_per_turn", limit, count, "This call was not run.")}
+            call_id = item.get("call_id")
+            self.answers[int(item.get("index", 0))] = FunctionResponse(name, refusal, str(call_id) if call_id else None)
 
 
 def _seq(audit_id: str | None) -> int:
@@ -120,15 +139,12 @@ def _seq(audit_id: str | None) -> int:
 
 
 def shell_records(shell_audit: Path) -> list[dict[str, Any]]:
-    """The shell audit's records, and the in-flight ("outcome unknown") record the shell has not appended yet."""
+    """The shell audit's records, and the authentic in-flight ("outcome unknown") record the shell has
+    not appended yet."""
     records = read_wal(shell_audit).records if shell_audit.exists() else []
-    inflight = shell_audit.with_name(shell_audit.name + ".inflight")
-    try:
-        pending = json.loads(inflight.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # none (the usual case), or torn before its command could start
-        return records
-    last = _seq(str(records[-1].get("audit_id"))) if records else 0
-    if isinstance(pending, dict) and _seq(str(pending.get("audit_id"))) > last:
+    session_id = shell_audit.name.removeprefix("shell_audit_").removesuffix(".jsonl")
+    pending = pending_record(shell_audit, records, session_id=session_id)
+    if pending is not None:
         records.append(pending)
     return records
 

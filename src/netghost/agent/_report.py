@@ -3,12 +3,14 @@
 It reads, never runs: the session file (the current ``ghost_session.json`` if it is SID's, else the copy
 kept as ``ghost_session_{SID}.json``; a session driven through MCP has none, and gets an empty hypothesis
 log), the journal's ``complete_investigation`` call, the shell audit and the task registry. Nothing is
-moved, so this is safe beside a running session.
+moved, so this is safe beside a running session. A session file whose seal does not check is not read
+(the report is built from the audit trail alone, as for an MCP session) and stderr says why.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,8 +36,19 @@ def _state(audit_dir: Path, sid: str) -> SessionState:
         loaded = load_session(path)
         if loaded.state is not None and loaded.state.session_id == sid:
             return loaded.state
+        if loaded.status == "refused" and (path.name != SESSION_FILE or _claims(path, sid)):
+            print(f"ghost-agent report: {path.name} not used: {loaded.detail}; the report is built from the "
+                  "audit trail alone", file=sys.stderr)
     return SessionState(session_id=sid, created_at=format_timestamp(datetime.now(UTC)), model="(none)",
                         audit_dir=str(audit_dir))
+
+
+def _claims(path: Path, sid: str) -> bool:
+    """Whether an (untrusted) session file says it is ``sid``'s: only to word the notice."""
+    try:
+        return bool(json.loads(path.read_text(encoding="utf-8")).get("session_id") == sid)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def regenerate_html(audit_dir: Path, sid: str) -> Path:

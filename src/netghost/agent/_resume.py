@@ -1,11 +1,14 @@
 """``--resume SID`` (seed 001 §3 step 2): verify the audit first, then load, rebuild and reconcile.
 
 Order matters: every hash-chained log of the session is verified *before* anything else is read or
-run, and a break is reported first (the user may stop there). Then the session file is checked
-(``_checksum`` mismatch -> [C]ontinue/[F]resh/[A]bort; unreadable -> [F]resh/[A]bort), the conversation
-is rebuilt from the audit trail (:mod:`netghost.agent._rebuild`), ``is_resume`` is set, and the RISKY
-commands the shell audit shows as executed, or as "outcome unknown", are listed so that ``--yes`` never
-repeats one without a human.
+run, and so is the session's trail (every log it must have is there, whole and its own:
+``netghost.governance.check_trail``); a break is reported first (the user may stop there). Then the
+session file must carry a valid seal: one that is unsealed, edited, sealed for another session or by
+another installation is refused with a one-line reason and the next step, and never continued from
+([F]resh/[A]bort; nothing it says reaches the model or the RCA). Then the conversation is rebuilt from
+the audit trail (:mod:`netghost.agent._rebuild`), ``is_resume`` is set, and the RISKY commands the shell
+audit shows as executed, or as "outcome unknown", are listed so that ``--yes`` never repeats one
+without a human.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from netghost.agent._console import GhostConsole
 from netghost.agent._rca import chain_paths
 from netghost.agent._rebuild import Rebuilt, rebuild, shell_records
-from netghost.agent._session import load_session, take_back
+from netghost.agent._session import load_session, refusal_line, take_back
 from netghost.contracts import IN_FLIGHT_TASK_STATES, SessionState
-from netghost.governance import read_wal, replay_latest, verify
+from netghost.governance import check_trail, read_wal, replay_latest, verify
 
-__all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "unfinished_tasks"]
+__all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "session_task_ids", "unfinished_tasks"]
 
 OUTCOME_UNKNOWN = "outcome unknown"
 _IN_FLIGHT = frozenset(s.value for s in IN_FLIGHT_TASK_STATES)
@@ -57,8 +62,13 @@ def check_chains(ui: GhostConsole, audit_dir: Path, session_id: str, heads: Mapp
             at = next((r for r in read_wal(path).records if r.get("seq") == seq), None)
             if at is None or at.get("sha256") != sha:
                 problems.append(f"{path.name}: record {seq} is not the head the session file pinned")
-    for text in problems:
-        ui.error(f"Audit trail broken: {text}")
+    for problem in check_trail(audit_dir, session_id).problems:
+        # the session file is judged below; a provisional record the shell refuses when it opens (moved
+        # aside, recorded in the chain, shown): neither needs the whole trail to be given up
+        if problem.kind not in ("session_file", "provisional") and problem.line not in problems:
+            problems.append(problem.line)
+    for text in problems:  # one unwrapped line each
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), f"Audit trail broken: {text}"), soft_wrap=True)
     if not problems:
         ui.ok("Audit trail verified (every chain intact).")
     return problems
@@ -77,17 +87,16 @@ def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resum
     if problems and ui.choose("The audit trail does not verify. [C]ontinue anyway  [A]bort",
                               {"c": "continue", "a": "abort"}, default="a") == "a":
         return Resumed(None, abort=True)
+    if loaded.status == "refused":
+        # one unwrapped line (the reason and the next step stay together and copyable)
+        ui.console.print(Text.assemble(("[ERROR] ", "bold red"), refusal_line(path, session_id, audit_dir,
+                                                                             loaded.detail)), soft_wrap=True)
+        fresh = ui.choose("[F]resh session  [A]bort", {"f": "fresh", "a": "abort"}, default="a") == "f"
+        return Resumed(None, abort=not fresh)
     if loaded.status == "corrupt" or loaded.state is None:
         ui.notice(f"Warning: session file corrupted ({loaded.detail}).")
         fresh = ui.choose("[F]resh session  [A]bort", {"f": "fresh", "a": "abort"}, default="a") == "f"
         return Resumed(None, abort=not fresh)
-    if loaded.status == "mismatch":
-        ui.notice("Warning: session file checksum mismatch — file may have been modified externally.")
-        choice = ui.choose("[C]ontinue anyway  [F]resh session  [A]bort",
-                           {"c": "continue", "f": "fresh", "a": "abort"}, default="a")
-        if choice != "c":
-            return Resumed(None, abort=choice == "a")
-        warnings.append("session file checksum mismatch at resume: continued at the user's choice")
     if loaded.state.session_id != session_id:
         ui.error(f"{path.name} holds session {loaded.state.session_id}, not {session_id}.")
         return Resumed(None, abort=True)
@@ -111,6 +120,11 @@ def already_ran(shell_audit: Path) -> set[str]:
         if ran or unknown:
             out.add(str(r.get("modified_command") or r.get("command")))
     return out
+
+
+def session_task_ids(registry: Path) -> list[str]:
+    """Every task the session's registry holds: what earlier runs created, whatever the session file says."""
+    return list(replay_latest(registry, "task_id")) if registry.exists() else []
 
 
 def unfinished_tasks(registry: Path, task_ids: list[str]) -> list[str]:

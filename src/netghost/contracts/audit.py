@@ -14,6 +14,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from netghost.contracts.base import WireModel
 from netghost.contracts.chain import ChainFields
 from netghost.contracts.shell import (
+    Confinement,
+    DecidedBy,
     OutputMetadata,
     ShellAction,
     ShellClassification,
@@ -21,7 +23,10 @@ from netghost.contracts.shell import (
     ShellErrorCode,
 )
 
-__all__ = ["AuditClient", "ShellAuditRecord", "StoredShellAuditRecord"]
+__all__ = ["AuditClient", "ProvisionalRejectedRecord", "ShellAuditRecord", "StoredShellAuditRecord"]
+
+_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement", "executed")
+"""Optional fields written only when set, so older records keep their exact bytes (and hashes)."""
 
 
 class AuditClient(WireModel):
@@ -70,18 +75,47 @@ class ShellAuditRecord(WireModel):
     client: AuditClient | None = None
     """Set only for calls that came through the MCP server; absent (not null) otherwise, so records
     written before this field existed and records of the agent's own calls keep their exact bytes."""
+    decided_by: DecidedBy | None = None
+    """Who decided (a human at the terminal, ``--yes``, an MCP client's elicitation, a policy). Every record
+    the shell writes now carries it; absent only in records written before it existed."""
+    confinement: Confinement | None = None
+    """A sealed lab's verdict on the command (simulated or not); absent outside a sealed lab."""
     executed: str | None = None
     """The argv that really ran when the shell resolved the command to an installed program (the forensics
     engine runs as ``<product python> -I -m netghost.forensics``, never a file found in the working
     directory); absent otherwise, like ``client``."""
 
     @model_serializer(mode="wrap")
-    def _drop_absent_client(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _drop_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("client", "executed"):  # absent, not null: older records hash as they always did
-            if data.get(key, 0) is None:
+        for key in _ABSENT_WHEN_NONE:
+            if key in data and data[key] is None:
                 del data[key]
         return data
+
+
+class ProvisionalRejectedRecord(WireModel):
+    """A provisional ("outcome unknown") record found beside the shell's audit file that was refused.
+
+    The shell notes each call in ``<audit file>.inflight`` before its process starts and appends that
+    note after a crash. A note that is forged, altered, replayed from another session or position, or
+    unsealed is not appended; this record takes its place in the chain, saying why. It holds nothing
+    the file claimed (that text is hostile): the file itself is kept aside under ``file``, identified by
+    its hash.
+    """
+
+    v: Literal[1]
+    kind: Literal["provisional_rejected"]
+    audit_id: str
+    session_id: str
+    status: Literal["error"] = "error"
+    error: Literal["provisional_rejected"] = "provisional_rejected"
+    """``status``/``error`` as a shell record spells a failure, so readers that list the shell's records
+    (the RCA's evidence table) show this one as what it is rather than as a blank row."""
+    reason: str
+    file: str | None = Field(description="where the refused file was moved aside (None: it could not be)")
+    file_sha256: str | None
+    file_bytes: int = Field(ge=0)
 
 
 class StoredShellAuditRecord(ShellAuditRecord, ChainFields):

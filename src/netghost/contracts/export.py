@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from netghost.contracts.audit import ShellAuditRecord, StoredShellAuditRecord
+from netghost.contracts.audit import ProvisionalRejectedRecord, ShellAuditRecord, StoredShellAuditRecord
 from netghost.contracts.cabincrew import (
     ApprovalRequest,
     ApprovalResponse,
@@ -52,6 +52,7 @@ _MODELS: tuple[tuple[str, type[BaseModel]], ...] = (
     ("artifact-manifest", ArtifactManifest),
     ("artifact-record", ArtifactRecord),
     ("audit-event", AuditEvent),
+    ("provisional-rejected-record", ProvisionalRejectedRecord),
     ("session-state", SessionState),
     ("shell-audit-record", ShellAuditRecord),
     ("shell-request", ShellRequest),

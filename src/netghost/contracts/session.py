@@ -8,15 +8,19 @@ audit JSONL files. Its ``_checksum`` is what seed 001 §3 step 2 verifies on ``-
 
 :func:`compute_session_checksum` reproduces that exactly (Python's default separators and
 ``ensure_ascii``), over the *parsed* file content, so the digest does not depend on how the file was
-indented. A mismatch is not a validation error: the seed asks the user to continue, start fresh or
-abort, so :func:`check_session_checksum` reports it as a value.
+indented, and :func:`check_session_checksum` reports the comparison as a value.
+
+That digest is unkeyed: whoever edits the file recomputes it, so it only catches accidents. What the
+product trusts is the ``_seal`` (format ``v: 2``), an HMAC under the installation's audit key made by
+``netghost.governance.seal_session`` and required on load; this module only leaves room for it
+(:meth:`SessionState.to_file_dict` takes the sealing function, since the key is governance's).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -26,6 +30,7 @@ from netghost.contracts.base import IsoTimestamp, WireModel
 
 __all__ = [
     "CHECKSUM_KEY",
+    "SEAL_FIELD",
     "DenialEvent",
     "EvidenceConflict",
     "Hypothesis",
@@ -37,6 +42,7 @@ __all__ = [
 ]
 
 CHECKSUM_KEY = "_checksum"
+SEAL_FIELD = "_seal"
 SessionChecksumStatus = Literal["ok", "mismatch", "absent"]
 
 
@@ -94,11 +100,14 @@ class SessionState(WireModel):
     ``manual_cleanup_pending`` is not in the §8 table but seed 001 §3 step 8 appends to
     ``ghost_session.json["manual_cleanup_pending"]``, so it is part of the file. ``audit_heads`` is
     ours: the signed head of each of the session's hash-chained logs (``shell``, ``orchestrator``,
-    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``checksum``
-    (wire name ``_checksum``) is optional because a file without one is accepted unverified.
+    ``turns``) as last saved, so the file pins the end of the audit trail it indexes. ``rca_confidence``
+    is ours too: the confidence the RCA shows (the model's claim capped by the RCA's claim checks).
+    ``checksum`` (wire name ``_checksum``) and ``seal`` (``_seal``) are optional in the model so that the
+    seed's own example validates; the loader refuses a file whose seal does not check before it gets here.
+    ``v`` is 2 for files written sealed; 1 was the unsealed format.
     """
 
-    v: Literal[1] = 1
+    v: Literal[1, 2] = 2
     session_id: str = Field(description="ghost_{YYYYMMDD}_{HHMMSS}")
     created_at: IsoTimestamp
     resumed_from: str | None = None
@@ -115,11 +124,21 @@ class SessionState(WireModel):
     manual_cleanup_pending: list[str] = Field(default_factory=list)
     is_resume: bool = False
     audit_heads: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    rca_confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None, description="the confidence the RCA shows: the model's claim capped by the claim checks")
     checksum: str | None = Field(default=None, alias="_checksum")
+    seal: str | None = Field(default=None, alias="_seal")
 
-    def to_file_dict(self) -> dict[str, Any]:
-        """The dict ``save_session()`` writes: every field, with a freshly computed ``_checksum``."""
-        data = self.model_dump(mode="json", by_alias=True, exclude={"checksum"})
+    def to_file_dict(self, seal: Callable[[Mapping[str, Any]], str] | None = None) -> dict[str, Any]:
+        """The dict ``save_session()`` writes: every field, ``_seal`` when ``seal`` is given, then ``_checksum``.
+
+        Args:
+            seal: makes the ``_seal`` of the content (``netghost.governance.seal_session``); it is
+                computed before the checksum, which then covers it, as the seed's recipe expects.
+        """
+        data = self.model_dump(mode="json", by_alias=True, exclude={"checksum", "seal"})
+        if seal is not None:
+            data[SEAL_FIELD] = seal(data)
         data[CHECKSUM_KEY] = compute_session_checksum(data)
         return data
 

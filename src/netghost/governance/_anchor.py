@@ -31,6 +31,7 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
     "default_key_path",
     "find_checkpoint",
     "fsync_dir",
+    "iter_checkpoints",
     "load_key",
     "read_checkpoint",
     "write_checkpoint",
@@ -61,6 +63,7 @@ KEY_ENV = "NETGHOST_AUDIT_KEY"
 _TAG = "hmac-sha256:"
 _RECORD_DOMAIN = b"netghost-wal-record-v1\x00"
 _HEAD_DOMAIN = b"netghost-wal-head-v1\x00"
+_KEY_ID_DOMAIN = b"netghost-key-id-v1\x00"
 _KEY_BYTES = 32
 
 
@@ -98,6 +101,20 @@ class AuditKey:
     def check_seal(self, name: str, sha256: str, seal: str) -> bool:
         """True when ``seal`` is this key's ``hmac`` of that record (constant-time comparison)."""
         return self._check(_RECORD_DOMAIN + name.encode() + b"\x00" + sha256.encode(), seal)
+
+    @property
+    def key_id(self) -> str:
+        """A public fingerprint of the key (16 hex): says *which* installation sealed a file, reveals nothing."""
+        return self._mac(_KEY_ID_DOMAIN).finalize().hex()[:16]
+
+    def mac_json(self, domain: bytes, body: Mapping[str, Any]) -> str:
+        """The tagged HMAC of ``body``'s canonical JSON under ``domain`` (a label per kind of document,
+        so a MAC made for one kind never checks as another)."""
+        return _TAG + self._mac(domain + canonical_json(dict(body)).encode("utf-8")).finalize().hex()
+
+    def check_json(self, domain: bytes, body: Mapping[str, Any], tag: object) -> bool:
+        """True when ``tag`` is :meth:`mac_json` of ``body`` under ``domain`` (constant-time comparison)."""
+        return self._check(domain + canonical_json(dict(body)).encode("utf-8"), tag)
 
     def sign_head(self, body: dict[str, Any]) -> str:
         return _TAG + self._mac(_HEAD_DOMAIN + canonical_json(body).encode("utf-8")).finalize().hex()
@@ -260,7 +277,7 @@ def write_checkpoint(
     Raises:
         OSError: the checkpoint cannot be written.
     """
-    head = SignedHead(log_id, log.name, seq, sha256, "", str(log))
+    head = SignedHead(log_id, log.name, seq, sha256, "", str(log.absolute()))
     head = SignedHead(log_id, log.name, seq, sha256, key.sign_head(head.body()), head.path)
     line = json.dumps(head.to_dict(), sort_keys=True).encode()
     if len(line) >= SLOT:
@@ -316,6 +333,25 @@ def find_checkpoint(key: AuditKey, log: str | os.PathLike[str], log_id: str | No
                 if isinstance(head, SignedHead) and head.log_id == log_id and head.name == Path(log).name:
                     return head
     return None
+
+
+def iter_checkpoints(key: AuditKey) -> Iterator[SignedHead]:
+    """Every checkpoint this key signed (a valid MAC), in file-name order: the logs the installation wrote.
+
+    Why: a log deleted whole leaves nothing in its directory to verify; its checkpoint, outside the
+    audit directory, still says it existed (``path``, ``name``, the last ``seq``).
+    """
+    try:
+        candidates = sorted(key.anchors_dir.glob("*.head"))
+    except OSError:
+        return
+    for candidate in candidates:
+        try:
+            head = _parse_slots(key, candidate.read_bytes())
+        except OSError:
+            continue
+        if isinstance(head, SignedHead) and head.check(key):
+            yield head
 
 
 def fsync_dir(directory: Path) -> None:

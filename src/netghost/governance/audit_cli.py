@@ -1,12 +1,20 @@
-"""``ghost-agent audit verify PATH...``: check hash-chained audit, registry and workflow logs.
+"""``ghost-agent audit verify [PATH...]``: check hash-chained audit, registry and workflow logs.
 
-Each PATH is a ``.jsonl`` file or a directory searched recursively for ``*.jsonl``. For every file
-it prints the record count, the head hash, the anchor and every break. The anchor is checked by
-default: each record's MAC under the installation's audit key and the log's end against its signed
-checkpoint, so a log cut short, a torn or deleted last record, a forged record and a re-chained log
-are breaks; a log written before anchoring is reported "unanchored (legacy)". Exit status: 0 when
-every chain is intact (a torn last line from a crash is reported but tolerated), 1 when any chain
-is broken, 2 when a path is missing or holds no log.
+Each PATH is a ``.jsonl`` file or a directory searched recursively for ``*.jsonl``; with no PATH it
+is ``./audit``, the directory every other command writes by default. For every file it prints the
+record count, the head hash, the anchor and every break. The anchor is checked by default: each
+record's MAC under the installation's audit key and the log's end against its signed checkpoint, so
+a log cut short, a torn or deleted last record, a forged record and a re-chained log are breaks; a
+log written before anchoring is reported "unanchored (legacy)".
+
+A directory is also checked session by session (:mod:`netghost.governance.trail`): the logs each
+session must have, read from the anchors, the sealed session file and the logs' cross references,
+must all be there, whole and the session's own; the session file's seal must check; a provisional
+record waiting beside a log must authenticate. One line per problem.
+
+Exit status: 0 when every chain is intact and every session's trail complete (a torn last line from a
+crash is reported but tolerated), 1 when any chain is broken or a trail incomplete, 2 when a path is
+missing or holds no log (and no session says it should).
 """
 
 from __future__ import annotations
@@ -20,9 +28,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from netghost.governance.trail import TrailReport, check_trails
 from netghost.governance.wal import VerifyReport, verify
 
-__all__ = ["add_arguments", "collect_files", "run"]
+__all__ = ["DEFAULT_PATH", "add_arguments", "collect_files", "run"]
+
+DEFAULT_PATH = "./audit"
+"""What a bare ``ghost-agent audit verify`` checks: the default ``--audit-dir`` of every command."""
 
 EXIT_OK = 0
 EXIT_BROKEN = 1
@@ -37,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="verify the hash chain of .jsonl logs",
         description="Verify hash-chained JSONL logs; exit 0 only when every chain is intact.",
     )
-    verify_parser.add_argument("paths", nargs="+", metavar="PATH", help="a .jsonl file or a directory of them")
+    verify_parser.add_argument("paths", nargs="*", metavar="PATH",
+                               help=f"a .jsonl file or a directory of them (default: {DEFAULT_PATH})")
     verify_parser.add_argument("--json", action="store_true", help="print one JSON report per file instead")
     verify_parser.add_argument(
         "--head",
@@ -109,6 +122,62 @@ def _as_json(report: VerifyReport) -> str:
     )
 
 
+def _render_trail(console: Console, trail: TrailReport) -> None:
+    status = Text("OK", style="bold green") if trail.ok else Text("INCOMPLETE", style="bold red")
+    logs = ", ".join(sorted(trail.expected)) or "-"
+    console.print(Text.assemble(status, f"  session {trail.session_id} in {trail.directory}"), soft_wrap=True)
+    console.print(f"    files: {logs}", soft_wrap=True, markup=False)
+    for notice in trail.notices:
+        console.print(Text(f"    note: {notice}", style="yellow"), soft_wrap=True)
+    for problem in trail.problems:
+        console.print(Text.assemble(("    " + problem.kind, "red"), f"  {problem.line}"), soft_wrap=True)
+
+
+def _trail_json(trail: TrailReport) -> str:
+    return json.dumps(
+        {
+            "session_id": trail.session_id,
+            "directory": str(trail.directory),
+            "ok": trail.ok,
+            "expected": trail.expected,
+            "notices": trail.notices,
+            "problems": [{"file": p.file, "kind": p.kind, "detail": p.detail} for p in trail.problems],
+        },
+        sort_keys=True,
+    )
+
+
+def _trails(paths: list[str], files: list[Path]) -> dict[str, list[TrailReport]]:
+    """The session trails of every directory argument (and its subdirectories holding logs)."""
+    out: dict[str, list[TrailReport]] = {}
+    for raw in paths:
+        root = Path(raw)
+        if not root.is_dir():
+            continue
+        resolved = root.resolve()
+        dirs = {root} | {f.parent for f in files if f.resolve().is_relative_to(resolved)}
+        out[raw] = [t for d in sorted(dirs) for t in check_trails(d)]
+    return out
+
+
+def _verify_files(files: list[Path], head: str | None, as_json: bool, out: Console, err: Console) -> tuple[int, int]:
+    """Verify and print each file; (how many are broken, how many could not be read)."""
+    broken = unreadable = 0
+    for path in files:
+        try:
+            report = verify(path, expected_head=head)
+        except OSError as exc:
+            err.print(Text(f"error: {path}: {exc.strerror or exc}", style="red"))
+            unreadable += 1
+            continue
+        if as_json:
+            out.print(_as_json(report), soft_wrap=True, markup=False)
+        else:
+            _render(out, report)
+        broken += not report.ok
+    return broken, unreadable
+
+
 def run(args: argparse.Namespace, *, console: Console | None = None) -> int:
     """Run ``ghost-agent audit ...``; returns the exit status.
 
@@ -119,32 +188,32 @@ def run(args: argparse.Namespace, *, console: Console | None = None) -> int:
     out = console or Console(highlight=False)
     err = Console(file=sys.stderr, highlight=False) if console is None else console
     if getattr(args, "audit_command", None) != "verify":
-        err.print("usage: ghost-agent audit verify PATH [PATH ...]")
+        err.print("usage: ghost-agent audit verify [PATH ...]")
         return EXIT_USAGE
-    files, missing = collect_files(list(args.paths))
+    paths = list(args.paths) or [DEFAULT_PATH]
+    files, missing = collect_files(paths)
+    trails = _trails(paths, files)
+    missing = [m for m in missing if not trails.get(m.split(": ", 1)[0])]  # a dir whose logs are all gone
     head = getattr(args, "head", None)
     if head is not None and len(files) != 1:
         err.print(Text("error: --head needs exactly one log file", style="red"))
         return EXIT_USAGE
     for problem in missing:
         err.print(Text(f"error: {problem}", style="red"))
-    worst = EXIT_USAGE if missing else EXIT_OK
-    broken = 0
-    for path in files:
-        try:
-            report = verify(path, expected_head=head)
-        except OSError as exc:
-            err.print(Text(f"error: {path}: {exc.strerror or exc}", style="red"))
-            worst = EXIT_USAGE
-            continue
+    broken, unreadable = _verify_files(files, head, bool(args.json), out, err)
+    worst = EXIT_USAGE if missing or unreadable else EXIT_OK
+    sessions = [t for found in trails.values() for t in found]
+    for trail in sessions:
         if args.json:
-            out.print(_as_json(report), soft_wrap=True, markup=False)
+            out.print(_trail_json(trail), soft_wrap=True, markup=False)
         else:
-            _render(out, report)
-        if not report.ok:
-            broken += 1
+            _render_trail(out, trail)
+    incomplete = sum(1 for t in sessions if not t.ok)
     if not args.json:
-        out.print(f"{len(files)} file(s) checked, {broken} broken")
-    if worst == EXIT_OK and broken:
+        summary = f"{len(files)} file(s) checked, {broken} broken"
+        if trails:
+            summary += f"; {len(sessions)} session(s) checked, {incomplete} incomplete"
+        out.print(summary)
+    if worst == EXIT_OK and (broken or incomplete):
         return EXIT_BROKEN
     return worst

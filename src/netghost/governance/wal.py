@@ -694,6 +694,13 @@ class WalWriter:
         return self._checkpoint
 
     @property
+    def key(self) -> AuditKey:
+        """The key that seals this log: a record written beside it (a provisional record) is sealed
+        with the same key, bound to this log."""
+        assert self._key is not None
+        return self._key
+
+    @property
     def signed_head(self) -> SignedHead | None:
         """The signed head after the last append (None for an empty log): for the session file and RCA."""
         return self._checkpoint

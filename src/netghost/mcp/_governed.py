@@ -22,6 +22,7 @@ from netghost.mcp._approval import CallContext, ElicitingApprover
 from netghost.mcp._settings import McpSettings
 from netghost.mcp._tools import ARG_MODELS
 from netghost.orchestrator import CloudOrchestrator
+from netghost.safetext import guard_console
 from netghost.shell import SafeExecShell
 
 __all__ = ["GovernedSession", "new_session_id"]
@@ -35,6 +36,11 @@ def new_session_id(settings: McpSettings, now: Callable[[], datetime] | None = N
         if not (settings.audit_dir / f"shell_audit_{sid}.jsonl").exists():
             return sid
         time.sleep(0.25)
+
+
+def _to_stderr(line: str) -> None:
+    """A refused provisional audit record, told to whoever runs the server (stdout is the transport)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 class GovernedSession:
@@ -57,12 +63,16 @@ class GovernedSession:
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
                                    approval_timeout_s=settings.approval_timeout_s, client=self.client,
+                                   confinement=settings.confinement, on_notice=_to_stderr,
                                    scope=settings.scope, learn_scope=True)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
+        if settings.budgets is not None:
+            config["budgets"] = settings.budgets
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr
             self.orchestrator = CloudOrchestrator(self.shell, self.session_id, task_dir=str(settings.audit_dir),
-                                                  console=Console(file=sys.stderr, highlight=False), **config)
+                                                  console=guard_console(Console(file=sys.stderr, highlight=False)),
+                                                  **config)
         except BaseException:
             self.shell.close()
             raise

@@ -13,6 +13,10 @@ event loop waits for even when the call is cancelled (``anyio.to_thread.run_sync
 thread), so a client that disconnects mid-call still gets its command's audit record written: the
 command finishes (or its elicitation fails and it is denied) and the record lands before the session
 closes.
+
+What leaves the server is hostile text too (command output, the model-written RCA, tool errors that
+quote their input): every tool result and every resource read passes the redactor on its way out,
+whatever redacted it before.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from netghost.mcp._governed import GovernedSession
 from netghost.mcp._reports import list_reports, read_report
 from netghost.mcp._settings import McpSettings
 from netghost.mcp._tools import tool_schemas
+from netghost.redact import redact, redact_value
 
 __all__ = ["GhostMcpServer", "build_server", "check_loopback", "serve_http", "serve_stdio"]
 
@@ -130,7 +135,7 @@ class GhostMcpServer:
                     return await session.elicit_form(message, schema, related_request_id=ctx.request_id)
             call = CallContext(asyncio.get_running_loop(), elicit, client)
             result: dict[str, Any] = await anyio.to_thread.run_sync(gov.call, name, arguments, call)
-            return result
+            return dict(redact_value(result))  # every string a tool result carries, again, as it leaves
 
         @server.list_resources()  # type: ignore[no-untyped-call, untyped-decorator]
         async def list_resources() -> list[types.Resource]:
@@ -143,7 +148,8 @@ class GhostMcpServer:
             report = read_report(self.settings.audit_dir, await self._session_id(), str(uri))
             if report is None:
                 raise ValueError(f"unknown resource {uri}: list_resources names the finished reports")
-            return [ReadResourceContents(report.path.read_text(encoding="utf-8"), report.mime_type)]
+            text = report.path.read_text(encoding="utf-8")
+            return [ReadResourceContents(redact(text).text, report.mime_type)]
 
     async def _session_id(self) -> str:
         ctx = self.server.request_context

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from netghost.shell import EgressScope
+if TYPE_CHECKING:  # the settings are built without importing the shell or the orchestrator
+    from netghost.orchestrator import Budgets
+    from netghost.shell import EgressScope, LabConfinement
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "McpSettings"]
 
@@ -29,6 +31,8 @@ class McpSettings:
         session_prefix: the prefix of the session ids (audit ids are ``{session}_{seq:03d}``).
         scope: where probes may go automatically (the lab world's network, or ``--scope`` entries on top
             of the private address space); None: the default scope.
+        confinement: the lab's confinement (``--lab``): only what the lab simulates runs without a person's approval.
+        budgets: the sessions' budgets (the capture ones; None: the defaults).
     """
 
     audit_dir: Path
@@ -39,3 +43,5 @@ class McpSettings:
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     session_prefix: str = "ghost"
     scope: EgressScope | None = None
+    confinement: LabConfinement | None = None
+    budgets: Budgets | None = None

@@ -14,6 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.errors import MarkupError
+from rich.text import Text
+
+from netghost.safetext import guard_console, show_hidden
 
 __all__ = [
     "ProgressLine",
@@ -30,10 +34,15 @@ _TAG = "[bold]\\[Cloud Orchestrator][/]"
 
 def console_sayer(console: Console | None) -> Callable[[str], None]:
     """A ``say(text)`` that prints to ``console`` (stderr by default: stdout belongs to the caller)."""
-    target = console if console is not None else Console(stderr=True, highlight=False)
+    target = guard_console(console if console is not None else Console(stderr=True, highlight=False))
 
     def say(text: str) -> None:
-        target.print(text, highlight=False, soft_wrap=True)
+        # the lines hold tool text (az errors, targets): a bracket in it that reads as a broken tag
+        # must not stop the task with a traceback; the line is then printed as it is, without markup
+        try:
+            target.print(text, highlight=False, soft_wrap=True)
+        except MarkupError:
+            target.print(Text(show_hidden(text)), highlight=False, soft_wrap=True)
 
     return say
 
@@ -97,7 +106,7 @@ class ProgressLine:
                 self._status = None
             return
         if self._status is None:
-            self._status = self._console.status(text, spinner="dots")
+            self._status = self._console.status(Text(show_hidden(text)), spinner="dots")
             self._status.start()
         else:
-            self._status.update(text)
+            self._status.update(Text(show_hidden(text)))

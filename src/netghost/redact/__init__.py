@@ -6,12 +6,20 @@ ARCHITECTURE.md makes it a shared piece (the LLM gateway and the forensics narra
 depends on nothing else in netghost and sits at the bottom layer. Inside: ``_rules`` (the rule tables),
 ``_values`` (value tests), ``_context`` (context finders), ``_encoded`` (base64 judged by its text),
 ``_json`` (secret-named JSON fields, replaced in place), ``_find`` (which values are secrets),
-``_redact`` (replacing them, the public functions); the ontology: ``credentials.toml`` (the data),
-``_credentials`` (credential files, persistence targets, secret variable names), ``_globpath`` (every
-spelling of a path, globs against templates), ``_argv_secrets`` (secret values in a command line).
+``_gear``/``_hashes``/``_wire`` (span rules for device configurations, password hashes and key logs,
+decoded captures), ``_flags`` (per-tool password flags), ``_blocks`` (Kubernetes Secrets, cloud-init),
+``_command`` (what the printing command says), ``_public`` (public values never replaced), ``_spans``
+(finding secrets by their place), ``_redact`` (replacing them, the public functions), ``_value`` (a
+JSON-like value, string by string and as JSON). ``_clean`` is their neighbour at the same entrances:
+:func:`clean_text` / :func:`clean_json` make outside text safe to keep (no lone surrogate, no NUL, a
+bounded length) where it enters, so no strict writer behind them breaks on it. The credential ontology:
+``credentials.toml`` (the data), ``_credentials`` (credential files, persistence targets, secret variable
+names), ``_globpath`` (every spelling of a path, globs against templates), ``_argv_secrets`` (secret values
+in a command line).
 """
 
 from netghost.redact._argv_secrets import ArgvSecret, argv_secrets, mask_argv_secrets
+from netghost.redact._clean import clean_json, clean_text
 from netghost.redact._credentials import (
     CredentialHit,
     credential_ancestor,
@@ -22,6 +30,7 @@ from netghost.redact._credentials import (
 )
 from netghost.redact._globpath import PathContext
 from netghost.redact._redact import Redaction, redact, redact_argv, redact_command
+from netghost.redact._value import redact_value
 
 __all__ = [
     "ArgvSecret",
@@ -29,6 +38,8 @@ __all__ = [
     "PathContext",
     "Redaction",
     "argv_secrets",
+    "clean_json",
+    "clean_text",
     "credential_ancestor",
     "credential_context",
     "credential_path",
@@ -37,5 +48,6 @@ __all__ = [
     "redact",
     "redact_argv",
     "redact_command",
+    "redact_value",
     "secret_env_name",
 ]

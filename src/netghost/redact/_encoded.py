@@ -4,7 +4,7 @@ A random key never decodes to readable text (32 random bytes are all printable w
 1e-14), so a base64 run that does decode to text is an *encoding* of that text: ``Y2xpZW50X3NlY3JldD0...``
 is ``client_secret=...`` and is a secret, ``SGVsbG8sIHdvcmxkIQ==`` is ``Hello, world!`` and is not, though
 both look like keys to the shape rules. ``docker``'s ``auth`` and HTTP Basic credentials are
-``user:password`` in base64.
+``user:password`` in base64, SASL PLAIN (SMTP and IMAP ``AUTH PLAIN``) ``\0user\0password``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = ["decoded_text", "find_encoded", "is_secret_text"]
 _RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _USER_PASS = re.compile(r"^[A-Za-z][\w.@+-]{0,63}:(?!\d+$)[^\s:]{4,}$")
 _MAX_DECODE = 65_536
+_SASL_PLAIN = re.compile(r"^[^\0]*\0[^\0]+\0[^\0]+$")
 
 
 def decoded_text(value: str) -> str | None:
@@ -35,6 +36,8 @@ def decoded_text(value: str) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    if _SASL_PLAIN.match(text):  # SASL PLAIN (SMTP/IMAP AUTH): "authzid\0user\0password"
+        text = text.split("\0", 1)[1].replace("\0", ":")
     if not text or not all(c.isprintable() or c in "\t\r\n" for c in text):
         return None
     return text if sum(c.isalpha() for c in text) * 4 >= len(text) else None

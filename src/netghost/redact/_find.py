@@ -3,15 +3,15 @@
 Rules (:mod:`netghost.redact._rules`) run over several *views* of the text (raw, ANSI-stripped,
 JSON-unescaped, URL-decoded), because a tool's encoding can hide a label or split a value; each finder only
 reports ``value -> kind``. Context finders cover what rules cannot: command-line flags (``--password X``,
-``-u user:pass``, ``login -p``), cookie headers, ``-o table`` columns, and bare values printed by a
-secret-emitting command (``keyvault secret show --query value -o tsv``).
+``-u user:pass``, ``login -p``), cookie headers and ``-o table`` columns. Values known by their place
+(device configurations, decoded captures, bare ``-o tsv`` values) are found as spans by
+:mod:`netghost.redact._spans`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Callable, Iterator
 from urllib.parse import unquote
@@ -25,22 +25,21 @@ from netghost.redact._rules import (
     JSON_SECRET_KEY,
     LINE_ASSIGNMENT,
     PLACEHOLDER,
-    SECRET_COMMAND_WORDS,
+    PROSE_RULES,
     SHAPE_RULES,
     XML_ELEMENT,
     Rule,
 )
+from netghost.redact._span_rule import Haystack
 from netghost.redact._values import (
     _REPEAT,
     MIN_SECRET_LEN,
     _classes,
     _label_kind,
-    _looks_random,
     _usable,
-    _value_shaped,
 )
 
-__all__ = ["MIN_SECRET_LEN", "find_secrets", "is_framed", "is_secret_command"]
+__all__ = ["MIN_SECRET_LEN", "find_secrets", "is_framed"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _JSON_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|[\"\\/bfnrt])")
@@ -53,46 +52,30 @@ _JSON_LITERAL = re.compile(r"^(?:true|false|null|-?\d+(?:\.\d+)?)[}\]]+$")
 _TABLE_RULE = re.compile(r"^-{3,}(?:[ \t]+-{3,})+[ \t]*$")
 _NAME_HINTS = (
     "pass", "pwd", "secret", "token", "key", "sig", "auth", "cred", "conn", "cookie", "sas", "primary",
-    "secondary", "value", "hmac", "private", "session", "dockerconfig",
+    "secondary", "value", "hmac", "private", "session", "dockerconfig", "community", "psk", "phash", "_pat",
+    "pat_", "-pat", "pat=", "pat:", "customdata", "userdata", "custom_data", "user_data",
+    "identity_header",
 )  # fmt: skip
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{38,}")
 _KV_SECRET_ID = re.compile(r"\.vault\.azure\.(?:net|cn|us)/secrets/", re.IGNORECASE)
 _CLI_FLAG = re.compile(
-    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-][^\s]*)"
-)
+    r"(?:^|\s)(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"\\-][^\s\"\\]*)"
+)  # a bare value stops at a backslash: inside a JSON string, \" ends it (the unescaped view sees it whole)
 _CURL_USER = re.compile(r"(?:^|\s)(?:-u|--user|--proxy-user)(?:=|\s+)['\"]?[^\s:'\"]*:(?P<v>[^\s'\"]+)")
 _SHELL_TAIL = re.compile(r"\s\S*[;|&`$<>(]|[;|&`$<>(]\S*\s")
-_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"-]\S*)")
-_P_IS_PASSWORD = re.compile(r"(?:^|[\s/'\"])(?:sshpass|mysql\w*|mariadb\w*|smbclient|rdesktop|xfreerdp)\b")
+_LOGIN_P = re.compile(r"(?:^|\s)-p(?:=|\s+)(?P<v>'[^']*'|\"[^\"]*\"|[^\s'\"\\-][^\s\"\\]*)")
+_LOGIN_LINE = re.compile(r"\s(?:login|registry login)\s+(?:[^|;&\n]*\s)?-p(?:=|\s)")
+_P_IS_PASSWORD = re.compile(r"(?:^|[\s/'\"])(?:sshpass|rdesktop)\b")
 _P_ATTACHED_TOOLS = re.compile(r"(?:^|[\s/'\"])(?:mysql\w*|mariadb\w*|sshpass)\b")
 _P_ATTACHED = re.compile(r"(?:^|\s)['\"]?-p(?P<v>[^\s'\"-][^\s'\"]*)")
 _COOKIE_ATTRS = frozenset(
     {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority"}
 )
-_SECRET_FILES = re.compile(
-    r"(?i)(?:credentials|\.env|\.netrc|\.pgpass|id_(?:rsa|dsa|ecdsa|ed25519)|.*\.(?:pem|key|pfx|p12)|"
-    r"secrets?(?:\.\w+)?|\.git-credentials|accesstokens\.json|msal_token_cache\.\w+)"
-)
-
 
 def is_framed(value: str) -> bool:
     """A short basic-auth password recorded with its ``:``/``@`` frame, which the replacement keeps."""
     return len(value) < MIN_SECRET_LEN + 2 and value.startswith(":") and value.endswith("@")
-
-
-def is_secret_command(command: str) -> bool:
-    """Tell whether ``command`` is one whose output is a secret even without a label.
-
-    Args:
-        command: The command line (not parsed by a shell; split on whitespace).
-    """
-    for raw in command.split():
-        token = raw.strip("'\"")
-        base = token.rsplit("/", 1)[-1]
-        if SECRET_COMMAND_WORDS.fullmatch(token) or (base and _SECRET_FILES.fullmatch(base)):
-            return True
-    return False
 
 
 # --- finding -------------------------------------------------------------------------------------------
@@ -134,10 +117,13 @@ def _url_decode(text: str) -> str:
 _MAX_DEPTH = 2  # base64 inside base64 inside the output, no deeper
 
 
-def find_secrets(text: str, *, secret_cmd: bool, depth: int = 0) -> dict[str, str]:
+def find_secrets(
+    text: str, *, secret_cmd: bool, depth: int = 0, hay: Haystack | None = None
+) -> dict[str, str]:
     """Map each secret value found in any view of ``text`` to its kind.
 
-    ``depth`` counts how many base64 decodings led to ``text`` (see :mod:`._encoded`).
+    ``depth`` counts how many base64 decodings led to ``text`` (see :mod:`._encoded`); ``hay`` is ``text``
+    in lower case with the needles already looked for (shared with the span finders).
     """
     findings: dict[str, str] = {}
 
@@ -155,20 +141,20 @@ def find_secrets(text: str, *, secret_cmd: bool, depth: int = 0) -> dict[str, st
         if _usable(value) and value not in findings:
             findings[value] = kind
 
-    bare = secret_cmd and not _is_json(text.strip())
-    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it.
-    secret_cmd = secret_cmd or _KV_SECRET_ID.search(text) is not None
-    for view in _views(text):
+    # A Key Vault secret bundle names itself: its "value" is the secret whatever command printed it (only
+    # that field: a Key Vault reference elsewhere in the text does not make every value a secret).
+    kv_bundle = _KV_SECRET_ID.search(text) is not None
+    for n, view in enumerate(_views(text)):
+        view_hay = (hay or Haystack(text)) if n == 0 else Haystack(view)
         has_b64_run = _B64_RUN.search(view) is not None
-        _find_shapes(view, findings, add, has_b64_run=has_b64_run, judge_text=judge_text)
-        _find_labels(view, add, secret_cmd=secret_cmd)
+        _find_shapes(view, findings, add, has_b64_run=has_b64_run, judge_text=judge_text, hay=view_hay)
+        _find_labels(view, add, secret_cmd=secret_cmd, hay=view_hay, kv_bundle=kv_bundle)
+        _find_prose(view, add)
         if has_b64_run and "\n" in view:
             _find_wrapped(view, add, judge_text)
         find_encoded(view, add, inner, _public_context)
         _find_cli(view, add)
         _find_table_cells(view, add, secret_cmd=secret_cmd)
-        if bare:
-            _find_bare(view, add)
     return findings
 
 
@@ -179,15 +165,15 @@ def _find_shapes(
     *,
     has_b64_run: bool,
     judge_text: Callable[[str], bool | None],
+    hay: Haystack,
 ) -> None:
     """Values recognised by their shape (``SHAPE_RULES``); a rule runs only when one of its needles is in
     the view. A short basic-auth password goes into ``findings`` framed (``:pw@``), past ``add``'s
     length floor. A base64 shape that decodes to readable text is an encoding, not a key: it is left to
     ``judge_text`` (``find_encoded`` reports it when the text holds a secret)."""
-    lowered = view.lower()
     for rule in SHAPE_RULES:
         if rule.needles and not any(
-            has_b64_run if needle == B64_RUN else needle in lowered for needle in rule.needles
+            has_b64_run if needle == B64_RUN else hay.has(needle) for needle in rule.needles
         ):
             continue
         if rule.gate is not None and rule.gate.search(view) is None:
@@ -208,17 +194,20 @@ def _find_shapes(
                 add(value, rule.kind)
 
 
-def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool) -> None:
+def _find_labels(
+    view: str, add: Callable[[str, str], None], *, secret_cmd: bool, hay: Haystack, kv_bundle: bool = False
+) -> None:
     """Values recognised by their label: JSON keys, ``name=value`` / ``name: value`` pairs, XML elements."""
     for match in JSON_SECRET_KEY.finditer(view):
         value = _json_unescape(match.group("v"))
-        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd)
+        bundle_value = kv_bundle and match.group("name") == "value"
+        kind = _label_kind(match.group("name"), value, secret_cmd=secret_cmd or bundle_value)
         if kind is None and (named := field_kind(match.group("name"))) and _usable(value.strip()):
             kind = named  # sharedKey, userData ... also inside escaped JSON, where no span maps back
         if kind:
             add(value, kind)
             add(match.group("v"), kind)
-    for match, line in _assignments(view):
+    for match, line in _assignments(view, hay):
         if _is_prose(match, line) or _is_cookie_pair(match):
             continue
         value = _bounded(match.group("v")) if match.group("q") else match.group("v")
@@ -232,6 +221,33 @@ def _find_labels(view: str, add: Callable[[str, str], None], *, secret_cmd: bool
             kind = _label_kind(match.group("name"), match.group("v"), secret_cmd=secret_cmd)
             if kind:
                 add(match.group("v"), kind)
+
+
+_PROSE_TRAILING = ".,;:)]}>?"
+
+
+def _find_prose(view: str, add: Callable[[str, str], None]) -> None:
+    """Secrets told in a sentence (``PROSE_RULES``): "the cache password is X", "the API key was 'X'".
+
+    An unquoted value loses the sentence's punctuation after it; a value that reads as a word (no
+    digit, no symbol beyond ``_ - .``, no capital after its first letter: "incorrect", "Required",
+    "stored") is a sentence going on, not a secret.
+    """
+    lowered = view.lower()
+    for rule in PROSE_RULES:
+        if not any(needle in lowered for needle in rule.needles):
+            continue
+        for match in rule.pattern.finditer(view):
+            value = match.group("v").strip()
+            if not match.group("q"):
+                value = value.rstrip(_PROSE_TRAILING)
+            if _usable(value) and _not_a_word(value):
+                add(value, rule.kind)
+
+
+def _not_a_word(value: str) -> bool:
+    return (any(c.isdigit() for c in value) or any(not c.isalnum() and c not in "_-." for c in value)
+            or any(c.isupper() for c in value[1:]))
 
 
 def _is_cookie_pair(match: re.Match[str]) -> bool:
@@ -253,19 +269,19 @@ def _bounded(value: str) -> str:
 
 def _is_prose(match: re.Match[str], line: str) -> bool:
     """``credentials: Prints a bearer token`` is a sentence, not a ``name: value`` pair."""
-    if match.group("op") != ":" or match.group("q") or not match.group("v").isalpha():
+    if match.group("op") != ":" or match.group("q") or not match.group("v").strip("()[]{}<>,.;").isalpha():
         return False
     return _PROSE_NEXT.match(line, match.end("v")) is not None
 
 
-def _assignments(view: str) -> Iterator[tuple[re.Match[str], str]]:
+def _assignments(view: str, hay: Haystack) -> Iterator[tuple[re.Match[str], str]]:
     """Every ``name=value`` match, including those nested in a quoted value (``"Server=..;Password=x"``).
 
     Only lines that mention a secret-sounding name are scanned: the assignment regex is the most
     expensive rule, and most output lines (ids, addresses, states) cannot match a secret label.
     """
-    lowered = view.lower()
-    hits = sorted({i for word in _NAME_HINTS for i in _find_all(lowered, word)})
+    lowered = hay.text
+    hits = sorted({i for word in _NAME_HINTS if hay.has(word) for i in _find_all(lowered, word)})
     next_line = 0
     for at in hits:
         if at < next_line:
@@ -300,13 +316,22 @@ def _find_cli(view: str, add: Callable[[str, str], None]) -> None:
             add(value, kind)
     for match in _CURL_USER.finditer(view):
         add(match.group("v"), "password")
-    if " login" in view or _P_IS_PASSWORD.search(view):  # az/docker login, mysql, sshpass: -p is the password
+    # A line's tool decides what its -p means: docker login -p is a password, docker run -p a port.
+    if _LOGIN_LINE.search(view) or _P_IS_PASSWORD.search(view):
         for match in _LOGIN_P.finditer(view):
-            add(match.group("v").strip("'\""), "password")
-    if _P_ATTACHED_TOOLS.search(view):  # mysql -pSECRET (attached: a separate word would prompt)
+            line = _line_at(view, match.start())
+            if _LOGIN_LINE.search(line) or _P_IS_PASSWORD.search(line):  # az/docker login, sshpass, rdesktop
+                add(match.group("v").strip("'\""), "password")
+    if _P_ATTACHED_TOOLS.search(view):
         for match in _P_ATTACHED.finditer(view):
-            add(match.group("v").strip("'\""), "password")
+            if _P_ATTACHED_TOOLS.search(_line_at(view, match.start())):  # mysql -pSECRET (a separate word prompts)
+                add(match.group("v").strip("'\""), "password")
     _find_cookies(view, add)
+
+
+def _line_at(text: str, pos: int) -> str:
+    end = text.find("\n", pos)
+    return text[text.rfind("\n", 0, pos) + 1 : end if end != -1 else len(text)]
 
 
 def _find_cookies(view: str, add: Callable[[str, str], None]) -> None:
@@ -357,29 +382,6 @@ def _find_table_cells(view: str, add: Callable[[str, str], None], *, secret_cmd:
                     add(cell, kind)
 
 
-def _find_bare(view: str, add: Callable[[str, str], None]) -> None:
-    """Under a secret-emitting command, a lone token on a line (``-o tsv``) is the secret itself.
-
-    ``NAME=value`` lines are left to the label rules, which know which names are secrets.
-    """
-    for line in view.splitlines():
-        fields = [f for f in re.split(r"\t", line.strip()) if f]
-        if len(fields) == 1 and not re.search(r"\s", fields[0]) and not LINE_ASSIGNMENT.match(fields[0]):
-            add(fields[0].strip("\"'"), "command_secret")
-        elif len(fields) > 1:
-            for field in fields:
-                if _looks_random(field) or _value_shaped(field):
-                    add(field, "command_secret")
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 _NOT_HASH = Rule("azure_key", re.compile(""), "shared check", check="not_hash")
 
 
@@ -403,6 +405,8 @@ def _passes(rule: Rule, value: str, view: str, start: int) -> bool:
         return 40 <= len(value) <= 88 and _passes(_NOT_HASH, value, view, start)
     if rule.check == "ado_pat":  # random base32: digits and letters beyond hex, no long words
         return sum(c.isdigit() for c in value) >= 4 and re.search(r"[g-z]", value) is not None
+    if rule.check == "not_parameter":
+        return re.fullmatch(r"[A-Za-z_]+=+", value) is None
     if rule.check == "private_pem":
         return b"PRIVATE" in _b64decode_prefix(value)
     raise AssertionError(f"unknown rule check {rule.check!r}")

@@ -18,16 +18,17 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from netghost.redact._public import is_reference
 from netghost.redact._rules import JSON_FIELD_RULES, SECRET_SETTING_NAME
 
-__all__ = ["FieldSecret", "field_kind", "find_field_secrets"]
+__all__ = ["FieldSecret", "field_kind", "find_field_secrets", "setting_kind"]
 
 _SEP = r"[_.\- ]?"
 _RULES = [(re.compile(rule.names.replace("_", _SEP), re.IGNORECASE), rule.kind) for rule in JSON_FIELD_RULES]
 # The cheap gate: every secret field name holds one of these words (found with plain ``str.find`` on the
 # lower-cased text), and a name/value pair needs a ``"name"``. Most output has neither with a value, and
 # skips the token walk entirely.
-_NAME_WORDS = ("key", "data", "string", "passw", "credentials")
+_NAME_WORDS = ("key", "data", "string", "passw", "credentials", "secure", "protected")
 _VALUE_AFTER = re.compile(r'\s*:\s*(?!null\b|true\b|false\b|""|\[\]|\{\})')
 _PAIR_VALUE = re.compile(r'\s*:\s*"(?P<v>[^"\\\r\n]{1,128})"')
 _TOKEN = re.compile(
@@ -77,7 +78,7 @@ def field_kind(name: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _setting_kind(name: str) -> str | None:
+def setting_kind(name: str) -> str | None:
     if "public" in name.lower() or not SECRET_SETTING_NAME.match(name):
         return None
     lowered = name.lower()
@@ -103,7 +104,7 @@ def find_field_secrets(text: str) -> list[FieldSecret]:
 
     def add(start: int, end: int, kind: str, raw: str, *, number: bool) -> None:
         value = raw if number else _decode(raw)
-        if not value.strip() or _MARKER.match(value.strip()):
+        if not value.strip() or _MARKER.match(value.strip()) or is_reference(value):
             return
         found[(start, end)] = FieldSecret(start, end, kind, value, number)
 
@@ -170,7 +171,7 @@ def _worth_walking(text: str) -> bool:
     at = lowered.find('"name"')
     while at != -1:
         pair = _PAIR_VALUE.match(text, at + 6)
-        if pair is not None and _setting_kind(pair.group("v")):
+        if pair is not None and setting_kind(pair.group("v")):
             return True
         at = lowered.find('"name"', at + 6)
     return False
@@ -186,7 +187,7 @@ def _pair_secrets(frame: _Frame, add: Callable[..., None]) -> None:
     if "keyname" in frame.members:
         kind = "access_key"
     elif "name" in frame.members:
-        kind = _setting_kind(_decode(frame.members["name"][0]))
+        kind = setting_kind(_decode(frame.members["name"][0]))
     if kind:
         raw, start, end = value
         add(start, end, kind, raw, number=False)

@@ -5,8 +5,11 @@ its *label* (``Password=``, ``"primaryKey":``, ``sig=``), and both can hide behi
 JSON escaping (``\\n`` inside a run-command message), URL encoding (``%2B`` in a basic-auth password) or ANSI
 colour codes. So rules run over several *views* of the text (raw, ANSI-stripped, JSON-unescaped,
 URL-decoded) and only collect secret *values*; every value is then removed from the original text in each
-spelling it can take there (raw, JSON-escaped, URL-encoded). Earlier placeholders are never touched, and the
-whole pass repeats until nothing changes, which makes :func:`redact` idempotent by construction.
+spelling it can take there (raw, JSON-escaped, URL-encoded). A third kind is known by its *place* (the token
+after ``enable secret 5``, after ``PASS``, after ``sqlcmd -P``): those are found as spans
+(:mod:`netghost.redact._spans`) and replaced where they stand, however short. Earlier placeholders and public
+values (:mod:`netghost.redact._public`) are never touched, and the whole pass repeats until nothing changes,
+which makes :func:`redact` idempotent by construction.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from netghost.redact._find import MIN_SECRET_LEN, find_secrets, is_framed, is_secret_command
+from netghost.redact._command import is_secret_command
+from netghost.redact._find import MIN_SECRET_LEN, find_secrets, is_framed
+from netghost.redact._flags import argv_spans
 from netghost.redact._json import find_field_secrets
+from netghost.redact._span_rule import Haystack, Span
+from netghost.redact._spans import find_spans, overlaps, protected_spans
 from netghost.redact._values import _usable
 
 __all__ = ["Redaction", "is_secret_command", "redact", "redact_argv", "redact_command"]
 
 _MAX_PASSES = 8
+_SURROGATES = "surrogatepass"  # a lone surrogate (from a tool's broken UTF-8) must not stop the redactor
 _DOTNET_JSON = str.maketrans({c: f"\\u{ord(c):04X}" for c in "+&<>'"})
 _DOTNET_JSON_LOWER = str.maketrans({c: f"\\u{ord(c):04x}" for c in "+&<>'"})
 _PLACEHOLDER_TOKEN = re.compile(r"\[REDACTED:[a-z0-9_]+\]")
@@ -54,18 +62,31 @@ def redact(text: str, *, command: str | None = None) -> Redaction:
     """
     secret_cmd = command is not None and is_secret_command(command)
     text, total, kinds, echoes = _replace_fields(text)
+    public_values: set[str] = set()
     for _ in range(_MAX_PASSES):
-        findings = find_secrets(text, secret_cmd=secret_cmd)
-        for value, kind in echoes.items():  # a field secret printed again elsewhere goes too
+        # A replacement can make a new context (a placeholder's "]" starts a label), so both finders run
+        # again until a pass changes nothing: that is what makes redact() idempotent.
+        hay = Haystack(text)
+        spans, column_public = find_spans(text, command=command, secret_cmd=secret_cmd, hay=hay)
+        public_values |= column_public
+        text, replaced, span_kinds, span_echoes = _replace_spans(text, spans)
+        total += replaced
+        kinds |= span_kinds
+        for value, kind in span_echoes.items():
+            echoes.setdefault(value, kind)
+        findings = find_secrets(text, secret_cmd=secret_cmd, hay=None if replaced else hay)
+        for value, kind in echoes.items():  # a span or field secret printed again elsewhere goes too
             findings.setdefault(value, kind)
         echoes = {}
-        if not findings:
+        for value in public_values.intersection(findings):  # a public key column of the command's output
+            del findings[value]
+        found = 0
+        if findings:
+            text, found, found_kinds = _replace(text, findings)
+            total += found
+            kinds |= found_kinds
+        if not replaced and not found:
             break
-        text, replaced, found_kinds = _replace(text, findings)
-        if not replaced:
-            break
-        total += replaced
-        kinds |= found_kinds
     return Redaction(text=text, count=total, kinds=tuple(sorted(kinds)))
 
 
@@ -81,10 +102,21 @@ def redact_argv(argv: Sequence[str]) -> tuple[list[str], int, tuple[str, ...]]:
     Returns:
         (redacted elements, number of replacements, sorted kinds).
     """
-    line = shlex.join(argv)
+    out = list(argv)
     total = 0
     kinds: set[str] = set()
-    out = list(argv)
+    by_element: dict[int, list[Span]] = {}
+    for index, start, end in argv_spans(argv):
+        by_element.setdefault(index, []).append(Span(start, end, "password", argv[index][start:end]))
+    for index, element in enumerate(argv):
+        by_element.setdefault(index, []).extend(find_spans(element)[0])
+    for index, spans in by_element.items():
+        kept = [s for s in sorted(spans, key=lambda s: s.start) if not overlaps(s.start, s.end, protected_spans(out[index]))]
+        new, replaced, found_kinds, _ = _replace_spans(out[index], _disjoint(kept))
+        out[index] = new
+        total += replaced
+        kinds |= found_kinds
+    line = shlex.join(out)
     for _ in range(_MAX_PASSES):
         findings = find_secrets(line, secret_cmd=False)
         changed = 0
@@ -143,13 +175,49 @@ def _replace_fields(text: str) -> tuple[str, int, set[str], dict[str, str]]:
     return "".join(parts), len(secrets), {s.kind for s in secrets}, echoes
 
 
+def _replace_spans(text: str, spans: list[Span]) -> tuple[str, int, set[str], dict[str, str]]:
+    """Replace each span (sorted, disjoint) in place; return the long, specific values as echoes so their
+    other occurrences are replaced too."""
+    if not spans:
+        return text, 0, set(), {}
+    parts: list[str] = []
+    pos = 0
+    for span in spans:
+        parts.append(text[pos : span.start])
+        parts.append(f"[REDACTED:{span.kind}]")
+        pos = span.end
+    parts.append(text[pos:])
+    echoes = {s.value.strip(): s.kind for s in spans if _specific(s.value.strip())}
+    return "".join(parts), len(spans), {s.kind for s in spans}, echoes
+
+
+def _specific(value: str) -> bool:
+    """A value specific enough to replace wherever it appears (not a word that other text may contain)."""
+    return _usable(value) and (len(value) >= 10 or not value.isalpha())
+
+
+def _disjoint(spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for span in spans:
+        if not out or span.start >= out[-1].end:
+            out.append(span)
+    return out
+
+
 def _spellings(value: str) -> set[str]:
     """How ``value`` may be written in the original text."""
     if is_framed(value):  # ":pw@": the frame makes even a 2-character password specific
         inner = value[1:-1]
-        return {value, f":{quote(inner, safe='')}@", f"%3A{quote(inner, safe='')}%40"}
+        enc = quote(inner, safe="", errors=_SURROGATES)
+        return {value, f":{enc}@", f"%3A{enc}%40"}
     escaped = json.dumps(value)[1:-1]
-    out = {value, escaped, quote(value, safe=""), quote(value, safe="/:"), quote_plus(value)}
+    out = {
+        value,
+        escaped,
+        quote(value, safe="", errors=_SURROGATES),
+        quote(value, safe="/:", errors=_SURROGATES),
+        quote_plus(value, errors=_SURROGATES),
+    }
     for table in (_DOTNET_JSON, _DOTNET_JSON_LOWER):  # System.Text.Json / PowerShell escape + & < > '
         out.add(escaped.translate(table))
         out.add(escaped.translate(table).replace("/", "\\/"))
@@ -178,12 +246,13 @@ def _replace(text: str, findings: dict[str, str]) -> tuple[str, int, set[str]]:
 
 
 def _hits(text: str, variants: dict[str, str]) -> list[tuple[int, int, str]]:
-    """(start, end, kind) of every occurrence of every spelling outside earlier placeholders.
+    """(start, end, kind) of every occurrence of every spelling outside earlier placeholders and public
+    values (a WireGuard public key has a storage key's shape; see :mod:`netghost.redact._public`).
 
     Plain ``str.find`` per spelling (longest first) instead of one big alternation regex: compiling an
     alternation of hundreds of secrets costs more than scanning for each of them.
     """
-    protected = [(m.start(), m.end()) for m in _PLACEHOLDER_TOKEN.finditer(text)]
+    protected = protected_spans(text)
     hits: list[tuple[int, int, str]] = []
     for spelling in sorted(variants, key=len, reverse=True):
         start = text.find(spelling)

@@ -25,10 +25,12 @@ __all__ = [
     "KEY_EXCLUDED_SUFFIX",
     "LINE_ASSIGNMENT",
     "PLACEHOLDER",
+    "PROSE_RULES",
     "SECRET_COMMAND_WORDS",
     "SECRET_SETTING_NAME",
     "SHAPE_RULES",
     "STRONG_KEY_NAME",
+    "UNCONDITIONAL_KEY_NAME",
     "WEAK_KEY_NAME",
     "XML_ELEMENT",
     "FieldRule",
@@ -67,8 +69,10 @@ def _r(regex: str, flags: int = 0) -> re.Pattern[str]:
 # What an earlier redaction (ours or someone else's) left behind: never a secret, never touched again.
 PLACEHOLDER = _r(
     r"^(?:\[REDACTED(?::[A-Za-z0-9_]+)?\]|<redacted>|\*{3,}|x{6,}|X{6,}|\.{3,}|null|none|true|false|"
-    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|%\([a-z_]+\)s|"
+    r"<[A-Za-z0-9_ -]{1,40}>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|\{[A-Za-z_][A-Za-z0-9_ -]{0,40}\}|"
+    r"%\([a-z_]+\)s|"
     r"(?:your|example|sample|dummy|fake|placeholder|changeme|insert)[-_a-z0-9]*|"
+    r"\((?:sensitive|known|hidden|redacted|masked|none|encrypted)[\w ]*\)?|"
     r"(?-i:(?:[A-Z0-9]+_)*(?:KEY|SECRET|PASSWORD|PASSWD|TOKEN|PWD|HERE|VALUE)(?:_[A-Z0-9]+)*))$",
     re.IGNORECASE,
 )
@@ -242,26 +246,11 @@ SHAPE_RULES: tuple[Rule, ...] = (
         "password",
         _r(
             r"(?m)^[ \t]*(?:[A-Za-z0-9_.\-\[\]]+|\*):(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"
-            r"(?P<v>(?:[^\s\\]|\\.)+?)[ \t]*\r?$"
+            r"(?P<v>(?:[^\s\\:]|\\.)+?)[ \t]*\r?$"
         ),
         ".pgpass lines 'host:port:database:user:password' (port digits or '*'; ':' and '\\' escaped)",
         needles=(":",),
         gate=_r(r":(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"),
-    ),
-    Rule(
-        "preshared_key",
-        _r(
-            r"(?im)(?:\bpre-shared-key|\bisakmp[ \t]+key)"
-            r"(?:[ \t]+(?:local|remote))?"
-            r"(?:[ \t]+(?:address[ \t]+\S+(?:[ \t]+\d{1,3}(?:\.\d{1,3}){3})?|hostname[ \t]+\S+)[ \t]+key)?"
-            r"(?:[ \t]+(?:[067]|ascii-text|hexadecimal))?"
-            r"[ \t]+(?P<q>\"?)(?P<v>(?(q)[^\"\r\n]+|[^\s\"]+))"
-        ),
-        "IKE pre-shared keys in router configs (Cisco 'pre-shared-key [local|remote] [0|6|7] KEY', keyring "
-        "'pre-shared-key address IP [MASK] key KEY', 'crypto isakmp key KEY address IP', Juniper "
-        "'pre-shared-key ascii-text \"KEY\"'); 'set pfs group14' and 'authentication pre-shared-key' lines "
-        "carry no key",
-        needles=("pre-shared-key", "isakmp"),
     ),
     Rule(
         "private_key",
@@ -328,7 +317,9 @@ SHAPE_RULES: tuple[Rule, ...] = (
     Rule(
         "bearer_token",
         _r(r"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
-        "bearer tokens outside a header (logs, error messages)",
+        "bearer tokens outside a header (logs, error messages); a WWW-Authenticate challenge's parameter name "
+        "('Bearer authorization_uri=\"...\"') is not one",
+        check="not_parameter",
         needles=("bearer",),
     ),
     Rule(
@@ -345,10 +336,39 @@ SHAPE_RULES: tuple[Rule, ...] = (
     ),
 )
 
+# A secret told in a sentence: "the cache password is Tr0ub4dor&3", "the API key for prod was 'x9...'",
+# "password for admin: hunter22". Label rules need name=value; people write prose. The value must not
+# read as a word ("the password is incorrect"), which the ``prose_secret`` check decides.
+_PROSE_FOR = r"[ \t]+(?:for|of|on|to|in)(?:[ \t]+[\w.@:/-]{1,64}){1,3}?"
+_PROSE_TAIL = (  # "<name> [for X] is|was [now|set to] VALUE" or "<name> for X: VALUE" (name=value is a label rule's)
+    r"(?:(?:" + _PROSE_FOR + r")?[ \t]+(?:is|was|are|were|reads)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?"
+    r"[ \t]+|" + _PROSE_FOR + r"[ \t]*[:=][ \t]*)"
+    r"(?P<q>[\"'`\u201c\u2018])?(?P<v>(?(q)[^\"'`\u201d\u2019\r\n]{1,256}|[^\s\"'`]{1,256}))"
+)
+PROSE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "password",
+        _r(r"(?i)\b(?:password|passwd|passphrase|pass[ \t]+phrase|pwd)" + _PROSE_TAIL),
+        "passwords told in a sentence ('the cache password is X', 'the password for admin was \"X\"')",
+        check="prose_secret",
+        needles=("pass", "pwd"),
+    ),
+    Rule(
+        "secret",
+        _r(
+            r"(?i)\b(?:secret|(?:api|access|account|storage|shared|primary|secondary|auth|secret|sas)[ \t_-]?key|"
+            r"(?:access|auth|bearer|sas|api|refresh)[ \t_-]?token|client[ \t_-]?secret)" + _PROSE_TAIL
+        ),
+        "keys, tokens and client secrets told in a sentence ('the storage key is X')",
+        check="prose_secret",
+        needles=("secret", "key", "token"),
+    ),
+)
+
 # Context before a base64 value that makes it a digest rather than a key.
 HASH_CONTEXT = _r(
     r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|crc-?(?:32|64)|hash|digest|fingerprint|checksum|thumbprint|etag)"
-    r"[\"']?\s*[:=]?\s*[\"']?\s*$"
+    r"\\?[\"']?\s*[:=]?\s*\\?[\"']?\s*$"
 )
 
 # Key names (JSON keys, env vars, YAML keys, connection-string fields) whose value is a secret whatever it
@@ -358,16 +378,22 @@ STRONG_KEY_NAME = _r(
     r"accountkey|account[_-]?key|master[_-]?key|shared[_-]?key|sharedaccesskey|sharedaccesssignature|"
     r"private[_-]?key|client[_-]?key|signing[_-]?key|encryption[_-]?key|conn(?:ection)?[_-]?str(?:ing)?|"
     r"sas[_-]?(?:token|url|uri)?$|credentials?$|auth[_-]?key|session[_-]?key|cookie|^auth$|^_?auth$|"
-    r"dockerconfigjson$|identitytoken$|(?:^|[_.-])pat(?:[_.-]|$))"
+    r"dockerconfigjson$|identitytoken$|(?:^|[_.-])pat(?:[_.-]|$)|pwd|(?:^|[_.-])pass(?:[_.-]|$)|(?:^|[_.-])auth$|"
+    r"(?:^|[_.-])psk|psksecret|community$|secure[_-]?value|storepass|keypass|requirepass|masterauth|phash$)"
 )
+# Key names whose value is a secret though their suffix would make them metadata (IDENTITY_HEADER is the
+# App Service managed-identity secret, not a header name).
+UNCONDITIONAL_KEY_NAME = _r(r"(?i)(?:^|[_.-])identity[_-]?header$")
 # Key names that hold a secret only when the value also looks random (key1, primaryKey, primary).
 WEAK_KEY_NAME = _r(r"(?i)(?:key\d*|keys|primary|secondary|value|signature|sig|hmac)$")
 # Suffixes that turn a secret-sounding name into metadata: keyName, tokenType, passwordExpiry, secretId...
 KEY_EXCLUDED_SUFFIX = _r(
     r"(?i)(?:id|ids|name|names|type|types|path|file|url|uri|date|time|expiry|expires|expiration|expireson|"
-    r"expiresin|expires_in|expires_on|at|on|version|count|length|policy|policies|enabled|authentication|"
+    r"expiresin|expires_in|expires_on|(?:[_.-]|created|updated|expires|issued|rotated|modified|changed|deleted|"
+    r"last|valid|not)(?:at|on)|version|count|length|policy|policies|enabled|authentication|"
     r"hint|endpoint|format|sha256|hash|permissions|source|kind|required|set|reset|profile|vault|store|"
-    r"uris|urls|provider|header|algorithm|validity|lifetime|ttl|rotation|status|state|level|prefix|"
+    r"uris|urls|provider|header|algorithm|validity|lifetime|ttl|rotation|status|state|level|prefix|audience|"
+    r"issuer|scope|scopes|authority|mode|method|methods|scheme|"
     r"public[_-]?key|publickey|publickeys|keydata|data_public)$"
 )
 
@@ -384,7 +410,8 @@ JSON_SECRET_KEY = _r(r"\"(?P<name>[A-Za-z0-9_.\-@$]{1,80})\"\s*:\s*\"(?P<v>(?:[^
 SECRET_COMMAND_WORDS = _r(
     r"(?i)(?:get-access-token|keys?|list-keys?|secrets?|credentials?|passwords?|tokens?|generate-sas|sas|"
     r"connection-strings?|show-connection-string|list-publishing-(?:profiles|credentials)|admin-key|"
-    r"query-key|api-key|appsettings|create-for-rbac|printenv|env)"
+    r"query-key|api-key|appsettings|create-for-rbac|printenv|env|shared-key|private-key|preshared-keys?|"
+    r"genkey|genpsk)"
 )
 
 
@@ -440,6 +467,12 @@ JSON_FIELD_RULES: tuple[FieldRule, ...] = (
         "password", r"registry_credentials", "IoT edge deployments: registry credentials (address kept)"
     ),
     FieldRule(
+        "secret",
+        r"secure_value|protected_settings|protected_parameters",
+        "container secure environment values (ACI secureValue), VM extension protectedSettings and run-command "
+        "protectedParameters: secret by design whatever they hold",
+    ),
+    FieldRule(
         "host_key",
         r"master_key|function_keys|system_keys|host_keys",
         "Azure Functions host keys (az functionapp keys list): masterKey, functionKeys{}, systemKeys{}",
@@ -450,6 +483,6 @@ JSON_FIELD_RULES: tuple[FieldRule, ...] = (
 # list-configuration, container environment variables) whose value is a secret: *_KEY, *_PASSWORD,
 # *_CONNECTION_STRING, *_SECRET, *_TOKEN, a trailing digit allowed (password2).
 SECRET_SETTING_NAME = _r(
-    r"(?i)^(?:[A-Za-z0-9]+[_.-])*(?:[A-Za-z]*(?:key|password|passwd|pwd|secret|token)|connection_?string|"
-    r"connstr|sas|azurewebjobsstorage)\d*$"
+    r"(?i)^(?:[A-Za-z0-9]+[_.-]+)*(?:[A-Za-z]*(?:key|password|passwd|pwd|secret|token|passphrase)|pat|pass|auth|"
+    r"psk|community|identity_header|connection_?string|connstr|sas|azurewebjobsstorage)\d*$"
 )

@@ -4,9 +4,17 @@ make it a secret. Shared by :mod:`netghost.redact._find` and :mod:`netghost.reda
 
 from __future__ import annotations
 
+import functools
 import re
 
-from netghost.redact._rules import KEY_EXCLUDED_SUFFIX, PLACEHOLDER, STRONG_KEY_NAME, WEAK_KEY_NAME
+from netghost.redact._public import is_reference
+from netghost.redact._rules import (
+    KEY_EXCLUDED_SUFFIX,
+    PLACEHOLDER,
+    STRONG_KEY_NAME,
+    UNCONDITIONAL_KEY_NAME,
+    WEAK_KEY_NAME,
+)
 
 __all__ = [
     "MIN_SECRET_LEN",
@@ -25,27 +33,75 @@ _GUID = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F
 _HEX = re.compile(r"^(?:0x)?[0-9a-fA-F]+$")
 
 _REPEAT = re.compile(r"(.)\1{7,}")
+_DATA_NAME = re.compile(r"(?:^|[_.-])(?:custom|user)[_-]?data$|^(?:custom|user)data$")
+_B64_VALUE = re.compile(r"^[A-Za-z0-9+/]{16,}={0,2}$")
+_BGP_COMMUNITY = re.compile(r"^\d+:\d+$")
+# Values that name an authentication scheme or a SASL mechanism (AUTH=LOGIN in an IMAP capability line):
+# not secrets under a name that only mentions authentication, but under a name that says the value IS
+# the password or secret (clientSecret, DB_PASSWORD) they are that secret's value and are replaced.
+_SCHEME_WORDS = frozenset(
+    {"plain", "login", "basic", "bearer", "digest", "ntlm", "negotiate", "kerberos", "oauth", "oauth2", "xoauth2",
+     "oauthbearer", "cram-md5", "digest-md5", "scram-sha-1", "scram-sha-256", "anonymous", "external", "gssapi"}
+)  # fmt: skip
+_VALUE_NAME = re.compile(r"secret|passw|pwd|token|key")
+# Setting states: never a secret's value, whatever the name says (``password: required``).
+_MODE_WORDS = frozenset({"required", "optional", "enabled", "disabled", "managedidentity", "serviceprincipal"})
+_URL = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://[^@\s?#]*$", re.IGNORECASE)
+
+
+def _plain_url(value: str) -> bool:
+    """A URL with no user info, no query and no long random path segment names an endpoint, not a secret
+    (a Slack or Teams webhook carries its credential as a long path segment and stays a secret)."""
+    if _URL.match(value) is None:
+        return False
+    return not any(len(seg) >= 20 and _classes(seg) >= 2 for seg in re.split(r"[/.:]", value))
 _MASK_RUN = re.compile(r"([^0-9A-Za-z]|[xX])\1{7,}")
 
 # Letters-only words joined by separators: "ProvisioningState/succeeded", "Microsoft.Network/virtualNetworks".
-_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:-][A-Za-z]{2,})*$")
+_WORDS = re.compile(r"^[A-Za-z]{2,}(?:[/_.:+-][A-Za-z]{2,})*$")
 
 
-def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
-    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
-    value = value.strip()
-    if not _usable(value) or _masked(value):
-        return None
-    lowered = name.lower().strip("_-.")
+@functools.lru_cache(maxsize=4096)
+def _name_class(lowered: str) -> str:
+    """What a (lower-cased) name says about its value; cached, since output repeats its field names."""
+    if UNCONDITIONAL_KEY_NAME.search(lowered):
+        return "unconditional"
+    if _DATA_NAME.search(lowered):
+        return "data"
     if KEY_EXCLUDED_SUFFIX.search(lowered) or "public" in lowered or "ssh" in lowered:
-        return None
-    if secret_cmd and _looks_random(value):
-        return "secret"
+        return "excluded"
     if STRONG_KEY_NAME.search(lowered):
         if lowered.startswith("conn") or "connectionstring" in lowered or "connection_string" in lowered:
             return "connection_string"
         return "password" if re.search(r"pass|pwd", lowered) else "secret"
-    if WEAK_KEY_NAME.search(lowered) and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
+    return "weak" if WEAK_KEY_NAME.search(lowered) else "plain"
+
+
+def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
+    """The kind for ``name: value`` if the name marks the value as a secret, else None."""
+    lowered = name.lower().strip("_-.")
+    cls = _name_class(lowered)
+    if cls == "excluded" or (cls == "plain" and not secret_cmd):
+        return None
+    value = value.strip()
+    if not _usable(value) or _masked(value) or is_reference(value):
+        return None
+    if cls == "unconditional":
+        return "secret"
+    if cls == "data":  # customData: a base64 script, not a path or an expression
+        return "custom_data" if _B64_VALUE.match(value) else None
+    if lowered.endswith("community") and _BGP_COMMUNITY.match(value):
+        return None
+    word = value.strip("[](){};,.\"'").lower()
+    if word in _MODE_WORDS or _plain_url(value):
+        return None
+    if word in _SCHEME_WORDS and not _VALUE_NAME.search(lowered):
+        return None
+    if secret_cmd and _looks_random(value):
+        return "secret"
+    if cls in ("connection_string", "password", "secret"):
+        return cls
+    if cls == "weak" and (secret_cmd or _looks_random(value) or _hex_key(lowered, value)):
         return "secret"
     return None
 

@@ -12,7 +12,6 @@ leaves on Ctrl-C), so that a prompt nobody answered cannot swallow the line type
 
 from __future__ import annotations
 
-import re
 import select
 import sys
 import time
@@ -27,21 +26,13 @@ from rich.table import Table
 from rich.text import Text
 
 from netghost.governance import ApprovalRequest
-from netghost.shell.gate import HitlCallback, HitlDecision, current_prompt
+from netghost.safetext import visible
+from netghost.shell.gate import TERMINAL_HUMAN, HitlCallback, HitlDecision, current_prompt, fail_closed
 
 __all__ = ["make_terminal_callback", "prompt_decision", "render_alert", "terminal_hitl_callback", "visible"]
 
 _MAX_ATTEMPTS = 5
 _POLL_S = 0.25  # how often a terminal read looks whether the gate has left
-# Characters that can rewrite or hide what the human sees: C0 (but newline), DEL, C1 (CSI 0x9b ...),
-# lone surrogates, zero-width characters, line/paragraph separators, bidi embeddings/overrides/isolates
-# (U+202A-202E, U+2066-2069: "Trojan Source"), and BOM / interlinear annotation marks.
-_HIDDEN = (
-    r"\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e"
-    r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\ud800-\udfff"
-)
-_INVISIBLE = re.compile(r"[\x00-\x09\x0b-\x1f" + _HIDDEN + "]")  # newline kept
-_INVISIBLE_LINE = re.compile(r"[\x00-\x1f" + _HIDDEN + "]")
 _CHOICES = {
     "a": "approve",
     "approve": "approve",
@@ -50,23 +41,6 @@ _CHOICES = {
     "m": "modify",
     "modify": "modify",
 }
-
-
-def visible(text: object, *, multiline: bool = False) -> str:
-    """``text`` with every control, bidi and zero-width character shown as an escape (``\\x1b``).
-
-    Why not just drop them: a human approving a command must see that something was hidden there.
-    Args:
-        text: Any value; non-strings are shown through ``str``.
-        multiline: Keep newlines (reasoning may have paragraphs); command text never keeps them.
-    """
-    pattern = _INVISIBLE if multiline else _INVISIBLE_LINE
-    return pattern.sub(_escape, str(text))
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def render_alert(request: ApprovalRequest) -> Panel:
@@ -173,20 +147,21 @@ def prompt_decision(request: ApprovalRequest, stdin: TextIO, console: Console,
     for _ in range(_MAX_ATTEMPTS):
         choice = _CHOICES.get(_ask(console, stdin, "Your choice: ").strip().lower())
         if choice == "approve":
-            return HitlDecision.approve()
+            return HitlDecision.approve(by=TERMINAL_HUMAN)
         if choice == "deny":
             reason = _ask(console, stdin, "Denial reason (optional, press Enter to skip): ").strip()
-            return HitlDecision.deny(reason=reason)
+            return HitlDecision.deny(reason=reason, by=TERMINAL_HUMAN)
         if choice == "modify":
             command = _ask(console, stdin, "Modified command: ").strip()
             if not command:
                 console.print("[yellow]No command entered; choose again.[/yellow]")
                 continue
             reason = _ask(console, stdin, "Reason for the change (optional, press Enter to skip): ").strip()
-            return HitlDecision.modify(command, reason=reason)
+            return HitlDecision.modify(command, reason=reason, by=TERMINAL_HUMAN)
         console.print("[yellow]Please answer A, D or M.[/yellow]")
     console.print("[red]No valid answer; the command is denied.[/red]")
-    return HitlDecision.deny(reason="no valid answer at the approval prompt")
+    return HitlDecision.deny(reason="no valid answer at the approval prompt",
+                             by=fail_closed("no valid answer at the approval prompt"))
 
 
 def _ask(console: Console, stdin: TextIO, prompt: str) -> str:

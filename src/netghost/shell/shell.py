@@ -9,7 +9,6 @@ abandoned, timed out, not found, or an internal failure), because the RCA cites 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
@@ -19,14 +18,24 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts import ShellAuditRecord
+from pydantic import ValidationError
+
+from netghost.contracts import Confinement, DecidedBy, ProvisionalRejectedRecord, ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
-from netghost.governance import WalWriter, compute_plan_token, verify_plan_token
+from netghost.governance import (
+    WalWriter,
+    compute_plan_token,
+    provisional_path,
+    recover_provisional,
+    verify_plan_token,
+    write_provisional,
+)
 from netghost.redact import PathContext, credential_context, redact, redact_command
 from netghost.shell.az_scope import learn_scope
 from netghost.shell.classify import Classification, EgressScope, OrgPolicy, classify
+from netghost.shell.confine import LabConfinement
 from netghost.shell.engine import engine_argv
-from netghost.shell.exec import run_argv, scrub_env
+from netghost.shell.exec import child_environments, run_argv
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     GateOutcome,
@@ -34,6 +43,7 @@ from netghost.shell.gate import (
     Waiter,
     ask_human,
     build_shell_request,
+    fail_closed,
     shell_plan,
 )
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
@@ -93,7 +103,9 @@ class SafeExecShell:
         timeout_s: Wall-clock limit per command; the whole process group is killed on expiry.
         policy: An organisation policy (``load_org_policy``) applied by the classifier.
         path: A ``PATH`` for children (the lab puts its simulator first); inherited PATH when None.
-        env: Variables to set for children on top of the scrubbed inherited environment.
+        env: Variables to set for children on top of the scrubbed inherited environment (a credential
+            variable among them, e.g. ``AZURE_CONFIG_DIR``, reaches only the programs ``child_env.toml``
+            gives it to).
         cwd: Working directory for children (the current directory when None).
         classifier: Replaces :func:`netghost.shell.classify.classify` (tests, alternative policies).
         approval_timeout_s: How long the human has to answer one approval prompt; no answer by then is
@@ -107,6 +119,12 @@ class SafeExecShell:
             problem statement names (``shell.scope = shell.scope.with_text(intent)``).
         learn_scope: Widen the scope with what bare az reads print (VNet prefixes, private DNS zones,
             private endpoints, the subscription's public IPs and storage endpoints; see ``az_scope``).
+        on_notice: receives each one-line notice the caller should show (a provisional record found
+            beside the audit file was refused: forged, altered, replayed or unsealed); they are also
+            kept in :attr:`notices`.
+        confinement: a sealed lab (:class:`~netghost.shell.confine.LabConfinement`): every command is judged after
+            classification and the verdict recorded; one the lab does not simulate runs only when a person
+            approves it (a SAFE one is asked too), whatever an automatic approver answers.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -131,6 +149,8 @@ class SafeExecShell:
         client: Mapping[str, str] | None = None,
         scope: EgressScope | None = None,
         learn_scope: bool = False,
+        on_notice: Callable[[str], None] | None = None,
+        confinement: LabConfinement | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -143,21 +163,31 @@ class SafeExecShell:
         self.approval_timeout_s = float(approval_timeout_s)
         self._approval_wait = approval_wait
         self.client = dict(client) if client is not None else None
+        self.confinement = confinement
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
-        self._env = scrub_env(path=path, extra=env)
+        self._envs = child_environments(path=path, extra=env)
+        self._env = dict(self._envs.common)
+        """What every child gets; the Azure identity's variables reach ``az`` only (``child_env.toml``)."""
+        self.notices: list[str] = []
+        """One line per refused provisional record (see ``on_notice``)."""
+        self._on_notice = on_notice
+        self._inflight = provisional_path(self.audit_path)
         self.scope = scope if scope is not None else EgressScope()
         self.learn_scope = learn_scope
         # Where relative paths, `~` and the credential-naming variables point for the commands this shell
         # runs: its cwd, and the children's environment over this process's (the audit key's variable).
         self.local: PathContext = credential_context({**os.environ, **self._env}, cwd=self.cwd)
-        self._inflight = self.audit_path.with_name(self.audit_path.name + ".inflight")
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
-        with self._lock:
-            self._recover_inflight()
+        try:
+            with self._lock:
+                self._recover_inflight()
+        except BaseException:
+            self.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -211,6 +241,7 @@ class SafeExecShell:
             try:
                 if problem is not None:
                     record.fail(BAD_REQUEST, f"bad_request: {problem}")
+                    record.decided(_policy("bad_request", problem))
                 else:
                     self._decide_and_run(record)
             except Exception as exc:  # an internal failure is still one audited, failed command
@@ -234,36 +265,57 @@ class SafeExecShell:
         return record.response()
 
     def _write_inflight(self, out: Outcome) -> None:
-        """Durably note, before a process starts, that this call ran and its outcome is not known yet."""
+        """Durably note, before a process starts, that this call ran and its outcome is not known yet.
+
+        The note is sealed with the audit key and bound to this session, this log, the next seq and the
+        current head, so recovery can tell it from a file planted in the audit directory.
+        """
         provisional = Outcome.copy_fields(out)
         provisional.update(
             status="error",
             error="exec_error",
             stderr="outcome unknown: the shell stopped before the command's audit record was written",
         )
-        data = json.dumps(
-            ShellAuditRecord.model_validate(provisional).model_dump(mode="json"), ensure_ascii=False
-        )
-        fd = os.open(self._inflight, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        record = ShellAuditRecord.model_validate(provisional).model_dump(mode="json")
+        write_provisional(self._writer, record, session_id=self.session_id)
 
     def _recover_inflight(self) -> None:
-        """Append the provisional record of a call whose real record never reached the WAL."""
+        """Append the provisional record of a call whose real record never reached the WAL, if authentic.
+
+        A forged, altered, replayed or unsealed one is not appended: it is moved aside, a
+        ``provisional_rejected`` record says so in the chain, and the one-line notice goes to
+        :attr:`notices` and ``on_notice``.
+        """
+        recovery = recover_provisional(self._writer, session_id=self.session_id, check=self._check_provisional)
+        if recovery.rejection is None:
+            return
+        rejection = recovery.rejection
+        seq = self._writer.next_seq
+        self._writer.append(
+            ProvisionalRejectedRecord(
+                v=1,
+                kind="provisional_rejected",
+                audit_id=f"{self.session_id}_{seq:03d}",
+                session_id=self.session_id,
+                reason=rejection.reason,
+                file=rejection.moved_to.name if rejection.moved_to is not None else None,
+                file_sha256=rejection.file_sha256 or None,
+                file_bytes=rejection.size,
+            ).model_dump(mode="json")
+        )
+        self.notices.append(rejection.notice)
+        if self._on_notice is not None:
+            self._on_notice(rejection.notice)
+
+    def _check_provisional(self, record: dict[str, Any], seq: int) -> str | None:
+        """An authentic provisional record must still be this session's shell record for ``seq``."""
         try:
-            data = json.loads(self._inflight.read_text(encoding="utf-8"))
-        except OSError:  # none (the usual case), or unreadable: nothing to recover here
-            return
-        except ValueError:  # torn write before the command could start: nothing ran
-            self._inflight.unlink(missing_ok=True)
-            return
-        seq = int(str(data.get("audit_id", "_0")).rsplit("_", 1)[-1] or 0)
-        if seq >= self._writer.next_seq:  # the real record is not in the WAL
-            self._writer.append(data)
-        self._inflight.unlink(missing_ok=True)
+            parsed = ShellAuditRecord.model_validate(record)
+        except ValidationError:
+            return "its record is not a shell audit record"
+        if parsed.session_id != self.session_id or parsed.audit_id != f"{self.session_id}_{seq:03d}":
+            return f"its record is {parsed.audit_id} of session {parsed.session_id}, not record {seq} of this one"
+        return None
 
     # -- steps -----------------------------------------------------------------------------------------
 
@@ -273,15 +325,25 @@ class SafeExecShell:
             return self._classify(command, self.policy)
         return classify(command, self.policy, scope=self.scope, local=self.local)
 
+    def _confine(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
+        if self.confinement is None:
+            return None
+        return self.confinement.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
+
     def _decide_and_run(self, out: Outcome) -> None:
         cls = self.classify(out.command)
         out.classified(cls, executed=engine_argv(cls.argv))
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
+            out.decided(_rules(cls, "forbidden_tier"))
             return
+        verdict = self._confine(_to_run(cls.argv))
+        out.confined(verdict)
+        needs_person = verdict is not None and not verdict.simulated
         plan = shell_plan(_to_run(cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
-        if cls.verdict == "SAFE":
+        if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
+            out.decided(_rules(cls, "safe_tier"))
             self._run(out, plan, compute_plan_token(plan))
             return
         asked_at = _now()
@@ -301,18 +363,25 @@ class SafeExecShell:
                 "policy_rule": cls.policy_rule,
                 "approval_timeout_s": self.approval_timeout_s,
                 "approval_deadline": (asked_at + timedelta(seconds=self.approval_timeout_s)).isoformat(),
+                # a sealed lab: this command would run for real; only a person may approve it
+                "needs_person": redact(verdict.reason).text if needs_person and verdict is not None else None,
             },
         )
         out.fields["plan_token"] = request.plan_token
         gate: GateOutcome = ask_human(
             self.hitl_callback, request, now=_now, timeout_s=self.approval_timeout_s, wait=self._approval_wait
         )
+        decider = gate.decided_by or fail_closed(gate.abandoned or "no decision")
+        out.decided(decider)
         if gate.response is None:
             out.deny("user_abandoned", None, note=f"approval abandoned: {gate.abandoned}; treat as denied")
             return
         response = gate.response
         if response.decision == "deny":
             out.deny("user_denied", response.reason or None)
+            return
+        if needs_person and not decider.is_person and verdict is not None:
+            self._refuse_unconfined(out, verdict, decider)
             return
         if response.decision == "approve":
             out.fields["action"] = "user_approved"
@@ -328,11 +397,23 @@ class SafeExecShell:
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
+        new_verdict = self._confine(_to_run(new_cls.argv))
+        if new_verdict is not None:
+            out.confined(new_verdict)
+            if not new_verdict.simulated and not decider.is_person:
+                self._refuse_unconfined(out, new_verdict, decider)
+                return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
         new_plan = shell_plan(_to_run(new_cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
+
+    def _refuse_unconfined(self, out: Outcome, verdict: Confinement, decider: DecidedBy) -> None:
+        """A sealed lab's refusal: an unsimulated command was approved by someone who is not a person."""
+        out.deny("user_denied", f"{verdict.reason}; only a person at the terminal may approve that, not "
+                                f"{decider.label()}: refused (sealed lab)")
+        out.decided(_policy("sealed_lab", f"{decider.label()} approved a command the lab does not simulate"))
 
     def _run(self, out: Outcome, plan: dict[str, Any], token: str, command: str | None = None) -> None:
         out.fields["plan_token"] = token
@@ -353,7 +434,7 @@ class SafeExecShell:
                 path=self.audit_path,
             )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
-        result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
+        result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
         if self.learn_scope and result.error is None and result.exit_code == 0:
             self.scope = learn_scope(self.scope, argv, result.stdout)
@@ -367,3 +448,16 @@ def _to_run(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _policy(name: str, detail: str | None = None) -> DecidedBy:
+    return DecidedBy(kind="policy", name=name, detail=detail)
+
+
+def _rules(cls: Classification, tier: str) -> DecidedBy:
+    """The policy that decided a SAFE or FORBIDDEN verdict: an organisation rule, else the built-in tiers
+    (with the learned stage's verdict, ``onnx:...``, as detail: it only tightens, it never decides SAFE)."""
+    rule = cls.policy_rule
+    if rule and not rule.startswith("onnx:"):
+        return _policy("org_policy", rule)
+    return _policy(tier, rule)

@@ -24,6 +24,7 @@ from netghost.forensics.compare._findings import compare_findings
 from netghost.forensics.engine import Analysis, analyze_capture
 from netghost.forensics.outputs import semantic_text, write_atomic, write_via_temp
 from netghost.forensics.report import MAX_SUMMARY_LINES, build_semantic, render_report
+from netghost.safetext import md_inline
 
 __all__ = ["CompareOutputs", "build_compare_semantic", "capture_stem", "load_compare_schema",
            "render_compare_report", "render_compare_summary", "run_compare", "write_compare_outputs"]
@@ -162,7 +163,8 @@ def render_compare_report(doc: dict[str, Any], sem_b: dict[str, Any]) -> str:
     out += ["## Findings", ""]
     for f in doc["findings"]:
         pt = f["metrics"].get("point")
-        out += [f"### {f['id']} [{f['severity'].upper()}, confidence {f['confidence']:.0%}] {f['title']}", "", f["detail"], "",
+        out += [f"### {f['id']} \\[{f['severity'].upper()}, confidence {f['confidence']:.0%}\\] {md_inline(f['title'])}", "",
+                md_inline(f["detail"]), "",
                 f"- Evidence frames{f' ({pt})' if pt else ''}: {_frames(f['evidence']['frames'], 10)}"]
         if f["flows"]:
             out.append(f"- Flows: {', '.join(f['flows'])}")

@@ -27,6 +27,7 @@ from netghost.forensics.report._charts import (
     timeline_svg,
 )
 from netghost.forensics.report._markdown import render_report
+from netghost.safetext import md_inline_html, visible
 
 __all__ = ["NO_MATPLOTLIB", "chart_flow", "markdown_to_html", "render_html", "worst_stream", "write_html_report"]
 
@@ -45,9 +46,9 @@ border-left:4px solid #e0a000;padding:.6em 1em}.finding{background:#fdecea;borde
 
 
 def _inline(text: str) -> str:
-    t = html.escape(text, quote=False)
-    t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-    return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+    # the report's Markdown escapes the tool text it holds (DNS names from packets, the narrative):
+    # read the escapes back, make nothing but code and bold
+    return md_inline_html(text)
 
 
 def _cells(line: str) -> list[str]:
@@ -189,7 +190,8 @@ def render_html(sem: dict[str, Any], an: Analysis, *, markdown: str | None = Non
     if narrative:
         who = f"Gemini ({model})" if model else "Gemini"
         parts.append(f'<div class="narrative"><strong>Narrative (written by {html.escape(who)} from the semantic '
-                     f"summary; the findings below are the evidence)</strong><p>{_inline(narrative)}</p></div>")
+                     f"summary; the findings below are the evidence)</strong>"
+                     f"<p>{html.escape(visible(narrative, multiline=True))}</p></div>")  # the model's text, literal
     parts.append(markdown_to_html(summary))
     parts += _gap_findings(an)
     parts += _charts(sem, an, delay, notices)

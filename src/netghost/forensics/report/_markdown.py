@@ -2,13 +2,17 @@
 
 Two outputs: the forensic report (Executive Summary near the top, findings, worst flows, TCP
 analysis, DNS, ICMP, decode issues) and the executive summary (≤ 50 lines), which is what the
-seeds' agent reads first.
+seeds' agent reads first. Text that comes from the capture (DNS names are whatever bytes a packet
+carried, and finding titles and details quote them) or from the file system (the capture's name) is
+escaped (:mod:`netghost.safetext`), so no packet can put HTML, a link or a heading into the report.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+
+from netghost.safetext import md_code, md_inline
 
 __all__ = ["MAX_SUMMARY_LINES", "render_executive_summary", "render_report"]
 
@@ -41,7 +45,7 @@ def _headline(sem: dict[str, Any]) -> list[str]:
         return [NO_TRAFFIC]
     ta = s["tcp_analysis"]
     lines = [
-        f"- Capture `{cap['file']}` ({cap['file_type']}): {s['packets']:,} packets over {cap['duration_s']:.3f} s, "
+        f"- Capture {md_code(cap['file'])} ({cap['file_type']}): {s['packets']:,} packets over {cap['duration_s']:.3f} s, "
         f"{s['tcp_conversations']:,} TCP conversations.",
         f"- TCP: {ta['retransmission']:,} retransmissions ({ta['fast_retransmission']} fast, "
         f"{ta['spurious_retransmission']} spurious), {ta['lost_segment']} lost segments, "
@@ -64,13 +68,13 @@ def _headline(sem: dict[str, Any]) -> list[str]:
 
 def render_executive_summary(sem: dict[str, Any]) -> str:
     """At most :data:`MAX_SUMMARY_LINES` lines: verdict, top findings with evidence, key counts."""
-    out = [f"# Executive summary: {sem['capture']['file']}", ""]
+    out = [f"# Executive summary: {md_inline(sem['capture']['file'])}", ""]
     findings = sem["findings"]
     if sem["summary"]["packets"] == 0:
         out += [NO_TRAFFIC, ""]
     elif findings:
         top = findings[0]
-        out += [f"**Most likely issue:** {top['title']} (severity {top['severity']}, confidence {top['confidence']:.0%}).", ""]
+        out += [f"**Most likely issue:** {md_inline(top['title'])} (severity {top['severity']}, confidence {top['confidence']:.0%}).", ""]
     else:
         out += ["**No network fault detected** in this capture by the engine's detectors.", ""]
     out += ["## Key facts", *_headline(sem), ""]
@@ -78,7 +82,7 @@ def render_executive_summary(sem: dict[str, Any]) -> str:
         out += ["## Top findings"]
         for f in findings[:8]:
             flows = f" flows {', '.join(f['flows'][:3])};" if f["flows"] else ""
-            out.append(f"- [{f['id']}] **{f['severity'].upper()}** {f['title']} —{flows} frames {_frames(f['evidence']['frames'], 4)}")
+            out.append(f"- \\[{f['id']}\\] **{f['severity'].upper()}** {md_inline(f['title'])} —{flows} frames {_frames(f['evidence']['frames'], 4)}")
         if len(findings) > 8:
             out.append(f"- … {len(findings) - 8} more in the forensic report.")
         out.append("")
@@ -88,7 +92,7 @@ def render_executive_summary(sem: dict[str, Any]) -> str:
 
 def render_report(sem: dict[str, Any]) -> str:
     """The full Markdown forensic report: its sections in reading order, one blank line between them."""
-    sections = [[f"# PCAP forensic report: {sem['capture']['file']}"], _summary_section(sem), _capture_section(sem),
+    sections = [[f"# PCAP forensic report: {md_inline(sem['capture']['file'])}"], _summary_section(sem), _capture_section(sem),
                 _findings_section(sem), _flows_section(sem), _tcp_section(sem["summary"]), _dns_section(sem),
                 _icmp_section(sem), _decode_section(sem["summary"])]
     out = sections[0]
@@ -100,7 +104,7 @@ def render_report(sem: dict[str, Any]) -> str:
 def _summary_section(sem: dict[str, Any]) -> list[str]:
     out = ["## Executive Summary", "", *_headline(sem)]
     if sem["findings"]:
-        out += ["", f"**Most likely issue:** {sem['findings'][0]['title']}"]
+        out += ["", f"**Most likely issue:** {md_inline(sem['findings'][0]['title'])}"]
     return out
 
 
@@ -111,7 +115,7 @@ def _capture_section(sem: dict[str, Any]) -> list[str]:
            f"- First packet: {_ts(cap['first_ts'])}; last packet: {_ts(cap['last_ts'])}",
            f"- Link types: {', '.join(f'{k} ({v})' for k, v in s['link_types'].items()) or '-'}",
            f"- Network layer: {', '.join(f'{k} ({v})' for k, v in s['l3'].items()) or '-'}"]
-    out += [f"- Warning: {w}" for w in cap["warnings"]]
+    out += [f"- Warning: {md_inline(w)}" for w in cap["warnings"]]
     return out
 
 
@@ -122,14 +126,14 @@ def _findings_section(sem: dict[str, Any]) -> list[str]:
     for i, f in enumerate(sem["findings"]):
         if i:
             out.append("")  # a blank line between findings
-        out += [f"### {f['id']} [{f['severity'].upper()}, confidence {f['confidence']:.0%}] {f['title']}", "",
-                f["detail"], "",
+        out += [f"### {f['id']} \\[{f['severity'].upper()}, confidence {f['confidence']:.0%}\\] {md_inline(f['title'])}",
+                "", md_inline(f["detail"]), "",
                 f"- Evidence frames: {_frames(f['evidence']['frames'], 10)}"
                 + (f" (first at {_ts(f['evidence']['first_ts'])})" if f["evidence"]["first_ts"] else "")]
         if f["flows"]:
-            out.append(f"- Flows: {', '.join(f['flows'])}")
+            out.append(f"- Flows: {md_inline(', '.join(f['flows']))}")
         if f["metrics"]:
-            out.append("- Metrics: " + ", ".join(f"{k}={v}" for k, v in f["metrics"].items()))
+            out.append("- Metrics: " + md_inline(", ".join(f"{k}={v}" for k, v in f["metrics"].items())))
     return out
 
 
@@ -174,9 +178,9 @@ def _dns_section(sem: dict[str, Any]) -> list[str]:
         out.append(f"- Latency: median {lat['median'] * 1000:.1f} ms, p95 {lat['p95'] * 1000:.1f} ms, max {lat['max'] * 1000:.1f} ms")
     out.append("- Response codes: " + (", ".join(f"{k} {v}" for k, v in s["dns_rcodes"].items()) or "-"))
     for f in sem["dns"]["failures"][:10]:
-        out.append(f"- {f['rcode']} for `{f['qname']}` ({f['qtype']}) ×{f['count']}, frames {_frames(f['frames'])}")
+        out.append(f"- {f['rcode']} for {md_code(f['qname'])} ({f['qtype']}) ×{f['count']}, frames {_frames(f['frames'])}")
     for u in sem["dns"]["unanswered"][:10]:
-        out.append(f"- unanswered: `{u['qname']}` ×{u['queries']}, frames {_frames(u['frames'])}")
+        out.append(f"- unanswered: {md_code(u['qname'])} ×{u['queries']}, frames {_frames(u['frames'])}")
     return out
 
 

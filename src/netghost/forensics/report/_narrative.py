@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from netghost.errors import LlmError, WalError
 from netghost.llm import DEFAULT_MODEL, backend, model_default
+from netghost.redact import redact
+from netghost.safetext import md_block
 
 if TYPE_CHECKING:
     from netghost.llm import LlmGateway
@@ -149,7 +151,7 @@ def generate_narrative(sem: dict[str, Any], *, environ: Mapping[str, str] | None
 
         config = types.GenerateContentConfig(system_instruction=INSTRUCTION, temperature=0.2, max_output_tokens=1024)
         resp = own.generate(model, narrative_input(sem), config, purpose="forensics_narrative")
-        text = (resp.text or "").strip()
+        text = redact(resp.text or "").text.strip()  # the model's text: no secret is kept or shown
     except LlmError as exc:
         # the deterministic report must still be written: report the failure, do not raise
         cause = type(exc.__cause__ or exc).__name__
@@ -169,5 +171,5 @@ def with_narrative(report_md: str, text: str | None, model: str | None = None) -
     title, _, rest = report_md.partition("\n")
     who = f"Gemini ({model})" if model else "Gemini"
     block = (f"\n## Narrative (written by {who} from the semantic summary; the findings below are the evidence)\n\n"
-             f"{text.strip()}\n")
+             f"{md_block(text)}\n")  # the model's text: shown, never read as Markdown
     return f"{title}\n{block}{rest if rest.startswith(chr(10)) else chr(10) + rest}"
