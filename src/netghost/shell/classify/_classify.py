@@ -233,6 +233,12 @@ def _classify_argv(argv: tuple[str, ...], depth: int, ctx: Context = _DEFAULT) -
         return _forbidden(_tier0_reason(rule0, argv, ctx), rule0.id)
     name = basename(argv[0])
     args = argv[1:]
+    if name != name.lower():
+        # A case-insensitive file system (macOS, a mounted share) runs `PRINTENV` as printenv and `AZ` as
+        # az: the folded spelling's FORBIDDEN stands (the name as typed is an unknown program, RISKY, below).
+        folded = _classify_argv((argv[0].lower(), *args), depth + 1, ctx)
+        if folded.verdict == "FORBIDDEN":
+            return folded
     if name == "az":
         return _classify_az_argv(argv)
     if name in t.wrappers:

@@ -71,7 +71,19 @@ _HEADER_VALUES: Mapping[str, re.Pattern[str]] = {
 _DNS_TYPES = frozenset(
     ["a", "aaaa", "any", "axfr", "caa", "cname", "dnskey", "ds", "hinfo", "https", "ixfr", "mx", "naptr", "ns", "nsec", "nsec3", "ptr", "rrsig", "soa", "spf", "srv", "sshfp", "svcb", "tlsa", "txt", "in", "ch", "hs", "chaos", "hesiod", "loc", "cert", "dname", "uri"]
 )
-_DIG_PAYLOAD = re.compile(r"\+(no)?(ednsopt|ednsflags)(=.*)?|\+cookie=.+")
+# dig's +options that put chosen bytes into the query, with the shortest prefix dig accepts for each (it
+# resolves a +word by its first distinguishing letters: `+ednso=` is `+ednsopt=`, `+coo=` is `+cookie=`,
+# `+su=` is `+subnet=`), and whether only a given value carries data (a bare +cookie sends a random one).
+_DIG_PAYLOAD = (("ednsopt", 5, False), ("ednsflags", 5, False), ("cookie", 3, True), ("subnet", 2, True))
+
+
+def _dig_payload(option: str) -> bool:
+    """Whether a dig ``+option`` (any abbreviation dig accepts) carries chosen bytes."""
+    word, eq, value = option[1:].partition("=")
+    if word.startswith("no"):
+        return False  # +noednsopt, +nocookie, +nosubnet clear what would be sent
+    return any(len(word) >= shortest and full.startswith(word) and (not valued or bool(eq and value))
+               for full, shortest, valued in _DIG_PAYLOAD)
 
 
 def encoded_payload(piece: str, *, name: bool = False) -> str | None:
@@ -203,13 +215,14 @@ def _check_path_probe(parsed: ParsedOptions, scope: EgressScope) -> str | None:
 
 def _check_dig(parsed: ParsedOptions, scope: EgressScope) -> str | None:
     for name, _ in parsed.options:
-        if name.startswith("+") and _DIG_PAYLOAD.fullmatch(name):
-            return f"{name} puts chosen bytes (EDNS options, a cookie) into the query"
+        if name.startswith("+") and _dig_payload(name):
+            return f"{name} puts chosen bytes (EDNS options, a cookie, a client subnet) into the query"
     why = _servers(parsed.values("@"), scope)
     if why is not None:
         return why
     names = [p for p in parsed.positionals if p.lower() not in _DNS_TYPES and not p.isdigit()]
     names += parsed.values("-q")
+    names += _searched(names, [name.partition("=")[2] for name, _ in parsed.options if _dig_domain(name)])
     for addr in parsed.values("-x"):
         why, _ = host_problem(addr, scope, "probe")
         if why is not None:
@@ -221,7 +234,19 @@ def _check_nslookup_host(parsed: ParsedOptions, scope: EgressScope) -> str | Non
     """nslookup NAME [SERVER] and host NAME [SERVER]."""
     pos = parsed.positionals
     why = _servers(pos[1:2], scope)
-    return why if why is not None else _dns_names(pos[:1], scope)
+    return why if why is not None else _dns_names([*pos[:1], *_searched(pos[:1], parsed.values("--domain"))], scope)
+
+
+def _dig_domain(option: str) -> bool:
+    """``+domain=NAME`` in any abbreviation dig accepts (``+do=``): a search domain appended to the query."""
+    word, eq, value = option[1:].partition("=")
+    return option.startswith("+") and len(word) >= 2 and "domain".startswith(word) and bool(eq and value)
+
+
+def _searched(names: Sequence[str], domains: Sequence[str]) -> list[str]:
+    """The names a search domain makes the resolver ask (``redis`` + ``attacker.example``), and the domain:
+    a chosen word under an outside domain reaches that domain's servers through an in-scope resolver."""
+    return [*(f"{n.rstrip('.')}.{d.strip('.')}" for n in names for d in domains if not n.endswith(".")), *domains]
 
 
 def _header_problem(header: str) -> str | None:
