@@ -3,7 +3,11 @@ every spelling, the context that resolves relative paths, and secret values in a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from netghost.redact import (
     PathContext,
@@ -159,3 +163,46 @@ def test_secret_values_are_found_and_masked(argv: list[str]) -> None:
 )  # fmt: skip
 def test_ordinary_arguments_are_not_secrets(argv: list[str]) -> None:
     assert argv_secrets(argv) == ()
+
+
+# --- the fast paths answer as the segment matcher does ---------------------------------------------------
+
+_WORDS = ["home", "azureuser", ".azure", "msal_token_cache.json", ".ssh", "id_rsa", "etc", "shadow", "var", "lib",
+          "waagent", "x.key", ".kube", "config", "proc", "1", "environ", "root", ".bashrc", "usr", "bin", "token",
+          "secrets", "serviceaccount", ".docker", "config.json", "cron.d", "netghost", "audit.key", ".env"]  # fmt: skip
+_GLOBS = ["*", "**", "?", "*.key", "id_*", ".a*", "[ab]*", "s*w"]
+
+
+def _templates() -> list[Any]:
+    from netghost.redact._credentials import _compiled, ontology_variables
+
+    ctx = PathContext.from_environ({"HOME": "/home/azureuser", "PATH": "/usr/bin"}, ontology_variables(), cwd="/w")
+    return [t for kind in ("credential", "persistence") for _, t in _compiled(kind, ctx).templates]
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=6), absolute=st.booleans())
+def test_the_template_regex_answers_as_the_segment_matcher(parts: list[str], absolute: bool) -> None:
+    from netghost.redact._globpath import _segments_match, template_matches
+
+    path = ("/" if absolute else "") + "/".join(parts)
+    for tmpl in _templates():
+        slow = (tmpl.floating or absolute) and _segments_match(tuple(parts), tmpl.segments, tmpl.floating)
+        assert template_matches(path, tmpl) == slow, (path, tmpl.text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parts=st.lists(st.sampled_from(_WORDS + _GLOBS), min_size=1, max_size=5), absolute=st.booleans())
+def test_the_template_prefilter_never_drops_a_hit(parts: list[str], absolute: bool) -> None:
+    import netghost.redact._credentials as ontology
+
+    word = ("/" if absolute else "") + "/".join(parts)
+    ctx = PathContext.from_environ({"HOME": "/home/azureuser", "PATH": "/usr/bin"}, ontology.ontology_variables(), cwd="/w")
+    fast = (credential_path(word, ctx), persistence_path(word, ctx))
+    original = ontology._Compiled.plausible
+    try:
+        ontology._Compiled.plausible = lambda self, spelling: list(self.templates)  # type: ignore[method-assign]
+        slow = (credential_path(word, ctx), persistence_path(word, ctx))
+    finally:
+        ontology._Compiled.plausible = original  # type: ignore[method-assign]
+    assert fast == slow, word

@@ -32,7 +32,10 @@ from netghost.redact._globpath import (
     PathContext,
     Template,
     compile_template,
+    globs_intersect,
+    literal_run,
     path_spellings,
+    segment_matches,
     template_matches,
 )
 
@@ -91,6 +94,38 @@ class _Compiled:
     anchored_dirs: frozenset[str]
     hot: re.Pattern[str]
     """One search that every word naming a template must hit: a needle, a tricky spelling or a file URL."""
+    runs: tuple[str, ...] = ()
+    """Each template's longest literal run (:func:`literal_run`), in the order of ``templates``."""
+
+    def plausible(self, spelling: str) -> list[tuple[_Entry, Template]]:
+        """The templates that can name ``spelling``: for a glob-free path, only those whose literal run it
+        holds (one substring test each, instead of a full match against every template); for a glob, all."""
+        if GLOB_CHARS & set(spelling):
+            # A glob matches segment by segment (``**`` in a template spans any depth, in a path it is one
+            # segment): a template with more fixed segments than the path, or another count and no ``**``,
+            # cannot meet it; nor an anchored one whose literal first segment differs from the path's; nor
+            # one whose last segment no name of the path's last segment can be.
+            segs = [x for x in spelling.split("/") if x and x != "."]
+            first = segs[0] if segs and spelling.startswith("/") and not GLOB_CHARS & set(segs[0]) else None
+            last = ("*" if segs[-1] == "**" else segs[-1]) if segs else "*"
+            return [pair for pair in self.templates if _could_meet(pair[1], len(segs), first, last)]
+        return [pair for pair, run in zip(self.templates, self.runs, strict=True) if run in spelling]
+
+
+def _could_meet(tmpl: Template, count: int, first: str | None, last: str) -> bool:
+    segments = tmpl.segments
+    fixed = sum(1 for seg in segments if seg != "**")
+    if fixed > count or (fixed < count and "**" not in segments):
+        return False
+    head = segments[0] if segments else "**"
+    if not (first is None or tmpl.floating or head == "**" or GLOB_CHARS & set(head) or head == first):
+        return False
+    tail = segments[-1] if segments else "**"
+    if tail == "**":
+        return True
+    if GLOB_CHARS & set(tail):
+        return globs_intersect(last, tail)
+    return segment_matches(last, tail)
 
 
 @cache
@@ -174,7 +209,7 @@ def _compiled(kind: str, ctx: PathContext) -> _Compiled:
     hot = re.compile(f"{alternatives}|{_TRICKY.pattern}|(?i:file:)" if needles else f"{_TRICKY.pattern}|(?i:file:)")
     # Anchored templates first: `/etc/sha*` is reported as /etc/shadow, not as a floating `*.tfstate`.
     pairs.sort(key=lambda pair: pair[1].floating)
-    return _Compiled(tuple(pairs), pattern, frozenset(anchored), hot)
+    return _Compiled(tuple(pairs), pattern, frozenset(anchored), hot, tuple(literal_run(t) for _, t in pairs))
 
 
 def _split_outside_braces(text: str, sep: str) -> list[str]:
@@ -250,7 +285,7 @@ def _match(kind: str, word: str, ctx: PathContext | None) -> CredentialHit | Non
     ):
         return None  # the hot path: a word no template can name
     for spelling in _candidates(word, ctx, compiled):
-        hits = [(entry, tmpl) for entry, tmpl in compiled.templates
+        hits = [(entry, tmpl) for entry, tmpl in compiled.plausible(spelling)
                 if template_matches(spelling, tmpl) and not _excluded(spelling, entry)]  # fmt: skip
         if hits:
             # The most specific template names the store (`~/.ssh/*` is ssh, not a `msal_token_cache.*`).
