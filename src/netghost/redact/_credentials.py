@@ -96,6 +96,8 @@ class _Compiled:
     """One search that every word naming a template must hit: a needle, a tricky spelling or a file URL."""
     runs: tuple[str, ...] = ()
     """Each template's longest literal run (:func:`literal_run`), in the order of ``templates``."""
+    shapes: tuple[_Shape, ...] = ()
+    """Each template's segment shape (:func:`_shape`), in the order of ``templates``."""
 
     def plausible(self, spelling: str) -> list[tuple[_Entry, Template]]:
         """The templates that can name ``spelling``: for a glob-free path, only those whose literal run it
@@ -108,24 +110,35 @@ class _Compiled:
             segs = [x for x in spelling.split("/") if x and x != "."]
             first = segs[0] if segs and spelling.startswith("/") and not GLOB_CHARS & set(segs[0]) else None
             last = ("*" if segs[-1] == "**" else segs[-1]) if segs else "*"
-            return [pair for pair in self.templates if _could_meet(pair[1], len(segs), first, last)]
+            count = len(segs)
+            return [pair for pair, shape in zip(self.templates, self.shapes, strict=True)
+                    if _could_meet(shape, count, first, last)]  # fmt: skip
         return [pair for pair, run in zip(self.templates, self.runs, strict=True) if run in spelling]
 
 
-def _could_meet(tmpl: Template, count: int, first: str | None, last: str) -> bool:
+_Shape = tuple[int, bool, str | None, str | None, bool]
+"""A template's fixed segment count, whether it has ``**``, its literal anchored head (None: any), its last
+segment (None: ``**``) and whether that last segment is a glob."""
+
+
+def _shape(tmpl: Template) -> _Shape:
     segments = tmpl.segments
-    fixed = sum(1 for seg in segments if seg != "**")
-    if fixed > count or (fixed < count and "**" not in segments):
-        return False
     head = segments[0] if segments else "**"
-    if not (first is None or tmpl.floating or head == "**" or GLOB_CHARS & set(head) or head == first):
+    literal_head = None if tmpl.floating or head == "**" or GLOB_CHARS & set(head) else head
+    tail = segments[-1] if segments and segments[-1] != "**" else None
+    return (sum(1 for seg in segments if seg != "**"), "**" in segments, literal_head, tail,
+            bool(tail and GLOB_CHARS & set(tail)))
+
+
+def _could_meet(shape: _Shape, count: int, first: str | None, last: str) -> bool:
+    fixed, spans, head, tail, tail_glob = shape
+    if fixed > count or (fixed < count and not spans):
         return False
-    tail = segments[-1] if segments else "**"
-    if tail == "**":
+    if first is not None and head is not None and head != first:
+        return False
+    if tail is None:
         return True
-    if GLOB_CHARS & set(tail):
-        return globs_intersect(last, tail)
-    return segment_matches(last, tail)
+    return globs_intersect(last, tail) if tail_glob else segment_matches(last, tail)
 
 
 @cache
@@ -209,7 +222,8 @@ def _compiled(kind: str, ctx: PathContext) -> _Compiled:
     hot = re.compile(f"{alternatives}|{_TRICKY.pattern}|(?i:file:)" if needles else f"{_TRICKY.pattern}|(?i:file:)")
     # Anchored templates first: `/etc/sha*` is reported as /etc/shadow, not as a floating `*.tfstate`.
     pairs.sort(key=lambda pair: pair[1].floating)
-    return _Compiled(tuple(pairs), pattern, frozenset(anchored), hot, tuple(literal_run(t) for _, t in pairs))
+    return _Compiled(tuple(pairs), pattern, frozenset(anchored), hot, tuple(literal_run(t) for _, t in pairs),
+                     tuple(_shape(t) for _, t in pairs))
 
 
 def _split_outside_braces(text: str, sep: str) -> list[str]:
