@@ -352,7 +352,14 @@ def _secret_name() -> re.Pattern[str]:
 def secret_env_name(name: str) -> bool:
     """Whether an environment variable called ``name`` holds a secret (``AZURE_CLIENT_SECRET``,
     ``IDENTITY_HEADER``, ``MYSQL_PWD``, ``GITHUB_TOKEN``, ``*_PAT``, ``*_KEY`` ...)."""
-    return _secret_name().fullmatch(name) is not None
+    return name.upper() in unconditional_names() or _secret_name().fullmatch(name) is not None
+
+
+@cache
+def unconditional_names() -> frozenset[str]:
+    """Names whose value is a secret though their last word reads as metadata (``IDENTITY_HEADER``): the
+    redactor's label rule and :func:`secret_env_name` both read them from here."""
+    return frozenset(str(n).upper() for n in _data()["environment"].get("unconditional", ()))
 
 
 @cache
