@@ -45,7 +45,9 @@ QUERIES = ["[].name", "[].{name:name, ip:privateIps}", "properties.provisioningS
            "packetCaptureStatus", "value[].{source:source,state:state}", "[].{name:name, rg:resourceGroup}",
            "effectiveSecurityRules[?access=='Deny']", "tags", "location", "[].location"]
 HOSTS = ["10.0.0.4", "10.1.0.5", "10.2.0.4", "web01.contoso.com", "example.com", "api.contoso.com",
-         "stghost.blob.core.windows.net", "172.16.3.9", "192.168.10.20", "db01.corp.local", "1.1.1.1"]
+         "stghost.blob.core.windows.net", "172.16.3.9", "192.168.10.20", "db01.corp.local", "1.1.1.1",
+         "redis-primary", "redis-primary.prod.internal", "db01.corp.internal", "kv-prod.vault.azure.net", "web-vm-01"]
+CAPTURES = ["cap.pcap", "captures/web.pcap", "/tmp/captures/a.pcapng", "ws/task/artifacts/x.cap", "out/b.pcap"]
 SUB = "00000000-1111-2222-3333-444455556666"
 
 
@@ -71,6 +73,12 @@ def corpus_rows() -> Iterator[tuple[str, int, str]]:
         yield line, 1, "not_safe_probes"
     for line in _read_lines(DATA / "safe_probes.txt"):
         yield line, 0, "safe_probes"
+    # Issue 28's SAFE rows only: its unsafe rows are all stopped by the tiers (a test checks it with the model
+    # off), so they add nothing to a second opinion on what the tiers call SAFE, and their shapes (encoded data
+    # in a path toward a private address) taught the model to distrust every plain `curl -s http://10.x/`.
+    for row in _read_jsonl(DATA / "issue28_corpus.jsonl"):
+        if row["expected"] == "SAFE":
+            yield row["command"], 0, "issue28:" + row["class"]
 
 
 def table_examples() -> Iterator[tuple[str, int, str]]:
@@ -209,7 +217,16 @@ def local_reads(rng: random.Random, n: int = 2500) -> Iterator[tuple[str, int, s
         lambda h: ["dig", "+trace", h] if not h[0].isdigit() else ["dig", "-x", h],
         lambda h: ["host", "-t", rng.choice(["A", "AAAA", "MX", "TXT"]), h],
         lambda h: ["nslookup", "-type=" + rng.choice(["A", "TXT", "MX", "SRV"]), h],
-        lambda h: ["pcap-forensics", f"/tmp/captures/{rng.choice(NAMES)}.cap", "--semantic-dir", "/tmp/out"],
+        lambda h: ["pcap-forensics", f"/tmp/captures/{rng.choice(NAMES)}.cap", "--semantic-dir", "out"],
+        lambda h: ["tcpdump", rng.choice(["-nn", "-n", "-tttt", "-e", "-vv", "-A", "-X"]), "-r", rng.choice(CAPTURES),
+                   *rng.choice([[], ["-c", "100"], ["host", h], ["port", str(rng.choice([443, 6379, 53]))]])],
+        lambda h: ["tshark", "-r", rng.choice(CAPTURES), *rng.choice([
+            [], ["-Y", rng.choice(["dns", "tcp.analysis.retransmission", "tcp.flags.reset==1", f"ip.addr=={h}"])],
+            ["-q", "-z", rng.choice(["io,phs", "conv,tcp", "endpoints,ip", "expert", "http,tree", "dns,tree"])],
+            ["-T", "fields", "-e", "frame.time_relative", "-e", rng.choice(["ip.src", "tcp.stream", "dns.qry.name"])],
+            ["-V", "-c", "5"], ["-n", "-Y", "icmp"]])],
+        lambda h: ["capinfos", *rng.choice([[], ["-T"], ["-c", "-u"], ["-TmQ"], ["-A", "-M"]]), rng.choice(CAPTURES)],
+        lambda h: ["openssl", "s_client", "-connect", f"{h}:443", *rng.choice([[], ["-servername", h], ["-showcerts"], ["-brief"]])],
         lambda h: ["ss", "-tan", "dst", h],
         lambda h: ["ss", rng.choice(["-tlnp", "-tunap", "-s", "-ti", "-lntu"])],
         lambda h: ["ip", "route", "get", h],
@@ -219,6 +236,50 @@ def local_reads(rng: random.Random, n: int = 2500) -> Iterator[tuple[str, int, s
     ]
     for _ in range(n):
         yield _join(rng.choice(forms)(rng.choice(HOSTS))), 0, "local-read"
+
+
+SESSION_ROOTS = ["/home/azureuser/audit", "/root/audit", "/tmp/pytest-of-root/pytest-12/test_x0", "/srv/ghost/audit",
+                 "/home/runner/work/audit", "/var/tmp/ghost/audit", "/tmp/se_eval/after/nsg-deny-1"]
+
+
+ARM_PATHS = [
+    "/subscriptions/{sub}?api-version=2022-12-01", "/subscriptions?api-version=2022-12-01",
+    "/subscriptions/{sub}/resourceGroups?api-version=2021-04-01", "/subscriptions/{sub}/resourceGroups/{rg}?api-version=2021-04-01",
+    "/subscriptions/{sub}/providers/Microsoft.Network/virtualNetworks?api-version=2023-09-01",
+    "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Network/networkSecurityGroups/{name}?api-version=2023-09-01",
+    "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Network/networkInterfaces/{name}/effectiveRouteTable?api-version=2023-09-01",
+    "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines/{name}?api-version=2024-03-01",
+    "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Network/privateDnsZones?api-version=2020-06-01",
+    "/subscriptions/{sub}/providers/Microsoft.Network/locations/{loc}/usages?api-version=2023-09-01",
+]  # fmt: skip
+
+
+def arm_rest_reads(rng: random.Random, n: int = 400) -> Iterator[tuple[str, int, str]]:
+    """``az rest`` GETs of ARM reads (subscriptions, groups, networks), as an engineer spells them."""
+    for _ in range(n):
+        path = rng.choice(ARM_PATHS).format(sub=SUB, rg=rng.choice(RGS), name=rng.choice(NAMES), loc=rng.choice(LOCATIONS))
+        url = rng.choice([path, "https://management.azure.com" + path])
+        method = rng.choice([[], ["--method", "get"], ["-m", "GET"], ["--method", "GET"]])
+        opt = rng.choice(["--url", "--uri", "-u"])
+        extra = rng.choice([[], ["-o", "json"], ["--query", rng.choice(QUERIES)]])
+        yield _join(["az", "rest", *method, opt, url, *extra]), 0, "arm-rest-read"
+
+
+def engine_runs(rng: random.Random, n: int = 300) -> Iterator[tuple[str, int, str]]:
+    """The forensics engine as the orchestrator runs it: absolute paths under the session's directory. The
+    tiers call these SAFE in their session (the shell's working directory), not from nowhere, so they are
+    benign rows without the tiers' filter."""
+    for _ in range(n):
+        root = rng.choice(SESSION_ROOTS)
+        task = f"{root}/captures/ghost_{rng.choice(NAMES)}_20261122T050000/artifacts"
+        cap = f"{task}/ghost_{rng.choice(NAMES)}_20261122T050000.cap"
+        form = rng.choice([
+            ["pcap-forensics", cap, "--semantic-dir", task, "--report-dir", task, "--format", "md,json,html"],
+            ["pcap-forensics", cap, "--compare", cap.replace(".cap", "_b.cap"), "--semantic-dir", task, "--report-dir", task],
+            ["pcap-forensics", "--fleet", task, "--out", f"{task}/fleet"],
+            ["pcap-forensics", cap, "--format", "html", "--report-dir", task, "--semantic-dir", task],
+        ])  # fmt: skip
+        yield _join(form), 0, "engine-run"
 
 
 def _join(argv: list[str]) -> str:
@@ -244,7 +305,7 @@ def old_tiers_safe(commands: list[str]) -> list[bool]:
 def _reachable_programs() -> set[str]:
     from netghost.shell.classify._tables import load_tables
 
-    return {"az", "ip", "python", "python3", *load_tables().tier1}
+    return {"az", "ip", "python", "python3", "openssl", *load_tables().tier1}
 
 
 def _group(argv: tuple[str, ...], label: int) -> str:
@@ -261,17 +322,23 @@ def _split(group: str) -> str:
 
 def build_rows() -> list[dict[str, object]]:
     """All labelled rows, deduplicated by argv (a benign and a risky copy of one argv: risky wins)."""
-    from netghost.shell.classify import classify
+    from netghost.shell.classify._classify import _classify_builtin
     from netghost.shell.classify._parse import ParseRejection, parse_command
 
+    def tiers(command: str) -> str:
+        """The tiers' verdict alone: the data must not depend on the model being rebuilt (with the learned
+        stage in the loop, each rebuild changed the next one's data and the file never came out the same)."""
+        return _classify_builtin(command)[0].verdict
+
     rng = random.Random(SEED)
-    candidates = [*corpus_rows(), *table_examples(), *test_literals(), *lab_az_reads(rng), *local_reads(rng)]
+    candidates = [*corpus_rows(), *table_examples(), *test_literals(), *lab_az_reads(rng), *local_reads(rng),
+                  *engine_runs(rng), *arm_rest_reads(rng)]
     by_argv: dict[tuple[str, ...], dict[str, object]] = {}
     for command, label, source in candidates:
         parsed = parse_command(command)
         if isinstance(parsed, ParseRejection):
             continue  # no argv: the tiers make every structural rejection FORBIDDEN already
-        if label == 0 and source in ("lab-az-read", "local-read") and classify(command).verdict != "SAFE":
+        if label == 0 and source in ("lab-az-read", "local-read", "arm-rest-read") and tiers(command) != "SAFE":
             continue
         argv = tuple(parsed.argv)
         prev = by_argv.get(argv)
@@ -286,7 +353,7 @@ def build_rows() -> list[dict[str, object]]:
     for row, was_safe in zip(rows, old, strict=True):
         group = _group(tuple(row["argv"]), int(row["label"]))  # type: ignore[arg-type, call-overload]
         row.update(group=group, split=_split(group), old_tiers_safe=was_safe,
-                   tiers_safe=classify(str(row["command"])).verdict == "SAFE")
+                   tiers_safe=tiers(str(row["command"])) == "SAFE")
     return rows
 
 

@@ -38,8 +38,8 @@ import text_data
 from netghost.governance.onnx import argv_digest, command_vector, models_dir, text_chunks, text_vector
 from netghost.governance.onnx._features import COMMAND_BITS, command_key, command_options
 
-FEATURES_VERSION = 1
-REVIEWED = frozenset({"commands_dev", "issue16", "safe_probes", "tier1-match", "az-example", "tests"})
+FEATURES_VERSION = 2  # 2: lexicon words at word boundaries (issue 28)
+REVIEWED = frozenset({"commands_dev", "issue16", "issue28", "safe_probes", "tier1-match", "az-example", "tests"})
 BENIGN_BUDGET_VAL = 0.005
 COMMAND_BUDGET_VAL = 0.005  # half the 1% budget: a margin for the test split
 TARGET_OPSET = 17

@@ -88,8 +88,16 @@ def test_shell_audit_record_has_exactly_the_agreed_fields() -> None:
     record = ShellAuditRecord.model_validate(_audit_payload())
     assert record.model_dump(mode="json") == _audit_payload()
     # optional fields added after the contract was agreed (absent, not null, when unset): who asked over MCP,
-    # who decided, and a sealed lab's verdict
-    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client", "decided_by", "confinement"]
+    # who decided, a sealed lab's verdict, and what ran when the shell resolved the command to an installed
+    # program (issue 28)
+    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client", "decided_by", "confinement",
+                                                   "executed"]
+
+
+def test_the_executed_argv_is_recorded_when_given_and_absent_not_null_otherwise() -> None:
+    ran = {**_audit_payload(), "executed": "/venv/bin/python -I -m netghost.forensics a.cap"}
+    assert ShellAuditRecord.model_validate(ran).model_dump(mode="json") == ran
+    assert "executed" not in ShellAuditRecord.model_validate(_audit_payload()).model_dump(mode="json")
 
 
 DECIDERS: dict[str, dict[str, Any]] = {

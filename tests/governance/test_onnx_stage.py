@@ -67,16 +67,17 @@ def test_the_learned_stage_never_lowers_a_verdict(command: str) -> None:
 
 
 def test_a_tightened_command_names_its_score_and_what_is_unusual() -> None:
-    c = classify("curl -s -b x=1 https://b.example/")
-    assert _classify_builtin("curl -s -b x=1 https://b.example/")[0].verdict == "SAFE"
+    # (issue 28: cookies no longer pass the tiers, so the unusual options are a TLS cipher list)
+    c = classify("curl -s --ciphers ECDHE http://10.0.0.4/")
+    assert _classify_builtin("curl -s --ciphers ECDHE http://10.0.0.4/")[0].verdict == "SAFE"
     assert (c.verdict, c.tier) == ("RISKY", 1)
-    assert c.reason.startswith("learned risk 0.9") and "unusual options for `curl` (-b)" in c.reason
+    assert c.reason.startswith("learned risk ") and "unusual options for `curl` (--ciphers)" in c.reason
     assert c.policy_hash == CommandRiskStage.load().policy_hash
 
 
 def test_everyday_reads_stay_safe_and_carry_the_model_hash() -> None:
     stage = CommandRiskStage.load()
-    for command in ("ping -c 4 10.0.0.4", "az network nsg show -g rg-net -n nsg-web", "dig +short example.com",
+    for command in ("ping -c 4 10.0.0.4", "az network nsg show -g rg-net -n nsg-web", "dig +short redis.prod.internal",
                     "az network watcher packet-capture show-status -l eastus -n ghost_web01_1"):
         c = classify(command)
         assert c.verdict == "SAFE", (command, c.reason)
@@ -125,7 +126,7 @@ def test_a_tampered_screen_flags_everything(tmp_path: Path) -> None:
 def test_every_decision_is_a_preflight_outcome_in_the_wal(tmp_path: Path) -> None:
     stage = CommandRiskStage.load()
     with WalWriter(tmp_path / "wf.jsonl", fsync=False, clock=FakeClock()) as wal:
-        for wid, argv in (("a", ["ping", "-c", "1", "10.0.0.4"]), ("b", ["curl", "-s", "-b", "x=1", "https://b.example/"])):
+        for wid, argv in (("a", ["ping", "-c", "1", "10.0.0.4"]), ("b", ["curl", "-s", "--ciphers", "ECDHE", "http://10.0.0.4/"])):
             wf = Workflow.start(wal, {"argv": argv}, workflow_id=wid, clock=FakeClock())
             wf.record_policy(stage.evaluate(argv, now=NOW))
     stored = [r["data"]["evaluation"] for r in read_wal(tmp_path / "wf.jsonl").records

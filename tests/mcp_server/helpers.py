@@ -22,7 +22,7 @@ def lab_settings(audit_dir: Path, world: str = "nsg-deny", **orchestrator: Any) 
     lab = prepare_lab(world, audit_dir)
     return McpSettings(audit_dir=audit_dir, path=lab.path, env=lab.env,
                        orchestrator={**lab.orchestrator, **orchestrator}, lab=world, approval_timeout_s=30,
-                       confinement=lab.confinement)
+                       scope=lab.scope, confinement=lab.confinement)
 
 
 @dataclass

@@ -27,6 +27,7 @@ from netghost.lab import init_state, lab_path_env
 from netghost.lab.az import run_az
 from netghost.lab.state import LabState
 from netghost.orchestrator import CloudOrchestrator
+from netghost.redact import PathContext
 from netghost.shell import HitlDecision, SafeExecShell, classify
 
 START = datetime(2026, 11, 22, 5, 0, 0, tzinfo=UTC)
@@ -76,6 +77,7 @@ class InProcessShell:
     calls: list[str] = field(default_factory=list)
     fail_engine: bool = False
     seq: int = 0
+    cwd: str | None = None  # the session directory the engine's outputs must stay in (issue 28)
 
     def execute(self, request: dict[str, Any]) -> dict[str, Any]:
         command = request["command"]
@@ -83,7 +85,7 @@ class InProcessShell:
         self.seq += 1
         base: dict[str, Any] = {"audit_id": f"t_{self.seq:03d}", "command": command, "output": "", "stderr": "",
                                 "exit_code": None, "error": None, "denial_reason": None}
-        cls = classify(command)
+        cls = classify(command, local=PathContext(cwd=self.cwd) if self.cwd else None)
         if cls.verdict == "FORBIDDEN":
             return {**base, "status": "denied", "action": "blocked", "error": "forbidden_command"}
         action = "auto_approved"
@@ -155,7 +157,7 @@ def make_lab(root: Path, scenario: str = "nsg-deny") -> Lab:
     env = {"NETGHOST_LAB_STATE": str(state.root)}
     clock = Clock(state)
     hitl = Hitl()
-    return Lab(root, state, env, clock, hitl, InProcessShell(env, hitl))
+    return Lab(root, state, env, clock, hitl, InProcessShell(env, hitl, cwd=str(root)))
 
 
 @pytest.fixture

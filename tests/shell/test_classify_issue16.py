@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from netghost.shell.classify import classify
+from tests.shell.egress_scopes import INVESTIGATION
 from tests.shell.redteam_corpus import OUT, generate, render
 
 ROWS = [json.loads(line) for line in OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -40,8 +41,13 @@ def test_every_forbidden_expected_is_forbidden() -> None:
 
 
 def test_every_safe_expected_is_safe() -> None:
-    misses = [(r["class"], r["command"], classify(r["command"]).reason) for r in ROWS if r["expected"] == "SAFE" and classify(r["command"]).verdict != "SAFE"]
+    """In an investigation that names the public hosts the everyday reads probe (issue 28: a probe is SAFE
+    only toward the investigation's destinations); none of the unsafe rows becomes SAFE there either."""
+    misses = [(r["class"], r["command"], classify(r["command"], scope=INVESTIGATION).reason)
+              for r in ROWS if r["expected"] == "SAFE" and classify(r["command"], scope=INVESTIGATION).verdict != "SAFE"]
     assert misses == []
+    breaches = [r["command"] for r in ROWS if r["expected"] != "SAFE" and classify(r["command"], scope=INVESTIGATION).verdict == "SAFE"]
+    assert breaches == []
 
 
 def test_print_counts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,7 +57,7 @@ def test_print_counts(capsys: pytest.CaptureFixture[str]) -> None:
         key = f"{r['class']}/{r['expected']}"
         total[key] += 1
         want = r["expected"]
-        got = classify(r["command"]).verdict
+        got = classify(r["command"], scope=INVESTIGATION).verdict
         hits[key] += got == want or (want == "NOT_SAFE" and got != "SAFE")
     with capsys.disabled():
         print(f"\nissue-16 corpus: {len(ROWS)} rows")

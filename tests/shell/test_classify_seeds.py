@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from netghost.redact import PathContext
 from netghost.shell.classify import classify
+
+# The seed's engine runs in the task's capture directory: that is the session directory its outputs may
+# go to (issue 28 confines the engine's writes to the shell's working directory).
+SESSION = PathContext(cwd="/tmp/captures")
 
 # (operation, command in the corrected syntax of AZURE.md §1/§6, verdict, tier) -- seed 000 table.
 SEED_000_TEMPLATES = [
@@ -33,7 +38,7 @@ SEED_000_TEMPLATES = [
 
 @pytest.mark.parametrize(("operation", "command", "verdict", "tier"), SEED_000_TEMPLATES, ids=[r[0] for r in SEED_000_TEMPLATES])
 def test_seed_000_command_templates(operation: str, command: str, verdict: str, tier: int) -> None:
-    c = classify(command)
+    c = classify(command, local=SESSION)
     assert (c.verdict, c.tier) == (verdict, tier), f"{operation}: {c.reason}"
     assert c.environment == ("azure" if command.startswith("az ") else "local")
     assert c.error is None
@@ -88,4 +93,4 @@ SEED_000_VERBATIM = [
 
 @pytest.mark.parametrize(("command", "verdict"), SEED_000_VERBATIM)
 def test_seed_000_templates_verbatim(command: str, verdict: str) -> None:
-    assert classify(command).verdict == verdict
+    assert classify(command, local=SESSION).verdict == verdict

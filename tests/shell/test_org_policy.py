@@ -80,10 +80,12 @@ def test_relaxes_a_named_risky_command(policy: OrgPolicy) -> None:
 
 
 def test_tightens_safe_to_forbidden_and_risky(policy: OrgPolicy) -> None:
-    assert classify("dig @8.8.8.8 example.com").verdict == "SAFE"
+    # Issue 28: a query to a public resolver is RISKY already (outside the scope); the rule makes it FORBIDDEN.
+    assert classify("dig @8.8.8.8 example.com").verdict == "RISKY"
     c = classify("dig @8.8.8.8 example.com", policy)
     assert (c.verdict, c.tier, c.error, c.policy_rule) == ("FORBIDDEN", 0, "forbidden_command", "no-public-dig")
-    assert classify("dig @10.0.0.53 example.com", policy).verdict == "SAFE"
+    assert classify("dig @10.0.0.53 example.com", policy).verdict == "RISKY"  # example.com: not the investigation's
+    assert classify("dig @10.0.0.53 db.corp.internal", policy).verdict == "SAFE"
 
 
 def test_strictest_matching_rule_wins(policy: OrgPolicy) -> None:

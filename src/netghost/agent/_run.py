@@ -55,7 +55,7 @@ from netghost.orchestrator import (
     environment_fault,
 )
 from netghost.redact import clean_text
-from netghost.shell import HitlCallback, LabConfinement, ReadCache, SafeExecShell
+from netghost.shell import EgressScope, HitlCallback, LabConfinement, ReadCache, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -82,6 +82,7 @@ class LabSetup:
     path: str
     env: dict[str, str]
     orchestrator: dict[str, Any] = field(default_factory=dict)
+    scope: EgressScope | None = None  # the world's own network, for the MCP server (the agent seeds from its intent)
     confinement: LabConfinement | None = None
     """Only what the lab simulates runs without a person (None: an unsealed lab, for tests of the shell only)."""
     close: Callable[[], None] = _nothing_to_close
@@ -300,7 +301,7 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     try:
         shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
                               path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
-                              on_notice=refused, confinement=lab.confinement if lab else None,
+                              on_notice=refused, confinement=lab.confinement if lab else None, learn_scope=True,
                               read_cache=ReadCache(opts.read_cache_ttl_s), parallel_reads=opts.parallel_reads)
     except BaseException:
         journal.close()
@@ -367,6 +368,8 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
     if state.is_resume:
         parts.journal.write("session_event", event="resumed", turn=state.turn_count)
         history = list(rebuilt.history)
+        for part in history[0].parts if history and history[0].role == "user" else ():
+            parts.shell.scope = parts.shell.scope.with_text(part.text or "")  # the problem statement's hosts
         note = _reconcile(parts)
         if note:
             parts.journal.write("user_turn", turn=state.turn_count, text=note)
@@ -386,6 +389,7 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
         ui.notice(redacted)
     parts.journal.write("session_event", event="started", turn=0, model=state.model)
     parts.journal.write("user_turn", turn=0, text=intent)
+    parts.shell.scope = parts.shell.scope.with_text(intent)  # probes may go to the hosts the problem names
     return [Message.user_text(intent)]
 
 

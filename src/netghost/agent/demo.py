@@ -28,9 +28,9 @@ from netghost.governance import read_wal
 from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world, start_resident
 from netghost.llm import has_credentials, model_environment
 from netghost.orchestrator import Budgets
-from netghost.shell import LabConfinement
+from netghost.shell import EgressScope, LabConfinement
 
-__all__ = ["add_arguments", "clock_scale", "prepare_lab", "run", "world_symptom"]
+__all__ = ["add_arguments", "clock_scale", "prepare_lab", "run", "world_scope", "world_symptom"]
 
 DEFAULT_CLOCK_SCALE = 60.0
 """Lab seconds per wall second for lab runs: a 60 s capture takes one second."""
@@ -86,7 +86,17 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
                       "local_capture_dir": str(captures)},
         confinement=confinement,
         close=resident.stop,
+        scope=world_scope(state.world()),
     )
+
+
+def world_scope(world: World) -> EgressScope:
+    """Where the MCP server's probes may go in a lab world: its VNets, its private DNS zones and the hosts
+    its symptom names (what a client investigating that world would be investigating)."""
+    spec = world.spec
+    scope = EgressScope().with_networks(*(p for v in spec.vnets for p in v.address_prefixes))
+    scope = scope.with_zones(*(z.name for z in spec.private_dns_zones))
+    return scope.with_text(world_symptom(world))
 
 
 def clock_scale(text: str) -> float:

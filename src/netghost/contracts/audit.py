@@ -25,7 +25,7 @@ from netghost.contracts.shell import (
 
 __all__ = ["AuditClient", "ProvisionalRejectedRecord", "ShellAuditRecord", "StoredShellAuditRecord"]
 
-_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement", "cached_from")
+_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement", "cached_from", "executed")
 """Optional fields written only when set, so older records keep their exact bytes (and hashes)."""
 
 
@@ -83,6 +83,10 @@ class ShellAuditRecord(WireModel):
     cached_from: str | None = None
     """Set when nothing ran: the answer was served from the session's read cache, and this is the
     ``audit_id`` of the record that produced it (same command, classification and output); absent otherwise."""
+    executed: str | None = None
+    """The argv that really ran when the shell resolved the command to an installed program (the forensics
+    engine runs as ``<product python> -I -m netghost.forensics``, never a file found in the working
+    directory); absent otherwise, like ``client``."""
 
     @model_serializer(mode="wrap")
     def _drop_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approval-timeout", dest="mcp_approval_timeout", type=float,
                         default=DEFAULT_APPROVAL_TIMEOUT_S, metavar="S",
                         help="seconds the human has to answer an approval before it is denied (default 300)")
+    parser.add_argument("--scope", dest="mcp_scope", action="append", default=[], metavar="HOST|CIDR",
+                        help="a host name (with the names below it) or an address range that probes may reach "
+                             "automatically, on top of the private address space (repeatable)")
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -54,8 +57,12 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
         NetGhostError: a ``--budget`` (or ``$NETGHOST_BUDGETS``) item is malformed.
     """
     from netghost.orchestrator import Budgets  # noqa: PLC0415  the orchestrator loads only when the server runs
+    from netghost.shell import EgressScope  # noqa: PLC0415  likewise the shell
 
     lab = getattr(args, "mcp_lab_setup", None)
+    scope = lab.scope if lab is not None and lab.scope is not None else EgressScope()
+    if getattr(args, "mcp_scope", None):
+        scope = scope.with_text(" ".join(args.mcp_scope))
     return McpSettings(
         audit_dir=Path(args.mcp_audit_dir).resolve(),
         path=lab.path if lab else None,
@@ -63,6 +70,7 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
         orchestrator=dict(lab.orchestrator) if lab else {},
         lab=lab.name if lab else None,
         approval_timeout_s=args.mcp_approval_timeout,
+        scope=scope,
         confinement=getattr(lab, "confinement", None),
         budgets=Budgets.load(os.environ, getattr(args, "mcp_budget", [])),
     )

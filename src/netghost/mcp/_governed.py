@@ -63,7 +63,8 @@ class GovernedSession:
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
                                    approval_timeout_s=settings.approval_timeout_s, client=self.client,
-                                   confinement=settings.confinement, on_notice=_to_stderr)
+                                   confinement=settings.confinement, on_notice=_to_stderr,
+                                   scope=settings.scope, learn_scope=True)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
         if settings.budgets is not None:

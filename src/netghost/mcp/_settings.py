@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the settings are built without importing the shell or the orchestrator
     from netghost.orchestrator import Budgets
-    from netghost.shell import LabConfinement
+    from netghost.shell import EgressScope, LabConfinement
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "McpSettings"]
 
@@ -29,6 +29,8 @@ class McpSettings:
         lab: the lab world's name, shown in the server's instructions.
         approval_timeout_s: how long an elicitation may take before the command is denied.
         session_prefix: the prefix of the session ids (audit ids are ``{session}_{seq:03d}``).
+        scope: where probes may go automatically (the lab world's network, or ``--scope`` entries on top
+            of the private address space); None: the default scope.
         confinement: the lab's confinement (``--lab``): only what the lab simulates runs without a person's approval.
         budgets: the sessions' budgets (the capture ones; None: the defaults).
     """
@@ -40,5 +42,6 @@ class McpSettings:
     lab: str | None = None
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     session_prefix: str = "ghost"
+    scope: EgressScope | None = None
     confinement: LabConfinement | None = None
     budgets: Budgets | None = None

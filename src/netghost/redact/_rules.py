@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from netghost.redact._credentials import unconditional_names
+
 __all__ = [
     "B64_RUN",
     "HASH_CONTEXT",
@@ -383,7 +385,13 @@ STRONG_KEY_NAME = _r(
 )
 # Key names whose value is a secret though their suffix would make them metadata (IDENTITY_HEADER is the
 # App Service managed-identity secret, not a header name).
-UNCONDITIONAL_KEY_NAME = _r(r"(?i)(?:^|[_.-])identity[_-]?header$")
+# The names come from the credential ontology (credentials.toml [environment] unconditional), spelled with
+# any separator: IDENTITY_HEADER, identity-header, x-identity-header, identityheader.
+UNCONDITIONAL_KEY_NAME = _r(
+    "(?i)(?:^|[_.-])(?:"
+    + "|".join("[_-]?".join(re.escape(w) for w in n.lower().split("_")) for n in sorted(unconditional_names()))
+    + ")$"
+)
 # Key names that hold a secret only when the value also looks random (key1, primaryKey, primary).
 WEAK_KEY_NAME = _r(r"(?i)(?:key\d*|keys|primary|secondary|value|signature|sig|hmac)$")
 # Suffixes that turn a secret-sounding name into metadata: keyName, tokenType, passwordExpiry, secretId...

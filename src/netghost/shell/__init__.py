@@ -3,11 +3,12 @@
 Public face: :class:`SafeExecShell` and :class:`HitlDecision` (the names the seeds import), the approval
 callback type, :func:`ask_about` (the same gate for a step that is not a command), :class:`LabConfinement` (a sealed
 lab), the session's read cache (:class:`ReadCache`), the terminal callback and its answer loop (:func:`prompt_decision`, :func:`visible`), and the pure helpers other parts use directly (:func:`classify`,
-:func:`redact`, :func:`load_org_policy`). Other packages import only from here (see README.md for the map).
+:func:`redact`, :func:`load_org_policy`), and :class:`EgressScope` (where SAFE probes may go; the agent and
+the MCP server seed it). Other packages import only from here (see README.md for the map).
 """
 
 from netghost.redact import Redaction, redact
-from netghost.shell.classify import Classification, OrgPolicy, classify, load_org_policy
+from netghost.shell.classify import Classification, EgressScope, OrgPolicy, classify, load_org_policy
 from netghost.shell.confine import LabConfinement
 from netghost.shell.gate import GateOutcome, HitlCallback, HitlDecision, ask_about
 from netghost.shell.hitl_terminal import prompt_decision, terminal_hitl_callback, visible
@@ -16,6 +17,7 @@ from netghost.shell.shell import SafeExecShell
 
 __all__ = [
     "Classification",
+    "EgressScope",
     "GateOutcome",
     "HitlCallback",
     "HitlDecision",

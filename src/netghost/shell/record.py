@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from netghost.contracts import Confinement, DecidedBy, ShellAuditRecord
-from netghost.redact import redact, redact_argv
+from netghost.redact import mask_argv_secrets, redact, redact_argv
 from netghost.shell.classify import Classification
 from netghost.shell.exec import RunResult
 from netghost.shell.truncate import truncate
@@ -84,6 +84,10 @@ def _precut(text: str) -> str:
     return f"{head}\n... [{cut} lines not captured: output too large] ...\n{tail}"
 
 
+def _masked(argv: Sequence[str]) -> list[str]:
+    return [clean(a) for a in mask_argv_secrets(redact_argv(argv)[0])]
+
+
 class Outcome:
     """The record under construction; the response is derived from it so the two cannot disagree."""
 
@@ -143,12 +147,22 @@ class Outcome:
         """Record a sealed lab's verdict on the command (None outside a sealed lab)."""
         self.fields["confinement"] = verdict.model_dump(mode="json") if verdict is not None else None
 
-    def classified(self, cls: Classification, *, modified: bool = False) -> None:
+    def classified(
+        self, cls: Classification, *, modified: bool = False, executed: Sequence[str] | None = None
+    ) -> None:
+        """Record a verdict. ``executed`` is the argv that will really run when the shell resolves the
+        command to an installed program (the forensics engine): the human approves it and the audit keeps it."""
         reason = clean(cls.reason if not modified else f"modified by the human: {cls.reason}")
         if not modified and cls.argv:
-            # What the human approves and the audit keeps: every argv element, only secret values masked.
-            self.shown_argv = [clean(a) for a in redact_argv(cls.argv)[0]]
+            # What the human approves and the audit keeps: every argv element, only secret values masked
+            # (the redactor's findings, then the values the classifier judged secret wherever they sit).
+            self.shown_argv = _masked(cls.argv)
             self.fields["command"] = shlex.join(self.shown_argv)
+        if executed is not None:
+            self.shown_argv = _masked(executed)
+            self.fields["executed"] = shlex.join(self.shown_argv)
+        elif modified:
+            self.fields.pop("executed", None)
         self.fields.update(
             classification=cls.verdict,
             tier=cls.tier,

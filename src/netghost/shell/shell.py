@@ -32,9 +32,11 @@ from netghost.governance import (
     verify_plan_token,
     write_provisional,
 )
-from netghost.redact import redact, redact_command
-from netghost.shell.classify import Classification, OrgPolicy, classify
+from netghost.redact import PathContext, credential_context, redact, redact_command
+from netghost.shell.az_scope import learn_scope
+from netghost.shell.classify import Classification, EgressScope, OrgPolicy, classify
 from netghost.shell.confine import LabConfinement
+from netghost.shell.engine import engine_argv
 from netghost.shell.exec import RunResult, child_environments, run_argv
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
@@ -53,6 +55,7 @@ __all__ = ["SafeExecShell"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 Classifier = Callable[[str, OrgPolicy | None], Classification]
+"""A replacement classifier (tests, alternative policies): ``(command, policy) -> Classification``."""
 
 
 class _SharedWriters:
@@ -114,6 +117,11 @@ class SafeExecShell:
             the timeout with it instead of sleeping).
         client: ``{"via": "mcp", "name", "version"}`` of the protocol client this shell serves (the MCP
             server passes what the client declared); recorded in every audit record it writes.
+        scope: Where network probes may go automatically (:class:`EgressScope`; default: the private
+            address space, private names and Azure endpoints). The agent widens it with the hosts its
+            problem statement names (``shell.scope = shell.scope.with_text(intent)``).
+        learn_scope: Widen the scope with what bare az reads print (VNet prefixes, private DNS zones,
+            private endpoints, the subscription's public IPs and storage endpoints; see ``az_scope``).
         on_notice: receives each one-line notice the caller should show (a provisional record found
             beside the audit file was refused: forged, altered, replayed or unsealed); they are also
             kept in :attr:`notices`.
@@ -146,6 +154,8 @@ class SafeExecShell:
         approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
+        scope: EgressScope | None = None,
+        learn_scope: bool = False,
         on_notice: Callable[[str], None] | None = None,
         confinement: LabConfinement | None = None,
         read_cache: ReadCache | None = None,
@@ -156,8 +166,6 @@ class SafeExecShell:
         for name, value in (("timeout_s", timeout_s), ("approval_timeout_s", approval_timeout_s)):
             if not value > 0:
                 raise ShellError(f"{name} must be positive, got {value!r}", field=name)
-        if classifier is None:
-            classifier = classify
         self.session_id = session_id
         self.hitl_callback = hitl_callback
         self.timeout_s = float(timeout_s)
@@ -178,6 +186,11 @@ class SafeExecShell:
         self.read_cache = read_cache if read_cache is not None else ReadCache()
         self.parallel_reads = parallel_reads
         self._inflight = provisional_path(self.audit_path)
+        self.scope = scope if scope is not None else EgressScope()
+        self.learn_scope = learn_scope
+        # Where relative paths, `~` and the credential-naming variables point for the commands this shell
+        # runs: its cwd, and the children's environment over this process's (the audit key's variable).
+        self.local: PathContext = credential_context({**os.environ, **self._env}, cwd=self.cwd)
         self._writer, self._lock = _WRITERS.acquire(self.audit_path)
         self._closed = False
         try:
@@ -318,18 +331,18 @@ class SafeExecShell:
         """The record and plan of a request that runs without anybody's approval, or None (it goes alone)."""
         if problem is not None:
             return None
-        cls = self._classify(command, self.policy)
+        cls = self.classify(command)
         if cls.verdict != "SAFE" or not cls.argv:
             return None
-        verdict = self._confine(cls.argv)
+        verdict = self._confine(_to_run(cls.argv))  # as execute(): what really runs is judged
         if verdict is not None and not verdict.simulated:
             return None
         out = Outcome(self.session_id, command, reasoning, seq, client=self.client)
-        out.classified(cls)
+        out.classified(cls, executed=engine_argv(cls.argv))
         out.confined(verdict)
         out.fields["action"] = "auto_approved"
         out.decided(_rules(cls, "safe_tier"))
-        plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=seq)
+        plan = shell_plan(_to_run(cls.argv), cwd=self.cwd, session_id=self.session_id, seq=seq)
         out.fields["plan_token"] = compute_plan_token(plan)
         return _Prepared(out, list(plan["argv"]), time.perf_counter(), self._cache_key(cls))
 
@@ -387,6 +400,7 @@ class SafeExecShell:
                 else:
                     p.out.ran(result, p.out.command)
                     self._keep(p.out, p.key)
+                    self._learn(p.argv, result)
                 p.out.fields["duration_ms"] = round((ended - p.start) * 1000.0, 3)
                 responses.append(self._append(p, last=i == len(group) - 1, rest=pending[i + 1:]))
         if raised is not None:
@@ -402,6 +416,7 @@ class SafeExecShell:
             result = run_argv(p.argv, timeout_s=self.timeout_s, env=self._envs.for_program(p.argv), cwd=self.cwd)
             p.out.ran(result, p.out.command)
             self._keep(p.out, p.key)
+            self._learn(p.argv, result)
         except Exception as exc:
             p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
         p.out.fields["duration_ms"] = round((time.perf_counter() - p.start) * 1000.0, 3)
@@ -468,22 +483,28 @@ class SafeExecShell:
 
     # -- steps -----------------------------------------------------------------------------------------
 
+    def classify(self, command: str) -> Classification:
+        """The verdict this shell would give ``command`` now (its policy, scope and working directory)."""
+        if self._classify is not None:
+            return self._classify(command, self.policy)
+        return classify(command, self.policy, scope=self.scope, local=self.local)
+
     def _confine(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
         if self.confinement is None:
             return None
         return self.confinement.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
 
     def _decide_and_run(self, out: Outcome) -> None:
-        cls = self._classify(out.command, self.policy)
-        out.classified(cls)
+        cls = self.classify(out.command)
+        out.classified(cls, executed=engine_argv(cls.argv))
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
             out.decided(_rules(cls, "forbidden_tier"))
             return
-        verdict = self._confine(cls.argv)
+        verdict = self._confine(_to_run(cls.argv))
         out.confined(verdict)
         needs_person = verdict is not None and not verdict.simulated
-        plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
+        plan = shell_plan(_to_run(cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
             out.decided(_rules(cls, "safe_tier"))
@@ -539,13 +560,13 @@ class SafeExecShell:
         out.fields["modified_command"] = redact(new_command).text
         # The human's reason for the change travels in denial_reason (the one free-text field the AI reads).
         out.fields["denial_reason"] = redact(clean(response.reason)).text if response.reason else None
-        new_cls = self._classify(new_command, self.policy)
-        out.classified(new_cls, modified=True)
+        new_cls = self.classify(new_command)
+        out.classified(new_cls, modified=True, executed=engine_argv(new_cls.argv))
         out.fields["modified_command"] = redact_command(new_command, new_cls.argv)
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
-        new_verdict = self._confine(new_cls.argv)
+        new_verdict = self._confine(_to_run(new_cls.argv))
         if new_verdict is not None:
             out.confined(new_verdict)
             if not new_verdict.simulated and not decider.is_person:
@@ -553,7 +574,7 @@ class SafeExecShell:
                 return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
-        new_plan = shell_plan(new_cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
+        new_plan = shell_plan(_to_run(new_cls.argv), cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
 
@@ -586,6 +607,18 @@ class SafeExecShell:
             self.read_cache.clear()
         result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
+        self._learn(argv, result)
+
+    def _learn(self, argv: Sequence[str], result: RunResult) -> None:
+        """Widen the egress scope with what a bare az read printed (when this shell learns)."""
+        if self.learn_scope and result.error is None and result.exit_code == 0:
+            self.scope = learn_scope(self.scope, argv, result.stdout)
+
+
+def _to_run(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """What actually runs for ``argv``: the installed forensics engine for its spellings, else ``argv``."""
+    resolved = engine_argv(argv)
+    return tuple(resolved) if resolved is not None else argv
 
 
 @dataclass

@@ -24,12 +24,12 @@ from typing import Literal
 from netghost.contracts import PolicyEvaluation
 from netghost.errors import PolicyError
 from netghost.governance.onnx._features import (
-    LEXICON,
     argv_digest,
     command_key,
     command_options,
     command_tokens,
     command_vector,
+    lexicon_words,
 )
 from netghost.governance.onnx._model import LoadedModel, load_model
 from netghost.governance.plan_token import canonical_json, sha256_tagged
@@ -140,7 +140,7 @@ class CommandRiskStage:
         if novel:
             return f"unusual options for `{key}` ({', '.join(novel[:4])})"
         lowered = " ".join(argv[1:]).lower()
-        seen = [w for w in LEXICON if w in lowered][:3]
+        seen = lexicon_words(lowered)[:3]
         shapes = [text for tok, text in _SHAPE_WORDS.items() if _has_shape(argv, tok)][:2]
         details = [*shapes, *(f"the word '{w}'" for w in seen)]
         return f"unusual arguments for `{key}`" + (f" ({', '.join(details)})" if details else "")

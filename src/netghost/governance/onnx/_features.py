@@ -8,7 +8,7 @@ Command features are read from the *argv*, not the characters: the command key (
 program's name), each option and the option crossed with the key, the shape of each value (an ``@``
 file reference, a URL and its scheme, an absolute or home path, ``..``, an IP literal, a link-local
 address, a glob, a length bucket) alone, crossed with the key and with the option it follows, and
-words of a small credential/escape lexicon found anywhere in the arguments. Four numeric features
+words of a small credential/escape lexicon found in the arguments at a word boundary. Four numeric features
 close the vector: argument count, longest argument, and how many of the command's options were never
 seen on a benign read of that command (``novel``, from the model's own vocabulary), so "unusual
 options for `az vm show`" is something the model can score and the reason can name.
@@ -35,6 +35,7 @@ __all__ = [
     "command_options",
     "command_tokens",
     "command_vector",
+    "lexicon_words",
     "text_chunks",
     "text_vector",
 ]
@@ -52,7 +53,12 @@ LEXICON: tuple[str, ...] = (
     "sig", "token", "upload", "user-data", "userdata", "wireserver", ".azure", ".ssh", "/etc", "169.254",
     "168.63.129.16",
 )
-"""Substrings whose presence in an argument is worth a feature of its own (weights are learned)."""
+"""Words whose presence in an argument is worth a feature of its own (weights are learned). Each is matched
+at a word boundary on its left and as a prefix on its right: ``script`` fires on ``--scripts`` but not
+inside ``subscriptions``; ``.azure`` on ``~/.azure/config`` but not on ``management.azure.com``."""
+_LEXICON_AT_WORD: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (word, re.compile(r"(?<![a-z0-9])" + re.escape(word))) for word in LEXICON
+)
 
 _IPV4 = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?")
 _IPV6 = re.compile(r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}")
@@ -116,8 +122,10 @@ def _shapes(value: str) -> list[str]:  # noqa: PLR0912  one branch per shape: it
         out.append("dotdot")
     if "=" in value:
         out.append("eq")
-    for ch, name in (("*", "glob"), ("?", "glob"), ("[", "bracket"), ("$", "dollar"), ("{", "brace"),
-                     ("%", "pct"), ("\\", "bslash"), ("#", "hash"), (";", "semi"), ("|", "pipe")):
+    # In a URL or an ARM path `?` starts the query (`?api-version=...`): it is no glob there.
+    query = "?" in value and ("://" in value or value.startswith("/"))
+    for ch, name in (("*", "glob"), ("?", "query" if query else "glob"), ("[", "bracket"), ("$", "dollar"),
+                     ("{", "brace"), ("%", "pct"), ("\\", "bslash"), ("#", "hash"), (";", "semi"), ("|", "pipe")):
         if ch in value:
             out.append(name)
     if _IPV4.search(value):
@@ -153,10 +161,15 @@ def command_tokens(argv: Sequence[str], key: str | None = None) -> list[str]:
             parts = tok.lower().split("/providers/", 1)[1].split("/")
             tokens.append("arm:" + "/".join(parts[0::2][:4]))
         option = ""
-    for word in LEXICON:
-        if word in lowered:
-            tokens += [f"l:{word}", f"cl:{key}|{word}"]
+    for word in lexicon_words(lowered):
+        tokens += [f"l:{word}", f"cl:{key}|{word}"]
     return tokens
+
+
+def lexicon_words(lowered: str) -> list[str]:
+    """The lexicon words in ``lowered`` (the arguments, lower-cased), each at a word boundary."""
+    # The substring test first: the cheap "no" for almost every word.
+    return [word for word, at_word in _LEXICON_AT_WORD if word in lowered and at_word.search(lowered) is not None]
 
 
 def command_vector(argv: Sequence[str], benign_pairs: Collection[str] = (), known_keys: Collection[str] = (),

@@ -18,13 +18,13 @@ misses its siblings (``webapp auth`` is not ``webapp auth-classic``). The order 
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from netghost.redact import credential_path
 from netghost.shell.classify._armpath import ArmIndex, arm_floor_decision, decoded, typed_resource
 from netghost.shell.classify._azcat import Catalogue, Entry, load_catalogue
 from netghost.shell.classify._azdecide import CatalogueDecision, decide
@@ -352,7 +352,7 @@ def _at_file_read(args: Sequence[str]) -> AzDecision | None:
         path = at_file_path(a) if "@" in a else None
         if path is None:
             continue
-        if _CREDENTIAL_FILE.search(posixpath.normpath(path)) or _CREDENTIAL_FILE.search(path):
+        if credential_path(path) is not None:  # the credential ontology (netghost.redact), any spelling
             return AzDecision(
                 "FORBIDDEN", f"argument {a!r} makes az read the credential file {path!r} into the request "
                 "(its contents come back in the error message)", "az-at-credential-file",
@@ -363,16 +363,6 @@ def _at_file_read(args: Sequence[str]) -> AzDecision | None:
     return first
 
 
-# Files whose contents are credentials: the az token cache and config, SSH keys, kube/docker
-# configs, netrc/pgpass/git credentials, cloud CLIs' credentials, shadow, the Azure guest agent's
-# state (certificates, ovf-env.xml with the provisioning password), process environments, keys.
-_CREDENTIAL_FILE = re.compile(
-    r"(^|/)(\.azure(/|$)|\.ssh(/|$)|\.kube/|\.docker/config|\.netrc$|_netrc$|\.pgpass$|\.git-credentials$|"
-    r"\.aws/|\.config/(gcloud|gh|az)/|\.gnupg/|\.vault-token$|\.npmrc$|\.pypirc$|\.env$|msal_token_cache|"
-    r"accesstokens\.json$|service_principal_entries|etc/(shadow|gshadow|sudoers)|var/lib/waagent/|"
-    r"proc/[^/]+/(environ|cmdline|mem)|etc/ssl/private/|[^/]*\.(pem|key|pfx|p12|jks|kdbx|ppk)$|id_(rsa|dsa|ecdsa|ed25519)[^/]*$)",
-    re.I,
-)
 
 
 def _classify_rest(table: AzTable, args: Sequence[str]) -> AzDecision:

@@ -14,21 +14,31 @@ All tables are compiled and their match/not_match examples verified once, at imp
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
 from netghost.errors import PolicyError
 from netghost.governance import command_risk_stage
+from netghost.redact import PathContext, argv_secrets, credential_path
 from netghost.shell.classify._az import az_read_is_stable, classify_az, command_group
-from netghost.shell.classify._local import POST_CHECKS, check_ip, check_python, is_forensics_call
+from netghost.shell.classify._egress import EGRESS_CHECKS
+from netghost.shell.classify._local import (
+    POST_CHECKS,
+    check_forensics_outputs,
+    check_ip,
+    check_python,
+    is_forensics_call,
+)
+from netghost.shell.classify._openssl import check_openssl
 from netghost.shell.classify._options import parse_options
 from netghost.shell.classify._parse import MAX_COMMAND_CHARS, ParseRejection, parse_command
 from netghost.shell.classify._policy import OrgPolicy
+from netghost.shell.classify._scope import EgressScope
 from netghost.shell.classify._tables import Tables, load_tables
-from netghost.shell.classify._tier0 import basename, match_tier0
+from netghost.shell.classify._tier0 import Tier0Rule, basename, match_tier0
 
-__all__ = ["ArgvOutcome", "Classification", "Verdict", "classify", "classify_argv", "verdict_rank"]
+__all__ = ["ArgvOutcome", "Classification", "Context", "Verdict", "classify", "classify_argv", "verdict_rank"]
 
 Verdict = Literal["SAFE", "RISKY", "FORBIDDEN"]
 ErrorKind = Literal["forbidden_command", "not_a_single_command", "parse_error"]
@@ -88,25 +98,47 @@ class ArgvOutcome:
     error: ErrorKind | None = None
 
 
+@dataclass(frozen=True)
+class Context:
+    """What a verdict depends on besides the command: where probes may go and where paths point.
+
+    Attributes:
+        scope: the session's egress scope (private address space and Azure endpoints by default).
+        local: the shell's working directory, home and credential-naming variables (None: unknown, so the
+            credential ontology tries every spelling and the engine's outputs must be relative paths).
+    """
+
+    scope: EgressScope = field(default_factory=EgressScope)
+    local: PathContext | None = None
+
+
 _TABLES: Tables = load_tables()
+_DEFAULT = Context()
 
 
-def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
+def classify(
+    command: str, policy: OrgPolicy | None = None, *, scope: EgressScope | None = None, local: PathContext | None = None
+) -> Classification:
     """Classify one command line.
 
     Args:
         command: The exact string the AI asked to run.
         policy: An organisation policy from ``load_org_policy``; it may tighten any verdict or
             relax a RISKY one to SAFE, never loosen FORBIDDEN.
+        scope: Where network probes may go automatically (default: the private address space,
+            single-label and private-zone names, Azure's public endpoints in data-free shapes).
+        local: The shell's working directory, home and environment (``netghost.redact.credential_context``),
+            so relative paths and ``~`` are resolved as the program will resolve them.
 
     Returns:
-        The classification; never raises for any input string.
+        The classification; a pure function of (command, policy, scope, local); never raises.
     """
+    ctx = _DEFAULT if scope is None and local is None else Context(scope or _DEFAULT.scope, local)
     if len(command) > MAX_COMMAND_CHARS:
         # Refused before parsing, and kept out of the cache (huge keys would pin memory).
-        base, relaxable = _second_opinion(*_classify_uncached(command))
+        base, relaxable = _second_opinion(*_classify_uncached(command, ctx))
     else:
-        base, relaxable = _classify_checked(command)
+        base, relaxable = _classify_checked(command, ctx)
     if policy is None:
         return base
     # An organisation policy records its own hash and rule; the learned stage's verdict and reason stay.
@@ -114,15 +146,15 @@ def classify(command: str, policy: OrgPolicy | None = None) -> Classification:
 
 
 @lru_cache(maxsize=8192)
-def _classify_builtin(command: str) -> tuple[Classification, bool]:
-    return _classify_uncached(command)
+def _classify_builtin(command: str, ctx: Context = _DEFAULT) -> tuple[Classification, bool]:
+    return _classify_uncached(command, ctx)
 
 
 @lru_cache(maxsize=8192)
-def _classify_checked(command: str) -> tuple[Classification, bool]:
-    """The tiers' verdict with the learned second opinion. Cached per command: the stage is loaded
-    once per process and is a pure function of the argv, so a cached answer is the answer."""
-    return _second_opinion(*_classify_builtin(command))
+def _classify_checked(command: str, ctx: Context = _DEFAULT) -> tuple[Classification, bool]:
+    """The tiers' verdict with the learned second opinion. Cached per (command, context): the stage is
+    loaded once per process and is a pure function of the argv, so a cached answer is the answer."""
+    return _second_opinion(*_classify_builtin(command, ctx))
 
 
 def _second_opinion(base: Classification, relaxable: bool) -> tuple[Classification, bool]:
@@ -139,11 +171,11 @@ def _second_opinion(base: Classification, relaxable: bool) -> tuple[Classificati
     return replace(checked, verdict="RISKY", reason=decision.reason), False
 
 
-def _classify_uncached(command: str) -> tuple[Classification, bool]:
+def _classify_uncached(command: str, ctx: Context = _DEFAULT) -> tuple[Classification, bool]:
     parsed = parse_command(command)
     if isinstance(parsed, ParseRejection):
         return Classification("FORBIDDEN", 0, parsed.reason, (), "local", parsed.error), False
-    out = classify_argv(parsed.argv, unquoted_special=parsed.unquoted_special)
+    out = classify_argv(parsed.argv, unquoted_special=parsed.unquoted_special, ctx=ctx)
     env: Literal["local", "azure"] = "azure" if parsed.argv[0] == "az" else "local"
     cacheable = out.verdict == "SAFE" and out.rule == "az-catalogue-read" and parsed.argv[0] == "az" and \
         az_read_is_stable(_TABLES.az, parsed.argv[1:])
@@ -151,9 +183,27 @@ def _classify_uncached(command: str) -> tuple[Classification, bool]:
                           cacheable=cacheable), out.relaxable
 
 
-def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False) -> ArgvOutcome:
+def _secret_values(argv: tuple[str, ...], out: ArgvOutcome) -> ArgvOutcome:
+    """Values, not names: a credential anywhere in argv (a SAS ``sig=``, a JWT, a key, a connection
+    string, an Authorization value, a token query parameter) makes the command at least RISKY, and no
+    organisation rule relaxes that. Checked only where it can change the answer (SAFE, relaxable RISKY)."""
+    if out.verdict == "FORBIDDEN" or (out.verdict == "RISKY" and not out.relaxable):
+        return out
+    found = argv_secrets(argv)
+    if not found:
+        return out
+    first = found[0]
+    return ArgvOutcome(
+        "RISKY", 3 if out.tier == 1 else out.tier,
+        f"argument {first.index} carries a secret value ({first.kind}); a command that sends or stores a "
+        "credential the model typed never runs unasked (the value is masked on screen and in the audit)",
+        "secret-value-in-argv", relaxable=False,
+    )  # fmt: skip
+
+
+def classify_argv(argv: tuple[str, ...], *, unquoted_special: bool = False, ctx: Context = _DEFAULT) -> ArgvOutcome:
     """Classify an already-parsed argv (also used to unwrap wrappers such as ``env`` or ``nice``)."""
-    out = _classify_argv(argv, 0)
+    out = _secret_values(argv, _classify_argv(argv, 0, ctx))
     if out.verdict == "SAFE" and unquoted_special:
         return ArgvOutcome(
             "RISKY",
@@ -170,35 +220,53 @@ def _forbidden(reason: str, rule: str) -> ArgvOutcome:
     return ArgvOutcome("FORBIDDEN", 0, reason, rule, relaxable=False, error="forbidden_command")
 
 
-def _classify_argv(argv: tuple[str, ...], depth: int) -> ArgvOutcome:
+def _tier0_reason(rule: Tier0Rule, argv: tuple[str, ...], ctx: Context) -> str:
+    """The FORBIDDEN reason; for the credential rule, which word names which store."""
+    detail = ""
+    if rule.credential_operand:
+        for word in argv[1:]:
+            hit = credential_path(word, ctx.local)
+            if hit is not None:
+                detail = f" `{word}` names {hit.path} ({hit.entry}: {hit.why})"
+                break
+    return f"FORBIDDEN ({rule.id}):{detail} {rule.justification} Instead: {rule.advice}"
+
+
+def _classify_argv(argv: tuple[str, ...], depth: int, ctx: Context = _DEFAULT) -> ArgvOutcome:
     t = _TABLES
-    rule0 = match_tier0(t.tier0, argv)
+    rule0 = match_tier0(t.tier0, argv, ctx.local)
     if rule0 is not None:
-        return _forbidden(f"FORBIDDEN ({rule0.id}): {rule0.justification} Instead: {rule0.advice}", rule0.id)
+        return _forbidden(_tier0_reason(rule0, argv, ctx), rule0.id)
     name = basename(argv[0])
     args = argv[1:]
+    if name != name.lower():
+        # A case-insensitive file system (macOS, a mounted share) runs `PRINTENV` as printenv and `AZ` as
+        # az: the folded spelling's FORBIDDEN stands (the name as typed is an unknown program, RISKY, below).
+        folded = _classify_argv((argv[0].lower(), *args), depth + 1, ctx)
+        if folded.verdict == "FORBIDDEN":
+            return folded
     if name == "az":
         return _classify_az_argv(argv)
     if name in t.wrappers:
-        return _unwrap(name, argv, depth)
+        return _unwrap(name, argv, depth, ctx)
     if name == "ip" and "exec" in args:
         # `ip netns exec NS CMD`, `ip vrf exec VRF CMD`, `ip -all netns exec CMD` run CMD.
-        return _unwrap(name, ("ip", *args[args.index("exec") + 1 :]), depth)
+        return _unwrap(name, ("ip", *args[args.index("exec") + 1 :]), depth, ctx)
     if _PYTHON.fullmatch(name) and args[:2] == ("-m", "azure.cli"):
         # `python -m azure.cli` is az under another name: its credential emitters stay FORBIDDEN.
-        inner = _classify_argv(("az", *args[2:]), depth + 1)
+        inner = _classify_argv(("az", *args[2:]), depth + 1, ctx)
         if inner.verdict == "FORBIDDEN":
             return inner
         return ArgvOutcome("RISKY", 3, "Call the Azure CLI as `az`, not through python -m azure.cli.", "path-command")
     if "/" in argv[0]:
         # A path to an allowlisted binary gets the bare name's argument checks too: an
         # organisation rule naming `/usr/bin/curl` must not wave `-T /secret` through.
-        hazard = name in t.tier1 and _classify_argv((name, *args), depth + 1).verdict != "SAFE"
+        hazard = name in t.tier1 and _classify_argv((name, *args), depth + 1, ctx).verdict != "SAFE"
         return ArgvOutcome(
             "RISKY", 3, f"`{argv[0]}` is a path; only bare allowlisted program names run automatically.", "path-command",
             relaxable=not hazard,
         )  # fmt: skip
-    return _classify_program(name, args)
+    return _classify_program(name, args, ctx)
 
 
 def _classify_az_argv(argv: tuple[str, ...]) -> ArgvOutcome:
@@ -211,7 +279,7 @@ def _classify_az_argv(argv: tuple[str, ...]) -> ArgvOutcome:
     return ArgvOutcome(az.verdict, 2, az.reason, az.rule, az.relaxable)
 
 
-def _classify_program(name: str, args: tuple[str, ...]) -> ArgvOutcome:
+def _classify_program(name: str, args: tuple[str, ...], ctx: Context = _DEFAULT) -> ArgvOutcome:
     """A bare program name that is neither az nor a wrapper: tier 1 with argument checks, else RISKY."""
     t = _TABLES
     problem: str | None
@@ -222,10 +290,17 @@ def _classify_program(name: str, args: tuple[str, ...]) -> ArgvOutcome:
         post = POST_CHECKS.get(name)
         if problem is None and post is not None:
             problem = post(parsed)
+        egress = EGRESS_CHECKS.get(name)
+        if problem is None and egress is not None:
+            problem = egress(parsed, ctx.scope)
+        if problem is None and name == "pcap-forensics":
+            problem = check_forensics_outputs(parsed, ctx.local.cwd if ctx.local else None)
     elif name == "ip":
         problem = check_ip(args)
+    elif name == "openssl" and args[:1] == ("s_client",):
+        problem = check_openssl(args, ctx.scope)
     elif _PYTHON.fullmatch(name):
-        problem = check_python(args, t.tier1["pcap-forensics"])
+        problem = check_python(args, t.tier1["pcap-forensics"], ctx.local.cwd if ctx.local else None)
         if problem is not None and not is_forensics_call(args):
             # Another script is an unknown program (relaxable by name), not an argument hazard.
             return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "python-not-forensics")
@@ -241,7 +316,7 @@ def _classify_program(name: str, args: tuple[str, ...]) -> ArgvOutcome:
     return ArgvOutcome("RISKY", 3, f"`{name}`: {problem}; a human must approve it.", "tier1-argcheck-" + name, relaxable=False)
 
 
-def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
+def _unwrap(name: str, argv: tuple[str, ...], depth: int, ctx: Context = _DEFAULT) -> ArgvOutcome:
     """A wrapper runs another program: FORBIDDEN if any inner command would be, else RISKY.
 
     Every word that could be the wrapped program (option values cannot be told apart without
@@ -259,7 +334,7 @@ def _unwrap(name: str, argv: tuple[str, ...], depth: int) -> ArgvOutcome:
             # name no program a wrapper could exec (`.` is the shell builtin `source`).
             continue
         if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
-            inner = _classify_argv(argv[i:], depth + 1)
+            inner = _classify_argv(argv[i:], depth + 1, ctx)
             if inner.verdict == "FORBIDDEN":
                 return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
             hazard = hazard or not inner.relaxable

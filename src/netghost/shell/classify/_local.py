@@ -10,12 +10,13 @@ entry points are the forensics engine.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 
 from netghost.shell.classify._options import OptionSpec, ParsedOptions, parse_options
 
-__all__ = ["check_curl", "check_ip", "check_python", "is_forensics_call"]
+__all__ = ["check_curl", "check_forensics_outputs", "check_ip", "check_python", "is_forensics_call"]
 
 # Exact spellings only: iproute2 resolves prefixes in code order, so -b means -batch (reads a
 # file), -n means -netns and -f may be -force. Anything not listed here is not auto-run.
@@ -81,17 +82,46 @@ def is_forensics_call(args: Sequence[str]) -> bool:
     return (len(args) >= 1 and args[0] == "pcap_forensics.py") or tuple(args[:2]) == ("-m", "netghost.forensics")
 
 
-def check_python(args: Sequence[str], forensics: OptionSpec) -> str | None:
-    """Only the forensics engine is SAFE under python: ``pcap_forensics.py`` or ``-m netghost.forensics``."""
+def check_python(args: Sequence[str], forensics: OptionSpec, cwd: str | None = None) -> str | None:
+    """Only the forensics engine is SAFE under python: ``pcap_forensics.py`` or ``-m netghost.forensics``
+    (the shell runs the installed engine for either spelling, never a file of that name)."""
     if len(args) >= 1 and args[0] == "pcap_forensics.py":
-        return _forensics(args[1:], forensics)
+        return _forensics(args[1:], forensics, cwd)
     if len(args) >= 2 and args[0] == "-m" and args[1] == "netghost.forensics":
-        return _forensics(args[2:], forensics)
+        return _forensics(args[2:], forensics, cwd)
     return "python runs only the forensics engine automatically (pcap_forensics.py or -m netghost.forensics)"
 
 
-def _forensics(args: Sequence[str], spec: OptionSpec) -> str | None:
-    return parse_options(spec, args).problem
+def _forensics(args: Sequence[str], spec: OptionSpec, cwd: str | None) -> str | None:
+    parsed = parse_options(spec, args)
+    return parsed.problem or check_forensics_outputs(parsed, cwd)
+
+
+_ENGINE_OUTPUTS = ("--out", "--report-dir", "--semantic-dir")
+
+
+def check_forensics_outputs(parsed: ParsedOptions, cwd: str | None) -> str | None:
+    """The engine writes only inside the session's own directory (the shell's working directory): a
+    relative path without ``..``, or an absolute one under ``cwd``. Anywhere else (the product's source
+    tree, /tmp, a home) is a write a human approves."""
+    for opt in _ENGINE_OUTPUTS:
+        for value in parsed.values(opt):
+            if not value.startswith("/"):
+                continue  # relative: the option table refused `..`, hidden and system paths
+            norm = posixpath.normpath(value)
+            norm = "/" + norm.lstrip("/") if norm.startswith("//") else norm
+            base = posixpath.normpath(cwd) if cwd else None
+            if base is None or not (norm == base or norm.startswith(base.rstrip("/") + "/")):
+                where = f"the session directory {base}" if base else "the session directory (a relative path)"
+                return f"{opt} {value!r} writes outside {where}"
+    return None
+
+
+def _require_read_file(parsed: ParsedOptions) -> str | None:
+    """tcpdump/tshark run automatically only in their read shape: ``-r FILE`` (never a live capture)."""
+    if not parsed.has("-r"):
+        return "only reading a capture file (-r FILE) runs automatically; a live capture needs approval"
+    return None
 
 
 def check_curl(parsed: ParsedOptions) -> str | None:
@@ -117,4 +147,4 @@ def check_curl(parsed: ParsedOptions) -> str | None:
 
 
 LocalCheck = Callable[[ParsedOptions], str | None]
-POST_CHECKS: Mapping[str, LocalCheck] = {"curl": check_curl}
+POST_CHECKS: Mapping[str, LocalCheck] = {"curl": check_curl, "tcpdump": _require_read_file, "tshark": _require_read_file}

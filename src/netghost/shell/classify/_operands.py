@@ -10,21 +10,40 @@ values out of the operands, and name the files a writer (tee, cp, dd, sed -i ...
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
 from functools import lru_cache
+from urllib.parse import urlsplit
 
-__all__ = ["WRITERS", "option_views", "write_targets"]
+__all__ = ["WRITERS", "env_command_index", "option_views", "write_targets"]
 
 # How each writer names the files it writes: every operand, the last operand (cp-style: plus
 # `-t DIR` / `--target-directory=DIR`, and DIR/<source name> for each source), `of=` (dd), the
-# value of an output option (curl, wget), or every operand when editing in place (sed -i).
+# value of an output option (curl, wget, sort, gpg, openssl ...), every operand when editing in place
+# (sed -i), the second operand (uniq, xxd), a download named after its URL (curl -O, wget), or every
+# name inside an extraction directory (tar -x, unzip).
 _EVERY_OPERAND = frozenset({"tee", "truncate", "touch", "shred", "srm", "wipe", "rm", "unlink", "mv", "rmdir"})
 _LAST_OPERAND = frozenset({"cp", "install", "ln", "link", "rsync", "scp"})
 _TARGET_DIR = ("-t", "--target-directory")
 _HAS_TARGET_DIR = frozenset({"cp", "install", "ln"})  # rsync's -t keeps times, scp has none
-_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}
+_OUTPUT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "curl": ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii", "--libcurl",
+             "--stderr", "--etag-save", "--hsts", "--alt-svc"),
+    "wget": ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "--save-cookies"),
+    "sort": ("-o", "--output"), "shuf": ("-o", "--output"), "gpg": ("-o", "--output"), "gpg2": ("-o", "--output"),
+    "openssl": ("-out", "--out", "-keyout"), "ssh-keygen": ("-f",), "tcpdump": ("-w",), "tshark": ("-w",),
+    "http": ("-o", "--output"), "https": ("-o", "--output"), "xh": ("-o", "--output"),
+}  # fmt: skip
+_SECOND_OPERAND = frozenset({"uniq", "xxd"})
 _IN_PLACE = frozenset({"sed", "gsed", "busybox-sed"})
-WRITERS = _EVERY_OPERAND | _LAST_OPERAND | frozenset(_OUTPUT_OPTIONS) | _IN_PLACE | {"dd"}
+_EXTRACTORS = frozenset({"tar", "gtar", "bsdtar", "unzip", "7z", "7za"})
+WRITERS = (
+    _EVERY_OPERAND | _LAST_OPERAND | frozenset(_OUTPUT_OPTIONS) | _IN_PLACE | _SECOND_OPERAND | _EXTRACTORS
+    | {"dd", "az", "aria2c"}
+)
+_ENV_VALUE_OPTIONS = ("-u", "--unset", "-C", "--chdir", "-S", "--split-string")
+_HOME_LIKE = re.compile(r"~[A-Za-z0-9_.-]*|\$HOME|\$\{HOME\}|/+root|/+home/+[^/]+|/")
+_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
 
 
 def _value_option(options: Sequence[str], word: str) -> tuple[str, str | None] | None:
@@ -116,17 +135,128 @@ def _cp_style(name: str, args: Sequence[str]) -> list[str]:
     return out
 
 
-def write_targets(name: str, args: Sequence[str]) -> tuple[str, ...]:
+def _url_names(urls: Sequence[str], directory: str | None) -> list[str]:
+    """The files a download named after its URL writes (``curl -O``, ``wget``): the path's last segment."""
+    out = []
+    for url in urls:
+        try:
+            path = urlsplit(url if "://" in url else "http://" + url).path
+        except ValueError:
+            continue
+        base = posixpath.basename(path) or "index.html"
+        out.append(f"{directory.rstrip('/')}/{base}" if directory else base)
+    return out
+
+
+def _download_targets(name: str, args: Sequence[str], cwd: str | None) -> list[str]:
+    if name == "curl":
+        joined, operands = option_views(("--output-dir", "--url"), args)
+        remote = any(a in ("-O", "--remote-name", "--remote-name-all") or (a.startswith("-") and not a.startswith("--") and "O" in a[1:]) for a in args)
+        if not remote:
+            return []
+        dirs = [j.split("=", 1)[1] for j in joined if j.startswith("--output-dir=")]
+        urls = [u for u in operands if "://" in u or "." in u] + [j.split("=", 1)[1] for j in joined if j.startswith("--url=")]
+        return _url_names(urls, dirs[0] if dirs else cwd)
+    joined, operands = option_views(("-P", "--directory-prefix", "-O", "--output-document", "-o", "-a", "-e", "-i", "-B"), args)
+    if any(j.startswith(("-O=", "--output-document=")) for j in joined):
+        return []
+    dirs = [j.split("=", 1)[1] for j in joined if j.startswith(("-P=", "--directory-prefix="))]
+    return _url_names(operands, dirs[0] if dirs else cwd)
+
+
+def _extraction_targets(name: str, args: Sequence[str], cwd: str | None) -> list[str]:
+    """Every name an extraction can create: ``DIR/*`` and ``DIR/.*`` (dotfiles too) of its directory."""
+    if name == "unzip":
+        joined, _ = option_views(("-d",), args)
+        dirs = [j.split("=", 1)[1] for j in joined]
+    elif name in ("7z", "7za"):
+        if not args or args[0] not in ("x", "e"):
+            return []
+        dirs = [a[2:] for a in args if a.startswith("-o") and len(a) > 2]
+    else:
+        first = args[0] if args else ""
+        extract = any(a in ("--extract", "--get") for a in args) or (
+            (first.startswith("-") and not first.startswith("--") and "x" in first) or (first and first[0] == "x")
+        )
+        joined, _ = option_views(("-C", "--directory", "-f", "--file"), args)
+        if not extract:  # create/append: the archive itself is the written file
+            create = any(a in ("--create", "--append", "--update") for a in args) or (bool(first) and (
+                any(c in first.lstrip("-") for c in "cru") and not first.startswith("--")
+            ))
+            if not create:
+                return []
+            archives = [j.split("=", 1)[1] for j in joined if j.startswith(("-f=", "--file="))]
+            if first and not first.startswith("-") and "f" in first and len(args) > 1:
+                archives.append(args[1])  # old-style `tar czf ARCHIVE ...`
+            return archives
+        dirs = [j.split("=", 1)[1] for j in joined if j.startswith(("-C=", "--directory="))]
+    if not dirs:
+        dirs = [cwd] if cwd else ["."]
+    # `DIR/*` names every file an archive can create there; dot files (`.bashrc`, `.ssh/`) only count in a
+    # home, where they are start-up files (`~/.bashrc` is a template under any directory).
+    out = [f"{d.rstrip('/')}/*" for d in dirs] + list(dirs)
+    out += [f"{d.rstrip('/')}/.*" for d in dirs if _HOME_LIKE.fullmatch(d.rstrip("/") or "/")]
+    return out
+
+
+def _az_targets(args: Sequence[str]) -> list[str]:
+    """Files az writes: a download's or export's ``--file``/``-f``, a batch download's ``--destination``."""
+    words = {a.lower() for a in args if not a.startswith("-")}
+    if not words & {"download", "download-batch", "export", "get-credentials", "save", "get-default-config"}:
+        return []
+    joined, _ = option_views(("-f", "--file", "-d", "--destination", "--output-file", "--path"), args)
+    return [j.split("=", 1)[1] for j in joined]
+
+
+def env_command_index(args: Sequence[str]) -> int | None:
+    """The index of the program ``env ARGS`` runs (after its options and NAME=VALUE assignments), or None
+    when it runs none: then ``env`` prints the whole environment."""
+    i, n = 0, len(args)
+    while i < n:
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a == "-":
+            i += 1
+            continue
+        if a.startswith("-"):
+            hit = _value_option(_ENV_VALUE_OPTIONS, a)
+            i += 2 if hit is not None and hit[1] is None else 1
+            continue
+        break
+    while i < n and _ENV_ASSIGNMENT.fullmatch(args[i]):
+        i += 1
+    return i if i < n else None
+
+
+def write_targets(name: str, args: Sequence[str], cwd: str | None = None) -> tuple[str, ...]:
     """The files the writer ``name`` writes (or removes) given ``args``, each also in its
-    normalised spelling (``//dev/sda``, ``/tmp/../etc``); empty for a program that is not a writer."""
+    normalised spelling (``//dev/sda``, ``/tmp/../etc``); empty for a program that is not a writer.
+
+    ``cwd`` (the command's working directory, when known) is where a download named after its URL or an
+    extraction without a directory lands."""
     if name in _EVERY_OPERAND or (name in _IN_PLACE and _in_place(args)):
         raw = option_views((), args)[1]
     elif name in _LAST_OPERAND:
         raw = _cp_style(name, args)
     elif name == "dd":
         raw = [a[3:] for a in args if a.startswith("of=")]
+    elif name in _SECOND_OPERAND:
+        raw = option_views(("-c", "-s", "-l", "-o", "-g", "-C", "-n", "-f", "-w"), args)[1][1:2]
+    elif name in _EXTRACTORS:
+        raw = _extraction_targets(name, args, cwd)
+    elif name == "az":
+        raw = _az_targets(args)
+    elif name == "aria2c":
+        joined = option_views(("-d", "--dir", "-o", "--out"), args)[0]
+        dirs = [j.split("=", 1)[1] for j in joined if j.startswith(("-d=", "--dir="))] or [cwd or "."]
+        names = [j.split("=", 1)[1] for j in joined if j.startswith(("-o=", "--out="))] or ["*"]
+        raw = [f"{d.rstrip('/')}/{n}" for d in dirs for n in names] + [n for n in names if n.startswith("/")]
     elif name in _OUTPUT_OPTIONS:
         raw = [j.split("=", 1)[1] for j in option_views(_OUTPUT_OPTIONS[name], args)[0]]
+        if name in ("curl", "wget"):
+            raw += _download_targets(name, args, cwd)
     else:
         return ()
     return tuple(s for path in raw for s in _spellings(path))

@@ -263,6 +263,8 @@ def _take_word(spec: OptionSpec, out: ParsedOptions, a: str) -> None:
         why = compile_check("host")(a[1:])
         if why is not None:
             out.problem = f"server {a}: {why}"
+        else:
+            out.options.append(("@", a[1:]))  # the egress policy checks where the query goes
         return
     why = spec.positional(a)
     if why is not None:

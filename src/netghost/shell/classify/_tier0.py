@@ -14,15 +14,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from netghost.shell.classify._operands import option_views, write_targets
+from netghost.redact import (
+    PathContext,
+    credential_ancestor,
+    credential_path,
+    persistence_path,
+    secret_env_name,
+)
+from netghost.shell.classify._operands import env_command_index, option_views, write_targets
 
 __all__ = ["Tier0Index", "Tier0Rule", "basename", "compile_tier0", "index_tier0", "match_tier0", "with_path_variants"]
 
 _FIELDS = frozenset({
     "id", "binaries", "binary_regex", "short_flags", "long_flags", "arg_regex", "positional_regex",
     "first_positional", "justification", "advice", "match", "not_match", "value_options", "target_regex",
-    "no_positional",
+    "no_positional", "credential_operand", "credential_ancestor", "write_class", "secret_env_operand", "no_command",
+    "except_binaries",
 })  # fmt: skip
+_WRITE_CLASSES = frozenset({"persistence"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,13 @@ class Tier0Rule:
     value_options: tuple[str, ...] = ()
     target_regex: re.Pattern[str] | None = None
     no_positional: bool = False
+    # Conditions answered by the credential ontology (netghost.redact), with the command's PathContext:
+    credential_operand: bool = False  # a word (operand or option value, any spelling) names a credential store
+    credential_ancestor: bool = False  # an operand is a directory holding credential stores (/, /etc, a home)
+    write_class: str = ""  # "persistence": a written file is a login script, rc file, cron entry, unit, binary ...
+    secret_env_operand: bool = False  # an operand names a secret environment variable (printenv NAME)
+    no_command: bool = False  # env-style: no program follows the options and NAME=VALUE assignments
+    except_binaries: frozenset[str] = frozenset()
 
     def matches(
         self,
@@ -51,6 +67,7 @@ class Tier0Rule:
         args: Sequence[str],
         raw: Sequence[str] | None = None,
         targets: Callable[[], Sequence[str]] | None = None,
+        ctx: PathContext | None = None,
     ) -> bool:
         """True when the rule applies to a command named ``name`` with arguments ``args``.
 
@@ -64,6 +81,8 @@ class Tier0Rule:
             in_list = name in self.binaries
             if not in_list and not (self.binary_regex is not None and self.binary_regex.fullmatch(name)):
                 return False
+        if name in self.except_binaries:
+            return False
         if (self.short_flags or self.long_flags) and not self._has_flag(args):
             return False
         raw = args if raw is None else raw
@@ -86,7 +105,27 @@ class Tier0Rule:
             written = write_targets(name, raw) if targets is None else targets()
             if not any(self.target_regex.fullmatch(t) for t in written):
                 return False
-        return not self.first_positional or (bool(positionals) and positionals[0] in self.first_positional)
+        if self.first_positional and not (positionals and positionals[0] in self.first_positional):
+            return False
+        return self._ontology_holds(name, raw, targets, ctx)  # the costliest conditions last
+
+    def _ontology_holds(
+        self, name: str, raw: Sequence[str], targets: Callable[[], Sequence[str]] | None, ctx: PathContext | None
+    ) -> bool:
+        """The ontology's conditions (all that are set must hold)."""
+        if self.credential_operand and not any(credential_path(w, ctx) is not None for w in raw):
+            return False
+        if self.credential_ancestor:
+            operands = [w for w in raw if not w.startswith("-")]
+            if not any(credential_ancestor(w, ctx) is not None for w in operands):
+                return False
+        if self.write_class:
+            written = write_targets(name, raw, ctx.cwd if ctx else None) if targets is None else targets()
+            if not any(persistence_path(t, ctx) is not None for t in written):
+                return False
+        if self.secret_env_operand and not any(secret_env_name(w) for w in raw if not w.startswith("-")):
+            return False
+        return not self.no_command or env_command_index(raw) is None
 
     def _has_flag(self, args: Sequence[str]) -> bool:
         for a in args:
@@ -150,9 +189,21 @@ def compile_tier0(raw_rules: Sequence[Mapping[str, Any]]) -> tuple[Tier0Rule, ..
                 value_options=tuple(raw.get("value_options", ())),
                 target_regex=re.compile(tr) if tr else None,
                 no_positional=bool(raw.get("no_positional", False)),
+                credential_operand=bool(raw.get("credential_operand", False)),
+                credential_ancestor=bool(raw.get("credential_ancestor", False)),
+                write_class=_write_class(rid, raw.get("write_class", "")),
+                secret_env_operand=bool(raw.get("secret_env_operand", False)),
+                no_command=bool(raw.get("no_command", False)),
+                except_binaries=frozenset(raw.get("except_binaries", ())),
             )
         )
     return tuple(rules)
+
+
+def _write_class(rid: str, value: object) -> str:
+    if value and value not in _WRITE_CLASSES:
+        raise ValueError(f"tier0 rule {rid}: write_class must be one of {sorted(_WRITE_CLASSES)}")
+    return str(value or "")
 
 
 @dataclass(frozen=True)
@@ -231,8 +282,15 @@ def with_path_variants(args: Sequence[str]) -> tuple[str, ...]:
     return (*args, *extra) if extra else tuple(args)
 
 
-def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
-    """The first rule that forbids ``argv``, or None."""
+def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None = None) -> Tier0Rule | None:
+    """The first rule that forbids ``argv``, or None.
+
+    Args:
+        index: the compiled rules.
+        argv: the command.
+        ctx: where relative paths, ``~`` and variables point (the shell's working directory, home and
+            environment), for the credential ontology's conditions; None when unknown.
+    """
     name = basename(argv[0])
     raw = argv[1:]
     args = with_path_variants(raw)
@@ -240,12 +298,12 @@ def match_tier0(index: Tier0Index, argv: Sequence[str]) -> Tier0Rule | None:
 
     def targets() -> tuple[str, ...]:
         if not memo:
-            memo.append(write_targets(name, raw))
+            memo.append(write_targets(name, raw, ctx.cwd if ctx else None))
         return memo[0]
 
     for rule in index.for_name(name):
-        if rule.target_regex is not None and not targets():
+        if (rule.target_regex is not None or rule.write_class) and not targets():
             continue  # a rule about written files cannot apply to a command that writes none
-        if rule.matches(name, args, raw, targets):
+        if rule.matches(name, args, raw, targets, ctx):
             return rule
     return None

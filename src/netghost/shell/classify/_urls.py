@@ -11,13 +11,14 @@ import ipaddress
 import re
 from urllib.parse import SplitResult, unquote, urlsplit
 
-__all__ = ["CONTROL_PLANE_PORTS", "blocked_address", "check_url"]
+__all__ = ["CONTROL_PLANE_PORTS", "blocked_address", "check_url", "ipv4_value", "url_parts"]
 
 # Hosts that answer with credentials or platform secrets: IMDS, the Azure WireServer, and the
 # cloud metadata names. Addresses are matched after numeric normalisation (see _ipv4_value).
 _BLOCKED_NAMES = frozenset(
-    {"metadata", "metadata.azure.internal", "metadata.google.internal", "instance-data", "instance-data.ec2.internal"}
-)
+    {"metadata", "metadata.azure.internal", "metadata.google.internal", "instance-data", "instance-data.ec2.internal",
+     "metadata.internal", "metadata.packet.net"}
+)  # `*.internal` in general is a private zone (ICANN reserved it for private use), not a metadata name
 _WIRESERVER = ipaddress.ip_address("168.63.129.16")
 _NOT_NUMERIC = re.compile(r"[^0-9a-fA-FxX.]")
 # Unauthenticated-by-default control planes: a GET there lists containers with their environment
@@ -81,7 +82,7 @@ def blocked_address(host: str) -> str | None:
     h = host.strip("[]").lower().rstrip(".")
     if "%" in h:
         h = h.split("%", 1)[0]
-    if h in _BLOCKED_NAMES or h.endswith(".internal"):
+    if h in _BLOCKED_NAMES or h.startswith("metadata."):
         return f"{host} is a cloud metadata name (it serves credentials)"
     addr: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
     v4 = _ipv4_value(h)
@@ -141,6 +142,24 @@ def _looks_like_token_request(path: str, query: str) -> bool:
     if "%" in query:
         query = unquote(query)
     return bool(_TOKEN_PATH.search(p.lower()) or (query and _TOKEN_QUERY.search(query)))
+
+
+def ipv4_value(host: str) -> int | None:
+    """The IPv4 address a host string spells in any inet_aton form (``2852039166``, ``0xa9fea9fe``), or None."""
+    return _ipv4_value(host.strip("[]").lower().rstrip("."))
+
+
+def url_parts(url: str) -> SplitResult | None:
+    """The URL as curl will read it (scheme spelled out, 1-3 slashes normalised), or None if malformed."""
+    url, why = _as_curl_reads(url)
+    if why is not None:
+        return None
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return None
+    return parts
 
 
 def check_url(url: str, *, imds_allowed: bool = True) -> str | None:

@@ -28,8 +28,10 @@ _SECRET_HEADER = re.compile(
     r"[a-z0-9-]*(token|secret|password|passwd|api-?key|session|identity|credential|signature|principal)[a-z0-9-]*)\s*[:;]",
     re.I,
 )
+# `var(?!/tmp...)`: the lookahead sits after `var`, so `/var/www`, `/var/lib/waagent` and `/var` are refused and
+# only `/var/tmp/...` passes (it used to sit after `var/`, which then required another `/`: `/var/<x>` passed).
 _PATH_PREFIX_DENY = re.compile(
-    r"^(/(etc|bin|sbin|boot|dev|lib|lib32|lib64|proc|root|sys|usr|var/(?!tmp(/|$)))(/|$)|~|/?\.\.(/|$))"
+    r"^(/(etc|bin|sbin|boot|dev|lib|lib32|lib64|proc|root|sys|usr|var(?!/tmp(/|$)))(/|$)|~|/?\.\.(/|$))"
 )
 
 
@@ -232,20 +234,11 @@ def _workpath(value: str) -> str | None:
     return None
 
 
-_OUTDIR_ROOTS = ("/tmp", "/var/tmp")
-
-
 def _outdir(value: str) -> str | None:
-    """Where a tool may WRITE: relative paths under the working directory (./audit, out/...),
-    or under /tmp and /var/tmp. Any other absolute directory (/etc/cron.d, /home/u/.bashrc.d,
-    /srv/www) is a write a human must approve, however it is spelled."""
-    why = _workpath(value)
-    if why is not None:
-        return why
-    norm = _normpath(value)
-    if norm.startswith("/") and not any(norm == r or norm.startswith(r + "/") for r in _OUTDIR_ROOTS):
-        return f"output directory {value!r} is outside the working directory and /tmp"
-    return None
+    """Where a tool may WRITE: a path that is not a system, hidden or parent directory. Whether it is
+    inside the session's own directory (the shell's working directory) is checked with the context
+    (``_local.check_forensics_outputs``): the table alone cannot know where the session lives."""
+    return _workpath(value)
 
 
 _SIMPLE: dict[str, ValueCheck] = {

@@ -120,6 +120,8 @@ class LabConfinement:
                 return self._engine(argv[1:], program, cwd)
             if base.startswith("python") and list(argv[1:3]) == ["-m", self.table.engine_module]:
                 return self._engine(argv[3:], program, cwd)
+            if base.startswith("python") and list(argv[1:4]) == ["-I", "-m", self.table.engine_module]:
+                return self._engine(argv[4:], program, cwd)  # how the shell runs every spelling of the engine
         if "/" not in argv[0] and not _inside(real, self.root):
             if argv[0] in self.table.readers:
                 return self._reader(argv, program, self.table.readers[argv[0]], cwd)
