@@ -91,7 +91,7 @@ def test_shell_audit_record_has_exactly_the_agreed_fields() -> None:
     # who decided, a sealed lab's verdict, and what ran when the shell resolved the command to an installed
     # program (issue 28)
     assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client", "decided_by", "confinement",
-                                                   "executed"]
+                                                   "cached_from", "executed"]
 
 
 def test_the_executed_argv_is_recorded_when_given_and_absent_not_null_otherwise() -> None:

@@ -88,6 +88,8 @@ _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#
             and len(set(v)) >= 4
             and not v.startswith(("$", "-", "."))
             and not PLACEHOLDER.match(v)
+            # a setting's word, not a secret (``"clientSecret": "DISABLED"`` says the secret is off)
+            and v.lower() not in {"required", "optional", "enabled", "disabled", "managedidentity", "serviceprincipal"}
         )
     ),
     st.sampled_from(
