@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from netghost.forensics.compare._windows import no_shared
+
 __all__ = ["compare_findings"]
 
 Finding = dict[str, Any]
@@ -155,13 +157,10 @@ def compare_findings(comp: dict[str, Any]) -> list[Finding]:
     """
     if not comp["shared"]:
         pa, pb = comp["points"]["a"], comp["points"]["b"]
-        overlap = (pa["first_ts"] is not None and pb["first_ts"] is not None
-                   and pa["first_ts"] <= pb["last_ts"] and pb["first_ts"] <= pa["last_ts"])
-        why = "their time windows overlap, so" if overlap else "their time windows do not even overlap;"
-        return [_f("no_shared_traffic", "high", 0.9,
-                   f"Captures {pa['file']} and {pb['file']} share no packet → not the same path or not the same time",
-                   f"No packet of A matches a packet of B ({why} check the capture points, the capture filters and the "
-                   "clocks). Each capture is analysed on its own below.", [], [], None, time_overlap=overlap)]
+        why = no_shared(pa, pb)
+        return [_f("no_shared_traffic", why.severity, 0.9, f"Captures {pa['file']} and {pb['file']} share no packet{why.title}",
+                   comp["note"] or why.note, [], [], None, time_overlap=why.overlap_s is not None and why.overlap_s >= 0,
+                   overlap_s=None if why.overlap_s is None else round(why.overlap_s, 3))]
     found = [*_injected(comp), *_blocked(comp), *_lost(comp, "a_to_b", "A"), *_lost(comp, "b_to_a", "B"), *_modified(comp)]
     d = comp["delay_ms"]
     ab, ba = d["a_to_b"], d["b_to_a"]

@@ -30,6 +30,7 @@ __all__ = ["CompareOutputs", "build_compare_semantic", "capture_stem", "load_com
            "render_compare_report", "render_compare_summary", "run_compare", "write_compare_outputs"]
 
 MAX_FINDINGS = 30
+_SEVERITY = ("info", "low", "medium", "high", "critical")
 
 
 def load_compare_schema() -> dict[str, Any]:
@@ -70,6 +71,9 @@ def build_compare_semantic(an_a: Analysis, an_b: Analysis, size_a: int | None = 
     for f in doc["findings"]:
         f["metrics"].setdefault("point", "A")
         merged.append(f)
+    # most severe first, the comparison's own first at equal severity (a stable sort): a note that the
+    # windows missed each other (info) never heads a report whose points show loss on their own
+    merged.sort(key=lambda f: -_SEVERITY.index(f["severity"]))
     doc["findings"] = merged[:MAX_FINDINGS]
     for i, f in enumerate(doc["findings"], 1):
         f["id"] = f"F{i}"

@@ -37,12 +37,11 @@ from netghost.forensics.compare._match import (
     _round,
     _Side,
 )
+from netghost.forensics.compare._windows import no_shared
 
 __all__ = ["build_comparison"]
 
 TOL_S = 20e-6  # below this a delay is "not measurable" (µs timestamps, copied packets)
-NO_SHARED = ("The two captures share no packet: they are not the same path, not the same time window, or a "
-             "capture filter excludes the traffic at one point.")
 SYMMETRY = ("one-way delay and clock offset assume a symmetric path (NTP-style: fastest packet each way); an "
             "asymmetric path shifts delay into the offset estimate")
 
@@ -203,7 +202,7 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
                              + _injected_detail(a, ca["injected"], fd_a, fl, labels=labels, matched=ia, point="A")
                              )[:MAX_FLOW_FRAMES],
         "modified": _modified(p, up, fdm, fl, labels),
-        "note": None if ia.size else NO_SHARED,
+        "note": None,
     }
     fo_a = np.unique(p.fid_a[ca["flow_only"]])
     fo_b = np.unique(p.fid_b[cb["flow_only"]])
@@ -211,6 +210,8 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
     comp["flows_only"] = {"a": [fl.label(int(f))["id"] for f in fo_a[:MAX_FRAMES // 10]],
                           "b": [fl.label(int(f))["id"] for f in fo_b[:MAX_FRAMES // 10]]}
     comp["per_flow"] = _per_flow(p, fl, labels, cnt_m, up, owd, theta_f, corr, fdm, ca, cb, fd_a, fd_b)
+    if not ia.size:  # why nothing matched, in terms of the two capture windows (never "not the same path" alone)
+        comp["note"] = no_shared(comp["points"]["a"], comp["points"]["b"]).note
     return comp
 
 
