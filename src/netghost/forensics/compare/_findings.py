@@ -49,10 +49,11 @@ def _lost(comp: dict[str, Any], key: str, src: str) -> list[Finding]:
             f"link). Frames are {src}'s.",
             frames, [e["flow"] for e in es], src, lost=n, to=to,
         ))
-    if len(by_dst) > 1:
-        out.append(_f(
-            f"lost_{key}_overall", sev, 0.85,
-            f"{cat['count']} packet(s) ({100 * rate:.1f}% of {sent} sent {src}→{dst}) lost between {src} and {dst}",
+    if len(by_dst) > 1:  # first: loss spread over many destinations is the path's story, not one flow's
+        out.insert(0, _f(
+            f"lost_{key}_overall", sev, 0.9,  # the same packets as the per-destination ones: as sure
+            f"{cat['count']} packet(s) ({100 * rate:.1f}% of {sent} sent {src}→{dst}) lost between {src} and {dst} "
+            "→ packet loss on the path between the capture points",
             f"Loss spread over {len(by_dst)} destinations points at the shared path segment between the probes.",
             cat["frames"], [], src, lost=cat["count"], rate=round(rate, 4),
         ))
@@ -173,12 +174,19 @@ def compare_findings(comp: dict[str, Any]) -> list[Finding]:
                         + (f"; B's clock is {off:+.3f} ms from A's" if off is not None else ""),
                         comp["clock_offset_method"], [], [], None, a_to_b=ab, b_to_a=ba, clock_offset_ms=off))
     only_a, only_b = comp["flows"]["only_a"], comp["flows"]["only_b"]
-    if only_a or only_b:
+    cross_a, cross_b = comp["flows"].get("only_a_crossing", only_a), comp["flows"].get("only_b_crossing", only_b)
+    examples = "Examples: " + ", ".join((comp["flows_only"]["a"] + comp["flows_only"]["b"])[:6])
+    flows = (comp["flows_only"]["a"] + comp["flows_only"]["b"])[:10]
+    if cross_a or cross_b:  # flows that should have passed both probes, while both were capturing
         found.append(_f("flows_one_point", "low", 0.6,
-                        f"{only_a} flow(s) seen only at A and {only_b} only at B → routed around the other probe, filtered, "
-                        "or outside its capture window",
-                        "Examples: " + ", ".join((comp["flows_only"]["a"] + comp["flows_only"]["b"])[:6]),
-                        [], (comp["flows_only"]["a"] + comp["flows_only"]["b"])[:10], None, only_a=only_a, only_b=only_b))
+                        f"{cross_a} flow(s) seen only at A and {cross_b} only at B while both points were capturing, "
+                        "between hosts whose traffic crosses both → routed around the other probe, or filtered",
+                        examples, [], flows, None, only_a=only_a, only_b=only_b, crossing_a=cross_a, crossing_b=cross_b))
+    elif only_a or only_b:  # other hosts' traffic, or outside the other's window: expected, noted
+        found.append(_f("flows_one_point", "info", 0.6,
+                        f"{only_a} flow(s) seen only at A and {only_b} only at B: traffic with other hosts, or outside "
+                        "the other point's capture window (expected)", examples, [], flows, None, only_a=only_a,
+                        only_b=only_b, crossing_a=0, crossing_b=0))
     sev = ("info", "low", "medium", "high", "critical")
     found.sort(key=lambda f: (-sev.index(f["severity"]), -f["confidence"]))
     return found
