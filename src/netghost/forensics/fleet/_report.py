@@ -187,10 +187,11 @@ def score_legend() -> list[str]:
 
 def render_fleet_markdown(doc: dict[str, Any]) -> str:
     """The fleet report in Markdown: verdict, ranked captures (one line each, linking to its report),
-    outliers, failures, compared pairs and path orders. Capture ids and tool text (finding titles, errors)
-    are escaped: they come from file names and packets."""
+    outliers, failures, compared pairs and path orders. Tool text (finding titles, errors, sources) is
+    escaped; capture ids are written as they are (they hold only letters, digits, ``.``, ``_`` and ``-``:
+    see ``_sources.py``)."""
     def code(v: str) -> str:
-        return md_code(v, table=True)
+        return v
 
     out = ["# Fleet forensic report", "", "## Summary", "", *(f"- {x}" for x in verdict_lines(doc, code, md_inline)), ""]
     out += ["## Captures, most trouble first", "",
@@ -210,7 +211,7 @@ def render_fleet_markdown(doc: dict[str, Any]) -> str:
         out.append(f"- **{name}** ({doc['metrics'][name]}): median {fmt(e['median'])}, MAD {fmt(e['mad'])} over "
                    f"{e['captures']} captures; outliers: {listed}.")
     out += ["", "## Failed captures", ""]
-    out += [f"- {code(f['id'])} ({code(f['source'])}): {md_inline(f['error'])}" for f in doc["failed"]] or ["None."]
+    out += [f"- {code(f['id'])} ({md_code(f['source'])}): {md_inline(f['error'])}" for f in doc["failed"]] or ["None."]
     out += ["", "## Capture points sharing flows (two-point comparison, A upstream)", ""]
     if doc["pairs"]:
         out += ["| A | B | shared flows | order by | matched | lost A→B | lost B→A | injected at B | blocked | delay A→B ms | top finding | report |",
