@@ -34,6 +34,19 @@ def clean_environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     yield
 
 
+@pytest.fixture(autouse=True)
+def no_resident_lab_left() -> Iterator[None]:
+    """A test that prepared a lab (``prepare_lab`` starts the state's resident lab process) without closing
+    it must not leave that process to its idle timeout: stop what this worker started during the test (a
+    module- or session-scoped fixture's resident lab, started before, lives on until that fixture ends)."""
+    process = sys.modules.get("netghost.lab.resident._process")
+    before = process.started_residents() if process is not None else []
+    yield
+    process = sys.modules.get("netghost.lab.resident._process")
+    if process is not None:
+        process.stop_started_residents(keep=before)
+
+
 @pytest.fixture
 def data_dir() -> Path:
     """The corpora copied from ../shared/corpus (tests never read ../shared directly)."""

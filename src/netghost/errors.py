@@ -23,11 +23,12 @@ models, never exceptions. Exceptions are for broken inputs and broken invariants
     │   ├── TaskTransitionError  a task was asked along an edge the transition table does not have
     │   └── PlanViolation        a command is not in the task's plan, or its plan-token broke
     ├── BrainError               the agent's brain could not produce a turn (API error, malformed answer)
-    ├── LlmError                 a model call failed for good (after the LLM gateway's last retry)
+    ├── LlmError                 a model call failed for good, or its answer could not be used
     ├── CaptureFormatError       a file is not a capture we can read (also a ValueError)
     ├── ColumnNotDecodedError    a packet column was read that this analysis did not decode
     └── LabError                 a lab world or simulator input is invalid
-        └── AzError              a simulated ``az`` failure (exact stderr text and exit code)
+        ├── AzError              a simulated ``az`` failure (exact stderr text and exit code)
+        └── ArmFailure           lab ARM answers a request with an error (HTTP status, ARM or Blob code)
 
 Every class lives here, so the whole tree reads in one file; components import and raise them.
 Where the raiser knows the subject (a path, an argv, a task or workflow id, a column) it passes it
@@ -42,6 +43,7 @@ from pathlib import Path
 
 __all__ = [
     "ApprovalMismatchError",
+    "ArmFailure",
     "ArtifactError",
     "ArtifactValidationError",
     "AzError",
@@ -235,13 +237,17 @@ class BrainError(NetGhostError):
     """The brain could not produce a turn (API error, quota, network, a malformed answer).
 
     ``code`` is the HTTP status when there was one (429, 500 ...), ``status`` the API's status word
-    (``RESOURCE_EXHAUSTED`` ...). The loop saves the session and prints the resume command (seed 001 §9).
+    (``RESOURCE_EXHAUSTED`` ...), ``failure`` the LLM gateway's class of the failure (``api_error``,
+    ``transport``, ``malformed_response``, ``finish_reason`` ...; see ``netghost.llm``) when the gateway
+    named one. The loop saves the session and prints the resume command (seed 001 §9).
     """
 
-    def __init__(self, message: str, *, code: int | None = None, status: str | None = None) -> None:
+    def __init__(self, message: str, *, code: int | None = None, status: str | None = None,
+                 failure: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.status = status
+        self.failure = failure
 
 
 class CaptureFormatError(NetGhostError, ValueError):
@@ -286,14 +292,18 @@ class LlmError(NetGhostError):
     a transport failure, or 429/5xx still failing after the last retry.
 
     ``status`` is the HTTP status of the last answer (``None`` when no answer came: a refused connection,
-    a timeout, a client that could not be built); ``attempts`` counts the requests sent.
+    a timeout, a client that could not be built); ``attempts`` counts the requests sent; ``failure`` is
+    the class recorded in the gateway's WAL record (``netghost.llm.FAILURES``: ``api_error``,
+    ``transport``, ``malformed_response``, ``blocked``, ``finish_reason``, ``empty_reply`` ...).
     """
 
-    def __init__(self, message: str, *, model: str, status: int | None, attempts: int) -> None:
+    def __init__(self, message: str, *, model: str, status: int | None, attempts: int,
+                 failure: str = "api_error") -> None:
         super().__init__(message)
         self.model = model
         self.status = status
         self.attempts = attempts
+        self.failure = failure
 
 
 class AzError(LabError):
@@ -303,3 +313,19 @@ class AzError(LabError):
         super().__init__(stderr.splitlines()[0] if stderr else f"az exit {exit_code}")
         self.exit_code = exit_code
         self.stderr = stderr
+
+
+class ArmFailure(LabError):
+    """Raised inside lab ARM when a request must be answered with an error, as Azure answers it.
+
+    ``status`` is the HTTP status, ``code`` and ``message`` the error body's; ``kind`` says the form:
+    ``arm`` (ARM's JSON ``{"error": {"code", "message"}}``), ``storage`` (Blob's XML error with
+    ``x-ms-error-code``) or ``client`` (an error the real CLI makes up itself, before any request).
+    """
+
+    def __init__(self, status: int, code: str, message: str, kind: str = "arm") -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.kind = kind

@@ -9,8 +9,18 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from netghost.agent._approval import MAX_BOX_LINES, describe_risk, render_box, terminal_approver
+from netghost.agent._approval import (
+    MAX_BOX_LINES,
+    closed_gate,
+    decision_text,
+    describe_risk,
+    lab_approver,
+    render_box,
+    terminal_approver,
+)
+from netghost.contracts import DecidedBy
 from netghost.governance import build_approval_request
+from netghost.shell import HitlDecision
 
 CREATE = ["az", "network", "watcher", "packet-capture", "create", "-g", "prod-rg", "-n",
           "ghost_web-vm-01_20250115T143500", "--vm", "web-vm-01", "--storage-account", "forensicssa",
@@ -73,3 +83,47 @@ def test_the_agent_prompt_answers_through_the_shells_loop() -> None:
     ask = terminal_approver(Console(file=io.StringIO(), width=80), io.StringIO(""))
     with pytest.raises(EOFError):
         ask(_request(CREATE))  # type: ignore[arg-type]
+
+
+def _needing_a_person(reason: str = "the lab does not simulate `rm` (/usr/bin/rm): it would run for real") -> object:
+    request = _request(["rm", "-f", "/tmp/x"], risk="rm deletes files")
+    return request.model_copy(update={"context": {**request.context, "needs_person": reason}})  # type: ignore[attr-defined]
+
+
+def test_every_approver_says_who_it_is() -> None:
+    yes = lab_approver(Console(file=io.StringIO()), world="nsg-deny")
+    approved = yes(_request(CREATE))  # type: ignore[arg-type]
+    assert approved.decision == "approve" and approved.by == DecidedBy(kind="flag", name="--yes", detail="lab nsg-deny")
+    closed = closed_gate(_request(CREATE))  # type: ignore[arg-type]
+    assert closed.decision == "deny" and closed.by is not None and closed.by.name == "closed_gate"
+    human = terminal_approver(Console(file=io.StringIO(), width=80), io.StringIO("a\n"))(_request(CREATE))  # type: ignore[arg-type]
+    assert human.decision == "approve" and human.by == DecidedBy(kind="human", name="terminal")
+
+
+def test_yes_refuses_what_only_a_person_may_approve_terminal_or_not() -> None:
+    asked: list[object] = []
+
+    def person(request: object) -> HitlDecision:
+        asked.append(request)
+        return HitlDecision.approve(by=DecidedBy(kind="human", name="terminal"))
+
+    yes = lab_approver(Console(file=io.StringIO()), world="nsg-deny", ask_human=person)
+    decision = yes(_needing_a_person())  # type: ignore[arg-type]
+    assert decision.decision == "deny" and asked == [] and decision.by is not None and decision.by.name == "--yes"
+    assert "--yes approves only what the lab simulates" in decision.reason and "/usr/bin/rm" in decision.reason
+    closed = closed_gate(_needing_a_person())  # type: ignore[arg-type]
+    assert closed.decision == "deny" and "would run for real" in closed.reason
+
+
+def test_the_box_says_when_only_a_person_may_approve() -> None:
+    out = io.StringIO()
+    Console(file=out, width=80).print(render_box(_needing_a_person(), 80))  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert "NEEDS YOU:" in text and "the lab does not simulate `rm`" in text
+    assert len(text.splitlines()) <= MAX_BOX_LINES
+
+
+def test_the_rca_words_of_a_decision() -> None:
+    record = {"action": "user_approved", "decided_by": {"kind": "flag", "name": "--yes", "detail": "lab nsg-deny"}}
+    assert decision_text(record) == "user_approved by --yes (lab nsg-deny)"
+    assert decision_text({"action": "user_approved"}) == "user_approved"  # a record older than the field

@@ -40,6 +40,9 @@ ROUTE_UPDATE = ("az network route-table route update -g prod-rg --route-table-na
                 "--next-hop-type VnetLocal")
 CAPTURE = {"target": "web-vm-01", "resource_group": "prod-rg", "storage_account": "forensicssa",
            "duration_seconds": 120, "investigation_context": "web-vm-01 cannot reach redis-primary:6379"}
+READ_VM = FakeTurn.call("run_shell_cmd", {"command": "az vm show -g prod-rg -n web-vm-01 -o json",
+                                          "reasoning": "Read the VM before capturing on it."})
+"""A capture's target must be a resource the investigation has read (else a person is asked; --yes refuses)."""
 DONE = FakeTurn.call("complete_investigation", {"confidence": "high",
                                                 "root_cause_summary": "DenyAllFromWebSubnet blocks 6379.",
                                                 "recommended_actions": ["Remove the temporary deny rule."]})
@@ -189,7 +192,8 @@ def _check_resumed(audit: Path, sid: str, out: str, fake: FakeGemini) -> tuple[l
 
 def test_killed_mid_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     audit = tmp_path / "audit"
-    fifo = tmp_path / "notes.fifo"
+    audit.mkdir(mode=0o700)
+    fifo = audit / "notes.fifo"  # a session output: the sealed lab lets --yes read it (a real file elsewhere: no)
     os.mkfifo(fifo)
     turn = FakeTurn(text="Fixing the route, then reading my notes.",
                     calls=(FakeCall("run_shell_cmd", {"command": ROUTE_UPDATE, "reasoning": "Fix the next hop."}),
@@ -244,9 +248,14 @@ def test_killed_at_an_approval_prompt(tmp_path: Path, monkeypatch: pytest.Monkey
 def _capture_run(tmp_path: Path, at: Callable[[], bool], what: str) -> tuple[str, list[dict[str, Any]]]:
     """Kill a --yes capture at ``at``; the session id and the shell records at the kill."""
     audit = tmp_path / "audit"
-    with FakeGemini(_task_driver([FakeTurn.call("capture_traffic", CAPTURE)])) as fake:
+    with FakeGemini(_task_driver([READ_VM, FakeTurn.call("capture_traffic", CAPTURE)])) as fake:
         _run_and_kill(tmp_path, fake, at, what)
     return _session_id(audit), _records(audit)
+
+
+def _completed_then_cleaned(task: dict[str, Any]) -> bool:
+    """The capture was analysed, and the session's end cleaned it up (nothing is left in the lab's cloud)."""
+    return bool(task["semantic_json_path"]) and (task["state"], task["cleanup_status"]) == ("DONE", "completed")
 
 
 def _resume_capture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -269,7 +278,7 @@ def test_killed_during_burst_polling(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert not [r for r in at_kill if "storage blob download" in r["command"]]
     records, task = _resume_capture(tmp_path, monkeypatch, capsys, sid)
     assert [r["action"] for r in records if "storage blob download" in r["command"]] == ["user_approved"]
-    assert task["state"] == "COMPLETED"
+    assert _completed_then_cleaned(task)
 
 
 def test_killed_after_the_download(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -281,13 +290,13 @@ def test_killed_after_the_download(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     downloads = [(r["action"], r["status"]) for r in records if "storage blob download" in r["command"]]
     # Whether or not the registry had recorded the download before the kill, the file on disk is the
     # blob (length checked by a SAFE blob show): it is kept and analysed, never downloaded or asked again.
-    assert downloads == [("user_approved", "completed")] and task["state"] == "COMPLETED"
+    assert downloads == [("user_approved", "completed")] and _completed_then_cleaned(task)
 
 
 def test_killed_during_the_rca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     audit = tmp_path / "audit"
-    with FakeGemini(_task_driver([FakeTurn.call("capture_traffic", CAPTURE)])) as fake:
+    with FakeGemini(_task_driver([READ_VM, FakeTurn.call("capture_traffic", CAPTURE)])) as fake:
         child = _spawn_tty(tmp_path, fake)
         try:
             in_rca = False

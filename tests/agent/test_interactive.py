@@ -64,7 +64,7 @@ EXPECTED: list[str | re.Pattern[str]] = [
     re.compile(r"│ +\[A\]pprove   \[D\]eny   \[M\]odify command +│"),
     re.compile(r"└─+┘"),
     "Your choice: a",
-    "[Shell] RISKY — user approved: cat notes.txt",
+    "[Shell] RISKY — approved by the human at the terminal: cat notes.txt",
     re.compile(r"│ +SAFETY SHELL ALERT +│"),
     re.compile(r"│ COMMAND: +az network route-table route update .*│"),
     re.compile(r"│ RISK: +Changes Azure state: az network route-table route update +│"),
@@ -72,7 +72,7 @@ EXPECTED: list[str | re.Pattern[str]] = [
     re.compile(r"│ REASONING: +Attempting to correct the next hop\. +│"),
     "Your choice: d",
     f"Denial reason (optional, press Enter to skip): {REASON}",
-    re.compile(r"\[Shell\] RISKY — user denied: az network route-table route update .*"
+    re.compile(r"\[Shell\] RISKY — denied by the human at the terminal: az network route-table route update .*"
                + re.escape(f'(reason: "{REASON}")')),
     "[Ghost Agent] Route update denied. I'll note it without modifying routes.",
     "DenyAllFromWebSubnet in nsg-data blocks TCP 6379. H1 CONFIRMED.",

@@ -10,8 +10,9 @@ import pytest
 from netghost.agent._dispatch import Dispatcher, WatchedShell
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop
+from netghost.agent._rebuild import rebuild
 from netghost.agent._session import new_session
-from netghost.agent.brains import BrainError, Message
+from netghost.agent.brains import BrainError, FunctionCall, Message, ModelTurn, Part
 from netghost.contracts import HypothesisState, SessionState
 from netghost.governance import read_wal, verify
 from tests.agent.fakes import NOW, RecordingUi, ScriptedBrain, TableOrchestrator, TableShell, call, turn
@@ -97,7 +98,9 @@ def test_unknown_tool_and_bad_arguments_are_answered_not_raised(tmp_path: Path) 
     loop, _, _ = _loop(tmp_path, brain)
     assert loop.run().reason == "complete"
     unknown, bad = _responses(brain.seen[1][2])
-    assert unknown == {"status": "error", "error": "unknown_tool", "tool": "format_disk"}
+    assert {k: unknown[k] for k in ("status", "error", "tool")} == {"status": "error", "error": "unknown_tool",
+                                                                     "tool": "format_disk"}
+    assert "format_disk" in unknown["message"]
     assert bad["error"] == "invalid_arguments" and "reasoning" in bad["message"]
 
 
@@ -226,3 +229,22 @@ def test_interrupt_at_a_prompt_stops_after_the_call(tmp_path: Path, answer: str)
     loop, _, saves = _loop(tmp_path, brain, shell, interrupted=lambda: bool(shell.requests))
     end = loop.run()
     assert end.reason == "interrupted" and len(shell.requests) == 1 and saves
+
+
+def test_a_malformed_call_is_answered_with_its_error_and_a_resume_sees_no_completion(tmp_path: Path) -> None:
+    bad = FunctionCall("complete_investigation", {}, "c1", error="the arguments must be a JSON object")
+    refused = call("complete_investigation", confidence="certain")  # valid shape, refused by the contract
+    brain = ScriptedBrain([ModelTurn(parts=(Part(call=bad), Part(call=refused)), finish_reason="STOP"),
+                           BrainError("stop", failure="finish_reason")])
+    loop, state, _ = _loop(tmp_path, brain)
+    end = loop.run()
+    assert end.reason == "brain_error" and state.turn_count == 1
+    first, second = _responses(brain.seen[1][2])
+    assert first["error"] == "invalid_call" and first["message"] == bad.error
+    assert second["error"] == "invalid_arguments"
+    records = read_wal(tmp_path / f"ghost_turns_{SID}.jsonl").records
+    assert [r["kind"] for r in records] == ["model_turn", "invalid_call", "invalid_call", "session_event"]
+    assert records[-1]["event"] == "brain_error" and records[-1]["failure"] == "finish_reason"
+    rebuilt = rebuild(tmp_path / f"ghost_turns_{SID}.jsonl", tmp_path / f"shell_audit_{SID}.jsonl")
+    assert rebuilt.completion is None  # neither call ended the investigation: a resume goes on
+    assert _responses(rebuilt.history[-1]) == _responses(brain.seen[1][2])

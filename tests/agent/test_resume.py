@@ -27,8 +27,8 @@ def _first_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         _env(monkeypatch, fake)
         code = main(["--lab", "nsg-deny", "--audit-dir", str(tmp_path), "--intent", "web cannot reach redis"])
     out = capsys.readouterr().out
-    assert code == 1
-    assert "[ERROR] Gemini API call failed" in out
+    assert code == 3  # the model API failed (ExitCode.MODEL_API)
+    assert "[ERROR] The Gemini API call failed (api_error)" in out
     sid = SessionState.model_validate(json.loads((tmp_path / "ghost_session.json").read_text())).session_id
     assert f"Session saved. Resume with: ghost-agent --resume {sid} --audit-dir {tmp_path} --lab nsg-deny" in out
     return sid

@@ -34,3 +34,16 @@ def test_scores() -> None:
     false_alarm = score_diagnosis(right, {"fault_type": None})
     assert not false_alarm.detection and false_alarm.rca_f1 == 0.0
     assert not score_diagnosis(None, ANSWER).detection
+
+
+def test_a_world_with_two_faults_is_scored_on_both() -> None:
+    """An answer's ``faults`` list is the truth: naming one of two faults is half the recall."""
+    zone = "/subscriptions/0/resourceGroups/dns-rg/providers/Microsoft.Network/privateDnsZones/svc.internal"
+    answer = {"fault_type": "dns-nxdomain", "resource_id": zone,
+              "faults": [{"fault_type": "dns-nxdomain", "resource_id": zone},
+                         {"fault_type": "nsg-deny", "resource_id": RULE}]}
+    both = {"is_anomaly": True, "faults": [{"resource_id": "svc.internal", "fault_type": "dns-nxdomain"},
+                                           {"resource_id": RULE, "fault_type": "nsg-deny"}]}
+    assert score_diagnosis(both, answer).rca_f1 == 1.0
+    one = score_diagnosis({"is_anomaly": True, "faults": [{"resource_id": zone, "fault_type": "dns-nxdomain"}]}, answer)
+    assert one.detection and one.rca_f1 == 2 * 1.0 * 0.5 / 1.5

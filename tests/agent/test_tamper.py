@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from netghost.agent._exit_codes import ExitCode
 from netghost.agent._session import load_session, new_session, save_session
 from netghost.agent.cli import main
 from netghost.contracts import HypothesisState, compute_session_checksum
@@ -122,7 +124,7 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trail]:
         mp.setenv("GEMINI_API_KEY", "x")
         mp.setenv("GOOGLE_GEMINI_BASE_URL", fake.base_url)
         mp.setattr("sys.stdin", io.StringIO(""))
-        assert main(["--lab", "nsg-deny", "--audit-dir", str(audit), "--intent", INTENT]) == 1
+        assert main(["--lab", "nsg-deny", "--audit-dir", str(audit), "--intent", INTENT]) == ExitCode.MODEL_API
         sid = str(json.loads((audit / "ghost_session.json").read_text())["session_id"])
         seal, other_log, other_inflight, early = _other_session(base, audit, sid)
     shutil.copytree(audit, base / "snapshot" / "audit", symlinks=True)
@@ -316,7 +318,8 @@ def test_each_tamper_case_is_refused_with_a_one_line_reason(trail: Trail, case: 
         assert case.reason in rejected["reason"] and rejected["audit_id"] == f"{t.sid}_{rejected['seq']:03d}"
         assert not t.inflight.exists() and (t.audit / rejected["file"]).exists()
         rca = (t.audit / f"ghost_rca_{t.sid}.md").read_text()
-        assert line.removeprefix("[ERROR] ") in rca  # the RCA's warnings say so too
+        shown = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", rca)  # the Markdown as read: CommonMark escapes undone
+        assert line.removeprefix("[ERROR] ") in shown  # the RCA's warnings say so too
         code, after, _ = _run_main(["audit", "verify", str(t.audit)], capsys)
         assert code == 0, after  # the chain is whole and records the refusal
         assert f"a provisional record was refused, not appended: {rejected['reason']}" in after

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from netghost.agent._run import Options, run_agent
+from tests.agent import fake_az
 from tests.agent.fakes import ScriptedBrain, call, turn
 
 
-def test_run_agent_with_yes_but_no_lab_fails_closed(tmp_path: Path) -> None:
+def test_run_agent_with_yes_but_no_lab_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_az.install(tmp_path / "bin", "ok")  # outside the lab the environment preflight needs a logged-in az
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     keep = tmp_path / "keep.txt"
     keep.write_text("precious\n")
     brain = ScriptedBrain([

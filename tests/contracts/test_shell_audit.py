@@ -87,8 +87,60 @@ def _response(**overrides: Any) -> dict[str, Any]:
 def test_shell_audit_record_has_exactly_the_agreed_fields() -> None:
     record = ShellAuditRecord.model_validate(_audit_payload())
     assert record.model_dump(mode="json") == _audit_payload()
-    # the one optional field, added after the contract was agreed: who asked over MCP (absent otherwise)
-    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client"]
+    # optional fields added after the contract was agreed (absent, not null, when unset): who asked over MCP,
+    # who decided, and a sealed lab's verdict
+    assert list(ShellAuditRecord.model_fields) == [*_audit_payload(), "client", "decided_by", "confinement"]
+
+
+DECIDERS: dict[str, dict[str, Any]] = {
+    # golden: one record per kind of decider, as the shell writes them (issue 23 "honest approvals")
+    "human": {"kind": "human", "name": "terminal", "detail": None},
+    "yes": {"kind": "flag", "name": "--yes", "detail": "lab nsg-deny"},
+    "mcp": {"kind": "mcp_elicitation", "name": "claude-code", "detail": "2.1"},
+    "safe": {"kind": "policy", "name": "safe_tier", "detail": None},
+    "org": {"kind": "policy", "name": "org_policy", "detail": "allow-nsg-reads"},
+    "sealed": {"kind": "policy", "name": "sealed_lab", "detail": "--yes (lab nsg-deny) approved a command the lab "
+                                                               "does not simulate"},
+    "callback": {"kind": "callback", "name": "my_approver", "detail": None},
+}
+LABELS = {
+    "human": "the human at the terminal", "yes": "--yes (lab nsg-deny)", "mcp": "MCP client claude-code 2.1 "
+    "(elicitation)", "safe": "policy safe_tier", "org": "policy org_policy (allow-nsg-reads)",
+    "sealed": "policy sealed_lab (--yes (lab nsg-deny) approved a command the lab does not simulate)",
+    "callback": "approval callback my_approver",
+}
+
+
+@pytest.mark.parametrize("who", sorted(DECIDERS))
+def test_who_decided_is_recorded_round_trips_and_reads_as_words(who: str) -> None:
+    record = {**_audit_payload(), "decided_by": DECIDERS[who]}
+    parsed = ShellAuditRecord.model_validate(record)
+    assert parsed.model_dump(mode="json") == record
+    assert parsed.decided_by is not None and parsed.decided_by.label() == LABELS[who]
+    assert parsed.decided_by.is_person is (who in ("human", "mcp"))
+    # the action keeps the seed's wire values: who decided never changes what was decided
+    assert parsed.action == "user_denied"
+
+
+def test_an_older_record_without_a_decider_still_reads_and_keeps_its_bytes() -> None:
+    dumped = ShellAuditRecord.model_validate(_audit_payload()).model_dump(mode="json")
+    assert "decided_by" not in dumped and "confinement" not in dumped
+
+
+def test_a_decider_or_confinement_of_another_shape_is_refused() -> None:
+    for bad in ({"kind": "robot", "name": "x"}, {"kind": "flag", "name": ""}, {"kind": "flag"},
+                {"kind": "human", "name": "terminal", "extra": 1}):
+        with pytest.raises(ValidationError):
+            ShellAuditRecord.model_validate({**_audit_payload(), "decided_by": bad})
+    with pytest.raises(ValidationError):
+        ShellAuditRecord.model_validate({**_audit_payload(), "confinement": {"scope": "lab:x", "simulated": True}})
+
+
+def test_a_sealed_lab_verdict_round_trips() -> None:
+    verdict = {"scope": "lab:nsg-deny", "simulated": False, "kind": "unsimulated", "program": "/usr/bin/rm",
+               "reason": "the lab does not simulate `rm` (/usr/bin/rm): it would run for real on this machine"}
+    record = {**_audit_payload(), "confinement": verdict, "decided_by": DECIDERS["sealed"]}
+    assert ShellAuditRecord.model_validate(record).model_dump(mode="json") == record
 
 
 def test_the_mcp_client_is_recorded_when_given_and_absent_not_null_otherwise() -> None:

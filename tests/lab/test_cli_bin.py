@@ -14,6 +14,7 @@ import pytest
 
 from netghost.agent.cli import main as ghost_main
 from netghost.lab.bin import create_bin_dir, lab_path_env
+from netghost.lab.resident import SHIM_PATH
 
 
 def test_lab_list_show_reset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +101,8 @@ def test_module_entry_point(lab_env: dict[str, str]) -> None:
 def test_bin_script_pins_interpreter_and_state(tmp_path: Path) -> None:
     bin_dir = create_bin_dir(tmp_path / "s", python="/opt/py/bin/python3")
     script = (bin_dir / "az").read_text()
-    assert "exec /opt/py/bin/python3 -m netghost.lab.az" in script
+    # the resident lab's shim client, without site; it falls back to `python -m netghost.lab.az`
+    assert f"exec /opt/py/bin/python3 -I -S {SHIM_PATH} az netghost.lab.az" in script
     assert f"NETGHOST_LAB_STATE={tmp_path / 's'}" in script
     assert os.access(bin_dir / "az", os.X_OK)
 
@@ -111,7 +113,7 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("face", ["netghost.lab", "netghost.lab.world", "netghost.lab.az", "netghost.lab.probes",
-                                  "netghost.lab.synth"])
+                                  "netghost.lab.synth", "netghost.lab.resident", "netghost.lab.arm"])
 def test_public_names_are_exported_and_sorted(face: str) -> None:
     module = importlib.import_module(face)
     assert module.__all__ == sorted(module.__all__, key=_isort_key)
@@ -174,4 +176,4 @@ def test_probe_shims_join_az_in_bin(tmp_path: Path) -> None:
     bin_dir = create_bin_dir(tmp_path / "s")
     for tool in getattr(probes, "SHIMS", {}):
         script = (bin_dir / tool).read_text()
-        assert f"-m {probes.SHIMS[tool]}" in script and os.access(bin_dir / tool, os.X_OK)
+        assert f"{SHIM_PATH} {tool} {probes.SHIMS[tool]} " in script and os.access(bin_dir / tool, os.X_OK)

@@ -86,7 +86,7 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
         outcome = world.flow_outcome(flow)
         client = world.vm(flow.client)
         server = world.vm(flow.server)
-        if outcome.server_ip is None:
+        if outcome.server_ip is None or flow.protocol == "Icmp":  # test-ip-flow takes TCP or UDP only
             continue
         if client is not None:
             nic = client.nics[0]
@@ -110,18 +110,34 @@ def test_diagnostics_agree(make_lab: Callable[..., Lab], name: str) -> None:
                 outcome.outcome not in ("no-route", "appliance-down", "nsg-denied-outbound"):
             nic = server.nics[0]
             effective = _json(lab, f"network nic list-effective-nsg -g {server.resource_group} -n {nic.name}")
-            vnet = world.subnet_of(nic)[0]
-            space = [*vnet.address_prefixes, *world.peered_prefixes(vnet)]
-            layers = _first_match(effective, "Inbound", src=outcome.client_ip, sport=49152, dst=nic.private_ip,
+            space = list(world.match_context(nic).virtual_network)
+            # the packets' own source: a firewall that translated it is what the server's NSGs see
+            source = str(outcome.params.get("seen_source") or outcome.client_ip)
+            layers = _first_match(effective, "Inbound", src=source, sport=49152, dst=nic.private_ip,
                                   dport=flow.port, vnet_space=space)
             flow_check = _json(lab, f"network watcher test-ip-flow -g {server.resource_group} --vm {server.name} "
                                     f"--direction Inbound --protocol TCP --local {nic.private_ip}:{flow.port} "
-                                    f"--remote {outcome.client_ip}:49152")
+                                    f"--remote {source}:49152")
             denies = [name for access, name in layers if access == "Deny"]
             assert (flow_check["access"] == "Deny") == bool(denies), flow.name
             if denies:
                 assert flow_check["ruleName"] == denies[0]
             assert (flow_check["access"] == "Deny") == (outcome.outcome == "nsg-denied-inbound")
+
+
+_CHILD_LISTINGS = {
+    "securityRules": ("network nsg rule list -g {rg} --nsg-name {parent}", "name"),
+    "routes": ("network route-table route list -g {rg} --route-table-name {parent}", "name"),
+    "virtualNetworkPeerings": ("network vnet peering list -g {rg} --vnet-name {parent}", "name"),
+    "virtualMachines": ("vmss list-instances -g {rg} -n {parent}", "instanceId"),  # a scale set's instance
+    "subnets": ("network vnet subnet list -g {rg} --vnet-name {parent}", "name"),
+    "ruleCollectionGroups": ("network firewall policy rule-collection-group list -g {rg} --policy-name {parent}",
+                             "name"),
+    "networkRuleCollections": ("network firewall network-rule collection list -g {rg} -f {parent}", "name"),
+    "probes": ("network lb probe list -g {rg} --lb-name {parent}", "name"),
+    "loadBalancingRules": ("network lb rule list -g {rg} --lb-name {parent}", "name"),
+    "backendAddressPools": ("network lb address-pool list -g {rg} --lb-name {parent}", "name"),
+}
 
 
 @pytest.mark.parametrize("name", scenario_names())
@@ -131,20 +147,15 @@ def test_answer_resource_exists_in_the_simulated_cloud(make_lab: Callable[..., L
         assert answer["fault_type"] == "none"
         return
     lab = make_lab(name)
-    rid = answer["resource_id"]
-    parts = rid.split("/")
-    top = "/".join(parts[:9])
-    shown = _json(lab, f"resource show --ids {top}")
-    assert shown["id"] == top
-    if len(parts) > 9:  # a child: rule, route or peering, listed by its parent's command
-        rg, parent, child = parts[4], parts[8], parts[10]
-        listing, key = {
-            "securityRules": (f"network nsg rule list -g {rg} --nsg-name {parent}", "name"),
-            "routes": (f"network route-table route list -g {rg} --route-table-name {parent}", "name"),
-            "virtualNetworkPeerings": (f"network vnet peering list -g {rg} --vnet-name {parent}", "name"),
-            "virtualMachines": (f"vmss list-instances -g {rg} -n {parent}", "instanceId"),  # a scale set's instance
-        }[parts[9]]
-        assert child in {item[key] for item in _json(lab, listing)}
+    for rid in [f["resource_id"] for f in answer.get("faults") or [answer]]:
+        parts = rid.split("/")
+        top = "/".join(parts[:9])
+        shown = _json(lab, f"resource show --ids {top}")
+        assert shown["id"] == top
+        if len(parts) > 9:  # a child: rule, route, peering, probe ... listed by its parent's command
+            command, key = _CHILD_LISTINGS[parts[9]]
+            listing = command.format(rg=parts[4], parent=parts[8])
+            assert parts[10] in {item[key] for item in _json(lab, listing)}
 
 
 def test_disconnected_peering_is_visible(make_lab: Callable[..., Lab]) -> None:

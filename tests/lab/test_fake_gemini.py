@@ -3,6 +3,7 @@ multi-turn with function responses, streaming, errors on demand, callables, and 
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from google import genai
 from google.genai import errors, types
 
 from netghost.lab import FakeCall, FakeGemini, FakeTurn
-from netghost.lab.fake_gemini import as_turn, load_script, main
+from netghost.lab.fake_gemini import RawReply, as_turn, load_script, main, sse_body
 
 MODEL = "gemini-2.5-flash"
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
@@ -242,3 +243,65 @@ def test_module_entry_point_rejects_a_bad_script(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "netghost.lab.fake_gemini", "--script", str(bad)],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "a script is a JSON list" in proc.stderr
+
+
+def _raw_get(fake: FakeGemini) -> tuple[int, dict[str, str], bytes]:
+    """POST one request with the standard library: the exact status, headers and bytes, no SDK parsing."""
+    host, port = fake.base_url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("POST", f"/v1/models/{MODEL}:generateContent",
+                     body=json.dumps({"contents": [{"role": "user", "parts": [{"text": "x"}]}]}),
+                     headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def test_a_raw_reply_is_sent_byte_for_byte() -> None:
+    replies = [RawReply(b"\xff\xfe<html>", status=200, content_type="text/html", headers={"X-Odd": "1"}),
+               RawReply.json({"candidates": "\ud800"}, ensure_ascii=False),
+               RawReply.json({"candidates": "\ud800"}, ensure_ascii=True),
+               RawReply.text("caf\u00e9", encoding="latin-1", status=503),
+               {"raw": {"base64": "AAEC", "content_type": None}},
+               RawReply.json({"a": 1}, chunked=True)]
+    with FakeGemini(replies) as fake:
+        got = [_raw_get(fake) for _ in replies]
+    assert got[0][2] == b"\xff\xfe<html>" and got[0][1]["x-odd"] == "1"
+    assert got[1][2] == b'{"candidates": "\xed\xa0\x80"}'  # a lone surrogate as broken UTF-8
+    assert got[2][2] == b'{"candidates": "\\ud800"}'
+    assert (got[3][0], got[3][2]) == (503, b"caf\xe9")
+    assert got[4][2] == b"\x00\x01\x02" and "content-type" not in got[4][1]
+    assert got[5][2] == b'{"a": 1}' and got[5][1]["transfer-encoding"] == "chunked"
+    assert fake.failures == []
+
+
+def test_a_cut_reply_ends_the_connection_and_the_sdk_sees_no_answer() -> None:
+    with FakeGemini([RawReply.json({"candidates": []}, truncate_at=5)]) as fake:
+        client = _client(fake)
+        with pytest.raises(Exception) as info:
+            client.models.generate_content(model=MODEL, contents="x")
+    assert "RemoteProtocolError" in type(info.value).__name__ or "peer closed" in str(info.value)
+
+
+def test_raw_script_items_are_checked() -> None:
+    with pytest.raises(ValueError, match="exactly one of json, text, base64"):
+        FakeGemini([{"raw": {"status": 200}}])
+    with pytest.raises(ValueError, match="unknown raw-reply keys"):
+        FakeGemini([{"raw": {"json": {}, "colour": "red"}}])
+    with pytest.raises(ValueError, match="200-599"):
+        RawReply(b"", status=101)
+
+
+def test_a_raw_sse_stream_reaches_the_sdks_stream_reader_as_sent() -> None:
+    good = {"candidates": [{"content": {"role": "model", "parts": [{"text": "one "}]}}]}
+    stream = RawReply(sse_body([good], raw_lines=[": a comment line\n", 'data: {"candidates": [{"cont']),
+                      content_type="text/event-stream")
+    with FakeGemini([stream]) as fake:
+        client = _client(fake)
+        seen: list[str] = []
+        with pytest.raises(errors.UnknownApiResponseError):  # the half event at the end
+            for chunk in client.models.generate_content_stream(model=MODEL, contents="x"):
+                seen.append(chunk.text or "")
+    assert seen == ["one "] and fake.paths[0].endswith(":streamGenerateContent?alt=sse")

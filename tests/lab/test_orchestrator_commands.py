@@ -230,6 +230,26 @@ def test_storage_account_show_and_container_create(lab: Lab) -> None:
     assert again.err.endswith("\nErrorCode:ContainerAlreadyExists\n")
 
 
+def test_an_account_no_world_holds_fails_as_the_real_cli_does_in_each_mode(lab: Lab) -> None:
+    """Login mode asks ARM nothing: the data-plane host does not resolve (exit 1; the real CLI retries first).
+    Key mode and ``account show`` without ``-g`` look the name up in the subscription's list: the
+    validator's "not found" (exit 2). With ``-g`` or ``--ids`` ARM answers ResourceNotFound (exit 3)."""
+    login = lab.az("storage container exists --account-name nosuchsa -n captures --auth-mode login")
+    assert (login.code, login.out) == (1, "")
+    assert login.err.startswith("ERROR: <urllib3.connection.HTTPSConnection object at 0x")
+    assert "Failed to resolve 'nosuchsa.blob.core.windows.net' ([Errno -2] Name or service not known)" in login.err
+    key = lab.az("storage container exists --account-name nosuchsa -n captures --auth-mode key")
+    assert (key.code, key.err.splitlines()[-1]) == (2, "ERROR: Storage account 'nosuchsa' not found.")
+    assert key.err.startswith("WARNING: \nThere are no credentials provided in your command")
+    show = lab.az("storage account show -n nosuchsa --query id -o json")
+    assert (show.code, show.out, show.err) == (2, "", "ERROR: Storage account 'nosuchsa' not found.\n")
+    by_id = lab.az(f"storage account show --ids {RG}/Microsoft.Storage/storageAccounts/nosuchsa")
+    assert by_id.code == 3 and by_id.err.startswith("ERROR: (ResourceNotFound) The Resource "
+                                                    "'Microsoft.Storage/storageAccounts/nosuchsa' under resource group "
+                                                    "'prod-rg' was not found.")
+    assert lab.az("storage account show -n forensicssa --query location -o tsv").out == "eastus\n"
+
+
 def test_storage_readable_but_not_writable_with_login(lab: Lab) -> None:
     _inject(lab, kind="storage-auth-failure", account="forensicssa", writes_only=True)
     assert lab.az(f"storage container exists {LOGIN} -n captures --query exists -o tsv").out == "true\n"

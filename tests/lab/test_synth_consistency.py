@@ -46,6 +46,13 @@ def _by_outcome(*outcomes: str) -> list[str]:
     return [n for n in scenario_names() if _answer(n)["expected_outcome"] in outcomes]
 
 
+def _nxdomain(name: str) -> bool:
+    """The faulted flow's name answers NXDOMAIN (not NOERROR with no address: a name with other records only)."""
+    world = load_world(name)
+    dns = world.flow_outcome(_answer(name)["affected_flow"]).dns
+    return dns is not None and dns.rcode == "NXDOMAIN"
+
+
 def _running(world: World, vm: str | None) -> bool:
     """A VM Azure could capture on (a stopped or deallocated one has no packets to give)."""
     found = world.vm(vm) if vm else None
@@ -141,9 +148,14 @@ def test_healthy_control_has_nothing_fault_like(cap_dir: Path, name: str) -> Non
             assert all(v == 0 for v in s["tcp_analysis"].values()), s["tcp_analysis"]  # calls the copy a retransmission
         assert set(s["dns_rcodes"]) <= {"NoError"}
         assert not _kinds(sem) & FAULT_KINDS, sem["findings"]
-        assert not [f for f in sem["findings"] if f["kind"].startswith(("dns_", "icmp_"))]
-    _, web = _analyse(cap_dir, world, "web-vm-01")
-    assert web["summary"]["dns_rcodes"].get("NoError", 0) > 0
+        blocked_ping = any(t.expected == "blocked" and t.protocol == "Icmp" and vm.name in (t.client, t.server)
+                           for t in world.spec.traffic)  # a ping denied by design goes unanswered, as it should
+        prefixes = ("dns_",) if blocked_ping else ("dns_", "icmp_")
+        assert not [f for f in sem["findings"] if f["kind"].startswith(prefixes)]
+    web_name = next(t.client for t in world.spec.traffic if world.vm(t.client) is not None)
+    _, web = _analyse(cap_dir, world, web_name)
+    if any(t.server_name and t.client == web_name for t in world.spec.traffic):
+        assert web["summary"]["dns_rcodes"].get("NoError", 0) > 0
     assert web["summary"]["tcp_conversations"] > 30
 
 
@@ -163,7 +175,7 @@ def test_silent_drop_is_syn_without_answer_on_the_right_tuple(cap_dir: Path, nam
     assert _tcp_to(a, server_ip, port) > 0
 
 
-@pytest.mark.parametrize("name", _by_outcome("service-down"))
+@pytest.mark.parametrize("name", [n for n in _by_outcome("service-down") if not _answer(n)["fault_type"].startswith("lb-")])
 def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     client, server, server_ip, port = _ends(world, name)
@@ -175,7 +187,7 @@ def test_service_down_is_rst_from_the_port_at_both_ends(cap_dir: Path, name: str
         assert "syn_no_answer" not in _kinds(sem)
 
 
-@pytest.mark.parametrize("name", _by_fault("dns-nxdomain"))
+@pytest.mark.parametrize("name", [n for n in _by_fault("dns-nxdomain") if _nxdomain(n)])
 def test_dns_nxdomain_found_and_no_connection_attempted(cap_dir: Path, name: str) -> None:
     world = load_world(name)
     flow = next(t for t in world.spec.traffic if t.name == _answer(name)["affected_flow"])

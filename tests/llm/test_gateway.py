@@ -26,7 +26,8 @@ CONFIG = types.GenerateContentConfig(
     automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
 FIELDS = {"v", "kind", "purpose", "model", "model_version", "prompt_tokens", "candidates_tokens", "total_tokens",
           "latency_ms", "request_sha256", "request_bytes", "request_hashed", "redactions", "attempts",
-          "retry_waits_s", "outcome", "status", "error", "screen", "seq", "ts", "prev_sha256", "sha256"}
+          "retry_waits_s", "outcome", "status", "error", "screen", "seq", "ts", "prev_sha256", "sha256", "failure",
+          "finish_reason", "block_reason", "response_bytes", "response_sha256", "repairs", "repairs_total"}
 MakeRig = Callable[..., Rig]
 
 

@@ -21,7 +21,8 @@ def lab_settings(audit_dir: Path, world: str = "nsg-deny", **orchestrator: Any) 
     """Settings for a fresh lab world under ``audit_dir`` (what ``ghost-agent mcp --lab`` builds)."""
     lab = prepare_lab(world, audit_dir)
     return McpSettings(audit_dir=audit_dir, path=lab.path, env=lab.env,
-                       orchestrator={**lab.orchestrator, **orchestrator}, lab=world, approval_timeout_s=30)
+                       orchestrator={**lab.orchestrator, **orchestrator}, lab=world, approval_timeout_s=30,
+                       confinement=lab.confinement)
 
 
 @dataclass

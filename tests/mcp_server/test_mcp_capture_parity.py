@@ -72,7 +72,11 @@ def test_a_capture_through_mcp_matches_one_through_the_cli(tmp_path: Path, monke
     cli_sid = investigate(WORLD, cli_audit, monkeypatch)
 
     assert done["status"] == "task_completed", done
-    assert _states(mcp_audit / f"orchestrator_tasks_{sid}.jsonl") == _states(cli_audit / f"orchestrator_tasks_{cli_sid}.jsonl")
+    ours_states = _states(mcp_audit / f"orchestrator_tasks_{sid}.jsonl")
+    cli_states = _states(cli_audit / f"orchestrator_tasks_{cli_sid}.jsonl")
+    # the same lifecycle; the CLI's session then ended, and its end cleaned the capture up
+    assert cli_states[:len(ours_states)] == ours_states
+    assert set(cli_states[len(ours_states):]) == {"CLEANING_UP", "DONE"} and cli_states[-1] == "DONE"
     (cli_task,) = {r["task_id"]: r for r in read_wal(cli_audit / f"orchestrator_tasks_{cli_sid}.jsonl").records}.values()
     cli_dir = Path(cli_task["report_path"]).parent
     assert set(texts) >= {"forensic_report.md", "executive_summary.md", "semantic.json"}

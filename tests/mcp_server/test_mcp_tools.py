@@ -142,3 +142,35 @@ def test_resources_list_only_finished_reports_and_refuse_other_uris(tmp_path: Pa
     app.close()
     assert [str(r.uri) for r in listed] == ["ghost://rca/ghost_rca_ghost_20260101_000000.md"]
     assert text == "# RCA\n" and "unknown resource" in refused
+
+
+def test_the_lab_is_sealed_over_mcp_and_every_decision_names_who_made_it(tmp_path: Path) -> None:
+    """``--lab`` over MCP: a program the lab does not simulate is asked of the human behind the client even when
+    it is SAFE (the message says it would run for real), refused for a client that cannot ask, and each
+    record names who decided: the client's elicitation, the SAFE tier, the closed gate."""
+    app = build_server(lab_settings(tmp_path, scan_azure_orphans=False))
+    human = Human({"ip addr show": "approve"})
+
+    async def asked() -> dict[str, dict]:
+        async with in_memory(app, human) as client:
+            call = client.call_tool
+            return {"lab": result_of(await call("run_shell_cmd", {"command": "az vm list -o table", "reasoning": "x"})),
+                    "real": result_of(await call("run_shell_cmd", {"command": "ip addr show", "reasoning": "x"}))}
+
+    async def nobody() -> dict:
+        async with in_memory(app, None) as client:
+            return result_of(await client.call_tool("run_shell_cmd", {"command": "ip addr show", "reasoning": "x"}))
+
+    out = anyio.run(asked)
+    assert out["lab"]["action"] == "auto_approved" and out["lab"]["decided_by"]["name"] == "safe_tier"
+    assert out["real"]["classification"] == "SAFE" and out["real"]["action"] == "user_approved"
+    assert out["real"]["decided_by"] == {"kind": "mcp_elicitation", "name": f"{CLIENT.name} {CLIENT.version}",
+                                         "detail": None}
+    (message,) = human.seen
+    assert "ip addr show" in message and "REAL:" in message and "would run for real" in message
+    refused = anyio.run(nobody)
+    assert (refused["action"], refused["exit_code"]) == ("user_denied", None)
+    assert refused["decided_by"]["kind"] == "policy" and refused["decided_by"]["name"] == "closed_gate"
+    records = [r for sid in app.session_ids() for r in _records(tmp_path, sid)]
+    real = [r for r in records if r["command"] == "ip addr show"]
+    assert [r["confinement"]["simulated"] for r in real] == [False, False]

@@ -31,6 +31,9 @@ def all_builder_argvs() -> list[list[str]]:
         cmd.extension_list("prod-rg", "web-vm-01"),
         cmd.watcher_list(),
         cmd.nic_effective_nsg(NIC),
+        cmd.storage_account_show("forensicssa"),
+        cmd.storage_account_show("forensicssa", "/subscriptions/0/resourceGroups/shared-rg/providers/"
+                                                "Microsoft.Storage/storageAccounts/forensicssa"),
         *(cmd.container_exists("forensicssa", "captures", m) for m in ("login", "key")),
         cmd.capture_create("prod-rg", NAME, "web-vm-01", "forensicssa", url, 60, 104857600),
         cmd.capture_create("prod-rg", NAME, "web-vmss", "forensicssa", url, 60, 104857600, vmss=True),
@@ -70,7 +73,7 @@ def test_read_only_steps_are_safe_and_mutations_risky() -> None:
 
 def test_storage_commands_always_carry_auth_mode_and_download_is_quiet() -> None:
     for argv in all_builder_argvs():
-        if argv[1] == "storage":
+        if argv[1] == "storage" and argv[2] != "account":  # data-plane commands (account show is ARM)
             assert "--auth-mode" in argv
     download = cmd.blob_download("sa", "c", "b.cap", "/x", "login")
     assert download[-2:] == ["-o", "none"] and "--no-progress" in download
@@ -104,5 +107,6 @@ def test_an_account_in_another_group_is_created_by_id_and_read_by_name() -> None
     assert creates and all(s[s.index("--storage-account") + 1] == sid for s in creates)
     assert all("https://cicaptures.blob.core.windows.net/captures/" in s[s.index("--storage-path") + 1]
                for s in creates)
-    blob_steps = [s for s in plan if s[:2] == ["az", "storage"]]
+    blob_steps = [s for s in plan if s[:2] == ["az", "storage"] and s[2] != "account"]
     assert blob_steps and all(s[s.index("--account-name") + 1] == "cicaptures" for s in blob_steps)
+    assert cmd.storage_account_show("cicaptures", sid) in plan  # resolved through ARM by its id

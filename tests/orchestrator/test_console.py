@@ -75,7 +75,7 @@ def test_console_output_matches_the_seed_lines_in_order(lab: Lab) -> None:
 
 def test_progress_line_while_polling_on_a_terminal_only(lab: Lab) -> None:
     tty = Console(file=io.StringIO(), width=100, force_terminal=True)
-    orch = lab.orchestrator(console=tty, poll_burst_limit=45)
+    orch = lab.orchestrator(console=tty, poll_burst_limit=45, max_polls=20)
     first = orch.orchestrate(request(duration_seconds=300))
     orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
     shown = tty.file.getvalue()  # type: ignore[attr-defined]

@@ -150,3 +150,20 @@ def test_layer2_blob_scan_only_where_a_registry_names_storage_and_scale_set_blob
     assert _is_known_blob("ghost_web-vmss_20261122T050000_2.cap", known)
     assert not _is_known_blob("ghost_web-vmss_20261122T050000_x.cap", known)
     assert not _is_known_blob("ghost_other_20261122T050000.cap", known)
+
+
+def test_layer1_sees_what_an_earlier_run_of_the_same_session_left_uncleaned(lab: Lab) -> None:
+    """A resumed session is built with its own id: the tasks its earlier run created are in the registry
+    already. One that ended uncleaned is reported (to be finished); one still on its way is not an orphan
+    (the resume reconciles it with check_task)."""
+    first = lab.orchestrator(session="s1")
+    done_id = first.orchestrate(request())["task_id"]
+    lab.clock.advance(65)
+    assert first.orchestrate({"intent": "check_task", "task_id": done_id})["state"] == "COMPLETED"
+    running_id = first.orchestrate(request("redis-primary", duration_seconds=300))["task_id"]
+    first.close()
+    again = lab.orchestrator(session="s1")  # the same session, resumed
+    orphans = again.orchestrate({"intent": "list_tasks"})["orphans"]
+    assert [(o["kind"], o["task_id"], o["session_id"], o["state"]) for o in orphans] == [
+        ("needs_cleanup", done_id, "s1", "COMPLETED")]
+    assert running_id not in {o["task_id"] for o in orphans}

@@ -53,6 +53,38 @@ def test_storage_key_mode_passes_when_login_is_refused(lab: Lab) -> None:
     assert resp["state"] == "PROVISIONING", resp
 
 
+@pytest.mark.parametrize("auth", ["login", "key"])
+@pytest.mark.parametrize("account", ["forensicsas", "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
+                                     "prod-rg/providers/Microsoft.Storage/storageAccounts/forensicsas"])
+def test_a_mistyped_storage_account_is_storage_not_found_from_arm_before_its_data_plane(
+        lab: Lab, auth: str, account: str) -> None:
+    """Issue 24 bug 3: in login mode the data plane of an unknown account retries until the shell's timeout; ARM
+    answers at once, so the account is resolved there first and the data plane is never asked."""
+    resp = lab.orchestrator().orchestrate(request(storage_account=account, storage_auth_mode=auth))
+    assert (resp["status"], resp["failure_reason"]) == ("task_failed", "storage_not_found"), resp
+    assert "az storage account list" in resp["error_detail"] and "eastus" in resp["error_detail"]
+    assert any("storage account show" in c for c in lab.shell.calls)
+    assert not any("storage container exists" in c for c in lab.shell.calls) and lab.captures() == []
+
+
+def test_an_account_arm_will_not_show_is_checked_on_its_data_plane(lab: Lab) -> None:
+    """An identity with a data-plane role on the account only cannot read it through ARM: a warning, not a stop."""
+    run = lab.shell._run
+
+    def no_arm_read(argv: list[str]) -> tuple[int, str, str]:
+        if argv[1:4] == ["storage", "account", "show"]:
+            return 1, "", ("ERROR: (AuthorizationFailed) The client 'ghost@contoso.com' with object id '0' does not "
+                           "have authorization to perform action 'Microsoft.Storage/storageAccounts/read' over scope "
+                           "'/subscriptions/0/resourceGroups/prod-rg/providers/Microsoft.Storage/storageAccounts/"
+                           "forensicssa' or the scope is invalid.\n")
+        return run(argv)
+
+    lab.shell._run = no_arm_read  # type: ignore[method-assign]
+    resp = lab.orchestrator().orchestrate(request())
+    assert resp["state"] == "PROVISIONING", resp
+    assert any("storage container exists" in c for c in lab.shell.calls)
+
+
 # ---- PROVISIONING -> FAILED (create exits non-zero): nothing to clean -----------------------------
 
 def test_PROVISIONING_to_FAILED_capture_quota_exceeded(lab: Lab) -> None:

@@ -462,3 +462,15 @@ def test_key_mode_warning_reaches_the_user_through_the_shell(tmp_path: Path) -> 
     assert "REDACTED" not in res["stderr"]
     assert "There are no credentials provided" in res["stderr"]
     assert "ErrorCode:BlobNotFound" in res["stderr"]
+
+
+@pytest.mark.parametrize("text", ['{"clientSecret": "CRAM-MD5"}', "DB_PASSWORD=digest-md5", 'api_token: "oauthbearer"'])
+def test_a_mechanism_name_under_a_secret_name_is_that_secret(text: str) -> None:
+    """A SASL mechanism's name is not a secret where a name only mentions authentication (AUTH=LOGIN), but
+    under a name that says the value IS the secret it is the secret (found by the labelled-secret property)."""
+    assert "[REDACTED" in redact(text).text
+
+
+def test_a_mechanism_name_under_an_auth_name_stays() -> None:
+    text = "* OK [CAPABILITY IMAP4rev1 SASL-IR AUTH=PLAIN AUTH=LOGIN] Dovecot ready."
+    assert redact(text).text == text

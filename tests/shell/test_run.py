@@ -165,13 +165,13 @@ def test_env_scrub_drops_cloud_and_database_credentials() -> None:
     assert env["DATABASE_URL"] == "postgresql://app@db.internal:5432/prod"
     assert env["REDIS_URL"] == "redis://@cache:6379/0"
     assert env["HTTPS_PROXY"] == "http://bob@proxy:3128"
+    assert "AZURE_CONFIG_DIR" not in env  # az's own setting: only az gets it (test_child_env.py)
     for kept in (
         "PATH",
         "HOME",
         "LANG",
         "TZ",
         "LC_ALL",
-        "AZURE_CONFIG_DIR",
         "HTTP_PROXY",
         "NO_PROXY",
         "EDITOR",

@@ -9,16 +9,19 @@ and does not change Azure). The answer is read by the shell's own loop (``prompt
 [D]eny (with an optional reason) / [M]odify, the deadline on a terminal, and end of input failing closed
 (the shell records ``user_abandoned``); the escaping of hidden characters is the shell's ``visible``.
 
-:func:`lab_approver` answers "approve" for ``--yes`` lab runs, except for a RISKY command the audit
-shows already ran (or whose outcome is unknown) before a resume: that one is asked again, or denied
-when nobody can be asked.
+:func:`lab_approver` answers for ``--yes`` lab runs, and says so in every decision (``--yes (lab WORLD)``):
+it approves what the lab simulates and refuses, with the reason, what only a person may approve (the
+shell marks it ``needs_person``: a program the lab does not simulate, a capture target nobody read); a
+RISKY command the audit shows already ran (or whose outcome is unknown) before a resume is asked again,
+or denied when nobody can be asked. :func:`closed_gate` is the policy when nobody can be asked. None of
+them prints: the shell's one line per decision names who decided.
 """
 
 from __future__ import annotations
 
 import shlex
 import textwrap
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
 
 from rich import box
@@ -27,20 +30,40 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from netghost.contracts import ApprovalRequest
+from netghost.contracts import ApprovalRequest, DecidedBy
 from netghost.shell import HitlCallback, HitlDecision, prompt_decision, visible
 
 __all__ = [
+    "CLOSED_GATE",
     "MAX_BOX_LINES",
     "closed_gate",
+    "decision_text",
     "describe_risk",
     "lab_approver",
+    "lab_decider",
     "render_box",
     "summarise_command",
     "terminal_approver",
 ]
 
 MAX_BOX_LINES = 16
+CLOSED_GATE = DecidedBy(kind="policy", name="closed_gate", detail="no terminal to ask and --yes not given")
+"""The decider when nobody can be asked: every RISKY command is denied (fail closed)."""
+
+
+def decision_text(record: Mapping[str, Any]) -> str:
+    """A record's decision and who made it (``user_approved by --yes (lab nsg-deny)``), for the RCAs."""
+    action = str(record.get("action"))
+    try:
+        who = DecidedBy.model_validate(record["decided_by"]).label()
+    except (KeyError, TypeError, ValueError):  # a record written before the shell said who decided
+        return action
+    return f"{action} by {who}"
+
+
+def lab_decider(world: str) -> DecidedBy:
+    """``--yes`` for a lab world, as the audit, the RCA and the screen name it."""
+    return DecidedBy(kind="flag", name="--yes", detail=f"lab {world}")
 
 
 def _option(argv: Sequence[str], *names: str) -> str | None:
@@ -144,6 +167,9 @@ def render_box(request: ApprovalRequest, width: int = 80) -> Panel:
     grid.add_row("COMMAND:", Text(visible(summarise_command(request.what, inner))))
     grid.add_row("RISK:", Text(_clip(visible(describe_risk(argv, request.risk)), inner, 3)))
     grid.add_row("REASONING:", Text(_clip(visible(request.why or "(none given)"), inner, 2)))
+    real = ctx.get("needs_person")
+    if real:  # the sealed lab (it would run for real) or a capture target nobody read: only a person may say yes
+        grid.add_row(Text("NEEDS YOU:", style="bold red"), Text(_clip(visible(str(real)) + ".", inner, 3)))
     deadline = ctx.get("approval_timeout_s")
     if isinstance(deadline, int | float):
         grid.add_row("ANSWER IN:", Text(f"{deadline:g} s (no answer = denied)"))
@@ -162,26 +188,35 @@ def terminal_approver(console: Console, stdin: TextIO) -> HitlCallback:
     return ask
 
 
-def lab_approver(console: Console, *, already_ran: Collection[str] = (),
+def lab_approver(console: Console, *, world: str = "lab", already_ran: Collection[str] = (),
                  ask_human: HitlCallback | None = None) -> HitlCallback:
-    """``--yes`` for lab runs: approve, except a RISKY command the audit shows ran before (ask, or deny)."""
+    """``--yes`` for lab runs: approve what the lab simulates; refuse what only a person may approve.
+
+    A request the shell marks ``needs_person`` (it would run for real, or a capture target nobody read) is
+    refused with its reason: ``--yes`` never approves it, terminal or not (the shell would refuse such an
+    approval anyway). A RISKY command the audit shows ran before a resume is asked again, or denied.
+    """
+    by = lab_decider(world)
 
     def approve(request: ApprovalRequest) -> HitlDecision:
+        real = request.context.get("needs_person")
+        if real:
+            return HitlDecision.deny(f"--yes approves only what the lab simulates: {real}; a person must approve it "
+                                     "at the terminal (run without --yes)", by=by)
         if request.what in already_ran:
             if ask_human is not None:
                 console.print(Text("This command already ran (or its outcome is unknown) before the resume: "
                                    "asking again.", style="yellow"))
                 return ask_human(request)
             return HitlDecision.deny("already ran before the resume (or its outcome is unknown); --yes does "
-                                     "not repeat it without a human")
-        console.print(Text.assemble("[Shell] ", ("RISKY", "yellow"), f" — approved by --yes (lab): {request.what}"),
-                      soft_wrap=True)
-        return HitlDecision.approve(reason="approved by --yes for the offline lab")
+                                     "not repeat it without a human", by=by)
+        return HitlDecision.approve(reason="approved by --yes for the offline lab", by=by)
 
     return approve
 
 
 def closed_gate(request: ApprovalRequest) -> HitlDecision:
     """No terminal and no ``--yes``: every RISKY command is denied (fail closed)."""
-    return HitlDecision.deny("no terminal to ask and --yes not given: failing closed")
-
+    real = request.context.get("needs_person")
+    why = f" ({real})" if real else ""
+    return HitlDecision.deny(f"no terminal to ask and --yes not given: failing closed{why}", by=CLOSED_GATE)

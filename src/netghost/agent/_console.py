@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from netghost.contracts import DecidedBy
 from netghost.redact import redact
 from netghost.safetext import guard_console, visible
 
@@ -126,28 +127,50 @@ class GhostConsole:
         self.console.print(Text.assemble("  ", ("[WARN]", "yellow"), f" {shown(text)}"))
 
     def shell_line(self, command: str, response: Mapping[str, Any]) -> None:
-        """``[Shell] SAFE — auto-approved: <command>`` and its RISKY / FORBIDDEN counterparts.
+        """One line per decision: ``[Shell] RISKY — approved by --yes (lab nsg-deny): <command>``.
 
+        Who decided comes from the shell's ``decided_by`` (the human at the terminal, ``--yes``, an MCP
+        client, a policy); a SAFE command auto-approved by the built-in tiers says only "auto-approved".
         The command is the model's (redacted and shown on one line here, as in the audit record); the
-        classification, action and reason come from the shell but are shown the same way.
+        classification, action, reason and decider come from the shell but are shown the same way.
         """
         cls = shown(response.get("classification"), multiline=False)
         action = response.get("action")
         said = shown(command, multiline=False)
+        who = _decider_words(response.get("decided_by"))
         if action == "auto_approved":
-            line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved: {said}")
+            by = f" by {who}" if who and "safe_tier" not in who else ""
+            line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved{by}: {said}")
         elif action == "blocked":
             line = Text.assemble(("[Shell] ", "bold"), ("FORBIDDEN", "red"), f" — blocked: {said}")
         elif action in ("user_approved", "user_modified"):
             again = shown(response.get("modified_command") or command, multiline=False)
-            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"),
-                                 f" — {shown(action, multiline=False).replace('_', ' ')}: {again}")
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {again}")
         else:
             reason = response.get("denial_reason")
             why = f' (reason: "{shown(reason, multiline=False)}")' if reason else ""
-            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"),
-                                 f" — {shown(action, multiline=False).replace('_', ' ')}: {said}{why}")
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {said}{why}")
         self.console.print(line, soft_wrap=True)
+
+
+_VERBS = {"user_approved": "approved", "user_modified": "modified", "user_denied": "denied",
+          "user_abandoned": "abandoned"}
+
+
+def _decider_words(value: object) -> str | None:
+    """Who decided, in words (None for a record written before the shell said)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return shown(DecidedBy.model_validate(value).label(), multiline=False)
+    except ValueError:
+        return None
+
+
+def _verb(action: object, who: str | None) -> str:
+    if who is None:
+        return shown(action, multiline=False).replace("_", " ")
+    return f"{_VERBS.get(str(action), shown(action, multiline=False))} by {who}"
 
 
 class InterruptFlag:

@@ -4,13 +4,20 @@ The agent never runs a process itself: ``run_shell_cmd`` goes to the Safe-Exec S
 tools to the Cloud Orchestrator. :class:`WatchedShell` stands between both of them and the real shell,
 so the loop sees every shell call the orchestrator makes too (the console line, the audit id, and the
 human's denial reason, which an orchestrator response does not carry).
+
+A capture's target must be a resource the investigation has read (:class:`ReadLog`: it appeared in the
+output of an ``az`` read of this session that succeeded, and not because the command's own ``--query``
+wrote it); otherwise a person is asked (:func:`target_gate`), and ``--yes`` or no terminal refuses it.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -21,18 +28,25 @@ from netghost.contracts import (
     CaptureTrafficArgs,
     CheckTaskArgs,
     CleanupTaskArgs,
+    DecidedBy,
     RunShellCmdArgs,
 )
+from netghost.redact import clean_json
+from netghost.shell import HitlCallback, ask_about
 
 __all__ = [
     "ORCHESTRATOR_TOOLS",
     "Dispatched",
     "Dispatcher",
     "OrchestratorLike",
+    "ReadLog",
     "ShellLike",
+    "TargetCheck",
     "WatchedShell",
+    "capture_targets",
     "describe",
     "split_args",
+    "target_gate",
 ]
 
 ORCHESTRATOR_TOOLS = ("capture_traffic", "check_task", "cancel_task", "cleanup_task")
@@ -122,12 +136,112 @@ class Dispatched:
         return "", None, ""
 
 
-class Dispatcher:
-    """Maps the five dispatchable tools to the shell and the orchestrator (complete_investigation is the loop's)."""
+class ReadLog:
+    """What the investigation has read of the cloud: the outputs of this session's ``az`` reads that succeeded.
 
-    def __init__(self, shell: WatchedShell, orchestrator: OrchestratorLike) -> None:
+    Why not any output: a name is easy to make a tool print (``dig NAME`` echoes it, an error message quotes
+    it, ``--query "'NAME'"`` is a JMESPath literal). A read counts when ``az`` completed with exit 0, and a
+    name counts as read only when it appears as a whole word in that output and not in the command's own
+    ``--query`` (nor, for an ARM id, anywhere but the output).
+    """
+
+    def __init__(self) -> None:
+        self._reads: list[tuple[str, str]] = []
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> ReadLog:
+        """A log seeded from a session's shell audit records (a resumed session's earlier runs)."""
+        log = cls()
+        for record in records:
+            log.note(str(record.get("command", "")), record)
+        return log
+
+    def note(self, command: str, response: Mapping[str, Any]) -> None:
+        """Remember one shell result if it is a successful ``az`` read."""
+        if response.get("status") != "completed" or response.get("exit_code") != 0:
+            return
+        try:
+            argv = shlex.split(command)
+        except ValueError:
+            return
+        if not argv or argv[0] != "az" or response.get("environment") not in (None, "azure"):
+            return
+        # every --query value (argparse takes an abbreviation like --que too): JMESPath can write any literal
+        query = " ".join(v for k, v in itertools.pairwise(argv) if _is_query(k))
+        query += " " + " ".join(w.split("=", 1)[1] for w in argv if "=" in w and _is_query(w.split("=", 1)[0]))
+        self._reads.append((query.lower(), str(response.get("output") or "").lower()))
+
+    def has_read(self, name: str) -> bool:
+        """Did ``name`` appear in a read's output (as a whole word), not written there by its own ``--query``?"""
+        wanted = name.strip().lower()
+        if not wanted:
+            return False
+        word = re.compile(r"(?<![a-z0-9_.\-])" + re.escape(wanted) + r"(?![a-z0-9_.\-])")
+        return any(word.search(output) and wanted not in query for query, output in self._reads)
+
+
+def _is_query(option: str) -> bool:
+    return len(option) > 3 and "--query".startswith(option)
+
+
+def capture_targets(target: str) -> list[str]:
+    """The VMs a ``capture_traffic`` target names (``"A"`` or ``"A to B"``, as the orchestrator splits it)."""
+    return [t.strip() for t in target.split(" to ")]
+
+
+TargetCheck = Callable[[list[str], Mapping[str, Any]], tuple[bool, DecidedBy | None, str]]
+"""``check(targets, request) -> (may_capture, who_decided, why)``; who is None when nobody had to be asked."""
+
+
+def target_gate(callback: HitlCallback, reads: ReadLog, *, session_id: str, now: Callable[[], datetime],
+                timeout_s: float, say: Callable[[str], None]) -> TargetCheck:
+    """The check the dispatcher runs before a capture: targets read before pass; any other is asked of a person.
+
+    The question goes through the shell's gate (plan-token, deadline, fail closed) with ``needs_person``
+    set, so ``--yes`` refuses it and so does the closed gate; only a person's approval lets it through.
+    """
+    asked = 0
+
+    def check(targets: list[str], request: Mapping[str, Any]) -> tuple[bool, DecidedBy | None, str]:
+        nonlocal asked
+        unread = [t for t in targets if not reads.has_read(t)]
+        if not unread:
+            return True, None, ""
+        asked += 1
+        why = (f"capture target {', '.join(repr(t) for t in unread)} never appeared in this investigation's cloud "
+               "reads: a capture on a resource the investigation has not read needs a person's approval")
+        plan = {"tool": "capture_traffic", "targets": targets, "session_id": session_id, "question": asked}
+        gate = ask_about(callback, plan, what=describe("capture_traffic", request), why=why,
+                         risk=f"Starts a packet capture on {', '.join(targets)} in Azure (billed, reads traffic).",
+                         context={"classification": "RISKY", "tier": 2, "environment": "azure",
+                                  "needs_person": why, "approval_timeout_s": timeout_s}, now=now,
+                         timeout_s=timeout_s)
+        who = gate.decided_by
+        approved = gate.response is not None and gate.response.decision == "approve" and who is not None and \
+            who.is_person
+        label = who.label() if who is not None else "nobody"
+        say(f"[Ghost Agent] capture on {', '.join(unread)} {'approved' if approved else 'refused'} by {label}: "
+            f"{why}")
+        reason = gate.response.reason if gate.response is not None and gate.response.reason else gate.abandoned
+        return approved, who, why + (f" ({reason})" if reason and not approved else "")
+
+    return check
+
+
+class Dispatcher:
+    """Maps the five dispatchable tools to the shell and the orchestrator (complete_investigation is the loop's).
+
+    Args:
+        shell: the watched shell.
+        orchestrator: the orchestrator.
+        target_check: asked before every ``capture_traffic`` (None: no check, for tests of the dispatch only).
+    """
+
+    def __init__(self, shell: WatchedShell, orchestrator: OrchestratorLike,
+                 target_check: TargetCheck | None = None) -> None:
         self.shell = shell
         self.orchestrator = orchestrator
+        self.target_check = target_check
 
     def call(self, name: str, args: Mapping[str, Any]) -> Dispatched:
         """Validate the arguments against the contract and dispatch; never raises for bad input."""
@@ -140,16 +254,27 @@ class Dispatcher:
                 return _invalid(name, exc)
             request = shell_args.to_request().model_dump()
             result = self.shell.execute(request)
-            return Dispatched("shell", dict(result), request, list(self.shell.calls))
+            return Dispatched("shell", clean_json(dict(result)), request, list(self.shell.calls))
         model = _ARGS.get(name)
         if model is None:
-            return Dispatched("invalid", {"status": "error", "error": "unknown_tool", "tool": name})
+            return Dispatched("invalid", {"status": "error", "error": "unknown_tool", "tool": name,
+                                          "message": f"no function {name!r}: call one of the declared functions"})
         try:
             request = model.model_validate(tool_args).to_request().model_dump(mode="json", exclude_none=True)
         except ValidationError as exc:
             return _invalid(name, exc)
+        if name == "capture_traffic" and self.target_check is not None:
+            targets = capture_targets(str(request.get("target", "")))
+            allowed, who, why = self.target_check(targets, request)
+            if not allowed:
+                refusal: dict[str, Any] = {"status": "error", "error": "capture_target_unread", "tool": name, "targets": targets,
+                           "message": f"Capture refused: {why}. Read the resource first (e.g. az vm show) if it "
+                                      "belongs to the complaint."}
+                if who is not None:
+                    refusal["decided_by"] = who.model_dump(mode="json")
+                return Dispatched("refused", refusal, request)
         result = self.orchestrator.orchestrate(request)
-        return Dispatched("orchestrator", dict(result), request, list(self.shell.calls))
+        return Dispatched("orchestrator", clean_json(dict(result)), request, list(self.shell.calls))
 
 
 def _invalid(name: str, exc: ValidationError) -> Dispatched:

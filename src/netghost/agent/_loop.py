@@ -8,6 +8,13 @@ arguments are applied (:mod:`netghost.agent._hypotheses`); after it, a human's d
 the active hypotheses and the seed's ``_meta`` (with the human's reason) is put into the result the
 model sees next (:mod:`netghost.agent._denials`). Every model turn and tool result is journaled, and
 the session file is saved at the end of every turn. ``MAX_LOOP_TURNS`` ends in [E]xtend / [G]enerate.
+A tool failure that means the environment is broken (``broken`` names it: az missing, not logged in, a
+login Entra ID refuses ...) ends the loop at once with that reason: its result is no evidence about the
+network, and no conclusion may be drawn from it.
+
+Two budgets are the loop's (``policies/budgets.toml``): the calls run from one turn (the rest of the turn
+is answered with a ``budget_exceeded`` error and never dispatched) and the hypotheses of a session (a new
+one past the limit is not recorded, and the result says so); each refusal is journaled (``budget_refused``).
 """
 
 from __future__ import annotations
@@ -26,12 +33,14 @@ from netghost.agent._journal import Journal
 from netghost.agent._untrusted import redact_intent, scrub
 from netghost.agent.brains import Brain, BrainError, FunctionCall, FunctionResponse, Message, ModelTurn, Part
 from netghost.contracts import CompleteInvestigationArgs, SessionState
+from netghost.orchestrator import Budgets, EnvironmentStop, budget_message
+from netghost.redact import clean_text
 
 __all__ = ["EXTEND_BY", "MAX_LOOP_TURNS", "Loop", "LoopEnd", "Ui"]
 
 MAX_LOOP_TURNS = 50
 EXTEND_BY = 10
-EndReason = Literal["complete", "done", "max_turns", "interrupted", "brain_error"]
+EndReason = Literal["complete", "done", "max_turns", "interrupted", "brain_error", "environment"]
 _SUCCESS = frozenset({"completed", "task_completed", "task_pending"})
 
 
@@ -64,6 +73,8 @@ class LoopEnd:
     completion: CompleteInvestigationArgs | None = None
     error: BrainError | None = None
     last_text: str = ""
+    environment: EnvironmentStop | None = None
+    """``environment``: the fault that ended the loop."""
 
 
 @dataclass
@@ -81,7 +92,9 @@ class Loop:
         save: writes the session file (called every turn and before every exit).
         now: the clock.
         interrupted: True once Ctrl-C was pressed at an approval prompt (the gate turned it into a denial).
+        broken: the environment fault a tool call showed so far (None while the environment works).
         max_turns: ``MAX_LOOP_TURNS``.
+        budgets: the session's budgets (calls per turn and hypotheses are enforced here).
     """
 
     brain: Brain
@@ -94,7 +107,9 @@ class Loop:
     save: Callable[[], None]
     now: Callable[[], datetime]
     interrupted: Callable[[], bool] = lambda: False
+    broken: Callable[[], EnvironmentStop | None] = lambda: None
     max_turns: int = MAX_LOOP_TURNS
+    budgets: Budgets = field(default_factory=Budgets.defaults)
     last_text: str = field(default="", init=False)
 
     def run(self) -> LoopEnd:
@@ -120,6 +135,8 @@ class Loop:
             reply = self.brain.next_turn(self.history, system_prompt=self.system_prompt)
         except BrainError as exc:
             self.state.turn_count -= 1  # the turn did not happen; a resume asks again
+            self.journal.write("session_event", event="brain_error", turn=self.state.turn_count,
+                               failure=exc.failure, message=str(exc))
             self.save()
             return LoopEnd("brain_error", error=exc, last_text=self.last_text)
         self.journal.write("model_turn", turn=turn_no, brain=self.brain.name, model=self.brain.model,
@@ -143,7 +160,7 @@ class Loop:
             self.journal.write("user_choice", turn=self.state.turn_count, choice="done")
             self.save()
             return LoopEnd("done", last_text=self.last_text)
-        instruction, redacted = redact_intent(self.ui.ask("Your next instruction > ").strip()
+        instruction, redacted = redact_intent(clean_text(self.ui.ask("Your next instruction > ")).strip()
                                               or "Continue the investigation.")
         if redacted:
             self.ui.notice(redacted)
@@ -155,10 +172,27 @@ class Loop:
 
     def _dispatch_all(self, reply: ModelTurn, turn_no: int) -> LoopEnd | None:
         responses: list[Part] = []
+        limit, count = self.budgets.calls_per_turn, len(reply.calls)
+        if count > limit:
+            self.journal.write("budget_refused", turn=turn_no, budget="calls_per_turn", limit=limit, count=count,
+                               refused=[{"index": i, "name": c.name, "call_id": c.id}
+                                        for i, c in enumerate(reply.calls) if i >= limit])
+            self.ui.error(budget_message("calls_per_turn", limit, count, f"Calls {limit + 1}-{count} of turn "
+                                                                          f"{turn_no} were not run."))
         for index, call in enumerate(reply.calls):
+            if index >= limit:
+                refusal = {"status": "error", "error": "budget_exceeded", "tool": call.name,
+                           "budget": "calls_per_turn", "limit": limit, "count": count,
+                           "message": budget_message("calls_per_turn", limit, count, "This call was not run.")}
+                responses.append(Part(response=FunctionResponse(call.name, refusal, call.id)))
+                continue
+            if call.error is not None:  # malformed (no name, args not an object, too large): answered, not run
+                responses.append(Part(response=FunctionResponse(call.name, self._malformed(call, index), call.id)))
+                continue
             _, extra = split_args(call.args)
-            notes = apply_updates(self.state, extra.get("hypotheses"), extra.get("active_hypothesis_ids"),
-                                  now=self.now())
+            hypotheses, budget_note = self._hypotheses_within_budget(extra.get("hypotheses"), turn_no)
+            notes = apply_updates(self.state, hypotheses, extra.get("active_hypothesis_ids"), now=self.now())
+            notes = [budget_note, *notes] if budget_note else notes
             if call.name == "complete_investigation":
                 end = self._complete(call, index, notes)
                 if isinstance(end, LoopEnd):
@@ -170,12 +204,47 @@ class Loop:
             if self.interrupted():
                 self._close_turn(responses)
                 return LoopEnd("interrupted", last_text=self.last_text)
+            fault = self.broken()
+            if fault is not None:  # the rest of the turn's calls would fail the same way
+                self._close_turn(responses)
+                return LoopEnd("environment", last_text=self.last_text, environment=fault)
         self._close_turn(responses)
         return None
+
+    def _hypotheses_within_budget(self, updates: object, turn_no: int) -> tuple[object, str | None]:
+        """The updates without new hypotheses past the session's budget, and the note saying what was refused."""
+        if not isinstance(updates, list):
+            return updates, None
+        known = {h.id for h in self.state.hypothesis_log}
+        limit = self.budgets.hypotheses_per_session
+        kept: list[object] = []
+        refused: list[str] = []
+        for update in updates:
+            hid = str(update.get("id")) if isinstance(update, Mapping) and update.get("id") else None
+            if hid is not None and hid not in known:
+                if len(known) >= limit:
+                    refused.append(hid)
+                    continue
+                known.add(hid)
+            kept.append(update)
+        if not refused:
+            return updates, None
+        count = len(known) + len(refused)
+        shown = ", ".join(refused[:5]) + (f" and {len(refused) - 5} more" if len(refused) > 5 else "")
+        self.journal.write("budget_refused", turn=turn_no, budget="hypotheses_per_session", limit=limit,
+                           count=count, refused=refused[:100])
+        return kept, budget_message("hypotheses_per_session", limit, count, f"Not recorded: {shown}.")
 
     def _close_turn(self, responses: list[Part]) -> None:
         self.history.append(Message("user", tuple(responses)))
         self.save()
+
+    def _malformed(self, call: FunctionCall, index: int) -> dict[str, Any]:
+        answer = {"status": "error", "error": "invalid_call", "tool": call.name, "message": call.error,
+                  "hint": "Call one of the declared functions by name, with its arguments as a JSON object."}
+        self.journal.write("invalid_call", turn=self.state.turn_count, index=index, name=call.name,
+                           call_id=call.id, meta={}, response=answer, args=call.args)
+        return answer
 
     def _complete(self, call: FunctionCall, index: int, notes: list[str]) -> LoopEnd | dict[str, Any]:
         tool_args, _ = split_args(call.args)
@@ -208,7 +277,7 @@ class Loop:
         meta: dict[str, Any] = {}
         if result.get("error") == "timeout":
             meta["timeout"] = True
-        if done.kind == "invalid":
+        if done.kind in ("invalid", "refused"):
             return meta
         if is_denial(result):
             command, reason, audit_id = done.denial()
@@ -233,5 +302,7 @@ class Loop:
             task_id = done.result.get("task_id")
             if call.name == "capture_traffic" and task_id and task_id not in self.state.active_task_ids:
                 self.state.active_task_ids.append(str(task_id))
+        elif done.kind == "refused":
+            self.journal.write("refused_call", request=done.request, response=done.result, **common)
         else:
             self.journal.write("invalid_call", response=done.result, args=call.args, **common)

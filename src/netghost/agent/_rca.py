@@ -27,9 +27,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._approval import decision_text
 from netghost.agent._claims import AUDIT_ID, ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
 from netghost.agent._journal import journal_path
+from netghost.agent._leftovers import leftovers
 from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
 from netghost.governance import read_wal, replay_latest, verify
@@ -219,7 +221,7 @@ def _commands_section(inp: _Inputs) -> list[str]:
              "|---|---|---|---|---|---|---|"]
     for r in inp.records:
         lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_code(r.get('command'), table=True)} | "
-                     f"{_cell(r.get('classification'))} | {_cell(r.get('action'))} | {_cell(r.get('exit_code'))} | "
+                     f"{_cell(r.get('classification'))} | {_cell(decision_text(r))} | {_cell(r.get('exit_code'))} | "
                      f"{_cell(_outcome(r))} |")
     lines += ["", "NOTE ON LOCAL EVIDENCE: Rows tagged [LOCAL] reflect the engineer's local environment. Readers "
               "should not interpret [LOCAL] probe failures as definitive evidence of Azure infrastructure failures "
@@ -261,6 +263,22 @@ def _captures_section(inp: _Inputs) -> list[str]:
     return [*lines, ""]
 
 
+def _leftovers_section(inp: _Inputs) -> list[str]:
+    """What the session left in the cloud or on disk, each with the exact command that removes it."""
+    if not inp.tasks:
+        return []
+    left = leftovers(inp.tasks)
+    if not left:
+        return ["## Resources Left Behind", "", "None: every capture, blob and local capture file this session "
+                "created was cleaned up.", ""]
+    lines = ["## Resources Left Behind", "", f"WARNING: {len(left)} task(s) of this session still hold resources "
+             "that may incur charges. Each command below removes one:", ""]
+    for item in left:
+        lines.append(f"- Task {_cell(item.task_id)} ({_cell(item.state)}, target {_cell(item.target)}):")
+        lines += [f"  - {what}: {_code(command)}" for what, command in item.items]
+    return [*lines, ""]
+
+
 def _integrity_section(inp: _Inputs) -> list[str]:
     lines = ["## Integrity Statement", "",
              "All evidence in this report is cited by audit_id from append-only, hash-chained JSONL files, "
@@ -299,8 +317,8 @@ def _render(inp: _Inputs) -> str:
     actions = ["## Recommended Actions", ""] + [f"- {_mark_unknown(a, inp.known)}" for a in c.recommended_actions]
     if not c.recommended_actions:
         actions.append("- None given.")
-    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp), *actions, "",
-            *_integrity_section(inp)]
+    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp),
+            *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
     return "\n".join(body).rstrip("\n") + "\n"
 
 

@@ -36,8 +36,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._approval import decision_text
 from netghost.agent._claims import ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
+from netghost.agent._leftovers import leftovers
 from netghost.agent._rca import AUDIT_ID, _check_chains, chain_paths
 from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
@@ -69,7 +71,7 @@ _UNSAFE_SVG = re.compile(r"(?i)<\s*(?:script|foreignobject|iframe|object|embed|i
                          r"(?:xlink:)?href\s*=\s*(?![\"']?#)|url\(\s*(?![\"']?#)|@import")
 _RECORD_FIELDS = ("command", "modified_command", "reasoning", "classification", "tier", "risk_reason", "environment",
                   "action", "status", "exit_code", "error", "denial_reason", "plan_token", "policy_rule",
-                  "duration_ms", "client", "seq", "ts", "prev_sha256", "sha256")
+                  "duration_ms", "client", "decided_by", "confinement", "seq", "ts", "prev_sha256", "sha256")
 
 
 def html_path(audit_dir: Path, session_id: str) -> Path:
@@ -295,7 +297,7 @@ def _evidence(page: _Page) -> list[str]:
         who = f"{client.get('name')} {client.get('version')}" if client else "agent"
         rows.append(f"<tr><td>{page.cite(str(r.get('audit_id')))}</td><td>[{_context(r)}]</td>"
                     f"<td><code>{_e(r.get('command'))}</code></td><td class=\"{cls}\">{cls}</td>"
-                    f"<td>{_e(r.get('action'))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
+                    f"<td>{_e(decision_text(r))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
                     f"<td>{_e(who)}</td></tr>")
     if not rows:
         rows = ['<tr><td colspan="8">No command was run.</td></tr>']
@@ -384,9 +386,26 @@ def _record_html(r: Mapping[str, Any]) -> str:
     return f'<section class="record" id="{rid}"><h3>{rid}</h3><dl>{"".join(fields)}</dl>{body}</section>'
 
 
+def _left_behind(page: _Page) -> list[str]:
+    """What the session left in the cloud or on disk, each with the exact command that removes it."""
+    if not page.tasks:
+        return []
+    left = leftovers(page.tasks)
+    if not left:
+        return ["<h2>Resources Left Behind</h2>", "<p>None: every capture, blob and local capture file this session "
+                "created was cleaned up.</p>"]
+    items = "".join(f"<li>Task {_e(i.task_id)} ({_e(i.state)}, target {_e(i.target)})<ul>"
+                    + "".join(f"<li>{_e(what)}: <code>{_e(command)}</code></li>" for what, command in i.items)
+                    + "</ul></li>" for i in left)
+    return ["<h2>Resources Left Behind</h2>",
+            f'<p class="notice">WARNING: {len(left)} task(s) of this session still hold resources that may incur '
+            "charges. Each command below removes one:</p>", f"<ul>{items}</ul>"]
+
+
 def render_rca_html(page: _Page) -> str:
     """The whole page."""
-    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_actions(page), *_integrity(page),
+    body = [*_head(page), *_hypotheses(page), *_evidence(page), *_captures(page), *_left_behind(page),
+            *_actions(page), *_integrity(page),
             "<h2>Audit Records</h2>",
             "<p class=\"meta\">Each record as the shell wrote it (output redacted and truncated exactly as the AI saw it).</p>",
             *(_record_html(r) for r in page.records)]

@@ -21,11 +21,13 @@ from typing import Any
 
 from netghost.agent.brains import FunctionCall, FunctionResponse, Message, Part
 from netghost.governance import pending_record, read_wal
+from netghost.orchestrator import budget_message
 
 __all__ = ["RESPONSE_FIELDS", "Rebuilt", "rebuild", "response_from_record", "shell_records"]
 
 RESPONSE_FIELDS = ("status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
-                   "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason")
+                   "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason",
+                   "decided_by")
 INTERRUPTED = {"status": "error", "error": "interrupted",
                "message": "The session stopped before this call ran. Issue it again if it is still needed."}
 
@@ -91,10 +93,12 @@ class _Builder:
             self.calls = tuple(p.call for p in message.parts if p.call is not None)
             self.after = record.get("after_audit_id")
             self.out.done = False
-            done = next((c for c in self.calls if c.name == "complete_investigation"), None)
+            done = next((c for c in self.calls if c.name == "complete_investigation" and c.error is None), None)
             self.out.completion = dict(done.args) if done is not None else None
-        elif kind in ("shell_call", "orchestrator_call", "invalid_call"):
+        elif kind in ("shell_call", "orchestrator_call", "invalid_call", "refused_call"):
             self._answer(record)
+        elif kind == "budget_refused" and record.get("budget") == "calls_per_turn":
+            self._refused(record)
         elif kind == "user_choice":
             self.out.done = record.get("choice") in ("done", "generate")
 
@@ -111,6 +115,20 @@ class _Builder:
             response["_meta"] = dict(record["meta"])
         call_id = record.get("call_id")
         self.answers[index] = FunctionResponse(name, response, str(call_id) if call_id else None)
+        if record.get("kind") == "invalid_call" and name == "complete_investigation":
+            self.out.completion = None  # its arguments were refused: the investigation did not end there
+
+
+    def _refused(self, record: Mapping[str, Any]) -> None:
+        """The calls of a turn past its calls_per_turn budget: answered with the same refusal as when it ran."""
+        limit, count = int(record.get("limit", 0)), int(record.get("count", 0))
+        for item in record.get("refused") or []:
+            name = str(item.get("name"))
+            refusal = {"status": "error", "error": "budget_exceeded", "tool": name, "budget": "calls_per_turn",
+                       "limit": limit, "count": count,
+                       "message": budget_message("calls_per_turn", limit, count, "This call was not run.")}
+            call_id = item.get("call_id")
+            self.answers[int(item.get("index", 0))] = FunctionResponse(name, refusal, str(call_id) if call_id else None)
 
 
 def _seq(audit_id: str | None) -> int:

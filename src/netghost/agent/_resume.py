@@ -27,7 +27,7 @@ from netghost.agent._session import load_session, refusal_line, take_back
 from netghost.contracts import IN_FLIGHT_TASK_STATES, SessionState
 from netghost.governance import check_trail, read_wal, replay_latest, verify
 
-__all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "unfinished_tasks"]
+__all__ = ["Resumed", "already_ran", "check_chains", "load_for_resume", "session_task_ids", "unfinished_tasks"]
 
 OUTCOME_UNKNOWN = "outcome unknown"
 _IN_FLIGHT = frozenset(s.value for s in IN_FLIGHT_TASK_STATES)
@@ -120,6 +120,11 @@ def already_ran(shell_audit: Path) -> set[str]:
         if ran or unknown:
             out.add(str(r.get("modified_command") or r.get("command")))
     return out
+
+
+def session_task_ids(registry: Path) -> list[str]:
+    """Every task the session's registry holds: what earlier runs created, whatever the session file says."""
+    return list(replay_latest(registry, "task_id")) if registry.exists() else []
 
 
 def unfinished_tasks(registry: Path, task_ids: list[str]) -> list[str]:

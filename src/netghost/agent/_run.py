@@ -1,15 +1,22 @@
 """``ghost-agent`` with no subcommand: the investigation (seed 001 §3 startup, §4 loop, §7 RCA, §9 errors).
 
 Wiring only: the brain (Gemini through the LLM gateway, or the playbook), the Safe-Exec Shell with the
-right approval callback, the orchestrator on a watched shell, the console, the session file and the
-journal; then startup, the loop, and the RCA. Every way out saves the session first; an API error or
-Ctrl-C prints the resume command (seed 001 §9). The lab is prepared by the caller (``cli``), because
-only the CLI's entries may import the lab.
+right approval callback (and, in a lab, the lab's confinement), the orchestrator on a watched shell with the
+session's budgets, the console, the session file and the journal; then startup, the loop, and one of
+the endings (:mod:`netghost.agent._ending`): every way out, an exception included, saves the session,
+cleans up the session's tasks or lists them loudly, and exits with a code that says whether resources
+remain. The lab is prepared by the caller (``cli``), because only the CLI's entries may import the lab.
+
+Outside the lab the environment preflight (``netghost.orchestrator.check_environment``) runs first,
+before the orphan scan and before any model turn: a missing ``az``, no login, an expired login, a
+half-set managed identity, a subscription or provider that cannot work end the run with a named reason,
+the command that fixes it and exit ``ExitCode.ENVIRONMENT`` (6). During the run every shell result is
+watched for the same faults (``environment_fault``): one ends the loop the same way instead of feeding
+the model a failure it would read as evidence.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Callable, Mapping
@@ -23,14 +30,15 @@ from rich.text import Text
 
 from netghost.agent._approval import closed_gate, lab_approver, terminal_approver
 from netghost.agent._console import GhostConsole, InterruptFlag
-from netghost.agent._dispatch import Dispatcher, WatchedShell, split_args
+from netghost.agent._dispatch import Dispatcher, ReadLog, WatchedShell, split_args, target_gate
+from netghost.agent._ending import Ending, end_already_complete, end_stopped, end_with_rca
+from netghost.agent._exit_codes import ExitCode, exit_code_for
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._prompt import system_prompt
-from netghost.agent._rca import chain_paths, write_rca
-from netghost.agent._rca_html import draw_charts, write_rca_html
-from netghost.agent._rebuild import Rebuilt
-from netghost.agent._resume import already_ran, load_for_resume, unfinished_tasks
+from netghost.agent._rca import chain_paths
+from netghost.agent._rebuild import Rebuilt, shell_records
+from netghost.agent._resume import already_ran, load_for_resume, session_task_ids, unfinished_tasks
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
 from netghost.agent._untrusted import redact_intent
@@ -38,9 +46,16 @@ from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
-from netghost.llm import LlmGateway, has_credentials, model_default
-from netghost.orchestrator import CloudOrchestrator
-from netghost.shell import HitlCallback, SafeExecShell
+from netghost.llm import LlmGateway, has_credentials, model_default, model_environment
+from netghost.orchestrator import (
+    Budgets,
+    CloudOrchestrator,
+    EnvironmentStop,
+    check_environment,
+    environment_fault,
+)
+from netghost.redact import clean_text
+from netghost.shell import HitlCallback, LabConfinement, SafeExecShell
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -51,14 +66,25 @@ SETUP_MESSAGE = (
 )
 
 
+def _nothing_to_close() -> None:
+    return None
+
+
 @dataclass
 class LabSetup:
-    """A lab world prepared by the CLI: the shell's PATH and variables, the orchestrator's lab settings."""
+    """A lab world prepared by the CLI: the shell's PATH and variables, the orchestrator's lab settings.
+
+    ``close`` stops what the preparation started (the lab state's resident lab process); whoever
+    prepared the lab calls it when the session ends.
+    """
 
     name: str
     path: str
     env: dict[str, str]
     orchestrator: dict[str, Any] = field(default_factory=dict)
+    confinement: LabConfinement | None = None
+    """Only what the lab simulates runs without a person (None: an unsealed lab, for tests of the shell only)."""
+    close: Callable[[], None] = _nothing_to_close
 
 
 @dataclass
@@ -72,6 +98,32 @@ class Options:
     intent: str | None = None
     yes: bool = False
     lab: LabSetup | None = None
+    check_environment: bool = True
+    """Run the environment preflight before anything else (outside the lab; an embedder that drives its
+    own shell with a fake cloud turns it off)."""
+    budgets: Budgets = field(default_factory=Budgets.defaults)
+
+
+class _Faults:
+    """The first shell result that showed a broken environment (every call is watched)."""
+
+    def __init__(self) -> None:
+        self.first: EnvironmentStop | None = None
+
+    def see(self, command: str, response: Mapping[str, Any]) -> None:
+        if self.first is None:
+            self.first = environment_fault(command, response)
+
+    def get(self) -> EnvironmentStop | None:
+        return self.first
+
+
+class _EnvironmentStopped(Exception):
+    """The preflight stopped the run before the orchestrator (and its orphan scan) was built."""
+
+    def __init__(self, stop: EnvironmentStop) -> None:
+        super().__init__(stop.reason)
+        self.stop = stop
 
 
 @dataclass
@@ -87,15 +139,11 @@ class _Parts:
     flag: InterruptFlag
     warnings: list[str] = field(default_factory=list)
     gateway: LlmGateway | None = None
+    faults: _Faults = field(default_factory=_Faults)
+    reads: ReadLog = field(default_factory=ReadLog)
 
     def save(self) -> None:
-        heads: dict[str, dict[str, Any]] = {}
-        for name, path in chain_paths(Path(self.state.audit_dir), self.state.session_id).items():
-            head = signed_head(path) if path.exists() else None
-            if head is not None:
-                heads[name] = head.to_dict()
-        self.state.audit_heads = heads
-        save_session(Path(self.state.audit_dir), self.state)
+        _save_state(self.state)
 
     def close(self) -> None:
         self.orchestrator.close()
@@ -103,6 +151,17 @@ class _Parts:
         if self.gateway is not None:
             self.gateway.close()
         self.journal.close()
+
+
+def _save_state(state: SessionState) -> None:
+    """The session file, sealed, with the signed heads of the session's logs."""
+    heads: dict[str, dict[str, Any]] = {}
+    for name, path in chain_paths(Path(state.audit_dir), state.session_id).items():
+        head = signed_head(path) if path.exists() else None
+        if head is not None:
+            heads[name] = head.to_dict()
+    state.audit_heads = heads
+    save_session(Path(state.audit_dir), state)
 
 
 def _resume_command(opts: Options, sid: str) -> str:
@@ -118,7 +177,7 @@ def _callback(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, 
     the closed gate, never an approver for the real cloud."""
     human = terminal_approver(console, stdin) if ui.interactive else None
     if opts.yes and opts.lab is not None:
-        return lab_approver(console, already_ran=ran, ask_human=human)
+        return lab_approver(console, world=opts.lab.name, already_ran=ran, ask_human=human)
     return human or closed_gate
 
 
@@ -141,7 +200,8 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
 
     Args:
         opts: the command's options.
-        environ: where credentials and the model default are read (the process's own by default).
+        environ: where credentials and the model default are read (the process's own by default, with the
+            model's variables of a ``./.env`` file it does not set itself).
         stdin: where answers are read; a terminal makes the run interactive.
         console: where everything is printed.
         now: the clock.
@@ -151,13 +211,13 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     """
     import sys  # noqa: PLC0415  the defaults are the process's streams at call time
 
-    env = os.environ if environ is None else environ
+    env = model_environment() if environ is None else environ
     stdin = stdin or sys.stdin
     console = console or Console(highlight=False)
     clock = now or (lambda: datetime.now(UTC))
     if brain is None and opts.brain == "gemini" and not has_credentials(env):
         print(SETUP_MESSAGE, file=sys.stderr)
-        return 1
+        return ExitCode.ERROR
     ui = GhostConsole(console, stdin, interactive=_is_terminal(stdin))
     opts.audit_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     started = time.monotonic()
@@ -170,11 +230,22 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
                       approver=approver if opts.lab is not None else None)
     except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
         console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
-        return 1
+        return ExitCode.ERROR
+    except _EnvironmentStopped as stopped:
+        return _environment_stop(opts, ui, state, stopped.stop)
+    ending = Ending(opts.audit_dir, _resume_command(opts, state.session_id), started, clock)
     try:
-        return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), clock=clock, started=started)
+        return _investigate(opts, parts, rebuilt, brain or _brain(opts, state, parts, env), ending)
     except KeyboardInterrupt:
-        return _stopped(opts, parts, "Interrupted.")
+        return end_stopped(parts, "Interrupted.", ending, ExitCode.INTERRUPTED)
+    except Exception as exc:  # an internal error still ends like every other end: cleanup, save, resume line
+        parts.ui.error(f"The investigation stopped on an internal error: {type(exc).__name__}: {exc}")
+        try:
+            parts.journal.write("session_event", event="internal_error", turn=state.turn_count,
+                                error=f"{type(exc).__name__}: {exc}")
+        except NetGhostError as again:  # the journal itself is what failed: the screen has said it
+            parts.ui.error(f"The conversation log could not record it: {again}")
+        return end_stopped(parts, "", ending, ExitCode.ERROR)
     finally:
         parts.flag.restore()
         parts.close()
@@ -197,7 +268,7 @@ def _session(opts: Options, ui: GhostConsole, clock: Callable[[], datetime],
                 resumed.state.model = opts.model
             return resumed.state, resumed.rebuilt, resumed.warnings, 0
         if resumed.abort:
-            return None, Rebuilt(), [], 1
+            return None, Rebuilt(), [], ExitCode.ERROR
         set_aside(opts.audit_dir)
     else:
         set_aside(opts.audit_dir)
@@ -216,6 +287,7 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
     callback = approver or _callback(opts, ui, console, stdin, ran)
+    faults = _Faults()
 
     def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
         ui.console.print(Text.assemble(("[ERROR] ", "bold red"), line), soft_wrap=True)
@@ -224,22 +296,64 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     try:
         shell = SafeExecShell(sid, callback, audit_dir=opts.audit_dir,
                               path=lab.path if lab else None, env=lab.env if lab else None, cwd=opts.audit_dir,
-                              on_notice=refused)
+                              on_notice=refused, confinement=lab.confinement if lab else None)
     except BaseException:
         journal.close()
         raise
-    watched = WatchedShell(shell, on_result=ui.shell_line)
+    # what the investigation has read of the cloud (earlier runs of a resumed session included): a capture
+    # target must be one of them, or a person is asked
+    reads = ReadLog.from_records(shell_records(chain_paths(opts.audit_dir, sid)["shell"]))
+
+    def on_result(command: str, response: dict[str, Any]) -> None:
+        reads.note(command, response)
+        ui.shell_line(command, response)
+        faults.see(command, response)
+
+    watched = WatchedShell(shell, on_result=on_result)
     ui.banner(sid, resumed_from=state.resumed_from)
+    if lab is None and opts.check_environment:
+        _preflight(opts, ui, watched, journal, shell=shell, faults=faults)
     ui.notice("Checking for orphaned resources from previous sessions...")  # the orchestrator scans when built
     config = dict(lab.orchestrator) if lab else {}
     config.setdefault("local_capture_dir", str(opts.audit_dir / "captures"))
+    config["budgets"] = opts.budgets
     try:
         orchestrator = CloudOrchestrator(watched, sid, task_dir=str(opts.audit_dir), console=console, **config)
     except BaseException:
         shell.close()
         journal.close()
         raise
-    return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings)
+    return _Parts(ui, state, journal, shell, watched, orchestrator, InterruptFlag().install(), warnings,
+                  faults=faults, reads=reads)
+
+
+def _preflight(opts: Options, ui: GhostConsole, watched: WatchedShell, journal: Journal, *, shell: SafeExecShell,
+               faults: _Faults) -> None:
+    """The environment preflight; raises :class:`_EnvironmentStopped` (shell and journal closed) on a stop."""
+    ui.notice("Checking the Azure environment (az, login, subscription, Network Watcher)...")
+    report = check_environment(watched, intent=opts.intent or "", say=ui.console.print)
+    stop = report.stop or faults.get()
+    if stop is None:
+        journal.write("session_event", event="environment_checked", turn=0, az_version=report.az_version,
+                      subscription=report.account.get("id"), regions=report.regions, roles=report.roles,
+                      notes=report.notes, audit_ids=report.audit_ids)
+        return
+    journal.write("session_event", event="environment_stop", turn=0, **stop.to_dict())
+    shell.close()
+    journal.close()
+    raise _EnvironmentStopped(stop)
+
+
+def _environment_stop(opts: Options, ui: GhostConsole, state: SessionState, stop: EnvironmentStop) -> int:
+    """Say why the environment cannot work and what to run; the session is kept (its audit holds the checks)."""
+    for line in stop.lines():
+        ui.error(line)
+    try:
+        _save_state(state)
+    except (OSError, NetGhostError) as exc:
+        ui.error(f"The session could not be saved: {exc}")
+    ui.notice(f"Nothing was investigated. Fix the environment, then run again (or: {_resume_command(opts, state.session_id)})")
+    return ExitCode.ENVIRONMENT
 
 
 def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | None:
@@ -253,12 +367,12 @@ def _start(opts: Options, parts: _Parts, rebuilt: Rebuilt) -> list[Message] | No
             parts.journal.write("user_turn", turn=state.turn_count, text=note)
             history.append(Message.user_text(note))
         return history
-    intent = (opts.intent or "").strip()
+    intent = clean_text(opts.intent or "").strip()  # argv may carry undecodable bytes as lone surrogates
     if not intent:
         ui.notice("")
         ui.notice("=== Ghost Agent Ready ===")
         ui.notice("What network problem should I investigate?")
-        intent = ui.ask("> ").strip()
+        intent = clean_text(ui.ask("> ")).strip()
     if not intent:
         ui.error("No problem statement: give --intent TEXT or type it at the prompt.")
         return None
@@ -275,7 +389,9 @@ def _reconcile(parts: _Parts) -> str:
     state = parts.state
     lines = ["Session resumed (is_resume = True). Re-validate before continuing."]
     registry = Path(state.audit_dir) / f"orchestrator_tasks_{state.session_id}.jsonl"
-    for task_id in unfinished_tasks(registry, state.active_task_ids):
+    # the registry is the source of truth: every task an earlier run created, listed in the session file or not
+    known = list(dict.fromkeys([*state.active_task_ids, *session_task_ids(registry)]))
+    for task_id in unfinished_tasks(registry, known):
         result = parts.orchestrator.orchestrate({"intent": "check_task", "task_id": task_id})
         parts.journal.write("orchestrator_call", turn=state.turn_count, index=-1, name="check_task", call_id=None,
                             meta={}, request={"intent": "check_task", "task_id": task_id}, response=result,
@@ -285,15 +401,15 @@ def _reconcile(parts: _Parts) -> str:
     return "\n".join(lines)
 
 
-def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, *,
-                 clock: Callable[[], datetime], started: float) -> int:
+def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, ending: Ending) -> int:
     state = parts.state
-    if state.rca_report_path:
+    if state.rca_report_path:  # nothing to investigate; what it left in the cloud is still cleaned up
         parts.ui.notice(f"Session {state.session_id} is complete: {state.rca_report_path}")
-        return 0
+        report_orphans(parts.ui, parts.orchestrator, state)
+        return end_already_complete(parts, ending)
     history = _start(opts, parts, rebuilt)
     if history is None:
-        return 2
+        return ExitCode.USAGE
     parts.save()
     if rebuilt.completion is not None or rebuilt.done:
         end = LoopEnd("complete" if rebuilt.completion else "done",
@@ -301,66 +417,29 @@ def _investigate(opts: Options, parts: _Parts, rebuilt: Rebuilt, brain: Brain, *
                       if rebuilt.completion else None)
     else:
         prompt = system_prompt(str(opts.audit_dir), is_resume=state.is_resume)
-        loop = Loop(brain=brain, dispatcher=Dispatcher(parts.watched, parts.orchestrator), state=state,
-                    journal=parts.journal, ui=parts.ui, system_prompt=prompt, history=history, save=parts.save,
-                    now=clock, interrupted=parts.flag)
-        end = loop.run()
-    return _finish(opts, parts, end, clock, started)
-
-
-def _finish(opts: Options, parts: _Parts, end: LoopEnd, clock: Callable[[], datetime], started: float) -> int:
+        gate = target_gate(parts.shell.hitl_callback, parts.reads, session_id=state.session_id, now=ending.clock,
+                           timeout_s=parts.shell.approval_timeout_s, say=parts.ui.notice)
+        dispatcher = Dispatcher(parts.watched, parts.orchestrator, target_check=gate)
+        loop = Loop(brain=brain, dispatcher=dispatcher, state=state, journal=parts.journal, ui=parts.ui,
+                    system_prompt=prompt, history=history, save=parts.save, now=ending.clock,
+                    interrupted=parts.flag, budgets=opts.budgets, broken=parts.faults.get)
+        fault = parts.faults.get()  # the start-up orphan scan, or a resume's re-validation, already failed
+        end = LoopEnd("environment", environment=fault) if fault is not None else loop.run()
     if end.reason == "interrupted":
-        return _stopped(opts, parts, "Stopped at the approval prompt (Ctrl-C): the command was denied.")
+        return end_stopped(parts, "Stopped at the approval prompt (Ctrl-C): the command was denied.", ending,
+                           ExitCode.INTERRUPTED)
     if end.reason == "brain_error":
-        parts.ui.error(str(end.error))
-        return _stopped(opts, parts, "", code=1)
-    completion = end.completion or CompleteInvestigationArgs(
-        confidence="low",
-        root_cause_summary=end.last_text or "The investigation ended before the model concluded.",
-    )
-    state = parts.state
-    parts.ui.notice("Generating root cause analysis report...")
-    draw_charts(opts.audit_dir, state.session_id, parts.watched)  # before the RCAs: both count its records
-    rca = write_rca(opts.audit_dir, state, completion, parts.watched, now=clock, warnings=parts.warnings)
-    if rca.path is None:
-        parts.ui.error(f"RCA report write failed ({rca.write_error}); the report follows.")
-        parts.ui.console.print(rca.text, markup=False)
-        state.rca_report_path = None
-    else:
-        state.rca_report_path = str(rca.path)
-    claims = rca.claims
-    confidence = claims.confidence if claims else completion.confidence
-    state.rca_confidence = confidence
-    if rca.path is not None:
-        parts.journal.write("session_event", event="rca_written", turn=state.turn_count, path=str(rca.path),
-                            confidence=confidence, claimed_confidence=completion.confidence,
-                            claim_checks=[f"{f.rule}: {f.message}" for f in claims.findings] if claims else [])
-    _write_html(opts, parts, completion, clock)
-    parts.save()
-    if claims is not None and claims.capped:
-        parts.ui.warn(claims.why() + " See the RCA's Integrity Statement.")
-    parts.ui.closing(str(rca.path or "(stdout)"), confidence=confidence, turns=state.turn_count,
-                     duration_s=time.monotonic() - started)
-    return 0
-
-
-def _write_html(opts: Options, parts: _Parts, completion: CompleteInvestigationArgs,
-                clock: Callable[[], datetime]) -> None:
-    """The HTML RCA beside the Markdown (``ghost-agent report SID`` writes it again from the trail)."""
-    try:
-        path = write_rca_html(opts.audit_dir, parts.state, completion, now=clock, warnings=parts.warnings)
-    except OSError as exc:
-        parts.ui.error(f"HTML RCA write failed ({type(exc).__name__}: {exc}); the Markdown RCA stands.")
-        return
-    parts.ui.notice(f"HTML report: {path}")
-
-
-def _stopped(opts: Options, parts: _Parts, why: str, code: int = 130) -> int:
-    try:
-        parts.save()
-    except (OSError, NetGhostError) as exc:
-        parts.ui.error(f"The session could not be saved: {exc}")
-    if why:
-        parts.ui.notice(why)
-    parts.ui.notice(f"Session saved. Resume with: {_resume_command(opts, parts.state.session_id)}")
-    return code
+        code = exit_code_for(end.error)
+        what = "The model's reply could not be used" if code == ExitCode.MODEL_REPLY else "The Gemini API call failed"
+        failure = f" ({end.error.failure})" if end.error is not None and end.error.failure else ""
+        parts.ui.error(clean_text(" ".join(f"{what}{failure}: {end.error}".split()), limit=400))
+        return end_stopped(parts, "", ending, code)
+    if end.reason == "environment" and end.environment is not None:
+        parts.journal.write("session_event", event="environment_stop", turn=parts.state.turn_count,
+                            **end.environment.to_dict())
+        for line in end.environment.lines():
+            parts.ui.error(line)
+        parts.ui.notice("The investigation stopped: a tool failure says the environment cannot work, so its results "
+                        "are no evidence about the network.")
+        return end_stopped(parts, "Fix the environment, then resume.", ending, ExitCode.ENVIRONMENT)
+    return end_with_rca(parts, end, ending)

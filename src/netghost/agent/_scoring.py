@@ -1,7 +1,7 @@
 """NIKA-style scoring of a structured diagnosis against a world's ground truth, with no LLM judge.
 
 A diagnosis names faults as ``(resource_id, fault_type)``; the truth is the world's answer (one fault,
-or none for a healthy control). Three F1 scores over sets (localization: the resources; fault type:
+none for a healthy control, or the answer's ``faults`` list when the world has several). Three F1 scores over sets (localization: the resources; fault type:
 the types; RCA: the pairs) and detection (is_anomaly right). Two empty sets agree (F1 = 1): a healthy
 control diagnosed as healthy scores full marks.
 
@@ -60,9 +60,13 @@ class Score:
 
 def score_diagnosis(diagnosis: Mapping[str, Any] | None, answer: Mapping[str, Any] | None) -> Score:
     """Score ``complete_investigation``'s diagnosis (None: the agent gave none) against the world's answer."""
+    listed = [f for f in (answer or {}).get("faults") or [] if isinstance(f, Mapping)]
+    truths = [(str(f["resource_id"]), str(f["fault_type"])) for f in listed
+              if f.get("resource_id") and f.get("fault_type")]
     truth_type = (answer or {}).get("fault_type")
     truth_id = (answer or {}).get("resource_id")
-    truths = [(str(truth_id), str(truth_type))] if truth_type and truth_id else []
+    if not listed and truth_type and truth_id:
+        truths = [(str(truth_id), str(truth_type))]
     diag = diagnosis or {}
     faults = [f for f in diag.get("faults") or [] if isinstance(f, Mapping)]
     preds = [(str(f.get("resource_id", "")), str(f.get("fault_type", ""))) for f in faults]

@@ -5,6 +5,10 @@ seed's: abandoned tasks, tasks needing cleanup, partially cleaned tasks (the CLI
 ``partial``), untracked ``ghost_*`` Azure resources and stale local files. Cleaning goes through
 ``cleanup_task`` (each delete is RISKY: the human gate asks); a cleanup that stays partial is noted in
 the session's ``manual_cleanup_pending``.
+
+A resumed session's own tasks from its earlier runs are in the scan too: the cleanup its predecessor
+announced (every task that ended without being cleaned) is finished here, without the [C]/[S]/[R]
+offer (the predecessor's end already announced it), each delete still through the gate.
 """
 
 from __future__ import annotations
@@ -59,10 +63,27 @@ def _print(ui: GhostConsole, buckets: Mapping[str, list[dict[str, Any]]]) -> int
     return sum(len(v) for v in buckets.values())
 
 
+def _finish_predecessor(ui: GhostConsole, orchestrator: OrchestratorLike, state: SessionState,
+                        buckets: dict[str, list[dict[str, Any]]]) -> None:
+    """Clean the tasks an earlier run of this session left uncleaned (and take them out of the buckets)."""
+    for bucket in ("needs_cleanup", "partially_cleaned", "abandoned_tasks"):
+        mine = [o for o in buckets[bucket] if o.get("session_id") == state.session_id]
+        buckets[bucket] = [o for o in buckets[bucket] if o not in mine]
+        for orphan in mine:
+            ui.warn(f"Task {_name(orphan)} of an earlier run of this session: {orphan.get('state', '?')}, cleanup "
+                    f"{orphan.get('cleanup_status') or 'pending'}: finishing the cleanup its run announced.")
+            result = orchestrator.orchestrate({"intent": "cleanup_task", "task_id": _name(orphan)})
+            if result.get("cleanup_status") == "partial" and _name(orphan) not in state.manual_cleanup_pending:
+                state.manual_cleanup_pending.append(_name(orphan))
+            elif result.get("cleanup_status") == "completed" and _name(orphan) in state.manual_cleanup_pending:
+                state.manual_cleanup_pending.remove(_name(orphan))
+
+
 def report_orphans(ui: GhostConsole, orchestrator: OrchestratorLike, state: SessionState) -> dict[str, list[dict[str, Any]]]:
     """Steps 5-8: ask ``list_tasks``, print the buckets, offer cleanup, clean what the user chose."""
     listing = orchestrator.orchestrate({"intent": "list_tasks"})
     buckets = classify_orphans(listing)
+    _finish_predecessor(ui, orchestrator, state, buckets)
     if _print(ui, buckets) == 0:
         return buckets
     choice = ui.choose("[C]lean up now  [S]kip  [R]eview each one", {"c": "clean", "s": "skip", "r": "review"},

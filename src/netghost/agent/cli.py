@@ -1,7 +1,8 @@
 """``ghost-agent``: the one command line of the product.
 
 Without a subcommand it runs (or ``--resume``s) an investigation: ``ghost-agent [--resume SID]
-[--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]``.
+[--model M] [--audit-dir DIR] [--brain gemini|playbook] [--lab WORLD] [--intent TEXT] [--yes]
+[--budget NAME=VALUE]``; ``--help`` prints what its exit codes mean and the budgets.
 Subcommands live in the module of the component they belong to and are imported only when
 used, so ``ghost-agent audit verify`` never pays for the lab or the PCAP engine. A component
 module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is prepared here
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from netghost import __version__
+from netghost.agent._exit_codes import ExitCode, describe_exit_codes
 from netghost.errors import NetGhostError
 
 __all__ = ["build_parser", "main", "selected_subcommand"]
@@ -31,6 +33,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("netghost.agent._report", "write a session's HTML RCA again from its audit trail"),
     "eval": ("netghost.agent.eval", "the diagnosis benchmark: investigate lab worlds and score the diagnoses"),
 }
+
+
+BUDGETS_HELP = """\
+budgets (a session never goes past them; raise one with --budget NAME=VALUE or NETGHOST_BUDGETS):
+  calls_per_turn, hypotheses_per_session, concurrent_captures, capture_seconds, capture_bytes"""
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -48,6 +55,8 @@ def _parsers(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, dict[str, ar
     parser = argparse.ArgumentParser(
         prog="ghost-agent",
         description="Network Ghost Agent: AI network forensics for Azure through a governed shell.",
+        epilog=describe_exit_codes() + "\n\n" + BUDGETS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ghost-agent {__version__}")
     _add_investigation_arguments(parser)
@@ -71,7 +80,7 @@ def _parsers(argv: Sequence[str]) -> tuple[argparse.ArgumentParser, dict[str, ar
 
 
 # The investigation's options that take a value: a subcommand's name given as their value is not a subcommand.
-_VALUE_OPTIONS = frozenset({"--resume", "--model", "--audit-dir", "--brain", "--lab", "--intent"})
+_VALUE_OPTIONS = frozenset({"--resume", "--model", "--audit-dir", "--brain", "--lab", "--intent", "--budget"})
 
 
 def selected_subcommand(argv: Sequence[str]) -> str | None:
@@ -102,15 +111,24 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
                        help="investigate a fresh offline lab world (a shipped name or a YAML path) under DIR/lab")
     group.add_argument("--intent", metavar="TEXT", help="the problem to investigate (instead of the prompt)")
     group.add_argument("--yes", dest="agent_yes", action="store_true",
-                       help="approve RISKY steps without asking (only with --lab)")
+                       help="approve the lab's simulated RISKY steps without asking (only with --lab; a program "
+                            "the lab does not simulate is refused, and the audit names --yes as the approver)")
+    group.add_argument("--budget", dest="agent_budget", action="append", default=[], metavar="NAME=VALUE",
+                       help="raise (or lower) a session budget, e.g. --budget capture_seconds=3600 (repeatable; "
+                            "also $NETGHOST_BUDGETS)")
 
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
-    from netghost.llm import has_credentials  # noqa: PLC0415
+    from netghost.llm import has_credentials, model_environment  # noqa: PLC0415
+    from netghost.orchestrator import Budgets  # noqa: PLC0415
 
     if args.agent_yes and not args.lab:
         parser.error("--yes approves RISKY commands and is refused without --lab")
+    try:
+        budgets = Budgets.load(os.environ, args.agent_budget)
+    except NetGhostError as exc:
+        parser.error(str(exc))
     audit_dir = Path(args.agent_audit_dir).resolve()
     lab = None
     if args.lab:
@@ -120,13 +138,17 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             lab = prepare_lab(args.lab, audit_dir, fresh=not args.resume)
         except NetGhostError as exc:
             print(f"ghost-agent: --lab {args.lab}: {exc}", file=sys.stderr)
-            return 2
-    brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
+            return ExitCode.USAGE
+    brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     if args.brain is None and brain == "playbook":
         print("ghost-agent: no Gemini key is set: the offline playbook brain investigates "
               "(--brain gemini and GEMINI_API_KEY for Gemini).", file=sys.stderr)
-    return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
-                             intent=args.intent, yes=args.agent_yes, lab=lab))
+    try:
+        return run_agent(Options(audit_dir=audit_dir, resume=args.resume, model=args.model, brain=brain,
+                                 intent=args.intent, yes=args.agent_yes, lab=lab, budgets=budgets))
+    finally:
+        if lab is not None:
+            lab.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,7 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ghost-agent mcp: --lab {args.mcp_lab}: {exc}", file=sys.stderr)
             return 2
     module = importlib.import_module(args._module)
-    result: int = module.run(args)
+    try:
+        result: int = module.run(args)
+    finally:
+        setup = getattr(args, "mcp_lab_setup", None)
+        if setup is not None:
+            setup.close()
     return result
 
 

@@ -22,15 +22,19 @@ from pathlib import Path
 from rich.console import Console
 
 from netghost.agent._run import LabSetup, Options, run_agent
-from netghost.errors import NetGhostError
-from netghost.governance import read_wal, verify
-from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world
-from netghost.llm import has_credentials
+from netghost.errors import LabError, NetGhostError
+from netghost.governance import read_wal
+from netghost.lab import SCALE_ENV, LabState, World, init_state, lab_path_env, load_world, start_resident
+from netghost.llm import has_credentials, model_environment
+from netghost.orchestrator import Budgets
+from netghost.shell import LabConfinement
 
-__all__ = ["add_arguments", "prepare_lab", "run", "world_symptom"]
+__all__ = ["add_arguments", "clock_scale", "prepare_lab", "run", "world_symptom"]
 
 DEFAULT_CLOCK_SCALE = 60.0
 """Lab seconds per wall second for lab runs: a 60 s capture takes one second."""
+MAX_CLOCK_SCALE = 1e6
+"""The lab clock's own limit (``NETGHOST_LAB_CLOCK_SCALE`` must be in (0, 1e6])."""
 
 
 def _lab_path(env: dict[str, str]) -> str:
@@ -42,12 +46,18 @@ def _lab_path(env: dict[str, str]) -> str:
 
 def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
                 clock_scale: float = DEFAULT_CLOCK_SCALE) -> LabSetup:
-    """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables and
-    the orchestrator's lab clock. ``fresh`` recreates it; a resume keeps the world as the crash left it.
+    """A lab world under ``<audit_dir>/lab`` for ``ghost-agent --lab``: the shell's PATH and variables, the
+    orchestrator's lab clock, and the confinement (only what the lab simulates runs without a person; the session
+    directory is ``audit_dir``, its captures under ``captures/``, the lab's own state private). ``fresh``
+    recreates it; a resume keeps the world as the crash left it. The lab state's resident lab is started (or
+    reused); the returned setup's ``close`` stops it.
 
     Raises:
-        LabError: the world does not load.
+        LabError: the world does not load, or ``clock_scale`` is not in (0, 1e6].
     """
+    if not 0 < clock_scale <= MAX_CLOCK_SCALE:
+        raise LabError(f"the lab clock scale must be in (0, {MAX_CLOCK_SCALE:g}] lab seconds per wall second, "
+                       f"got {clock_scale:g}")
     state_dir = audit_dir / "lab"
     if fresh or not (state_dir / "meta.json").exists():
         state = init_state(state_dir, world, scale=clock_scale, force=True)
@@ -55,17 +65,46 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         state = LabState(state_dir)
     env = lab_path_env(state_dir, base=os.environ)
     env[SCALE_ENV] = str(clock_scale)
+    resident = start_resident(state_dir)  # one lab process answers the shims (else one process per call)
+    if not resident.running:
+        print(f"ghost-agent: lab: the resident lab could not start ({resident.problem}); every lab call runs as "
+              "its own process (slower)", file=sys.stderr)
 
     def sleep(seconds: float) -> None:
         time.sleep(seconds / clock_scale)
 
+    captures = audit_dir / "captures"
+    captures.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # the lab's bin/ was just written: its launchers' hashes are what the confinement recognises from now on
+    confinement = LabConfinement(f"lab:{world}", bin_dir=state_dir / "bin", root=audit_dir, captures=captures, private=[state_dir])
     return LabSetup(
         name=world,
         path=_lab_path(env),
         env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
         orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
-                      "local_capture_dir": str(audit_dir / "captures")},
+                      "local_capture_dir": str(captures)},
+        confinement=confinement,
+        close=resident.stop,
     )
+
+
+def clock_scale(text: str) -> float:
+    """``--clock-scale``: a positive number of lab seconds per wall second, as the lab's clock accepts.
+
+    Why here and not only in the lab: an invalid scale used to reach the lab's ``az``, whose every call then
+    failed with ``ERROR: lab: ...``, and the investigation read those failures as an empty world.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or not in (0, 1e6].
+    """
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (lab seconds per wall second, e.g. 60)") from exc
+    if not 0 < value <= MAX_CLOCK_SCALE:
+        raise argparse.ArgumentTypeError(f"must be in (0, {MAX_CLOCK_SCALE:g}] lab seconds per wall second, got "
+                                         f"{text} (60: a 60 s capture takes one second; 1: real time)")
+    return value
 
 
 def world_symptom(world: World) -> str:
@@ -94,57 +133,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-lab", action="store_true",
                         help="keep the lab state under AUDIT_DIR/lab (faults added with `ghost-agent lab inject` "
                              "stay) instead of starting the world afresh")
-    parser.add_argument("--clock-scale", type=float, default=DEFAULT_CLOCK_SCALE,
-                        help="lab seconds per wall second (60: a 60 s capture takes one second)")
-
-
-def _paths(console: Console, audit_dir: Path) -> None:
-    """Where everything the run wrote is, each path on its own line."""
-    session_file = audit_dir / "ghost_session.json"
-    try:
-        session = json.loads(session_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return
-    sid = str(session.get("session_id", ""))
-    console.rule("[bold]Where everything is")
-    rca = session.get("rca_report_path")
-    rows: list[tuple[str, str | None, str]] = [
-        ("RCA (Markdown)", rca, ""), ("RCA (HTML)", str(Path(rca).with_suffix(".html")) if rca else None, ""),
-        ("Session", str(session_file), "")]
-    for label, name in (("Shell audit", f"shell_audit_{sid}.jsonl"), ("Conversation", f"ghost_turns_{sid}.jsonl"),
-                        ("Task registry", f"orchestrator_tasks_{sid}.jsonl")):
-        path = audit_dir / name
-        if path.exists():
-            report = verify(path)
-            rows.append((label, str(path), f"  ({report.records} records, chain {'intact' if report.ok else 'BROKEN'})"))
-    registry = audit_dir / f"orchestrator_tasks_{sid}.jsonl"
-    reports: dict[str, None] = {}
-    for record in read_wal(registry).records if registry.exists() else []:
-        for key in ("report_path", "semantic_json_path"):
-            if record.get(key):
-                reports[str(record[key])] = None
-    for report_path in reports:
-        summary = report_path.replace("_forensic_report.md", "_executive_summary.md")
-        html = report_path.replace("_forensic_report.md", "_forensic_report.html")
-        rows += [("Forensic output", p, "") for p in (report_path, summary, html)]
-        fleet = Path(report_path).parent / "fleet"  # a scale set's capture: the report ranking its instances
-        rows += [("Fleet report", str(fleet / name), "") for name in ("fleet_report.md", "fleet_report.html")]
-    shown: set[str] = set()
-    for label, value, extra in rows:
-        if value and value not in shown and Path(value).exists():
-            shown.add(value)
-            console.print(f"{label + ':':<17} {value}{extra}", soft_wrap=True, markup=False)
+    parser.add_argument("--clock-scale", type=clock_scale, default=DEFAULT_CLOCK_SCALE,
+                        help="lab seconds per wall second, a number in (0, 1e6] (60: a 60 s capture takes one second)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the agent on a lab world with its symptom as the problem statement; the agent's exit code."""
     console = Console(highlight=False)
     audit_dir = Path(args.audit_dir).resolve()
-    brain = args.brain or ("gemini" if has_credentials(os.environ) else "playbook")
+    brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     try:
         world = load_world(args.scenario)
         intent = world_symptom(world)
         lab = prepare_lab(args.scenario, audit_dir, fresh=not args.keep_lab, clock_scale=args.clock_scale)
+        budgets = Budgets.load(os.environ)
     except NetGhostError as exc:
         print(f"ghost-agent demo: {exc}", file=sys.stderr)
         return 2
@@ -154,9 +156,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.yes and not interactive:
         console.print("No terminal to ask and --yes not given: RISKY steps (a capture, reading its report) will "
                       "be refused (failing closed). Run `ghost-agent demo --yes` to approve the lab's RISKY steps.")
-    code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab),
-                     console=console)
-    _paths(console, audit_dir)
+    try:
+        code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=intent, yes=args.yes, lab=lab,
+                                 budgets=budgets), console=console)  # it ends with where everything is
+    finally:
+        lab.close()
     if not args.yes and not interactive and _refused(audit_dir):
         console.print("Some steps were refused because nobody could be asked. Run `ghost-agent demo --yes` "
                       "to approve the lab's RISKY steps.")

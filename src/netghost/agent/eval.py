@@ -27,10 +27,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from netghost.agent._approval import lab_approver
 from netghost.agent._run import Options, run_agent
 from netghost.agent._scoring import score_diagnosis
 from netghost.agent.demo import prepare_lab, world_symptom
-from netghost.contracts import ApprovalRequest
+from netghost.contracts import ApprovalRequest, DecidedBy
 from netghost.errors import NetGhostError
 from netghost.governance import read_wal
 from netghost.lab import answer_for, load_world, scenario_names
@@ -79,14 +80,16 @@ def expand_worlds(sources: Sequence[str]) -> list[str]:
     return out
 
 
-def _denier(patterns: Sequence[tuple[re.Pattern[str], str]]) -> HitlCallback:
-    """Approve every RISKY step (the lab's --yes) except those a --deny pattern names."""
+def _denier(patterns: Sequence[tuple[re.Pattern[str], str]], world: str) -> HitlCallback:
+    """The lab's --yes (it approves only what the lab simulates), except the steps a --deny pattern names."""
+    approve = lab_approver(Console(file=io.StringIO()), world=world)
+    by = DecidedBy(kind="flag", name="--deny", detail=f"ghost-agent eval, lab {world}")
 
     def decide(request: ApprovalRequest) -> HitlDecision:
         for pattern, reason in patterns:
             if pattern.search(request.what):
-                return HitlDecision.deny(reason)
-        return HitlDecision.approve(reason="approved by the benchmark (lab)")
+                return HitlDecision.deny(reason, by=by)
+        return approve(request)
 
     return decide
 
@@ -128,10 +131,13 @@ def _one(source: str, trial: int, root: Path, *, brain: str,
     audit_dir = root / f"{name}-{trial}"
     lab = prepare_lab(source, audit_dir)
     started = time.monotonic()
-    code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=world_symptom(world), yes=True, lab=lab),
-                     stdin=io.StringIO(""), console=Console(file=io.StringIO(), width=120),
-                     approver=_denier(deny))
-    wall = time.monotonic() - started
+    try:
+        code = run_agent(Options(audit_dir=audit_dir, brain=brain, intent=world_symptom(world), yes=True, lab=lab),
+                         stdin=io.StringIO(""), console=Console(file=io.StringIO(), width=120),
+                         approver=_denier(deny, name))
+        wall = time.monotonic() - started
+    finally:
+        lab.close()
     errors: list[str] = []
     try:
         trail = _trail(audit_dir)

@@ -14,6 +14,8 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from netghost.contracts.base import WireModel
 from netghost.contracts.chain import ChainFields
 from netghost.contracts.shell import (
+    Confinement,
+    DecidedBy,
     OutputMetadata,
     ShellAction,
     ShellClassification,
@@ -22,6 +24,9 @@ from netghost.contracts.shell import (
 )
 
 __all__ = ["AuditClient", "ProvisionalRejectedRecord", "ShellAuditRecord", "StoredShellAuditRecord"]
+
+_ABSENT_WHEN_NONE = ("client", "decided_by", "confinement")
+"""Optional fields written only when set, so older records keep their exact bytes (and hashes)."""
 
 
 class AuditClient(WireModel):
@@ -70,12 +75,18 @@ class ShellAuditRecord(WireModel):
     client: AuditClient | None = None
     """Set only for calls that came through the MCP server; absent (not null) otherwise, so records
     written before this field existed and records of the agent's own calls keep their exact bytes."""
+    decided_by: DecidedBy | None = None
+    """Who decided (a human at the terminal, ``--yes``, an MCP client's elicitation, a policy). Every record
+    the shell writes now carries it; absent only in records written before it existed."""
+    confinement: Confinement | None = None
+    """A sealed lab's verdict on the command (simulated or not); absent outside a sealed lab."""
 
     @model_serializer(mode="wrap")
-    def _drop_absent_client(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _drop_absent_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("client", 0) is None:
-            del data["client"]
+        for key in _ABSENT_WHEN_NONE:
+            if key in data and data[key] is None:
+                del data[key]
         return data
 
 

@@ -15,6 +15,11 @@ from netghost.contracts.base import WireModel
 from netghost.contracts.meta import ToolResultMeta
 
 __all__ = [
+    "PERSON_DECIDERS",
+    "Confinement",
+    "ConfinementKind",
+    "DecidedBy",
+    "DeciderKind",
     "OutputFormat",
     "OutputMetadata",
     "ShellAction",
@@ -45,6 +50,75 @@ ShellErrorCode = Literal[
     "bad_request",
 ]
 OutputFormat = Literal["json", "table", "text"]
+
+DeciderKind = Literal["human", "flag", "mcp_elicitation", "policy", "callback"]
+"""Who made a decision: a human at the terminal, a command-line flag (``--yes``), the human behind an MCP
+client (elicitation), a policy (the SAFE/FORBIDDEN tiers, an organisation rule, the closed gate, the sealed
+lab, fail-closed), or an approval callback that did not say who it is."""
+PERSON_DECIDERS: frozenset[str] = frozenset({"human", "mcp_elicitation"})
+"""The decider kinds that are a person: the only ones that may let an unsimulated program run in a lab."""
+
+
+class DecidedBy(WireModel):
+    """Who decided a command's fate (``action`` says what was decided; this says by whom).
+
+    Why a field of its own: ``action`` keeps the seed's wire values (``user_approved`` ...), which cannot
+    tell a human's approval from ``--yes`` or a policy; the audit, the RCA and the screen read this one.
+
+    Attributes:
+        kind: see :data:`DeciderKind`.
+        name: ``terminal``; the flag (``--yes``); the MCP client's declared name; the policy
+            (``safe_tier``, ``forbidden_tier``, ``org_policy``, ``closed_gate``, ``sealed_lab``,
+            ``fail_closed``); or the callback's name.
+        detail: what qualifies it: the lab world of ``--yes``, the client's version, the organisation
+            rule, why the gate failed closed.
+    """
+
+    kind: DeciderKind
+    name: str = Field(min_length=1, max_length=200)
+    detail: str | None = Field(default=None, max_length=2000)
+
+    @property
+    def is_person(self) -> bool:
+        """A human decided (at the terminal, or behind an MCP client's elicitation)."""
+        return self.kind in PERSON_DECIDERS
+
+    def label(self) -> str:
+        """Who, in words for the screen and the RCA (``--yes (lab nsg-deny)``, ``the human at the terminal``)."""
+        if self.kind == "human":
+            return "the human at the terminal" if self.name == "terminal" else f"the human ({self.name})"
+        if self.kind == "flag":
+            return self.name + (f" ({self.detail})" if self.detail else "")
+        if self.kind == "mcp_elicitation":
+            return f"MCP client {self.name}{' ' + self.detail if self.detail else ''} (elicitation)"
+        if self.kind == "policy":
+            return f"policy {self.name}" + (f" ({self.detail})" if self.detail else "")
+        return f"approval callback {self.name}"
+
+
+ConfinementKind = Literal["lab_program", "engine", "session_read", "session_capture_removal", "unsimulated"]
+"""What a sealed lab made of a command: one of the lab's own simulated programs, the product's forensics
+engine, a read of the session's own outputs, the removal of the session's own capture file, or a program
+the lab does not simulate (it would run for real on this machine)."""
+
+
+class Confinement(WireModel):
+    """A sealed lab's verdict on one command, recorded with it (absent outside a sealed lab).
+
+    Attributes:
+        scope: the sealed environment (``lab:nsg-deny``).
+        simulated: True when the command stays inside the lab; False when it would touch the real machine
+            (then only a person may approve it, and a SAFE command is asked too).
+        kind: see :data:`ConfinementKind`.
+        program: the file the program name resolved to through the shell's PATH (None: not found).
+        reason: one line saying why.
+    """
+
+    scope: str
+    simulated: bool
+    kind: ConfinementKind
+    program: str | None = None
+    reason: str
 
 
 class ShellRequest(WireModel):
@@ -85,4 +159,5 @@ class ShellResponse(WireModel):
     output_metadata: OutputMetadata
     plan_token: str | None
     denial_reason: str | None
+    decided_by: DecidedBy | None = Field(default=None, description="who decided (absent in old records)")
     meta: ToolResultMeta | None = Field(default=None, alias="_meta")

@@ -136,6 +136,18 @@ FaultType = Literal[
     "peering-disconnected",
     "private-endpoint-not-approved",
     "vpn-connection-down",
+    "nva-ip-forwarding-off",
+    "asymmetric-routing",
+    "firewall-deny",
+    "lb-health-probe-failing",
+    "lb-backend-pool-empty",
+    "lb-rule-port-mismatch",
+    "snat-port-exhaustion",
+    "bgp-propagation-disabled",
+    "gateway-subnet-misconfigured",
+    "dns-custom-server-no-forward",
+    "vpn-mtu-mss",
+    "paas-network-rules-deny",
 ]
 """A network fault's type: what the lab's worlds inject and what a diagnosis names (one list for both)."""
 FAULT_TYPES: tuple[str, ...] = get_args(FaultType)

@@ -11,7 +11,12 @@ state, clock, ``bin/`` and CLI modules at the root. Other packages use only this
 * :func:`init_state` — create the lab's on-disk state (clock, captures, blobs, faults) as a
   :class:`LabState`, whose ``inject_fault(CloudFaultSpec(kind=...))`` (kinds: :data:`CLOUD_FAULT_KINDS`)
   makes Azure fail the way a test needs and ``advance_clock(seconds)`` moves lab time;
-* :func:`lab_path_env` — an environment whose PATH finds the lab's ``az`` and probe shims first;
+* :func:`lab_path_env` — an environment whose PATH finds the lab's ``az`` and probe shims first
+  (:func:`create_bin_dir` writes them alone);
+* :func:`start_resident` — the lab state's resident lab process (a :class:`Resident` its starter
+  stops): the shims' calls cost milliseconds instead of a process each, and the same process serves
+  lab ARM for the real azure-cli (:mod:`netghost.lab.arm`); :func:`stop_started_residents` stops every
+  one this process started;
 * :data:`SCALE_ENV` — the variable that makes lab time run faster than wall time;
 * :func:`add_arguments` / :func:`run` — the ``ghost-agent lab list|show|reset|inject`` command;
 * :class:`FakeGemini` / :class:`FakeTurn` / :class:`FakeCall` — a local fake Gemini API that answers the
@@ -24,10 +29,11 @@ from netghost._lazy import lazy_face
 
 if TYPE_CHECKING:  # imported on first use (PEP 562): the `az` and probe shims, one process per call,
     # load only the world and the state they need, not the CLI or the fake Gemini server
-    from netghost.lab.bin import lab_path_env
+    from netghost.lab.bin import create_bin_dir, lab_path_env
     from netghost.lab.cli import add_arguments, run
     from netghost.lab.clock import SCALE_ENV
     from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
+    from netghost.lab.resident import Resident, start_resident, stop_started_residents
     from netghost.lab.state import LabState, init_state
     from netghost.lab.world import (
         CLOUD_FAULT_KINDS,
@@ -47,14 +53,18 @@ __all__ = [
     "FakeGemini",
     "FakeTurn",
     "LabState",
+    "Resident",
     "World",
     "add_arguments",
     "answer_for",
+    "create_bin_dir",
     "init_state",
     "lab_path_env",
     "load_world",
     "run",
     "scenario_names",
+    "start_resident",
+    "stop_started_residents",
     "world_path",
 ]
 
@@ -66,15 +76,19 @@ _HOME: dict[str, str] = {
     "FakeGemini": "fake_gemini",
     "FakeTurn": "fake_gemini",
     "LabState": "state",
+    "Resident": "resident",
     "SCALE_ENV": "clock",
     "World": "world",
     "add_arguments": "cli",
     "answer_for": "world",
+    "create_bin_dir": "bin",
     "init_state": "state",
     "lab_path_env": "bin",
     "load_world": "world",
     "run": "cli",
     "scenario_names": "world",
+    "start_resident": "resident",
+    "stop_started_residents": "resident",
     "world_path": "world",
 }
 """Which module defines each public name."""

@@ -63,6 +63,11 @@ def _inventory(world: World) -> list[str]:
                      + ", ".join(f"{s.name} {s.address_prefix}" for s in vnet.subnets))
     for account in world.spec.storage_accounts:
         lines.append(f"  storage {account.name} containers: {', '.join(account.containers)}")
+    lines += [f"  firewall {fw.name} {fw.private_ip} (vnet {fw.vnet})" for fw in world.spec.firewalls]
+    lines += [f"  load balancer {lb.name} frontends: {', '.join(f.address for f in lb.frontends)}"
+              for lb in world.spec.load_balancers]
+    lines += [f"  nat gateway {nat.name} public ips: {', '.join(nat.public_ips)}" for nat in world.spec.nat_gateways]
+    lines += [f"  vpn gateway {gw.name} (vnet {gw.vnet})" for gw in world.spec.vnet_gateways]
     lines.append(f"  network watchers: {', '.join(d.location for d in world.spec.network_watchers) or 'none'}")
     return lines
 

@@ -13,6 +13,11 @@ invalid form, a broken connection, no answer before the deadline). An elicitatio
 connected client sends: the message asks that a human answer it, and every decision is bound to the
 command's plan-token and audited with the client's name, but a client that auto-accepts cannot be told
 apart from a human here. Use a client that shows elicitations to a person.
+
+Every decision names who made it (the audit's ``decided_by``): ``mcp_elicitation`` with the client's declared
+name and version for an answer, the ``closed_gate`` policy when there was nobody to ask, ``fail_closed``
+when the elicitation failed or timed out. Under ``--lab`` a command the lab does not simulate is marked
+``needs_person`` by the shell's lab confinement; the message says it would run for real.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from netghost.contracts import ApprovalRequest
+from netghost.contracts import ApprovalRequest, DecidedBy
 from netghost.shell import HitlDecision
 
 __all__ = ["APPROVAL_SCHEMA", "CallContext", "ElicitingApprover", "no_elicitation_reason"]
@@ -60,8 +65,10 @@ def no_elicitation_reason(client: str) -> str:
 
 def _message(request: ApprovalRequest) -> str:
     ctx = request.context
+    real = ctx.get("needs_person")
     return "\n".join([
         "SAFETY SHELL: a human must approve this RISKY command (do not let a model answer).",
+        *([f"REAL:     {real}. Approve only if you want it run on the machine serving these tools."] if real else []),
         f"Command:  {request.what}",
         f"Why:      {request.why}",
         f"Risk:     {request.risk}",
@@ -84,26 +91,34 @@ class ElicitingApprover:
     def __call__(self, request: ApprovalRequest) -> HitlDecision:
         call = self.current
         if call is None:  # a RISKY step outside any tool call (none today): nobody to ask
-            return HitlDecision.deny("no MCP tool call in flight to ask a human through: denied (fail closed)")
+            why = "no MCP tool call in flight to ask a human through: denied (fail closed)"
+            return HitlDecision.deny(why, by=_policy("closed_gate", why))
         if call.elicit is None:
-            return HitlDecision.deny(no_elicitation_reason(call.client))
+            why = no_elicitation_reason(call.client)
+            return HitlDecision.deny(why, by=_policy("closed_gate", f"MCP client {call.client} cannot elicit"))
         future = asyncio.run_coroutine_threadsafe(call.elicit(_message(request), APPROVAL_SCHEMA), call.loop)
         try:
             result = future.result(timeout=self.timeout_s)
         except TimeoutError:
             future.cancel()
-            return HitlDecision.deny(f"no answer to the elicitation within {self.timeout_s:g} s: denied (fail closed)")
+            why = f"no answer to the elicitation within {self.timeout_s:g} s: denied (fail closed)"
+            return HitlDecision.deny(why, by=_policy("fail_closed", why))
         except Exception as exc:  # the connection broke, the client answered with an error: no approval
-            return HitlDecision.deny(f"the elicitation failed ({type(exc).__name__}: {exc}): denied (fail closed)")
-        return _decision(result)
+            why = f"the elicitation failed ({type(exc).__name__}: {exc}): denied (fail closed)"
+            return HitlDecision.deny(why, by=_policy("fail_closed", why[:500]))
+        return _decision(result, DecidedBy(kind="mcp_elicitation", name=call.client[:200] or "unnamed client"))
 
 
-def _decision(result: Any) -> HitlDecision:
+def _policy(name: str, detail: str) -> DecidedBy:
+    return DecidedBy(kind="policy", name=name, detail=detail[:2000])
+
+
+def _decision(result: Any, by: DecidedBy) -> HitlDecision:
     action = getattr(result, "action", None)
     content = getattr(result, "content", None) or {}
     reason = str(content.get("reason") or "")[:500]
     if action != "accept":
-        return HitlDecision.deny(reason or f"the human answered the elicitation with {action!r}")
+        return HitlDecision.deny(reason or f"the human answered the elicitation with {action!r}", by=by)
     if content.get("decision") == "approve":
-        return HitlDecision.approve(reason or "approved through MCP elicitation")
-    return HitlDecision.deny(reason or "denied through MCP elicitation")
+        return HitlDecision.approve(reason or "approved through MCP elicitation", by=by)
+    return HitlDecision.deny(reason or "denied through MCP elicitation", by=by)

@@ -9,6 +9,7 @@ entry allowed to import the lab), which hands it over as ``args.mcp_lab_setup``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="audit logs, task registry, captures and reports (default: ./audit)")
     parser.add_argument("--http", dest="mcp_http", metavar="HOST:PORT",
                         help="serve streamable HTTP on a loopback address instead of stdio")
+    parser.add_argument("--budget", dest="mcp_budget", action="append", default=[], metavar="NAME=VALUE",
+                        help="raise (or lower) a session budget, e.g. --budget concurrent_captures=8 (repeatable; "
+                             "also $NETGHOST_BUDGETS)")
     parser.add_argument("--approval-timeout", dest="mcp_approval_timeout", type=float,
                         default=DEFAULT_APPROVAL_TIMEOUT_S, metavar="S",
                         help="seconds the human has to answer an approval before it is denied (default 300)")
@@ -44,7 +48,13 @@ def parse_http(value: str) -> tuple[str, int]:
 
 
 def settings_from(args: argparse.Namespace) -> McpSettings:
-    """The server's settings from the parsed options (and the lab the caller prepared)."""
+    """The server's settings from the parsed options (and the lab the caller prepared).
+
+    Raises:
+        NetGhostError: a ``--budget`` (or ``$NETGHOST_BUDGETS``) item is malformed.
+    """
+    from netghost.orchestrator import Budgets  # noqa: PLC0415  the orchestrator loads only when the server runs
+
     lab = getattr(args, "mcp_lab_setup", None)
     return McpSettings(
         audit_dir=Path(args.mcp_audit_dir).resolve(),
@@ -53,6 +63,8 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
         orchestrator=dict(lab.orchestrator) if lab else {},
         lab=lab.name if lab else None,
         approval_timeout_s=args.mcp_approval_timeout,
+        confinement=getattr(lab, "confinement", None),
+        budgets=Budgets.load(os.environ, getattr(args, "mcp_budget", [])),
     )
 
 

@@ -63,9 +63,11 @@ class GovernedSession:
         self.shell = SafeExecShell(self.session_id, approver, audit_dir=settings.audit_dir, path=settings.path,
                                    env=settings.env, cwd=settings.audit_dir,
                                    approval_timeout_s=settings.approval_timeout_s, client=self.client,
-                                   on_notice=_to_stderr)
+                                   confinement=settings.confinement, on_notice=_to_stderr)
         config = dict(settings.orchestrator)
         config.setdefault("local_capture_dir", str(settings.audit_dir / "captures"))
+        if settings.budgets is not None:
+            config["budgets"] = settings.budgets
         try:  # stdout is the stdio transport: the orchestrator's console goes to stderr
             self.orchestrator = CloudOrchestrator(self.shell, self.session_id, task_dir=str(settings.audit_dir),
                                                   console=guard_console(Console(file=sys.stderr, highlight=False)),

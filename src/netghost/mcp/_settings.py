@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the settings are built without importing the shell or the orchestrator
+    from netghost.orchestrator import Budgets
+    from netghost.shell import LabConfinement
 
 __all__ = ["DEFAULT_APPROVAL_TIMEOUT_S", "McpSettings"]
 
@@ -25,6 +29,8 @@ class McpSettings:
         lab: the lab world's name, shown in the server's instructions.
         approval_timeout_s: how long an elicitation may take before the command is denied.
         session_prefix: the prefix of the session ids (audit ids are ``{session}_{seq:03d}``).
+        confinement: the lab's confinement (``--lab``): only what the lab simulates runs without a person's approval.
+        budgets: the sessions' budgets (the capture ones; None: the defaults).
     """
 
     audit_dir: Path
@@ -34,3 +40,5 @@ class McpSettings:
     lab: str | None = None
     approval_timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S
     session_prefix: str = "ghost"
+    confinement: LabConfinement | None = None
+    budgets: Budgets | None = None

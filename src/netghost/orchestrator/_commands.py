@@ -39,6 +39,7 @@ __all__ = [
     "nsg_outbound_rules",
     "remove_file",
     "render",
+    "storage_account_show",
     "subnet_nsg",
     "vm_show",
     "vmss_extension_list",
@@ -130,6 +131,18 @@ def nic_effective_nsg(nic_id: str) -> list[str]:
     """
     return ["az", "network", "nic", "list-effective-nsg", "--ids", nic_id, "--query",
             "{value: value[].{effectiveSecurityRules: effectiveSecurityRules[?direction=='Outbound']}}", "-o", "json"]
+
+
+def storage_account_show(account: str, account_id: str | None = None) -> list[str]:
+    """Resolve the capture's storage account through ARM before its data plane is touched.
+
+    Why: in login mode the CLI asks no key, so a mistyped account is only found out on the data plane,
+    where ``NAME.blob.core.windows.net`` does not resolve and the CLI retries for about 90 s (longer than
+    the shell's timeout). ARM answers at once: ``Storage account 'NAME' not found.`` (exit 2, the name
+    looked up in the subscription's account list) or ``ResourceNotFound`` (exit 3, a full id).
+    """
+    where = ["--ids", account_id] if account_id else ["-n", account]
+    return ["az", "storage", "account", "show", *where, "--query", "{id:id, location:primaryLocation}", "-o", "json"]
 
 
 def container_exists(account: str, container: str, auth_mode: StorageAuthMode) -> list[str]:

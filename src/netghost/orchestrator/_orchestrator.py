@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import threading
 from collections.abc import Mapping
 from datetime import datetime
@@ -33,9 +32,11 @@ from netghost.contracts import (
 )
 from netghost.errors import NetGhostError, OrchestratorError
 from netghost.governance import PolicyEngine, create_workspace
+from netghost.orchestrator._budgets import capture_budget_facts
 from netghost.orchestrator._cleanup import cleanup_plan, run_cleanup
 from netghost.orchestrator._console import ProgressLine, console_sayer, new_task_lines, target_lines
 from netghost.orchestrator._lifecycle import analyse, download, provision, settle_unknown_create
+from netghost.orchestrator._naming import resolve_target, task_id_base
 from netghost.orchestrator._orphans import clean_orphan, detect_orphans
 from netghost.orchestrator._plan import (
     PlanInputs,
@@ -60,7 +61,6 @@ _AUTO_CLEANUP = frozenset({S.FAILED, S.TIMED_OUT, S.CANCELLED})
 _INTERRUPTIBLE = IN_FLIGHT_TASK_STATES
 """States a request can leave a task in mid-way; an internal error moves such a task to FAILED."""
 _log = logging.getLogger(__name__)
-_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class CloudOrchestrator:
@@ -70,13 +70,16 @@ class CloudOrchestrator:
         shell: the Safe-Exec Shell (anything with ``execute({command, reasoning}) -> dict``).
         session_id: names the registry file; shared with the shell for audit correlation.
         task_dir: directory of every session's ``orchestrator_tasks_{session_id}.jsonl``.
-        **config: seed 000 "Configuration" (``max_polls``, ``initial_poll_interval``,
-            ``max_poll_interval``, ``local_capture_dir``, ``storage_container``, ``capture_name_prefix``,
-            ``poll_burst_limit``, ``local_artifact_max_age_days``) plus ``storage_auth_mode`` (login|key),
-            ``engine_command`` (argv prefix of the forensics engine), ``capture_limit_bytes``,
-            ``max_capture_bytes``, ``download_retry_delay_s``, ``scan_azure_orphans``, ``clock`` and
-            ``sleeper`` (injected: tests advance time, never sleep), ``console`` (rich) and ``policy``
-            (a PolicyEngine; default: governance's policy plus the orchestrator's capture limits).
+        **config: seed 000 "Configuration" (``max_polls``: default sized from each capture's time limit,
+            ``initial_poll_interval``, ``max_poll_interval``, ``local_capture_dir``, ``storage_container``,
+            ``capture_name_prefix``, ``poll_burst_limit``, ``local_artifact_max_age_days``) plus
+            ``storage_auth_mode`` (login|key), ``engine_command`` (argv prefix of the forensics engine),
+            ``capture_limit_bytes``, ``max_capture_bytes``, ``download_retry_delay_s``, ``scan_azure_orphans``,
+            ``poll_margin_s`` (how long past a capture's time limit polling goes on), ``clock`` and ``sleeper``
+            (default: wall time and a real ``time.sleep``, what the real cloud needs; the lab injects its
+            accelerated clock, tests a fake one), ``budgets`` (the session's :class:`Budgets`; the capture ones
+            are enforced at preflight), ``console`` (rich) and ``policy`` (a PolicyEngine; default: governance's
+            policy plus the orchestrator's capture limits and budgets).
 
     Raises:
         OrchestratorError: an unknown configuration key (the only thing the constructor refuses).
@@ -198,6 +201,7 @@ class CloudOrchestrator:
 
     def _new_task(self, req: CaptureTrafficRequest, target: str, partner_pcap: str | None,
                   task_id: str, *, source: bool = True) -> TaskRecord:
+        req, target = resolve_target(req, target)  # a full ARM id: the VM it names, in its resource group
         cfg, params = self.rt.config, req.parameters
         auth = params.storage_auth_mode or cfg.storage_auth_mode
         account, account_id = storage_account_ref(params.storage_account)
@@ -213,11 +217,16 @@ class CloudOrchestrator:
             task_id=task_id, session_id=self.rt.session_id, intent="capture_traffic", target=target,
             state=S.CREATED, investigation_context=req.investigation_context or "", parameters=params,
             storage_account=account, storage_container=cfg.storage_container,
-            storage_blob_name=f"{task_id}.cap", local_pcap_path=local, max_polls=cfg.max_polls,
+            storage_blob_name=f"{task_id}.cap", local_pcap_path=local,
+            max_polls=cfg.poll_budget(params.duration_seconds),
             timestamps=TaskTimestamps(created=now.isoformat(timespec="seconds").replace("+00:00", "Z")),
             storage_auth_mode=auth, plan=plan, plan_token=plan_token(task_id, plan), workspace=str(workspace.root),
         )
-        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now)
+        mine = [r for t, r in self.rt.registry.tasks.items() if self.rt.registry.session_of(t) == self.rt.session_id]
+        budgets = capture_budget_facts(cfg.budgets, mine, duration_s=params.duration_seconds,
+                                       limit_bytes=cfg.capture_limit_bytes, default_limit_bytes=cfg.capture_limit_bytes)
+        evaluation = preflight(self._policy_engine(), plan, inputs, max_capture_bytes=cfg.max_capture_bytes, now=now,
+                               budgets=budgets)
         record = record.model_copy(update={"cleanup_plan": [CleanupStep(command=c.command)
                                                             for c in cleanup_plan(record)],
                                            "policy_outcome": evaluation.outcome,
@@ -232,7 +241,7 @@ class CloudOrchestrator:
 
     def _task_id(self, target: str) -> str:
         stamp = self.rt.now().strftime("%Y%m%dT%H%M%S")
-        base = f"{self.rt.config.capture_name_prefix}_{_SAFE_NAME.sub('-', target)}_{stamp}"
+        base = task_id_base(self.rt.config.capture_name_prefix, target, stamp)  # bounded, safe, distinct
         task_id, n = base, 2
         while self.rt.registry.get(task_id) is not None or (Path(self.rt.config.local_capture_dir) / task_id).exists():
             task_id, n = f"{base}-{n}", n + 1  # departure: the seed lets a same-second twin overwrite

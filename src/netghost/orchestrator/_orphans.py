@@ -1,7 +1,10 @@
 """Orphan detection at start-up, three layers (seed 000 "Orphan Detection").
 
 1. Registries: tasks of *earlier* sessions still active (abandoned) or never cleaned (COMPLETED with
-   cleanup pending, FAILED/TIMED_OUT not cleaned, a partial cleanup).
+   cleanup pending, FAILED/TIMED_OUT not cleaned, a partial cleanup), and the tasks an *earlier run of
+   this same session* left uncleaned (a resumed session's own: every task already in the registry when
+   the orchestrator is built was created by an earlier run). This session's tasks still on their way
+   are not orphans: the resume reconciles them with ``check_task``.
 2. Azure: ``ghost_*`` capture sessions no registry knows, in every region the registries or the
    subscription's watchers name (``packet-capture list -l``), and ``ghost_*`` blobs no task knows in
    every storage container the registries name (``storage blob list --prefix ghost_``): SAFE reads,
@@ -15,7 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from netghost.contracts import TERMINAL_TASK_STATES, StorageAuthMode, TaskRecord, TaskState
+from netghost.contracts import (
+    IN_FLIGHT_TASK_STATES,
+    TERMINAL_TASK_STATES,
+    StorageAuthMode,
+    TaskRecord,
+    TaskState,
+)
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._plan import bindings, split_blob_url
 from netghost.orchestrator._runtime import Runtime, parse_json
@@ -29,7 +38,10 @@ def _layer1(rt: Runtime) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for task_id, record in rt.registry.tasks.items():
         session = rt.registry.session_of(task_id)
-        if session == rt.session_id:
+        if session == rt.session_id and (record.state in IN_FLIGHT_TASK_STATES or record.state == S.CLEANING_UP):
+            if record.state == S.CLEANING_UP:  # a run stopped mid-cleanup: finishing it is cleanup_task's
+                found.append({"kind": "needs_cleanup", "task_id": task_id, "session_id": session,
+                              "state": record.state.value, "cleanup_status": record.cleanup_status})
             continue
         if record.state not in TERMINAL_TASK_STATES and record.state not in (S.COMPLETED, S.FAILED, S.TIMED_OUT):
             found.append({"kind": "abandoned_task", "task_id": task_id, "session_id": session,

@@ -127,6 +127,7 @@ def build_plan(p: PlanInputs) -> list[list[str]]:
             cmd.vmss_extension_list(p.resource_group, p.target), cmd.subnet_nsg("{subnet_id}"),
             cmd.nsg_outbound_rules("{nsg_id}")]
     detect = [*(vmss + vm if p.vmss else vm + vmss), cmd.aks_show(p.resource_group, p.target), cmd.watcher_list(),
+              cmd.storage_account_show(p.storage_account, p.storage_account_id),
               cmd.container_exists(p.storage_account, p.container, p.auth_mode)]
     creates = [cmd.capture_create(p.resource_group, p.task_id, p.target, p.storage_account_id or p.storage_account,
                                   url, p.duration_s,
@@ -223,14 +224,19 @@ def load_policy() -> PolicyEngine:
 
 
 def preflight(
-    engine: PolicyEngine, plan: Sequence[Sequence[str]], p: PlanInputs, *, max_capture_bytes: int, now: datetime
+    engine: PolicyEngine, plan: Sequence[Sequence[str]], p: PlanInputs, *, max_capture_bytes: int, now: datetime,
+    budgets: Mapping[str, Mapping[str, Any]],
 ) -> PolicyEvaluation:
-    """Evaluate the plan against the policies (limits included) once, at creation.
+    """Evaluate the plan against the policies (limits and the session's capture budgets) once, at creation.
+
+    Args:
+        budgets: each capture budget's ``limit``, ``count`` (this capture included) and refusal ``message``
+            (``capture_budget_facts``).
 
     Raises:
         PolicyError: the policies failed to evaluate.
     """
     facts: dict[str, Any] = capture_plan_facts(plan, capture_duration_s=p.duration_s)
     facts.update(capture_limit_bytes=p.capture_limit_bytes, max_duration_s=CAPTURE_MAX_DURATION_SECONDS,
-                 max_capture_bytes=max_capture_bytes)
+                 max_capture_bytes=max_capture_bytes, budgets={k: dict(v) for k, v in budgets.items()})
     return engine.evaluate(facts, now=now)

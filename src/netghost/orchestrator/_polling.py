@@ -1,27 +1,44 @@
 """Burst polling: the backoff schedule and one ``check_task``'s loop of show-status calls.
 
 Interval before poll ``n+1`` is ``min(initial * 2^(n-1), max)`` (seed 000: 5, 10, 20, 30, 30 ...).
-A burst polls, sleeps through the injected sleeper and polls again until the capture leaves
-``Running`` or the next sleep would pass ``poll_burst_limit``. Completion is read from
-``packetCaptureStatus`` (``Stopped`` -> download, ``Error`` -> FAILED with ``packetCaptureError``),
-never from ``provisioningState``. A poll that fails (network, a transient 500) changes nothing and
-is not a failure of the capture; the capture missing (exit 3) is. ``max_polls`` reached -> TIMED_OUT.
+A burst polls, sleeps through the configured sleeper (a real ``time.sleep`` unless one is injected)
+and polls again until the capture leaves ``Running`` or the next sleep would pass
+``poll_burst_limit``. Completion is read from ``packetCaptureStatus`` (``Stopped`` -> download,
+``Error`` -> FAILED with ``packetCaptureError``), never from ``provisioningState``. A poll that fails
+(network, a transient 500) changes nothing and is not a failure of the capture; the capture missing
+(exit 3) is.
+
+The budget is time first: a capture still not stopped ``poll_margin_s`` after its time limit (counted
+from the create, on the orchestrator's clock, so every az call's latency counts) is TIMED_OUT
+``capture_overdue``; the poll count (``max_polls``, sized from the time limit) only stops a runaway
+(``max_polls_exceeded``). Neither ends a task before Azure could have stopped the capture on its own
+unless ``max_polls`` was set explicitly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
 from netghost.contracts import TaskRecord, TaskState
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._runtime import Runtime, parse_json
 
-__all__ = ["backoff", "burst_poll"]
+__all__ = ["backoff", "burst_poll", "poll_deadline"]
 
 
 def backoff(attempt: int, initial: float, maximum: float) -> float:
     """Seconds to wait after poll ``attempt`` (1-based): ``min(initial * 2^(attempt-1), maximum)``."""
     return float(min(initial * 2 ** (attempt - 1), maximum))
+
+
+def poll_deadline(record: TaskRecord, margin_s: float) -> datetime | None:
+    """When a still-running capture is overdue: its start (the create's answer) + time limit + margin."""
+    started = record.timestamps.provisioned or record.timestamps.created
+    if record.parameters is None or not started:
+        return None
+    begun = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    return begun + timedelta(seconds=record.parameters.duration_seconds + margin_s)
 
 
 def _poll_once(rt: Runtime, record: TaskRecord) -> TaskRecord:
@@ -49,6 +66,13 @@ def _poll_once(rt: Runtime, record: TaskRecord) -> TaskRecord:
                        error_detail=f"Azure reports the capture failed: packetCaptureError [{errors}]")
     shown = status or f"poll failed ({ran.error_text()})"
     rt.say(f"[Cloud Orchestrator] Poll {count}/{record.max_polls}: packetCaptureStatus = {shown}")
+    deadline = poll_deadline(record, rt.config.poll_margin_s)
+    if deadline is not None and rt.now() >= deadline:
+        limit = record.parameters.duration_seconds if record.parameters else 0
+        return rt.move(record, TaskState.TIMED_OUT, poll_count=count, timestamps=stamps, capture_status=status,
+                       failure_reason="capture_overdue",
+                       error_detail=f"Azure operation did not complete within polling window (the capture's {limit} s "
+                                    f"time limit plus {rt.config.poll_margin_s:g} s).")
     if count >= record.max_polls:
         return rt.move(record, TaskState.TIMED_OUT, poll_count=count, timestamps=stamps, capture_status=status,
                        failure_reason="max_polls_exceeded",

@@ -16,6 +16,7 @@ from typing import Any
 
 from netghost.contracts import TaskRecord, TaskState
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._plan import bindings, is_member, storage_account_ref
 from netghost.orchestrator._runtime import Ran, Runtime, parse_json
 
 __all__ = ["STOP_REASONS", "blocking_rule", "detect", "fail", "name_az_error"]
@@ -41,12 +42,17 @@ STOP_REASONS: Mapping[str, tuple[str, str]] = {
                                     "az network watcher configure -g NetworkWatcherRG -l {location} --enabled true"),
     "nsg_blocks_host_agent": ("the VM's effective NSG denies outbound traffic to the host agent 168.63.129.16",
                               "allow outbound TCP to 168.63.129.16 (ports 80, 8037) above rule {rule}"),
-    "storage_not_found": ("the storage account was not found", "check the storage_account parameter"),
+    "storage_not_found": ("the storage account {sa} does not exist in this subscription",
+                          "name an account in the VM's region (az storage account list --query "
+                          "\"[?primaryLocation=='{location}'].name\" -o tsv), or create one: az storage account "
+                          "create -g {rg} -n <name> -l {location} --sku Standard_LRS"),
     "storage_container_missing": ("the storage container does not exist",
-                                  "create it: az storage container create --account-name {sa} -n {container}"),
+                                  "create it: az storage container create --account-name {sa} -n {container} "
+                                  "--auth-mode login"),
     "storage_auth_failed": ("the storage account refused --auth-mode {auth}",
-                            "assign 'Storage Blob Data Contributor' to the identity, or use "
-                            "storage_auth_mode='key'"),
+                            "az role assignment create --assignee <the identity az is logged in as> --role "
+                            "'Storage Blob Data Contributor' --scope {account_id} (or, where the account allows "
+                            "shared keys, storage_auth_mode='key')"),
     "storage_inaccessible": ("the storage account could not be checked", "see the az error text"),
     "quota_exceeded": ("the region's packet-capture quota is used up",
                        "delete finished captures (cleanup_task) or wait for running ones to end"),
@@ -80,7 +86,8 @@ def _explain(record: TaskRecord, reason: str, extra: Mapping[str, str] | None = 
     params = record.parameters
     values = {"rg": params.resource_group if params else "", "target": record.target or "",
               "location": record.location or "", "sa": record.storage_account or "",
-              "container": record.storage_container, "auth": record.storage_auth_mode or "login", "rule": ""}
+              "container": record.storage_container, "auth": record.storage_auth_mode or "login", "rule": "",
+              "account_id": f"<the id of storage account {record.storage_account or ''}>"}
     values.update(extra or {})
     return f"{what.format(**values)}. Fix: {fix.format(**values)}" if fix else what.format(**values)
 
@@ -277,14 +284,52 @@ def _check_instances(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> C
     return record, None, "", None
 
 
+def _account_missing(ran: Ran) -> bool:
+    """ARM (or the CLI's lookup in the subscription's account list) says the storage account does not exist."""
+    first = ran.error_text()
+    return ran.outcome == "failed" and (
+        (first.startswith("Storage account '") and first.endswith("' not found."))
+        or (ran.exit_code == 3 and "Microsoft.Storage/storageAccounts/" in first and "(ResourceNotFound)" in first)
+        or (ran.exit_code == 3 and "(ResourceGroupNotFound)" in first))
+
+
+def _resolve_account(rt: Runtime, record: TaskRecord) -> tuple[TaskRecord, Check | None, dict[str, str]]:
+    """``storage account show`` first (ARM knows at once whether the account exists); a stop or the account's id.
+
+    A task planned before this step existed (a resumed registry) skips it: its plan does not hold it. A
+    read ARM refuses (the identity has a data-plane role on the account only) is a warning; the
+    container check then decides.
+    """
+    _, account_id = storage_account_ref(record.parameters.storage_account if record.parameters else "")
+    argv = cmd.storage_account_show(record.storage_account or "", account_id)
+    bound = bindings(record.task_id, record.location, record.storage_path, record.storage_container,
+                     record.local_pcap_path)
+    if record.plan is None or not is_member(argv, record.plan, bound):
+        return record, None, {}
+    record, ran = rt.run(record, argv, "Resolve the storage account through ARM before touching its data plane.")
+    if _account_missing(ran):
+        return record, (record, "storage_not_found", ran.error_text(), None), {}
+    doc = parse_json(ran.output) if ran.outcome == "ok" else None
+    if isinstance(doc, dict) and isinstance(doc.get("id"), str):
+        return record, None, {"account_id": doc["id"]}
+    if ran.outcome == "failed" and name_az_error(ran.stderr, "") == "permission_denied":
+        rt.say(f"[yellow]{record.task_id}: storage account {record.storage_account} not readable through ARM[/] "
+               f"({ran.error_text()}); checking its container directly")
+        return record, None, {}
+    return record, (record, name_az_error(ran.stderr, "storage_inaccessible"), ran.error_text(), None), {}
+
+
 def _check_storage(rt: Runtime, record: TaskRecord, _doc: dict[str, Any]) -> Check:
+    record, stop, extra = _resolve_account(rt, record)
+    if stop is not None:
+        return stop
     auth = record.storage_auth_mode or "login"
     record, ran = rt.run(record, cmd.container_exists(record.storage_account or "", record.storage_container, auth),
                          "Verify the storage container is reachable before creating anything.")
     if ran.outcome == "failed":
-        if "not found" in ran.stderr and "Storage account" in ran.stderr:
+        if _account_missing(ran):
             return record, "storage_not_found", ran.error_text(), None
-        return record, name_az_error(ran.stderr, "storage_inaccessible"), ran.error_text(), None
+        return record, name_az_error(ran.stderr, "storage_inaccessible"), ran.error_text(), extra or None
     if ran.outcome != "ok":
         return record, "storage_inaccessible", ran.error_text(), None
     exists = parse_json(ran.output)

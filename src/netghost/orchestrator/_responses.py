@@ -1,7 +1,7 @@
 """Responses to the Brain, built from task records and validated by the contracts before they leave.
 
 A task's ``status`` follows from its state; after cleanup (CLEANING_UP, DONE) it is the outcome the
-task had before cleanup, kept in ``failure_reason`` (``cancelled``, ``max_polls_exceeded``, any
+task had before cleanup, kept in ``failure_reason`` (``cancelled``, ``max_polls_exceeded`` / ``capture_overdue``, any
 other name = failed, none = completed). The Brain never sees shell fields (classification, exit
 codes): only orchestration-level status, paths, hashes and the reasons.
 """
@@ -16,6 +16,8 @@ from netghost.contracts import IN_FLIGHT_TASK_STATES, TaskRecord, TaskState, par
 __all__ = ["error_response", "list_response", "outcome_state", "status_of", "task_response"]
 
 S = TaskState
+TIMEOUT_REASONS = frozenset({"max_polls_exceeded", "capture_overdue"})
+"""The failure reasons of a TIMED_OUT task (the poll count, the time window)."""
 _PENDING = IN_FLIGHT_TASK_STATES
 
 
@@ -24,7 +26,7 @@ def status_of(record: TaskRecord, *, waiting_for_partner: bool = False) -> str:
     if record.state in _PENDING or waiting_for_partner:
         return "task_pending"
     reason = record.failure_reason
-    if record.state == S.TIMED_OUT or reason == "max_polls_exceeded":
+    if record.state == S.TIMED_OUT or reason in TIMEOUT_REASONS:
         return "task_timed_out"
     if record.state == S.CANCELLED or reason == "cancelled":
         return "task_cancelled"

@@ -12,6 +12,7 @@ shell could not run it: timeout, not found, exec error). The orchestrator never 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from typing import Any, Literal, Protocol
 from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
+from netghost.orchestrator._budgets import Budgets
 from netghost.orchestrator._plan import MAX_CAPTURE_BYTES, bindings, is_member, plan_token
 from netghost.orchestrator._registry import Registry
 from netghost.orchestrator._states import step
@@ -35,6 +37,10 @@ __all__ = [
 ]
 
 
+SEED_MAX_POLLS = 20
+"""Seed 000's ``max_polls`` (about 8.5 minutes of backoff): the least budget a task gets."""
+
+
 class ShellLike(Protocol):
     """What the orchestrator needs of the Safe-Exec Shell: ``execute({command, reasoning}) -> dict``."""
 
@@ -44,14 +50,29 @@ class ShellLike(Protocol):
 
 
 def _utcnow() -> datetime:
-    return datetime.now(UTC)
+    """Wall time. ``time.time`` is looked up at each call, so a test that replaces it drives this default."""
+    return datetime.fromtimestamp(time.time(), UTC)
+
+
+def _sleep(seconds: float) -> None:
+    """Really sleep: every path that does not inject a sleeper (the real cloud) waits between polls.
+
+    ``time.sleep`` is looked up at each call (not bound at import), so a test that records it checks the
+    default a user gets.
+    """
+    time.sleep(seconds)
 
 
 @dataclass
 class Config:
-    """Seed 000 "Configuration", plus what the real CLI and the tests need (see CloudOrchestrator)."""
+    """Seed 000 "Configuration", plus what the real CLI and the tests need (see CloudOrchestrator).
 
-    max_polls: int = 20
+    ``max_polls`` ``None`` (the default) sizes each task's poll budget from its capture's time limit
+    (:meth:`poll_budget`); a number is used as it is. ``poll_margin_s`` is how long past the time limit
+    polling waits for Azure to report the capture stopped before the task is TIMED_OUT.
+    """
+
+    max_polls: int | None = None
     initial_poll_interval: float = 5.0
     max_poll_interval: float = 30.0
     local_capture_dir: str = "/tmp/captures"
@@ -65,8 +86,27 @@ class Config:
     max_capture_bytes: int = MAX_CAPTURE_BYTES
     download_retry_delay_s: float = 5.0
     scan_azure_orphans: bool = True
+    poll_margin_s: float = 120.0
     clock: Callable[[], datetime] = _utcnow
-    sleeper: Callable[[float], None] = field(default=lambda s: None)
+    sleeper: Callable[[float], None] = _sleep
+    budgets: Budgets = field(default_factory=Budgets.defaults)
+    """The session's budgets; the capture ones are enforced at preflight (``capture.rego``)."""
+
+    def poll_budget(self, duration_s: float) -> int:
+        """How many polls a capture of ``duration_s`` may take: the configured ``max_polls``, or enough for
+        the backoff schedule to cover the time limit plus the margin twice over (a Brain that calls
+        check_task again at once polls at once), and never fewer than the seed's 20.
+
+        The count only guards against a runaway (a sleeper that does not sleep, a Brain in a tight loop):
+        the budget that ends a healthy task is its time window (:func:`netghost.orchestrator._polling`).
+        """
+        if self.max_polls is not None:
+            return self.max_polls
+        window, waited, polls = duration_s + self.poll_margin_s, 0.0, 0
+        while waited < window:
+            polls += 1
+            waited += max(min(self.initial_poll_interval * 2 ** min(polls - 1, 60), self.max_poll_interval), 1.0)
+        return max(SEED_MAX_POLLS, 2 * polls + 2)
 
 
 Outcome = Literal["ok", "failed", "denied", "error"]

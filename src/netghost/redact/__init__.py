@@ -9,10 +9,13 @@ depends on nothing else in netghost and sits at the bottom layer. Inside: ``_rul
 decoded captures), ``_flags`` (per-tool password flags), ``_blocks`` (Kubernetes Secrets, cloud-init),
 ``_command`` (what the printing command says), ``_public`` (public values never replaced), ``_spans``
 (finding secrets by their place), ``_redact`` (replacing them, the public functions), ``_value`` (a
-JSON-like value, string by string and as JSON).
+JSON-like value, string by string and as JSON). ``_clean`` is their neighbour at the same entrances:
+:func:`clean_text` / :func:`clean_json` make outside text safe to keep (no lone surrogate, no NUL, a
+bounded length) where it enters, so no strict writer behind them breaks on it.
 """
 
+from netghost.redact._clean import clean_json, clean_text
 from netghost.redact._redact import Redaction, redact, redact_argv, redact_command
 from netghost.redact._value import redact_value
 
-__all__ = ["Redaction", "redact", "redact_argv", "redact_command", "redact_value"]
+__all__ = ["Redaction", "clean_json", "clean_text", "redact", "redact_argv", "redact_command", "redact_value"]

@@ -36,12 +36,16 @@ _REPEAT = re.compile(r"(.)\1{7,}")
 _DATA_NAME = re.compile(r"(?:^|[_.-])(?:custom|user)[_-]?data$|^(?:custom|user)data$")
 _B64_VALUE = re.compile(r"^[A-Za-z0-9+/]{16,}={0,2}$")
 _BGP_COMMUNITY = re.compile(r"^\d+:\d+$")
-# Values that name an authentication scheme or a SASL mechanism (AUTH=LOGIN in an IMAP capability line).
+# Values that name an authentication scheme or a SASL mechanism (AUTH=LOGIN in an IMAP capability line):
+# not secrets under a name that only mentions authentication, but under a name that says the value IS
+# the password or secret (clientSecret, DB_PASSWORD) they are that secret's value and are replaced.
 _SCHEME_WORDS = frozenset(
     {"plain", "login", "basic", "bearer", "digest", "ntlm", "negotiate", "kerberos", "oauth", "oauth2", "xoauth2",
-     "oauthbearer", "cram-md5", "digest-md5", "scram-sha-1", "scram-sha-256", "anonymous", "external", "gssapi",
-     "required", "optional", "enabled", "disabled", "managedidentity", "serviceprincipal"}
+     "oauthbearer", "cram-md5", "digest-md5", "scram-sha-1", "scram-sha-256", "anonymous", "external", "gssapi"}
 )  # fmt: skip
+_VALUE_NAME = re.compile(r"secret|passw|pwd|token|key")
+# Setting states: never a secret's value, whatever the name says (``password: required``).
+_MODE_WORDS = frozenset({"required", "optional", "enabled", "disabled", "managedidentity", "serviceprincipal"})
 _URL = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://[^@\s?#]*$", re.IGNORECASE)
 
 
@@ -88,7 +92,10 @@ def _label_kind(name: str, value: str, *, secret_cmd: bool) -> str | None:
         return "custom_data" if _B64_VALUE.match(value) else None
     if lowered.endswith("community") and _BGP_COMMUNITY.match(value):
         return None
-    if value.strip("[](){};,.\"'").lower() in _SCHEME_WORDS or _plain_url(value):
+    word = value.strip("[](){};,.\"'").lower()
+    if word in _MODE_WORDS or _plain_url(value):
+        return None
+    if word in _SCHEME_WORDS and not _VALUE_NAME.search(lowered):
         return None
     if secret_cmd and _looks_random(value):
         return "secret"

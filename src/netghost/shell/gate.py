@@ -17,6 +17,7 @@ the shell has already audited the call as denied and the next call has another s
 from __future__ import annotations
 
 import contextvars
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from netghost.contracts import DecidedBy
 from netghost.errors import ShellError
 from netghost.governance import (
     ApprovalMismatchError,
@@ -35,14 +37,18 @@ from netghost.governance import (
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT_S",
+    "TERMINAL_HUMAN",
     "GateOutcome",
     "HitlCallback",
     "HitlDecision",
     "PromptControl",
     "Waiter",
+    "ask_about",
     "ask_human",
     "build_shell_request",
+    "callback_decider",
     "current_prompt",
+    "fail_closed",
     "shell_plan",
 ]
 
@@ -59,11 +65,14 @@ class HitlDecision:
 
     Build it with :meth:`approve`, :meth:`deny` or :meth:`modify`; the shell binds it to the plan-token of
     the request it asked about (see :meth:`bind`), so a decision cannot be replayed for another command.
+    ``by`` says who decided (the terminal's human, ``--yes``, an MCP client's elicitation, a policy); the
+    audit records it. A decision that does not say is recorded as its callback's, never as a human's.
     """
 
     decision: Literal["approve", "deny", "modify"]
     reason: str = ""
     command: str | None = None
+    by: DecidedBy | None = None
 
     def __post_init__(self) -> None:
         if self.decision == "modify" and not (self.command and self.command.strip()):
@@ -72,23 +81,23 @@ class HitlDecision:
             raise ShellError(f"HitlDecision.{self.decision} takes no command", field="command")
 
     @classmethod
-    def approve(cls, reason: str = "") -> HitlDecision:
+    def approve(cls, reason: str = "", *, by: DecidedBy | None = None) -> HitlDecision:
         """Run the command exactly as shown."""
-        return cls("approve", reason)
+        return cls("approve", reason, by=by)
 
     @classmethod
-    def deny(cls, reason: str = "") -> HitlDecision:
+    def deny(cls, reason: str = "", *, by: DecidedBy | None = None) -> HitlDecision:
         """Do not run it; ``reason`` (optional) is passed back to the AI and the audit."""
-        return cls("deny", reason)
+        return cls("deny", reason, by=by)
 
     @classmethod
-    def modify(cls, command: str, reason: str = "") -> HitlDecision:
+    def modify(cls, command: str, reason: str = "", *, by: DecidedBy | None = None) -> HitlDecision:
         """Run ``command`` instead; it is classified again and FORBIDDEN still blocks it.
 
         Raises:
             ShellError: ``command`` is empty.
         """
-        return cls("modify", reason, command)
+        return cls("modify", reason, command, by=by)
 
     def bind(self, request: ApprovalRequest, *, decided_at: datetime) -> ApprovalResponse:
         """The CabinCrew response for ``request``: this decision, answering its plan-token only."""
@@ -104,12 +113,36 @@ class HitlDecision:
 HitlCallback = Callable[[ApprovalRequest], HitlDecision]
 
 
+TERMINAL_HUMAN = DecidedBy(kind="human", name="terminal")
+"""The decider of an answer typed at the approval prompt on this process's terminal."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(value: object, limit: int) -> str:
+    """``value`` as text a decider may hold: no lone surrogates (they cannot be audited), bounded."""
+    return _SURROGATE.sub("\ufffd", str(value))[:limit]
+
+
+def fail_closed(reason: str) -> DecidedBy:
+    """The decider of a prompt nobody answered: the fail-closed policy, with why."""
+    return DecidedBy(kind="policy", name="fail_closed", detail=_text(reason, 2000))
+
+
+def callback_decider(callback: object) -> DecidedBy:
+    """The decider of an answer whose callback did not say who decided: the callback, by name."""
+    name = getattr(callback, "__qualname__", None) or type(callback).__qualname__
+    return DecidedBy(kind="callback", name=_text(name, 200) or "callback")
+
+
 @dataclass(frozen=True)
 class GateOutcome:
-    """The bound decision, or why there is none (``abandoned`` means fail closed)."""
+    """The bound decision and who made it, or why there is none (``abandoned`` means fail closed)."""
 
     response: ApprovalResponse | None
     abandoned: str | None = None
+    decided_by: DecidedBy | None = None
 
     @property
     def decision(self) -> Literal["approve", "deny", "modify"] | None:
@@ -243,23 +276,48 @@ def ask_human(
     except KeyboardInterrupt:  # Ctrl-C reaches the waiting thread, not the prompt's: still no approval
         slot.seal()
         control.cancelled.set()
-        return GateOutcome(None, "approval prompt closed (KeyboardInterrupt)")
+        return _abandoned("approval prompt closed (KeyboardInterrupt)")
     answered = slot.seal()
     control.cancelled.set()
     if not answered:
-        return GateOutcome(None, f"approval timed out: no answer within {timeout_s:g} s")
+        return _abandoned(f"approval timed out: no answer within {timeout_s:g} s")
     if slot.failure is not None:
-        return GateOutcome(None, slot.failure)
-    return _bind(slot.answer, request, now)
+        return _abandoned(slot.failure)
+    return _bind(slot.answer, request, now, callback)
 
 
-def _bind(answer: object, request: ApprovalRequest, now: Callable[[], datetime]) -> GateOutcome:
-    """The callback's answer as a response bound to ``request``, or why it is none."""
+def _abandoned(reason: str) -> GateOutcome:
+    return GateOutcome(None, reason, fail_closed(reason))
+
+
+def _bind(answer: object, request: ApprovalRequest, now: Callable[[], datetime], callback: object) -> GateOutcome:
+    """The callback's answer as a response bound to ``request`` with its decider, or why it is none."""
     if isinstance(answer, HitlDecision):
-        return GateOutcome(answer.bind(request, decided_at=now()))
+        return GateOutcome(answer.bind(request, decided_at=now()), None, answer.by or callback_decider(callback))
     if isinstance(answer, ApprovalResponse):
         try:
-            return GateOutcome(check_response(request, answer))
+            return GateOutcome(check_response(request, answer), None, callback_decider(callback))
         except ApprovalMismatchError as exc:
-            return GateOutcome(None, str(exc))
-    return GateOutcome(None, f"approval callback returned {type(answer).__name__}, not a HitlDecision")
+            return _abandoned(str(exc))
+    return _abandoned(f"approval callback returned {type(answer).__name__}, not a HitlDecision")
+
+
+def ask_about(
+    callback: HitlCallback,
+    plan: dict[str, Any],
+    *,
+    what: str,
+    why: str,
+    risk: str,
+    context: dict[str, Any],
+    now: Callable[[], datetime],
+    timeout_s: float = DEFAULT_APPROVAL_TIMEOUT_S,
+) -> GateOutcome:
+    """Ask the approval callback about a step that is not a shell command (a capture on a target nobody read).
+
+    The same gate as a command's: a plan-token over ``plan``, the deadline, every way of not answering
+    failing closed, and the decider recorded. ``context["needs_person"]`` tells an automatic approver
+    (``--yes``) that only a person may approve it; the caller still checks ``decided_by.is_person``.
+    """
+    request = build_approval_request(plan, what=what, why=why, risk=risk, requested_at=now(), context=context)
+    return ask_human(callback, request, now=now, timeout_s=timeout_s)

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from netghost.governance import ApprovalRequest
 from netghost.safetext import visible
-from netghost.shell.gate import HitlCallback, HitlDecision, current_prompt
+from netghost.shell.gate import TERMINAL_HUMAN, HitlCallback, HitlDecision, current_prompt, fail_closed
 
 __all__ = ["make_terminal_callback", "prompt_decision", "render_alert", "terminal_hitl_callback", "visible"]
 
@@ -147,20 +147,21 @@ def prompt_decision(request: ApprovalRequest, stdin: TextIO, console: Console,
     for _ in range(_MAX_ATTEMPTS):
         choice = _CHOICES.get(_ask(console, stdin, "Your choice: ").strip().lower())
         if choice == "approve":
-            return HitlDecision.approve()
+            return HitlDecision.approve(by=TERMINAL_HUMAN)
         if choice == "deny":
             reason = _ask(console, stdin, "Denial reason (optional, press Enter to skip): ").strip()
-            return HitlDecision.deny(reason=reason)
+            return HitlDecision.deny(reason=reason, by=TERMINAL_HUMAN)
         if choice == "modify":
             command = _ask(console, stdin, "Modified command: ").strip()
             if not command:
                 console.print("[yellow]No command entered; choose again.[/yellow]")
                 continue
             reason = _ask(console, stdin, "Reason for the change (optional, press Enter to skip): ").strip()
-            return HitlDecision.modify(command, reason=reason)
+            return HitlDecision.modify(command, reason=reason, by=TERMINAL_HUMAN)
         console.print("[yellow]Please answer A, D or M.[/yellow]")
     console.print("[red]No valid answer; the command is denied.[/red]")
-    return HitlDecision.deny(reason="no valid answer at the approval prompt")
+    return HitlDecision.deny(reason="no valid answer at the approval prompt",
+                             by=fail_closed("no valid answer at the approval prompt"))
 
 
 def _ask(console: Console, stdin: TextIO, prompt: str) -> str:

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from netghost.contracts import ShellAuditRecord
+from netghost.contracts import Confinement, DecidedBy, ShellAuditRecord
 from netghost.redact import redact, redact_argv
 from netghost.shell.classify import Classification
 from netghost.shell.exec import RunResult
@@ -125,9 +125,23 @@ class Outcome:
             "policy_hash": None,
             "policy_rule": None,
             "duration_ms": 0.0,
+            "decided_by": None,
+            "confinement": None,
         }
         if client is not None:  # absent, not null, for the agent's own calls
             self.fields["client"] = dict(client)
+
+    def decided(self, by: DecidedBy) -> None:
+        """Record who decided this command's fate (the last decider wins: the lab confinement's refusal overrides)."""
+        data = by.model_dump(mode="json")
+        for key in ("name", "detail"):  # a callback's text: redacted and surrogate-free like every other field
+            if isinstance(data.get(key), str):
+                data[key] = redact(clean(data[key])).text or "?"
+        self.fields["decided_by"] = data
+
+    def confined(self, verdict: Confinement | None) -> None:
+        """Record a sealed lab's verdict on the command (None outside a sealed lab)."""
+        self.fields["confinement"] = verdict.model_dump(mode="json") if verdict is not None else None
 
     def classified(self, cls: Classification, *, modified: bool = False) -> None:
         reason = clean(cls.reason if not modified else f"modified by the human: {cls.reason}")
@@ -203,6 +217,6 @@ class Outcome:
     def response(self) -> dict[str, Any]:
         keys = (
             "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
-            "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason",
+            "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by",
         )  # fmt: skip
         return {k: self.fields[k] for k in keys}

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from netghost.contracts import ProvisionalRejectedRecord, ShellAuditRecord
+from netghost.contracts import Confinement, DecidedBy, ProvisionalRejectedRecord, ShellAuditRecord
 from netghost.errors import PlanTokenMismatchError, ShellError
 from netghost.governance import (
     WalWriter,
@@ -32,7 +32,8 @@ from netghost.governance import (
 )
 from netghost.redact import redact, redact_command
 from netghost.shell.classify import Classification, OrgPolicy, classify
-from netghost.shell.exec import run_argv, scrub_env
+from netghost.shell.confine import LabConfinement
+from netghost.shell.exec import child_environments, run_argv
 from netghost.shell.gate import (
     DEFAULT_APPROVAL_TIMEOUT_S,
     GateOutcome,
@@ -40,6 +41,7 @@ from netghost.shell.gate import (
     Waiter,
     ask_human,
     build_shell_request,
+    fail_closed,
     shell_plan,
 )
 from netghost.shell.record import BAD_REQUEST, Outcome, clean, read_request
@@ -98,7 +100,9 @@ class SafeExecShell:
         timeout_s: Wall-clock limit per command; the whole process group is killed on expiry.
         policy: An organisation policy (``load_org_policy``) applied by the classifier.
         path: A ``PATH`` for children (the lab puts its simulator first); inherited PATH when None.
-        env: Variables to set for children on top of the scrubbed inherited environment.
+        env: Variables to set for children on top of the scrubbed inherited environment (a credential
+            variable among them, e.g. ``AZURE_CONFIG_DIR``, reaches only the programs ``child_env.toml``
+            gives it to).
         cwd: Working directory for children (the current directory when None).
         classifier: Replaces :func:`netghost.shell.classify.classify` (tests, alternative policies).
         approval_timeout_s: How long the human has to answer one approval prompt; no answer by then is
@@ -110,6 +114,9 @@ class SafeExecShell:
         on_notice: receives each one-line notice the caller should show (a provisional record found
             beside the audit file was refused: forged, altered, replayed or unsealed); they are also
             kept in :attr:`notices`.
+        confinement: a sealed lab (:class:`~netghost.shell.confine.LabConfinement`): every command is judged after
+            classification and the verdict recorded; one the lab does not simulate runs only when a person
+            approves it (a SAFE one is asked too), whatever an automatic approver answers.
 
     Raises:
         ShellError: ``session_id`` is not a safe file-name component, or ``timeout_s`` or
@@ -133,6 +140,7 @@ class SafeExecShell:
         approval_wait: Waiter | None = None,
         client: Mapping[str, str] | None = None,
         on_notice: Callable[[str], None] | None = None,
+        confinement: LabConfinement | None = None,
     ) -> None:
         if not _SESSION_ID.match(session_id):
             raise ShellError(f"session_id {session_id!r} must be 1-128 of [A-Za-z0-9_.-]", field="session_id")
@@ -147,11 +155,14 @@ class SafeExecShell:
         self.approval_timeout_s = float(approval_timeout_s)
         self._approval_wait = approval_wait
         self.client = dict(client) if client is not None else None
+        self.confinement = confinement
         self.policy = policy
         self.cwd = str(Path(cwd).resolve()) if cwd is not None else os.getcwd()
         self.audit_path = Path(audit_dir).resolve() / f"shell_audit_{session_id}.jsonl"
         self._classify = classifier
-        self._env = scrub_env(path=path, extra=env)
+        self._envs = child_environments(path=path, extra=env)
+        self._env = dict(self._envs.common)
+        """What every child gets; the Azure identity's variables reach ``az`` only (``child_env.toml``)."""
         self.notices: list[str] = []
         """One line per refused provisional record (see ``on_notice``)."""
         self._on_notice = on_notice
@@ -217,6 +228,7 @@ class SafeExecShell:
             try:
                 if problem is not None:
                     record.fail(BAD_REQUEST, f"bad_request: {problem}")
+                    record.decided(_policy("bad_request", problem))
                 else:
                     self._decide_and_run(record)
             except Exception as exc:  # an internal failure is still one audited, failed command
@@ -294,15 +306,25 @@ class SafeExecShell:
 
     # -- steps -----------------------------------------------------------------------------------------
 
+    def _confine(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
+        if self.confinement is None:
+            return None
+        return self.confinement.judge(argv, search_path=self._env.get("PATH"), cwd=self.cwd)
+
     def _decide_and_run(self, out: Outcome) -> None:
         cls = self._classify(out.command, self.policy)
         out.classified(cls)
         if cls.verdict == "FORBIDDEN":
             out.block(cls.error or "forbidden_command")
+            out.decided(_rules(cls, "forbidden_tier"))
             return
+        verdict = self._confine(cls.argv)
+        out.confined(verdict)
+        needs_person = verdict is not None and not verdict.simulated
         plan = shell_plan(cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
-        if cls.verdict == "SAFE":
+        if cls.verdict == "SAFE" and not needs_person:
             out.fields["action"] = "auto_approved"
+            out.decided(_rules(cls, "safe_tier"))
             self._run(out, plan, compute_plan_token(plan))
             return
         asked_at = _now()
@@ -322,18 +344,25 @@ class SafeExecShell:
                 "policy_rule": cls.policy_rule,
                 "approval_timeout_s": self.approval_timeout_s,
                 "approval_deadline": (asked_at + timedelta(seconds=self.approval_timeout_s)).isoformat(),
+                # a sealed lab: this command would run for real; only a person may approve it
+                "needs_person": redact(verdict.reason).text if needs_person and verdict is not None else None,
             },
         )
         out.fields["plan_token"] = request.plan_token
         gate: GateOutcome = ask_human(
             self.hitl_callback, request, now=_now, timeout_s=self.approval_timeout_s, wait=self._approval_wait
         )
+        decider = gate.decided_by or fail_closed(gate.abandoned or "no decision")
+        out.decided(decider)
         if gate.response is None:
             out.deny("user_abandoned", None, note=f"approval abandoned: {gate.abandoned}; treat as denied")
             return
         response = gate.response
         if response.decision == "deny":
             out.deny("user_denied", response.reason or None)
+            return
+        if needs_person and not decider.is_person and verdict is not None:
+            self._refuse_unconfined(out, verdict, decider)
             return
         if response.decision == "approve":
             out.fields["action"] = "user_approved"
@@ -349,11 +378,23 @@ class SafeExecShell:
         if new_cls.verdict == "FORBIDDEN":
             out.block(new_cls.error or "forbidden_command")
             return
+        new_verdict = self._confine(new_cls.argv)
+        if new_verdict is not None:
+            out.confined(new_verdict)
+            if not new_verdict.simulated and not decider.is_person:
+                self._refuse_unconfined(out, new_verdict, decider)
+                return
         # The human typed this command: RISKY counts as approved by them. It gets its own plan-token.
         out.fields["action"] = "user_modified"
         new_plan = shell_plan(new_cls.argv, cwd=self.cwd, session_id=self.session_id, seq=out.seq)
         out.fields["plan_token"] = compute_plan_token(new_plan)
         self._run(out, new_plan, out.fields["plan_token"], command=new_command)
+
+    def _refuse_unconfined(self, out: Outcome, verdict: Confinement, decider: DecidedBy) -> None:
+        """A sealed lab's refusal: an unsimulated command was approved by someone who is not a person."""
+        out.deny("user_denied", f"{verdict.reason}; only a person at the terminal may approve that, not "
+                                f"{decider.label()}: refused (sealed lab)")
+        out.decided(_policy("sealed_lab", f"{decider.label()} approved a command the lab does not simulate"))
 
     def _run(self, out: Outcome, plan: dict[str, Any], token: str, command: str | None = None) -> None:
         out.fields["plan_token"] = token
@@ -374,9 +415,22 @@ class SafeExecShell:
                 path=self.audit_path,
             )
         self._write_inflight(out)  # raises (and nothing runs) if the record cannot be written
-        result = run_argv(argv, timeout_s=self.timeout_s, env=self._env, cwd=self.cwd)
+        result = run_argv(argv, timeout_s=self.timeout_s, env=self._envs.for_program(argv), cwd=self.cwd)
         out.ran(result, command or out.command)
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _policy(name: str, detail: str | None = None) -> DecidedBy:
+    return DecidedBy(kind="policy", name=name, detail=detail)
+
+
+def _rules(cls: Classification, tier: str) -> DecidedBy:
+    """The policy that decided a SAFE or FORBIDDEN verdict: an organisation rule, else the built-in tiers
+    (with the learned stage's verdict, ``onnx:...``, as detail: it only tightens, it never decides SAFE)."""
+    rule = cls.policy_rule
+    if rule and not rule.startswith("onnx:"):
+        return _policy("org_policy", rule)
+    return _policy(tier, rule)

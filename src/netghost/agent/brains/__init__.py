@@ -1,12 +1,15 @@
 """The brains the investigation loop can run: the protocol (history in, model turn out) and its makers.
 
 :class:`Brain` is what the loop talks to; :class:`GeminiBrain` calls Gemini through an injected
-``generate`` (the LLM gateway in the product); :class:`PlaybookBrain` is the place of the offline
-playbook brain (issue 13). The history types (:class:`Message`, :class:`Part`, :class:`FunctionCall`,
-:class:`FunctionResponse`) are plain data that round-trip through JSON for the session's journal.
+``generate`` (the LLM gateway in the product) and reads its answer with :func:`from_response` (every
+string cleaned and bounded, a malformed call kept as a call carrying its ``error``: see
+:data:`MAX_ARGS_BYTES`, :data:`MAX_ARGS_DEPTH`, :data:`MAX_TEXT_CHARS`); :class:`PlaybookBrain` is
+the offline playbook brain (issue 13). The history types (:class:`Message`, :class:`Part`,
+:class:`FunctionCall`, :class:`FunctionResponse`) are plain data that round-trip through JSON for the
+session's journal.
 """
 
-from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, from_response, to_contents
+from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, to_contents
 from netghost.agent.brains._protocol import (
     Brain,
     BrainError,
@@ -16,9 +19,20 @@ from netghost.agent.brains._protocol import (
     ModelTurn,
     Part,
 )
+from netghost.agent.brains._reading import (
+    INVALID_CALL,
+    MAX_ARGS_BYTES,
+    MAX_ARGS_DEPTH,
+    MAX_TEXT_CHARS,
+    from_response,
+)
 from netghost.agent.brains.playbook import PlaybookBrain
 
 __all__ = [
+    "INVALID_CALL",
+    "MAX_ARGS_BYTES",
+    "MAX_ARGS_DEPTH",
+    "MAX_TEXT_CHARS",
     "Brain",
     "BrainError",
     "FunctionCall",

@@ -19,15 +19,18 @@ __all__ = ["Brain", "BrainError", "FunctionCall", "FunctionResponse", "Message",
 Role = Literal["user", "model"]
 
 
-
-
 @dataclass(frozen=True)
 class FunctionCall:
-    """One tool call the model asked for (``id`` when the API gives one)."""
+    """One tool call the model asked for (``id`` when the API gives one).
+
+    ``error`` is set when the call was malformed (no name, arguments that are not an object or are too
+    large, ...): nothing is dispatched, and the error goes back to the model as the call's result.
+    """
 
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     id: str | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,8 @@ class Part:
             out["text"] = self.text
         if self.call is not None:
             out["call"] = {"name": self.call.name, "args": self.call.args, "id": self.call.id}
+            if self.call.error is not None:
+                out["call"]["error"] = self.call.error
         if self.response is not None:
             out["response"] = {"name": self.response.name, "response": self.response.response,
                                "id": self.response.id}
@@ -72,7 +77,8 @@ class Part:
         response = data.get("response")
         return cls(
             text=data.get("text"),
-            call=FunctionCall(call["name"], dict(call.get("args") or {}), call.get("id")) if call else None,
+            call=(FunctionCall(call["name"], dict(call.get("args") or {}), call.get("id"), call.get("error"))
+                  if call else None),
             response=(FunctionResponse(response["name"], dict(response["response"]), response.get("id"))
                       if response else None),
             signature=data.get("signature"),

@@ -21,6 +21,7 @@ from netghost.lab.world import (
     Route,
     RouteTable,
     SecurityRule,
+    Subnet,
     Vm,
     VNet,
     World,
@@ -32,6 +33,7 @@ __all__ = [
     "nic_doc",
     "nsg_doc",
     "peering_doc",
+    "public_ip_name",
     "ref",
     "route_doc",
     "route_table_doc",
@@ -159,6 +161,11 @@ def ipconfig_id(world: World, vm: Vm, nic: Nic) -> str:
     return f"{world.nic_id(vm, nic)}/ipConfigurations/ipconfig{vm.name}"
 
 
+def public_ip_name(vm: Vm, nic: Nic) -> str:
+    """The public IP resource a NIC with a public address uses (``az vm create``'s ``<vm>PublicIP``)."""
+    return f"{vm.name}PublicIP" if nic is vm.nics[0] else f"{nic.name}PublicIP"
+
+
 def nic_doc(world: World, vm: Vm, nic: Nic) -> dict[str, Any]:
     vnet, subnet = world.subnet_of(nic)
     nid = world.nic_id(vm, nic)
@@ -176,6 +183,13 @@ def nic_doc(world: World, vm: Vm, nic: Nic) -> dict[str, Any]:
         "subnet": ref(world.subnet_id(vnet, subnet)),
         "type": "Microsoft.Network/networkInterfaces/ipConfigurations",
     }
+    pools = [f"{world.lb_id(lb)}/backendAddressPools/{pool.name}" for lb in world.spec.load_balancers
+             for pool in lb.backend_pools if nic is vm.nics[0] and vm.name in pool.members]
+    if pools:
+        ipconf["loadBalancerBackendAddressPools"] = [ref(p) for p in pools]
+    if nic.public_ip:  # ARM's NIC names the public IP resource (``vm show -d`` reads its address from there)
+        ipconf["publicIPAddress"] = ref(world.rid(vm.resource_group, "Microsoft.Network/publicIPAddresses",
+                                                  public_ip_name(vm, nic)))
     doc: dict[str, Any] = {
         "auxiliaryMode": "None",
         "auxiliarySku": "None",
@@ -261,6 +275,7 @@ def vnet_doc(world: World, vnet: VNet) -> dict[str, Any]:
             doc["networkSecurityGroup"] = ref(world.nsg_id(nsg))
         if sn.route_table:
             doc["routeTable"] = ref(world.route_table_id(sn.route_table))
+        _subnet_edges(world, vnet, sn, doc)
         subnets.append(doc)
     return {
         "addressSpace": {"addressPrefixes": list(vnet.address_prefixes)},
@@ -278,6 +293,22 @@ def vnet_doc(world: World, vnet: VNet) -> dict[str, Any]:
         "type": "Microsoft.Network/virtualNetworks",
         "virtualNetworkPeerings": [peering_doc(world, vnet, p) for p in vnet.peerings],
     }
+
+
+def _subnet_edges(world: World, vnet: VNet, sn: Subnet, doc: dict[str, Any]) -> None:
+    """A subnet's NAT gateway, service endpoints and service endpoint policies, as the subnet GET shows them."""
+    if sn.nat_gateway:
+        nat = world.nat_gateway(sn.nat_gateway)
+        assert nat is not None  # validated at load
+        doc["natGateway"] = ref(world.nat_gateway_id(nat))
+    if sn.service_endpoints:
+        region = vnet.location or world.rg_location(vnet.resource_group)
+        doc["serviceEndpoints"] = [{"locations": [region] if service != "Microsoft.Storage" else [region, "*"],
+                                    "provisioningState": "Succeeded", "service": service}
+                                   for service in sn.service_endpoints]
+    policies = [world.service_endpoint_policy(name) for name in sn.service_endpoint_policies]
+    if policies:
+        doc["serviceEndpointPolicies"] = [ref(world.service_endpoint_policy_id(p)) for p in policies if p]
 
 
 def zone_doc(world: World, zone: PrivateDnsZone) -> dict[str, Any]:

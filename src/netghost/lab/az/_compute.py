@@ -64,10 +64,10 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
             "customData": None,
             "linuxConfiguration": {"disablePasswordAuthentication": True, "enableVmAgentPlatformUpdates": None,
                                    "patchSettings": {"assessmentMode": "ImageDefault", "patchMode": "ImageDefault"},
-                                   "provisionVmAgent": True, "ssh": None} if linux else None,
+                                   "provisionVMAgent": True, "ssh": None} if linux else None,
             "requireGuestProvisionSignal": True,
             "secrets": [],
-            "windowsConfiguration": None if linux else {"enableAutomaticUpdates": True, "provisionVmAgent": True},
+            "windowsConfiguration": None if linux else {"enableAutomaticUpdates": True, "provisionVMAgent": True},
         },
         "plan": None,
         "platformFaultDomain": None,
@@ -93,7 +93,7 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
                 "caching": "ReadWrite",
                 "createOption": "FromImage",
                 "deleteOption": "Detach",
-                "diskSizeGb": 30,
+                "diskSizeGB": 30,
                 "managedDisk": {"id": world.rid(vm.resource_group, "Microsoft.Compute/disks", f"{vm.name}_OsDisk_1"),
                                 "resourceGroup": vm.resource_group, "storageAccountType": "Premium_LRS"},
                 "name": f"{vm.name}_OsDisk_1",
@@ -104,7 +104,8 @@ def vm_doc(world: World, vm: Vm, details: bool = False) -> dict[str, Any]:
         "timeCreated": "2026-01-15T09:12:44.1234567+00:00",
         "type": "Microsoft.Compute/virtualMachines",
         "userData": None,
-        "virtualMachineScaleSet": None,
+        "virtualMachineScaleSet": {"id": world.vmss_id(owner), "resourceGroup": owner.resource_group}
+        if (owner := world.scale_set(vm.scale_set or "")) is not None else None,
         "vmId": guid(vid),
         "zones": None,
     }
@@ -183,7 +184,8 @@ def _vm_list(ctx: AzContext, args: ParsedArgs) -> Any:
     if rg:
         require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", f"/subscriptions/{ctx.world.sub_id}/resourceGroups/{rg}")
     return [vm_doc(ctx.world, vm, bool(args["show_details"])) for vm in ctx.world.spec.vms
-            if vm.scale_set is None and (rg is None or vm.resource_group.lower() == rg.lower())]
+            if (vm.scale_set is None or ctx.world.is_flexible_instance(vm))
+            and (rg is None or vm.resource_group.lower() == rg.lower())]
 
 
 def _instance_view(ctx: AzContext, args: ParsedArgs) -> Any:
@@ -267,7 +269,10 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
 
 
 def _account_list(ctx: AzContext, args: ParsedArgs) -> Any:
-    return [_account_show(ctx, args)]
+    """``az account list`` names the cloud ``cloudName`` where ``account show`` says ``environmentName``."""
+    entry = _account_show(ctx, args)
+    entry["cloudName"] = entry.pop("environmentName")
+    return [entry]
 
 
 def _login(ctx: AzContext, args: ParsedArgs) -> Any:

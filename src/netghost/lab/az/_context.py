@@ -8,6 +8,7 @@ table transformer). A handler takes ``(ctx, args)`` and returns the result objec
 from __future__ import annotations
 
 import ipaddress
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,12 +31,36 @@ class AzContext:
     clock: LabClock
     env: Mapping[str, str]
     warnings: list[str] = field(default_factory=list)
+    cwd: str = ""
+    """The caller's working directory: a resident lab serves callers elsewhere ("" is this process's)."""
+    umask: int | None = None
+    """The caller's umask for files a command creates (None: this process's)."""
 
     def now(self) -> float:
         return self.clock.now()
 
     def now_text(self) -> str:
         return format_azure_time(self.now())
+
+    def write_file(self, path: str, body: bytes) -> None:
+        """Write ``body`` where the caller's az would: ``path`` relative to the caller's directory; a new
+        file gets ``0o666 & ~umask`` (the caller's umask), an existing one keeps its mode, as
+        ``open(path, "wb")`` in the caller's process would.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        target = os.path.join(self.cwd, path) if self.cwd else path
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            created = True
+        except FileExistsError:
+            fd = os.open(target, os.O_WRONLY | os.O_TRUNC)
+            created = False
+        with os.fdopen(fd, "wb") as handle:
+            if created and self.umask is not None:
+                os.fchmod(fd, 0o666 & ~self.umask)
+            handle.write(body)
 
     def warn(self, text: str) -> None:
         """A ``WARNING:`` block on stderr (suppressed by ``--only-show-errors``)."""
@@ -118,7 +143,9 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
     """
     if name_or_id.startswith("/subscriptions/"):
         parts = id_parts(name_or_id)  # a malformed id is az's "invalid resource ID" (exit 2)
-        rg, name = parts[4], parts[-1]
+        # az takes the id's top-level name: a scale-set instance's id names the scale set
+        # (azure.mgmt.core's parse_resource_id), and no virtualMachines resource has that name
+        rg, name = parts[4], parts[8]
     else:
         name = name_or_id
     if rg is None:
@@ -127,6 +154,7 @@ def find_vm(ctx: AzContext, rg: str | None, name_or_id: str) -> Vm:
     require_rg(ctx, rg, "Microsoft.Compute/virtualMachines/read", scope)
     vm = ctx.world.vm(name)
     # a uniform scale set's instances are not virtualMachines resources: `vm show` cannot see them
-    if vm is None or vm.scale_set is not None or vm.resource_group.lower() != rg.lower():
+    if vm is None or (vm.scale_set is not None and not ctx.world.is_flexible_instance(vm)) \
+            or vm.resource_group.lower() != rg.lower():
         raise not_found(f"Microsoft.Compute/virtualMachines/{name}", rg)
     return vm

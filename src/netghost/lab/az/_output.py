@@ -24,7 +24,7 @@ from typing import Any
 import jmespath
 import yaml
 
-__all__ = ["apply_query", "render", "render_table", "render_tsv"]
+__all__ = ["add_resource_groups", "apply_query", "render", "render_table", "render_tsv"]
 
 _SKIP_KEYS = ("id", "type", "etag")
 
@@ -55,6 +55,23 @@ def _tsv_row(item: Any) -> str:
     if isinstance(item, bool):
         return str(item).lower()
     return _tsv_obj(item)
+
+
+def add_resource_groups(value: Any) -> None:
+    """az's output transform (``azure.cli.core.commands.transform``), before ``--query``: every object with an
+    ARM ``id`` under a resource group and no ``resourceGroup`` key gets one (``sourceVault`` is skipped)."""
+    if isinstance(value, list):
+        for item in value:
+            add_resource_groups(item)
+    elif isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, str) and rid and "resourcegroup" not in (k.lower() for k in value):
+            parts = rid.split("/")
+            if len(parts) > 8 and parts[3].lower() == "resourcegroups":
+                value["resourceGroup"] = parts[4]
+        for key, item in value.items():
+            if key != "sourceVault":
+                add_resource_groups(item)
 
 
 def render_tsv(result: Any) -> str:
@@ -139,6 +156,7 @@ def render(
     table_transformer: Callable[[Any], list[dict[str, Any]]] | None = None,
 ) -> str:
     """The exact stdout text az prints for ``result`` (empty string when it prints nothing)."""
+    add_resource_groups(result)
     if query is not None:
         result = apply_query(result, query)
     if result is None or output == "none":

@@ -4,7 +4,9 @@ ARM answers a generic GET with the resource's raw document; az prints it in the 
 (``properties`` un-flattened, ``kind``/``plan``/``sku``/``identity`` null when absent). The kinds the
 lab holds: VMs, scale sets and their instances, AKS clusters, NICs, NSGs, VNets and their subnets, route
 tables, private DNS zones, private endpoints, Network Watchers, storage accounts, and the site-to-site VPN's
-gateways, local network gateways and connections (a connection's document, like its GET, has no shared key).
+gateways, local network gateways and connections (a connection's document, like its GET, has no shared key),
+load balancers, NAT gateways, public IP addresses, Azure Firewalls, firewall policies and service endpoint
+policies.
 An id of any other kind, or of a
 missing resource, is ARM's ``(ResourceNotFound)`` (exit 3), as for a missing resource of a kind
 the lab does hold (AZURE.md §1 T1).
@@ -20,8 +22,10 @@ from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import nic_doc, nsg_doc, route_table_doc, vnet_doc, watcher_doc, zone_doc
 from netghost.lab.az._compute import vm_doc
 from netghost.lab.az._context import AzContext, Command, require_rg
+from netghost.lab.az._edge_docs import lb_doc, nat_gateway_doc, public_ip_docs, service_endpoint_policy_doc
 from netghost.lab.az._endpoints import endpoint_doc
 from netghost.lab.az._errors import AzError, arm_error, not_found
+from netghost.lab.az._firewall import firewall_doc, policy_doc
 from netghost.lab.az._storage import storage_account_doc
 from netghost.lab.az._vmss import instance_doc, vmss_doc
 from netghost.lab.az._vpn import connection_doc, local_gateway_doc, vnet_gateway_doc
@@ -35,7 +39,7 @@ _Finder = Callable[[World, list[str]], dict[str, Any] | None]
 
 def _vm(w: World, names: list[str]) -> dict[str, Any] | None:
     vm = w.vm(names[0])
-    return vm_doc(w, vm) if vm is not None and vm.scale_set is None else None
+    return vm_doc(w, vm) if vm is not None and (vm.scale_set is None or w.is_flexible_instance(vm)) else None
 
 
 def _vmss(w: World, names: list[str]) -> dict[str, Any] | None:
@@ -115,6 +119,18 @@ def _connection(w: World, names: list[str]) -> dict[str, Any] | None:
     return connection_doc(w, conn) if conn is not None else None
 
 
+def _edge(kind: str) -> _Finder:
+    def finder(w: World, names: list[str]) -> dict[str, Any] | None:
+        if kind == "pip":
+            return next((d for d in public_ip_docs(w) if d["name"].lower() == names[0].lower()), None)
+        lookup: Any = {"lb": (w.load_balancer, lb_doc), "nat": (w.nat_gateway, nat_gateway_doc),
+                       "fw": (w.firewall, firewall_doc), "policy": (w.firewall_policy, policy_doc),
+                       "sep": (w.service_endpoint_policy, service_endpoint_policy_doc)}[kind]
+        found = lookup[0](names[0])
+        return lookup[1](w, found) if found is not None else None
+    return finder
+
+
 _FINDERS: dict[str, _Finder] = {
     "microsoft.compute/virtualmachines": _vm,
     "microsoft.compute/virtualmachinescalesets": _vmss,
@@ -132,22 +148,35 @@ _FINDERS: dict[str, _Finder] = {
     "microsoft.network/virtualnetworkgateways": _vnet_gateway,
     "microsoft.network/localnetworkgateways": _local_gateway,
     "microsoft.network/connections": _connection,
+    "microsoft.network/loadbalancers": _edge("lb"),
+    "microsoft.network/natgateways": _edge("nat"),
+    "microsoft.network/azurefirewalls": _edge("fw"),
+    "microsoft.network/firewallpolicies": _edge("policy"),
+    "microsoft.network/serviceendpointpolicies": _edge("sep"),
+    "microsoft.network/publicipaddresses": _edge("pip"),
 }
 _CHILD_KEYS = {"etag", "id", "name", "type", "resourceGroup"}
 
 
+# ARM's envelope: what a resource's GET carries beside ``properties`` (a VM's extensions are ``resources``)
+_TOP = {"id", "name", "type", "location", "resourceGroup", "tags", "etag", "sku", "kind", "zones", "identity", "plan",
+        "extendedLocation", "managedBy", "resources"}
+
+
 def _generic(doc: dict[str, Any], child: bool) -> dict[str, Any]:
-    """A flattened doc folded back into ARM's generic shape for ``az resource show``."""
-    top = {"id", "name", "type", "location", "resourceGroup", "tags", "etag"}
-    props = {k: v for k, v in doc.items() if k not in top and v is not None}
+    """A flattened doc folded back into ARM's generic shape for ``az resource show``: the envelope stays on
+    top (the SDK's GenericResource prints its attributes, null or not, and any other top-level key as is)."""
+    props = {k: v for k, v in doc.items() if k not in _TOP and v is not None}
     if child:  # a child resource (subnet, instance) has no location, tags or sku of its own
         return {**{k: doc[k] for k in _CHILD_KEYS if k in doc}, "properties": props}
-    return {
-        "extendedLocation": None, "id": doc["id"], "identity": None, "kind": None,
-        "location": doc.get("location", "global"), "managedBy": None, "name": doc["name"], "plan": None,
-        "properties": props, "resourceGroup": doc["resourceGroup"], "sku": None, "tags": doc.get("tags") or {},
-        "type": doc["type"],
+    out = {
+        "extendedLocation": doc.get("extendedLocation"), "id": doc["id"], "identity": doc.get("identity"),
+        "kind": doc.get("kind"), "location": doc.get("location", "global"), "managedBy": doc.get("managedBy"),
+        "name": doc["name"], "plan": doc.get("plan"), "properties": props, "resourceGroup": doc["resourceGroup"],
+        "sku": doc.get("sku"), "tags": doc.get("tags") or {}, "type": doc["type"],
     }
+    out.update({k: doc[k] for k in ("etag", "zones", "resources") if doc.get(k) is not None})
+    return out
 
 
 def resource_doc(ctx: AzContext, rg: str, rtype: str, names: list[str]) -> dict[str, Any]:

@@ -4,6 +4,12 @@ Authentication follows AZURE.md T2: ``--auth-mode login`` needs data-plane RBAC 
 "You do not have the required permissions" block, exit 1); the default ``key`` mode prints the
 multi-line WARNING on stderr and proceeds. Missing blobs and containers are storage 404s: exit 3
 with the ``RequestId``/``Time``/``ErrorCode`` form.
+
+An account no world holds fails as the real CLI fails: in key mode (and ``storage account show``
+without ``-g``) the CLI looks the account up in the subscription's list first and its validator stops
+with ``Storage account 'NAME' not found.`` (a validation error: exit 2); in login mode it asks for no
+key, goes straight to ``NAME.blob.core.windows.net`` and fails to connect (exit 1; the real CLI retries
+for about 90 s first, which the simulator does not wait).
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
-from netghost.lab.az._arm_docs import guid
 from netghost.lab.az._cloud_faults import (
     KEY_MODE_WARNING,
     download_failure,
@@ -31,6 +36,9 @@ _ACCOUNT_ARGS = (
     Arg("--account-key"), Arg("--account-name"), Arg("--blob-endpoint"), Arg("--connection-string"), Arg("--sas-token"),
 )
 _AUTH = Arg("--auth-mode", choices=("key", "login"))
+_NO_HOST = ("<urllib3.connection.HTTPSConnection object at 0x7f2c8e1b5d10>: Failed to resolve '{host}' "
+            "([Errno -2] Name or service not known)")
+"""azure-core's ServiceRequestError text for a host DNS does not know (the account does not exist)."""
 _PRECONDITIONS = (Arg("--if-match"), Arg("--if-modified-since"), Arg("--if-none-match"),
                   Arg("--if-unmodified-since"), Arg("--tags-condition"))
 
@@ -52,16 +60,21 @@ def _account(ctx: AzContext, args: ParsedArgs, write: bool = False) -> StorageAc
                           "        option or AZURE_STORAGE_ACCOUNT environment variable)\n"
                           "    (3) account name (--account-name; login credentials used with --auth-mode login)")
     account = next((a for a in ctx.world.spec.storage_accounts if a.name == name), None)
-    if account is None:
-        raise plain_error(f"Storage account '{name}' not found.")
     mode = args["auth_mode"] or ctx.env.get("AZURE_STORAGE_AUTH_MODE") or "key"
+    if account is None and mode == "login":
+        raise plain_error(_NO_HOST.format(host=f"{name}.blob.core.windows.net"))
+    keyless = not (args["account_key"] or args["sas_token"] or args["connection_string"])
+    if account is None:
+        if keyless:  # the CLI warns, then looks the account up to ask for its key
+            ctx.warn(KEY_MODE_WARNING)
+        raise plain_error(f"Storage account '{name}' not found.", 2)
     refused = any(f.kind == "storage-auth-failure" and f.auth_mode == mode and f.account in (None, name)
                   and (write or not f.writes_only) for f in ctx.state.cloud_faults())
     if mode == "login":
         if refused or not account.data_plane_rbac:
             raise storage_auth_failure()
         return account
-    if not (args["account_key"] or args["sas_token"] or args["connection_string"]):
+    if keyless:
         ctx.warn(KEY_MODE_WARNING)
     if refused or (not account.allow_shared_key_access and not args["sas_token"]):
         raise key_auth_not_permitted(ctx.now_text())
@@ -184,10 +197,10 @@ def _blob_download(ctx: AzContext, args: ParsedArgs) -> Any:
         return body
     if args["file"]:
         target = Path(args["file"])
-        if target.exists() and args["overwrite"] is False:
+        if Path(ctx.cwd, target).exists() and args["overwrite"] is False:
             raise plain_error(f"The specified path already exists. Please change the path or set --overwrite to true: {target}")
         try:
-            target.write_bytes(body)
+            ctx.write_file(args["file"], body)  # the caller's directory and umask, as the real az writes
         except OSError as exc:
             raise plain_error(f"[Errno {exc.errno}] {exc.strerror}: '{args['file']}'") from exc
     return blob_doc(container, name, meta, content_range=True)
@@ -202,12 +215,26 @@ def _blob_delete(ctx: AzContext, args: ParsedArgs) -> Any:
     return None
 
 
+def _network_rules(world: World, account: StorageAccount) -> dict[str, Any]:
+    """``networkRuleSet``: the firewall of the account's public endpoint (subnets through their service
+    endpoint, public addresses), as the storage GET prints it."""
+    rules = []
+    for ref_ in account.virtual_network_rules:
+        vnet = world.vnet(ref_.partition("/")[0])
+        subnet = next((s for s in vnet.subnets if s.name == ref_.partition("/")[2]), None) if vnet else None
+        if vnet is not None and subnet is not None:
+            rules.append({"action": "Allow", "id": world.subnet_id(vnet, subnet), "state": "Succeeded"})
+    return {"bypass": "AzureServices", "defaultAction": account.default_action,
+            "ipRules": [{"action": "Allow", "value": value} for value in account.ip_rules],
+            "ipv6Rules": [], "resourceAccessRules": [], "virtualNetworkRules": rules}
+
+
 def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]:
     sid = world.rid(account.resource_group, "Microsoft.Storage/storageAccounts", account.name)
     location = account.location or world.rg_location(account.resource_group)
     return {
         "accessTier": "Hot", "allowBlobPublicAccess": False, "allowSharedKeyAccess": account.allow_shared_key_access,
-        "creationTime": "2026-01-15T09:00:00.000000+00:00", "enableHttpsTrafficOnly": True, "id": sid,
+        "creationTime": "2026-01-15T09:00:00+00:00", "enableHttpsTrafficOnly": True, "id": sid,
         "kind": "StorageV2", "location": location, "minimumTlsVersion": "TLS1_2", "name": account.name,
         "primaryEndpoints": {"blob": f"https://{account.name}.blob.core.windows.net/",
                              "dfs": f"https://{account.name}.dfs.core.windows.net/",
@@ -215,10 +242,12 @@ def storage_account_doc(world: World, account: StorageAccount) -> dict[str, Any]
                              "queue": f"https://{account.name}.queue.core.windows.net/",
                              "table": f"https://{account.name}.table.core.windows.net/",
                              "web": f"https://{account.name}.z13.web.core.windows.net/"},
-        "primaryLocation": location, "provisioningState": "Succeeded", "publicNetworkAccess": "Enabled",
+        "networkRuleSet": _network_rules(world, account),
+        "primaryLocation": location, "provisioningState": "Succeeded",
+        "publicNetworkAccess": account.public_network_access,
         "resourceGroup": account.resource_group, "sku": {"name": "Standard_LRS", "tier": "Standard"},
         "statusOfPrimary": "available", "tags": {}, "type": "Microsoft.Storage/storageAccounts",
-        "etag": None, "resourceGuid": guid(sid),
+        "etag": None,
     }
 
 
@@ -227,11 +256,13 @@ def _account_show(ctx: AzContext, args: ParsedArgs) -> Any:
     if not name:
         raise AzError(2, "ERROR: (--name | --ids) are required\n")
     account = next((a for a in ctx.world.spec.storage_accounts if a.name == name), None)
-    rg = args["resource_group"] or (account.resource_group if account else "")
+    rg = args["resource_group"] or (id_parts(args["ids"][0])[4] if args["ids"] else "") or \
+        (account.resource_group if account else "")
     if account is None or account.resource_group.lower() != rg.lower():
-        if args["resource_group"]:
+        if args["resource_group"] or args["ids"]:
             raise not_found(f"Microsoft.Storage/storageAccounts/{name}", rg)
-        raise plain_error(f"The Resource 'Microsoft.Storage/storageAccounts/{name}' was not found.", 3)
+        # the real CLI's validator found no such name in the subscription's account list
+        raise plain_error(f"Storage account '{name}' not found.", 2)
     return storage_account_doc(ctx.world, account)
 
 

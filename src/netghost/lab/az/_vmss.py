@@ -48,7 +48,7 @@ def _extension_profile(vmss: ScaleSet) -> list[dict[str, Any]]:
     return [{
         "autoUpgradeMinorVersion": True, "enableAutomaticUpgrade": None, "forceUpdateTag": None,
         "id": None, "name": name, "protectedSettings": None, "protectedSettingsFromKeyVault": None,
-        "provisionAfterExtensions": None, "provisioningState": None,
+        "provisionAfterExtensions": None, "provisioningState": "Succeeded",  # ARM's GET of the model says so
         "publisher": _WATCHER_PUBLISHER if name.startswith("NetworkWatcherAgent") else "Microsoft.Azure.Extensions",
         "settings": None, "suppressFailures": None, "type": None, "typeHandlerVersion": "1.4",
         "typePropertiesType": name,
@@ -64,7 +64,7 @@ def vmss_doc(world: World, vmss: ScaleSet) -> dict[str, Any]:
     return {
         "additionalCapabilities": None, "automaticRepairsPolicy": None, "doNotRunExtensionsOnOverprovisionedVMs": False,
         "etag": None, "extendedLocation": None, "hostGroup": None, "id": sid, "identity": None,
-        "location": world.scale_set_location(vmss), "name": vmss.name, "orchestrationMode": "Uniform",
+        "location": world.scale_set_location(vmss), "name": vmss.name, "orchestrationMode": vmss.orchestration_mode,
         "overprovision": False, "plan": None, "platformFaultDomainCount": None, "provisioningState": "Succeeded",
         "proximityPlacementGroup": None, "resourceGroup": vmss.resource_group, "scaleInPolicy": None,
         "singlePlacementGroup": True,

@@ -7,6 +7,7 @@ synthesized traffic, so the diagnostics and the packets agree.
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 from typing import Any
 
@@ -160,21 +161,20 @@ def _connectivity_hops(ctx: AzContext, vm: Vm, outcome: FlowOutcome | None) -> l
     if outcome is not None and outcome.next_hop and outcome.next_hop.next_hop_type == "VirtualAppliance":
         ip = outcome.next_hop.next_hop_ip or ""
         found = w.vm_by_ip(ip)
-        rid = _ipconfig_id(w, *found) if found else ""
+        fw = w.firewall_by_ip(ip)
+        rid = _ipconfig_id(w, *found) if found else (
+            f"{w.firewall_id(fw)}/azureFirewallIpConfigurations/{fw.name}-ipconfig" if fw else "")
         issues: list[dict[str, Any]] = ([{"context": [], "origin": "Local", "severity": "Error", "type": "Platform"}]
-                                        if outcome.outcome == "appliance-down" else [])
+                                        if outcome.outcome in ("appliance-down", "appliance-not-forwarding") else [])
         if outcome.outcome == "nsg-denied-at-appliance":  # the appliance NIC's NSG stops it there
             issues.append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
                                         if outcome.nsg else ""}],
                            "origin": outcome.nsg_direction or "Inbound",
                            "severity": "Error", "type": "NetworkSecurityRule"})
         hops.append(_hop(ctx, "VirtualAppliance", ip, rid, issues))
-    if outcome is not None and outcome.server_ip and outcome.outcome not in ("appliance-down", "no-route",
-                                                                               "nsg-denied-outbound",
-                                                                               "nsg-denied-at-appliance"):
-        found = w.vm_by_ip(outcome.server_ip)
-        rid = _ipconfig_id(w, *found) if found else ""
-        hops.append(_hop(ctx, "VirtualMachine" if found else "Internet", outcome.server_ip, rid, []))
+    if outcome is not None and outcome.server_ip and outcome.outcome not in _STOPPED_BEFORE_SERVER:
+        kind, address, rid = _last_hop(ctx, outcome)
+        hops.append(_hop(ctx, kind, address, rid, []))
         if outcome.outcome == "nsg-denied-inbound":
             hops[-1]["issues"].append({"context": [{"key": "RuleName", "value": outcome.nsg.rule_name.split("/")[-1]
                                                     if outcome.nsg else ""}],
@@ -182,6 +182,30 @@ def _connectivity_hops(ctx: AzContext, vm: Vm, outcome: FlowOutcome | None) -> l
     for prev, nxt in itertools.pairwise(hops):
         prev["nextHopIds"] = [nxt["id"]]
     return hops
+
+
+_STOPPED_BEFORE_SERVER = ("appliance-down", "appliance-not-forwarding", "no-route", "nsg-denied-outbound",
+                          "nsg-denied-at-appliance", "firewall-denied", "gateway-subnet-blocked")
+
+
+def _last_hop(ctx: AzContext, outcome: FlowOutcome) -> tuple[str, str, str]:
+    """(type, address, resource id) of the destination hop: a VM's (or a load balancer member's) NIC IP
+    configuration, a private endpoint's NIC, or an address on the Internet (no resource)."""
+    w = ctx.world
+    server_ip = outcome.server_ip or ""
+    backend = str(outcome.params.get("backend_ip", "")) or server_ip
+    found = w.vm_by_ip(backend)
+    if found is not None:
+        return "VirtualMachine", backend, _ipconfig_id(w, *found)
+    endpoint = w.private_endpoint_by_ip(server_ip)
+    if endpoint is not None:
+        pid = w.private_endpoint_id(endpoint)
+        nic = w.rid(endpoint.resource_group, "Microsoft.Network/networkInterfaces", f"{endpoint.name}.nic.{guid(pid)}")
+        return "PrivateEndpoint", server_ip, f"{nic}/ipConfigurations/privateEndpointIpConfig.{guid(pid, 'ipconfig')}"
+    if not ipaddress.IPv4Address(server_ip).is_global:
+        vnet = w.vnet_of_ip(server_ip)
+        return ("VnetLocal" if vnet is not None else "VirtualNetworkGateway"), server_ip, ""
+    return "Internet", server_ip, ""
 
 
 def _note_source_issues(outcome: FlowOutcome | None, src_issues: list[dict[str, Any]],

@@ -28,7 +28,8 @@ def main(argv: Sequence[str] | None = None, *, stop: threading.Event | None = No
     """Serve the script until Ctrl-C (or ``stop`` is set); print the URL and the variable to export first."""
     parser = argparse.ArgumentParser(prog="python -m netghost.lab.fake_gemini",
                                      description="A local fake Gemini API answering from a script of turns.")
-    parser.add_argument("--script", required=True, help="JSON file: a list of turns ({'text'}, {'calls'}, {'error'})")
+    parser.add_argument("--script", required=True,
+                        help="JSON file: a list of turns ({'text'}, {'calls'}, {'error'}) or raw replies ({'raw': {...}})")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     parser.add_argument("--api-version", default="v1", help="API version served (default v1, as google-genai 3.x)")
     args = parser.parse_args(argv)

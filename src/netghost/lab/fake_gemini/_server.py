@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,18 +20,38 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from netghost.lab.fake_gemini._raw import RawReply, as_raw
 from netghost.lab.fake_gemini._turns import FakeTurn, as_turn, error_body, response_body
 
-__all__ = ["FakeGemini", "Responder", "ScriptItem"]
+__all__ = ["FakeGemini", "Responder", "ScriptItem", "as_item"]
 
-Responder = Callable[[dict[str, Any]], "FakeTurn | Mapping[str, Any] | None"]
-"""Answers one request body with a turn; ``None`` means it has no answer (the script ran out)."""
-ScriptItem = FakeTurn | Mapping[str, Any] | Responder
+Responder = Callable[[dict[str, Any]], "FakeTurn | RawReply | Mapping[str, Any] | None"]
+"""Answers one request body with a turn or a raw reply; ``None`` means it has no answer (the script ran out)."""
+ScriptItem = FakeTurn | RawReply | Mapping[str, Any] | Responder
+
+
+def as_item(raw: FakeTurn | RawReply | Mapping[str, Any]) -> FakeTurn | RawReply:
+    """A scripted answer from itself or a script dict: ``{"raw": {...}}`` is a :class:`RawReply`
+    (see :func:`~netghost.lab.fake_gemini._raw.as_raw`), any other dict a turn (see :func:`as_turn`).
+
+    Raises:
+        ValueError: a malformed script item.
+    """
+    if isinstance(raw, RawReply):
+        return raw
+    if isinstance(raw, Mapping) and "raw" in raw:
+        if set(raw) != {"raw"} or not isinstance(raw["raw"], Mapping):
+            raise ValueError("a raw reply is {'raw': {...}} and nothing else")
+        return as_raw(raw["raw"])
+    return as_turn(raw)
 
 _PATH = re.compile(
     r"^/(?P<version>v1(?:alpha|beta\d*)?)/(?:projects/[^/]+/locations/[^/]+/)?(?:publishers/google/)?"
     r"models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$"
 )
+
+
+_NO_BODY = frozenset({204, 304})
 
 
 class _BadRequest(Exception):
@@ -94,7 +115,7 @@ class FakeGemini:
             self._script: list[ScriptItem] = []
         else:
             self._responder = None
-            self._script = [t if callable(t) else as_turn(t) for t in turns]  # bad scripts fail here
+            self._script = [t if callable(t) else as_item(t) for t in turns]  # bad scripts fail here
         self.api_version = api_version
         self.model_version = model_version
         self.requests: list[Any] = []
@@ -116,7 +137,7 @@ class FakeGemini:
         """Scripted turns not yet served (0 for a callable responder)."""
         return len(self._script) - self.served if self._responder is None else 0
 
-    def _next_turn(self, body: dict[str, Any], number: int) -> FakeTurn:
+    def _next_turn(self, body: dict[str, Any], number: int) -> FakeTurn | RawReply:
         item: ScriptItem | None = self._responder
         if item is None:
             with self._lock:
@@ -129,7 +150,7 @@ class FakeGemini:
             raise _BadRequest(400, f"fake-gemini: the script is exhausted: request #{number} has no scripted turn "
                                    f"({len(self._script)} scripted)")
         try:
-            return as_turn(raw)
+            return as_item(raw)
         except ValueError as exc:
             raise _BadRequest(400, f"fake-gemini: request #{number}: bad scripted turn: {exc}") from None
 
@@ -164,6 +185,8 @@ class FakeGemini:
             raise _BadRequest(400, "fake-gemini: streamGenerateContent is served as SSE only (?alt=sse)")
         body = _check_body(raw)
         turn = self._next_turn(body, number)
+        if isinstance(turn, RawReply):
+            return _raw_reply(turn)
         if turn.error is not None:
             message = turn.message or f"fake-gemini: scripted {turn.error} error"
             status, head, out = _json_reply(turn.error, error_body(turn.error, message, turn.retry_after))
@@ -183,15 +206,42 @@ class FakeGemini:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out in two writes: without this, Nagle's algorithm holds the second
+                # until the client's delayed ACK (~40 ms per request on loopback)
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, head, out = fake.answer(self.path, raw, dict(self.headers.items()))
+                if status in _NO_BODY:  # HTTP/1.1 has no body here: bytes sent anyway would be read as the
+                    out = b""  # next answer's status line on this kept-alive connection
+                    head = {k: v for k, v in head.items() if k not in ("Content-Length", "Transfer-Encoding")}
                 self.send_response(status)
                 for name, value in head.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(out)))
+                chunked = head.get("Transfer-Encoding") == "chunked"
+                if "Content-Length" not in head and not chunked and status not in _NO_BODY:
+                    self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
-                self.wfile.write(out)
+                try:
+                    self._write(out, chunked=chunked)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a refused answer): fine
+                    self.close_connection = True
+                    return
+                if int(head.get("Content-Length", len(out))) != len(out):
+                    self.close_connection = True  # a body cut short: the client sees the connection end
+
+            def _write(self, out: bytes, *, chunked: bool) -> None:
+                if not chunked:
+                    self.wfile.write(out)
+                    return
+                step = max(1, len(out) // 3)
+                for at in range(0, len(out), step):
+                    piece = out[at : at + step]
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
 
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet: the recorded requests are the log."""
@@ -211,6 +261,19 @@ class FakeGemini:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+def _raw_reply(reply: RawReply) -> tuple[int, dict[str, str], bytes]:
+    head = dict(reply.headers)
+    if reply.content_type is not None:
+        head["Content-Type"] = reply.content_type
+    if reply.chunked:
+        head["Transfer-Encoding"] = "chunked"
+        return reply.status, head, reply.body
+    if reply.truncate_at is not None:
+        head["Content-Length"] = str(len(reply.body))
+        return reply.status, head, reply.body[: reply.truncate_at]
+    return reply.status, head, reply.body
 
 
 def _json_reply(status: int, body: Mapping[str, Any]) -> tuple[int, dict[str, str], bytes]:

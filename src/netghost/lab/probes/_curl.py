@@ -86,7 +86,7 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
     out = head if ("-I" in opts or "--head" in opts) else (head if "-i" in opts else "") + body
     target = opts.get("-o") or opts.get("--output")
     if target:
-        Path(target).write_text(out, encoding="utf-8")
+        Path(v.cwd, target).write_text(out, encoding="utf-8")  # relative to the caller's directory
         out = ""
     return 0, out + _write_out(opts, "200", connect, total, ip), ""
 

@@ -28,8 +28,10 @@ def run(argv: Sequence[str], v: Vantage) -> tuple[int, str, str]:
         return 1, ";; connection timed out; no servers could be reached\n\n", ""
     head = f"Server:\t\t{server}\nAddress:\t{server}#53\n\n"
     ans = v.resolve(name)
-    if ans.rcode == "NXDOMAIN" or not ans.addresses:
+    if ans.rcode == "NXDOMAIN":
         return 1, f"{head}** server can't find {name.rstrip('.')}: NXDOMAIN\n\n", ""
+    if not ans.addresses:  # the name exists with other records only (a TXT): NODATA, not NXDOMAIN
+        return 1, f"{head}Non-authoritative answer:\n*** Can't find {name.rstrip('.')}: No answer\n\n", ""
     lines = ["Non-authoritative answer:"]
     owner = name.rstrip(".")
     for target in ans.cname_chain:

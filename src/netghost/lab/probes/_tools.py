@@ -31,15 +31,17 @@ SHIMS: dict[str, str] = {
 }
 
 
-def run_probe(tool: str, argv: Sequence[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Run one shim in-process: (exit code, stdout, stderr), as the launcher would print them.
+def run_probe(tool: str, argv: Sequence[str], env: dict[str, str] | None = None,
+              cwd: str = "") -> tuple[int, str, str]:
+    """Run one shim in-process: (exit code, stdout, stderr), as the launcher would print them; ``cwd``
+    is the caller's working directory (files a tool writes land there), default this process's.
 
     Raises:
         KeyError: ``tool`` is not one of :data:`SHIMS`.
         LabError: no lab state at ``$NETGHOST_LAB_STATE`` (from ``env`` or the process).
     """
     module = importlib.import_module(SHIMS[tool])
-    vantage = load_vantage(env)
+    vantage = load_vantage(env, cwd)
     result: tuple[int, str, str] = module.run(list(argv), vantage)
     return result
 

@@ -42,6 +42,8 @@ class Vantage:
     ip: str
     resolver: str
     now: datetime
+    cwd: str = ""
+    """The caller's working directory (a resident lab serves callers elsewhere); "" is this process's."""
 
     def rng(self, *parts: object) -> random.Random:
         digest = hashlib.sha256("|".join(str(p) for p in (self.world.name, *parts)).encode()).digest()
@@ -78,8 +80,9 @@ class Probe:
     loss: float = 0.0
 
 
-def load_vantage(env: dict[str, str] | None = None) -> Vantage:
-    """The vantage of the lab named by ``$NETGHOST_LAB_STATE`` (default ``./audit/lab``).
+def load_vantage(env: dict[str, str] | None = None, cwd: str = "") -> Vantage:
+    """The vantage of the lab named by ``$NETGHOST_LAB_STATE`` (default ``./audit/lab``), for a caller
+    in ``cwd`` (default this process's working directory).
 
     Raises:
         LabError: there is no lab state there.
@@ -93,7 +96,7 @@ def load_vantage(env: dict[str, str] | None = None) -> Vantage:
     if inside is not None and local.resolver == "1.1.1.1":
         vnet = world.vnet(inside)
         resolver = vnet.dns_servers[0] if vnet is not None and vnet.dns_servers else "168.63.129.16"
-    return Vantage(world, inside, local.ip, resolver, state.clock(env).now_dt())
+    return Vantage(world, inside, local.ip, resolver, state.clock(env).now_dt(), cwd)
 
 
 def _public_vm(world: World, ip: str) -> tuple[Vm, Nic] | None:

@@ -55,9 +55,10 @@ def capture_packets(world: World, vm_name: str, start: float, end: float) -> lis
     ips = {nic.private_ip for nic in vm.nics}
     exchanges: list[Exchange] = []
     for flow in world.spec.traffic:
-        ends = {world.endpoint_ip(flow.client), world.endpoint_ip(flow.server)}
         outcome = world.flow_outcome(flow)
-        if not ends & ips and outcome.server_ip not in ips and not ips & set(outcome.path[1:-1]):
+        ends = {world.endpoint_ip(flow.client), world.endpoint_ip(flow.server),
+                *(str(outcome.params[k]) for k in ("backend_ip", "seen_source") if k in outcome.params)}
+        if not ends & ips and outcome.server_ip not in ips and not ips & set(outcome.path[1:]):
             continue
         exchanges.extend(flow_exchanges(world, flow, start, end))
     exchanges.extend(noise_exchanges(world, vm, start, end))

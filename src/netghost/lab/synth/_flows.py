@@ -16,15 +16,26 @@ import struct
 from dataclasses import dataclass
 
 from netghost.lab.synth._packets import Pkt
-from netghost.lab.synth._pcap import dns_message, encode_ipv4, icmp_echo, icmp_error, udp_datagram
-from netghost.lab.synth._tcp import Endpoint, PathModel, TcpConv
+from netghost.lab.synth._pcap import (
+    TcpOpts,
+    dns_message,
+    encode_ipv4,
+    icmp_echo,
+    icmp_error,
+    tcp_segment,
+    udp_datagram,
+)
+from netghost.lab.synth._tcp import ACK, PSH, RST, SYN, Endpoint, PathModel, TcpConv
 from netghost.lab.world import DnsAnswer, FlowOutcome, TrafficFlow, World
 
 __all__ = ["Exchange", "flow_exchanges", "seeded", "tcp_endpoint"]
 
 # Outcomes where the client's SYNs vanish: nothing answers, not even an ICMP error.
 SILENT = {"nsg-denied-outbound", "nsg-denied-inbound", "no-route", "appliance-down", "host-down", "dns-public-answer",
-          "private-endpoint-not-approved", "nsg-denied-at-appliance"}
+          "private-endpoint-not-approved", "nsg-denied-at-appliance", "appliance-not-forwarding", "firewall-denied",
+          "lb-no-rule", "lb-backend-pool-empty", "lb-no-healthy-backend", "gateway-subnet-blocked"}
+# Outcomes where the client's SYN arrives and the answer is lost on the way back.
+REPLY_LOST = {"no-return-route"}
 INTERNET_HOPS = 12
 
 
@@ -113,8 +124,18 @@ def _path(world: World, out: FlowOutcome, flow: TrafficFlow, rng: random.Random)
     owd = 0.0004 + 0.00015 * hops if in_azure else 0.011
     # through an appliance (a UDR's VirtualAppliance hop), whether the far end is a VM or on the Internet
     path = PathModel(owd=owd + rng.random() * 0.0001, hops=hops, rng=rng,
-                     via=out.path[1] if len(out.path) == 3 else None)
+                     via=out.path[1] if len(out.path) >= 2 and out.path[1] != out.server_ip
+                     and world.vm_by_ip(out.path[1]) else None)
     params = out.params
+    path.far_client = str(params["seen_source"]) if "seen_source" in params else None
+    path.far_server = str(params["backend_ip"]) if "backend_ip" in params else None
+    path.far_port = int(str(params["backend_port"])) if "backend_port" in params else None
+    path.dropped_leaving_via = out.outcome == "nsg-denied-at-appliance" and out.nsg_direction == "Outbound"
+    path.reply_blackhole = out.outcome in REPLY_LOST or (
+        out.outcome == "asymmetric-return" and params.get("shape") == "return-via-appliance")
+    path.client_after_syn_lost = out.outcome == "asymmetric-return" and params.get("shape") != "return-via-appliance"
+    if out.impairment == "vpn-mtu-mss":  # the tunnel drops what does not fit, and says nothing
+        path.mtu, path.via = int(str(params.get("tunnel_mtu", 1400))), None
     if out.impairment == "pmtu-blackhole":
         path.mtu = int(str(params.get("path_mtu", 1400)))
     elif out.impairment == "path-packet-loss":
@@ -168,13 +189,11 @@ def _tcp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, server_ip: 
         mtu = int(str(out.params.get("path_mtu", 1400)))
         server.mss = min(server.mss, mtu - 40)
     conv = TcpConv(client, server, path)
-    if out.outcome in SILENT:
-        path.blackhole = True
-        conv.handshake(t)
-        return conv.pkts
-    if out.outcome == "service-down":
-        conv.refuse(t)
-        return conv.pkts
+    broken = _broken_exchange(world, conv, flow, out, t, k, rng)
+    if broken is not None:
+        return broken
+    if out.outcome == "paas-denied":  # the service answers every request 403 (AuthorizationFailure)
+        flow = flow.model_copy(update={"response_bytes": min(flow.response_bytes, 310)})
     established = conv.handshake(t)
     if established is None:
         return conv.pkts
@@ -189,6 +208,54 @@ def _tcp_exchange(world: World, flow: TrafficFlow, out: FlowOutcome, server_ip: 
         conv.close(t + 0.0002, client)
     else:
         conv.abandon(t + 0.0002, client)
+    return conv.pkts
+
+
+def _broken_exchange(world: World, conv: TcpConv, flow: TrafficFlow, out: FlowOutcome,  # noqa: PLR0917  internal
+                     t: float, k: int, rng: random.Random) -> list[Pkt] | None:
+    """The connection a fault breaks before any data flows (None: it opens): SYNs that vanish, replies lost
+    on the way back, a stateful box that lets the SYN through and nothing after, a firewall's own reset, a
+    port that refuses, a NAT gateway out of SNAT ports for this one connection."""
+    path = conv.path
+    if out.impairment == "snat-port-exhaustion" and seeded(world.name, "snat", flow.name, k).random() < float(
+            str(out.params.get("fail_rate", 0.1))):
+        path.blackhole = True  # no SNAT port for this connection: the gateway drops its SYNs
+    if out.outcome in SILENT and not (out.outcome == "firewall-denied" and out.params.get("reset")):
+        path.blackhole = True
+    if path.blackhole or out.outcome in REPLY_LOST or out.outcome == "asymmetric-return":
+        conv.handshake(t)
+        if conv.c.rcv_nxt and not path.blackhole:  # established at the client: it sends, nothing comes back
+            _request_response(conv, flow, (conv.c, conv.s), t + 0.0003, rng)
+        return conv.pkts
+    if out.outcome == "firewall-denied":
+        return _proxy_reset(conv, flow, t)
+    if out.outcome == "service-down":
+        conv.refuse(t)
+        return conv.pkts
+    return None
+
+
+def _proxy_reset(conv: TcpConv, flow: TrafficFlow, t: float) -> list[Pkt]:
+    """An application-rule deny: the firewall itself answers the handshake in the server's name, takes the
+    request, then resets the client; the server never sees the connection."""
+    c, s, path = conv.c, conv.s, conv.path
+    path.blackhole = True  # nothing of the client's reaches the server
+    syn = conv.emit(t, c, SYN, seq=c.isn, ack=False,
+                    opts=TcpOpts(mss=c.mss, sack_perm=True, ts=(c.tsval(t), 0), wscale=c.wscale))
+    c.snd_nxt, c.rcv_nxt = c.isn + 1, s.isn + 1
+    t2 = t + path.owd
+    synack = tcp_segment(s.ip, c.ip, s.port, c.port, seq=s.isn, ack=c.isn + 1, flags=SYN | ACK, win=s.syn_win,
+                         opts=TcpOpts(mss=1460, sack_perm=True, ts=(s.tsval(t2), c.tsval(t)), wscale=s.wscale),
+                         payload=b"")
+    conv.pkts.append(Pkt(t2, s.ip, c.ip, 6, 0, 64, True, synack, t2 + path.owd, path.hops, forged=True))
+    conv.emit(t2 + path.owd + 20e-6, c, 0, seq=c.snd_nxt)
+    request = _payload(flow, max(1, flow.request_bytes), True)
+    t3 = t2 + path.owd + 60e-6
+    conv.emit(t3, c, PSH, seq=c.snd_nxt, data=request)
+    rst = tcp_segment(s.ip, c.ip, s.port, c.port, seq=s.isn + 1, ack=c.snd_nxt + len(request), flags=RST | ACK,
+                      win=0, opts=TcpOpts(), payload=b"")
+    conv.pkts.append(Pkt(t3 + path.owd, s.ip, c.ip, 6, 0, 64, False, rst, t3 + 2 * path.owd, path.hops, forged=True))
+    del syn
     return conv.pkts
 
 

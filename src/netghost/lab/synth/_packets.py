@@ -7,6 +7,10 @@ and what reached it (at its arrival time, TTL lowered by the hops in between). B
 render the same objects, a dual-end capture shows identical IP IDs and sequence numbers and
 differs exactly where the world's fault acted: a packet lost on the path, a reset forged by a
 middlebox that only one end ever sees.
+
+A translated packet (a load balancer's destination NAT, an Azure Firewall's source NAT) also carries
+``far``: its addresses and ports as the server's side sees them. The client's capture shows the packet as
+sent to (or received from) the address it asked for; the server's shows the translated one.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from netghost.lab.synth._pcap import AZURE_GW_MAC, ETH_IPV4, encode_ipv4, ethernet, write_pcap
+from netghost.lab.synth._pcap import AZURE_GW_MAC, ETH_IPV4, checksum, encode_ipv4, ethernet, write_pcap
 
 __all__ = ["Pkt", "observed", "passes", "render_view", "seen_at", "transit"]
 
@@ -39,6 +43,8 @@ class Pkt:
     via: str | None = None  # the appliance (NVA) the packet is routed through, if any
     hop_t: float | None = None  # when it reached ``via`` (None: never got there)
     hop_fwd: bool = False  # whether ``via`` forwarded it on
+    far: tuple[str, str, int, int] | None = None  # (src, dst, sport, dport) on the server's side of a NAT
+    to_far: bool = False  # sent by the client side (the far view is the receiver's)
 
     @property
     def size(self) -> int:
@@ -50,11 +56,31 @@ def observed(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool]]:
     """(time, packet, outbound) for every packet the host ``ip`` would capture."""
     out: list[tuple[float, Pkt, bool]] = []
     for p in pkts:
-        if p.src == ip and not p.forged:
+        sender, receiver = p.src, p.dst
+        if p.far is not None:
+            sender, receiver = (p.src, p.far[1]) if p.to_far else (p.far[0], p.dst)
+        if sender == ip and not p.forged:
             out.append((p.t, p, True))
-        elif p.dst == ip and p.arrive is not None:
+        elif receiver == ip and p.arrive is not None:
             out.append((p.arrive, p, False))
     return out
+
+
+def _far_view(p: Pkt) -> tuple[str, str, bytes]:
+    """The packet's addresses and L4 bytes as the server's side of the translation sees them."""
+    assert p.far is not None
+    src, dst, sport, dport = p.far
+    if p.proto not in (6, 17) or len(p.l4) < 8:
+        return src, dst, p.l4
+    l4 = bytearray(p.l4)
+    l4[0:4] = sport.to_bytes(2, "big") + dport.to_bytes(2, "big")
+    offset = 16 if p.proto == 6 else 6
+    l4[offset:offset + 2] = b"\0\0"
+    pseudo = (ipaddress.IPv4Address(src).packed + ipaddress.IPv4Address(dst).packed
+              + bytes((0, p.proto)) + len(l4).to_bytes(2, "big"))
+    value = checksum(pseudo + bytes(l4))
+    l4[offset:offset + 2] = (value or (0xFFFF if p.proto == 17 else 0)).to_bytes(2, "big")
+    return src, dst, bytes(l4)
 
 
 def transit(pkts: Iterable[Pkt], ip: str) -> list[tuple[float, Pkt, bool, int]]:
@@ -154,7 +180,10 @@ def render_view(pkts: Iterable[Pkt], ip: str, mac: bytes, start: float, end: flo
         if p.raw is not None:
             records.append((t, p.raw))
             continue
-        ip_bytes = encode_ipv4(p.src, p.dst, p.proto, p.l4, ident=p.ident, ttl=ttl, df=p.df)
+        src, dst, l4 = p.src, p.dst, p.l4
+        if p.far is not None and outbound != p.to_far:  # the server's side of a translation
+            src, dst, l4 = _far_view(p)
+        ip_bytes = encode_ipv4(src, dst, p.proto, l4, ident=p.ident, ttl=ttl, df=p.df)
         src_mac, dst_mac = (mac, AZURE_GW_MAC) if outbound else (AZURE_GW_MAC, mac)
         records.append((t, ethernet(src_mac, dst_mac, ETH_IPV4, ip_bytes)))
     return write_pcap(records, snaplen=snaplen, max_bytes=max_bytes)

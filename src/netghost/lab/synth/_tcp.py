@@ -71,6 +71,13 @@ class PathModel:
             an IDS that tears down one host's sessions does, and the server finds out from the client.
         via: the appliance the path is routed through; MTU and loss drops happen there, it
             forges the resets, and a capture on it sees the traffic pass (see ``_packets``).
+        dropped_leaving_via: the black hole is the appliance's own outbound NSG: the appliance receives
+            and forwards the client's packets (its capture shows them leaving), the NSG drops them after.
+        reply_blackhole: nothing from the server gets back (no route back, a stateful box on the way back).
+        client_after_syn_lost: only the client's SYN gets through; its later segments die at a stateful box
+            that never saw the server's SYN-ACK (the reply bypassed it).
+        far_client, far_server, far_port: what the server's side sees of a translated connection (the
+            firewall's address as the source, the load balancer member and its backend port).
     """
 
     owd: float
@@ -82,10 +89,18 @@ class PathModel:
     rst_ttl: int = 255
     rst_to_server: bool = True
     via: str | None = None
+    dropped_leaving_via: bool = False
+    reply_blackhole: bool = False
+    client_after_syn_lost: bool = False
+    far_client: str | None = None
+    far_server: str | None = None
+    far_port: int | None = None
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
     def lost(self, pkt: Pkt, from_client: bool, payload: int, syn: bool) -> bool:
         if self.blackhole and from_client:
+            return True
+        if (self.reply_blackhole and not from_client) or (self.client_after_syn_lost and from_client and not syn):
             return True
         if self.mtu is not None and pkt.size > self.mtu:
             return True
@@ -100,6 +115,9 @@ class PathModel:
         lost = self.lost(pkt, from_client, payload, syn)
         if not lost:
             pkt.arrive = pkt.t + self.owd
+        if self.via is not None and self.blackhole and from_client and self.dropped_leaving_via:
+            pkt.via, pkt.hop_t, pkt.hop_fwd = self.via, pkt.t + self.owd / 2, True
+            return []
         if self.via is None or (self.blackhole and from_client):
             return []
         pkt.via, pkt.hop_t, pkt.hop_fwd = self.via, pkt.t + self.owd / 2, not lost
@@ -141,12 +159,24 @@ class TcpConv:
                          payload=data)
         ident = frm.next_ident() if not (flags & RST and not flags & ACK) else 0
         pkt = Pkt(t, frm.ip, to.ip, 6, ident, frm.ttl, True, l4, None, self.path.hops)
+        self.translate(pkt, frm is self.c)
         extra = self.path.route(pkt, frm is self.c, len(data), bool(flags & SYN))
         if pkt.arrive is not None:
             to.ts_recent = opts.ts[0] if opts.ts else to.ts_recent
         self.pkts.append(pkt)
         self.pkts.extend(extra)
         return pkt
+
+    def translate(self, pkt: Pkt, from_client: bool) -> None:
+        """Give a packet of a translated connection its server-side view (see :class:`PathModel`)."""
+        path = self.path
+        if path.far_client is None and path.far_server is None:
+            return
+        client = path.far_client or self.c.ip
+        server = path.far_server or self.s.ip
+        port = path.far_port or self.s.port
+        pkt.to_far = from_client
+        pkt.far = (client, server, self.c.port, port) if from_client else (server, client, port, self.c.port)
 
     # ---- connection phases -------------------------------------------------------------------
     def handshake(self, t: float, syn_tries: int = 4) -> float | None:
@@ -292,6 +322,7 @@ class TcpConv:
         if after is None or frm is not self.s or sg.seq + len(sg.data) - (self.s.isn + 1) <= after:
             return False
         pkt.arrive = None
+        pkt.hop_fwd = False  # the box that forges the resets ate the segment: it never leaves the appliance
         self.forge_resets(pkt.t + self.path.owd / 2, server_seq=sg.seq, eaten=sg.data)
         return True
 
@@ -309,8 +340,9 @@ class TcpConv:
         if self.path.rst_to_server:
             legs.append((self.c.ip, self.s.ip, to_server))
         for src, dst, l4 in legs:
-            self.pkts.append(Pkt(t, src, dst, 6, 0, self.path.rst_ttl, False, l4, t + half, forged=True,
-                                 via=self.path.via))
+            forged = Pkt(t, src, dst, 6, 0, self.path.rst_ttl, False, l4, t + half, forged=True, via=self.path.via)
+            self.translate(forged, src == self.c.ip)
+            self.pkts.append(forged)
         self.reset = True
         if not self.path.rst_to_server:
             self._stale_server(t, seq_s, eaten)

@@ -9,8 +9,17 @@ spec also declares the faults: one network fault (``WorldSpec.fault``) and any n
 """
 
 from netghost.lab.world._answers import DnsAnswer, FlowOutcome, NextHop, NsgDecision
+from netghost.lab.world._edge import LbBackendPool, LbFrontend, LbProbe, LbRule, LoadBalancer, NatGateway
 from netghost.lab.world._fault_specs import CLOUD_FAULT_KINDS, CloudFaultSpec
 from netghost.lab.world._fields import is_ip
+from netghost.lab.world._firewall import (
+    AzureFirewall,
+    FirewallPolicy,
+    FirewallRuleCollection,
+    FirewallVerdict,
+    RuleCollectionGroup,
+    firewall_verdict,
+)
 from netghost.lab.world._gateways import (
     GATEWAY_SUBNET,
     BgpSettings,
@@ -35,7 +44,9 @@ from netghost.lab.world._resources import (
     RouteTable,
     ScaleSet,
     SecurityRule,
+    ServiceEndpointPolicy,
     StorageAccount,
+    Subnet,
     TrafficFlow,
     Vm,
     VNet,
@@ -58,13 +69,23 @@ __all__ = [
     "DEFAULT_RULES",
     "GATEWAY_SUBNET",
     "SCENARIO_DIR",
+    "AzureFirewall",
     "BgpSettings",
     "CloudFaultSpec",
     "DnsAnswer",
     "EffectiveRoute",
+    "FirewallPolicy",
+    "FirewallRuleCollection",
+    "FirewallVerdict",
     "FlowOutcome",
+    "LbBackendPool",
+    "LbFrontend",
+    "LbProbe",
+    "LbRule",
+    "LoadBalancer",
     "LocalNetworkGateway",
     "ManagedCluster",
+    "NatGateway",
     "NextHop",
     "Nic",
     "Nsg",
@@ -74,10 +95,13 @@ __all__ = [
     "PrivateEndpoint",
     "Route",
     "RouteTable",
+    "RuleCollectionGroup",
     "RuleMatchContext",
     "ScaleSet",
     "SecurityRule",
+    "ServiceEndpointPolicy",
     "StorageAccount",
+    "Subnet",
     "TrafficFlow",
     "VNet",
     "Vm",
@@ -87,6 +111,7 @@ __all__ = [
     "WorldSpec",
     "answer_for",
     "fault_problems",
+    "firewall_verdict",
     "is_ip",
     "load_world",
     "scenario_names",

@@ -1,7 +1,8 @@
 """The two kinds of fault a scenario declares, and which kinds exist.
 
-* :class:`NetworkFault` is the one fault the world's *network* suffers (a deny rule, a dead
-  appliance, a lossy path ...): the world's answers and the synthesized packets show it.
+* :class:`NetworkFault` is a fault the world's *network* suffers (a deny rule, a dead appliance, a lossy
+  path ...): the world's answers and the synthesized packets show it. A world has one, or several that
+  break different flows for different reasons.
 * :class:`CloudFaultSpec` is a failure of the *Azure API* itself (a missing extension, a quota,
   a late blob): the ``az`` simulator acts it out (see :mod:`netghost.lab.az`'s cloud faults).
 """
@@ -47,9 +48,13 @@ class NetworkFault(LabModel):
     """The one injected network fault; ``flow`` names the traffic it breaks.
 
     ``params`` carry data-plane parameters config cannot show: ``path_mtu`` and ``at`` (pmtu-blackhole: a black
-    hole only where the server's NSGs deny the ICMP fragmentation-needed from ``at``, else PMTUD works); ``loss_rate``, ``between`` and ``at`` (path-packet-loss);
-    ``injector_ip``, ``idle_timeout_s`` or ``after_bytes``, ``injector_ttl`` and ``rst_to`` (``both`` or
-    ``client``) (middlebox-rst).
+    hole only where the server's NSGs deny the ICMP fragmentation-needed from ``at``, else PMTUD works; with
+    ``frag_needed: never`` the hop never sends it, whatever the NSGs allow); ``loss_rate``, ``between`` and ``at``
+    (path-packet-loss); ``injector_ip``, ``idle_timeout_s`` or ``after_bytes``, ``injector_ttl`` and ``rst_to``
+    (``both`` or ``client``) (middlebox-rst); ``fail_rate`` (snat-port-exhaustion: the share of new connections
+    that get no SNAT port); ``tunnel_mtu`` (vpn-mtu-mss: the largest packet the tunnel carries, larger ones die
+    silently because no MSS clamping shrinks the segments). A world may declare several faults (``faults``),
+    each with its own flows.
     """
 
     type: NetworkFaultType

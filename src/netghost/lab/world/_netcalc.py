@@ -9,6 +9,12 @@ one computation:
   NIC NSG; outbound the NIC NSG first, then the subnet NSG. Both must allow.
 * Routes are chosen by longest prefix match among *active* routes; a user route whose prefix
   equals a system route's makes the system route ``Invalid`` (as the effective route table shows).
+* Azure's platform addresses (168.63.129.16: DNS, the host agent, health probes; 169.254.169.254: IMDS)
+  are not the Internet: the NSG overview says platform traffic is not subject to NSGs unless a rule targets
+  it by its service tag (``AzureLoadBalancer``, ``AzurePlatformDNS``, ``AzurePlatformIMDS``). So a
+  "deny Internet" or "deny *" rule does not stop them; a rule naming the address itself does, and a load
+  balancer's health probe (inbound from 168.63.129.16) is matched by ``*`` as the documented "deny all
+  inbound blocks the probe" cases show.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ __all__ = [
 ]
 
 AZURE_DNS_IP = "168.63.129.16"
+IMDS_IP = "169.254.169.254"
+PLATFORM_IPS = (AZURE_DNS_IP, IMDS_IP)
+_PLATFORM_TAGS = {"AzureLoadBalancer": (AZURE_DNS_IP,), "AzurePlatformDNS": (AZURE_DNS_IP,),
+                  "AzurePlatformIMDS": (IMDS_IP,)}
 _ANY = ("*", "0.0.0.0/0", "Any")
 
 DEFAULT_RULES: tuple[SecurityRule, ...] = (
@@ -60,16 +70,24 @@ class RuleMatchContext:
     """What the service tags mean for one NIC: its VNet's (and connected peers') address space."""
 
     virtual_network: tuple[str, ...]
+    platform_wildcard: bool = False  # ``*`` matches a platform address (a health probe coming in)
 
     def prefix_matches(self, prefix: str, ip: str) -> bool:
         """Whether ``ip`` falls in ``prefix`` (a CIDR, an IP, ``*`` or a service tag)."""
+        if ip in PLATFORM_IPS:  # platform traffic: only its own tags or its address itself (module docstring)
+            if prefix in _PLATFORM_TAGS:
+                return ip in _PLATFORM_TAGS[prefix]
+            if prefix in _ANY:
+                return self.platform_wildcard
+            if prefix in ("Internet", "VirtualNetwork") or ("/" in prefix and int(prefix.rsplit("/", 1)[1]) < 8):
+                return False
+        elif prefix in _PLATFORM_TAGS:
+            return False
         if prefix in _ANY:
             return True
         address = ipaddress.IPv4Address(ip)
         if prefix == "VirtualNetwork":
-            return any(address in ipaddress.ip_network(p) for p in self.virtual_network) or ip == AZURE_DNS_IP
-        if prefix == "AzureLoadBalancer":
-            return ip == AZURE_DNS_IP
+            return any(address in ipaddress.ip_network(p) for p in self.virtual_network)
         if prefix == "Internet":
             return address.is_global
         try:

@@ -19,6 +19,7 @@ from netghost.lab.world._fields import LabModel, check_ip, check_name, check_net
 
 __all__ = [
     "DnsRecord",
+    "DnsServerConfig",
     "LocalMachine",
     "ManagedCluster",
     "NetworkWatcherDecl",
@@ -34,6 +35,8 @@ __all__ = [
     "ScaleSet",
     "SecurityRule",
     "Service",
+    "ServiceEndpointPolicy",
+    "ServiceEndpointPolicyDefinition",
     "StorageAccount",
     "Subnet",
     "Subscription",
@@ -92,6 +95,9 @@ class Subnet(LabModel):
     address_prefix: str
     nsg: str | None = None
     route_table: str | None = None
+    nat_gateway: str | None = Field(default=None, description="the NAT gateway its Internet traffic leaves through")
+    service_endpoints: list[str] = Field(default_factory=list, description="e.g. Microsoft.Storage, Microsoft.Sql")
+    service_endpoint_policies: list[str] = Field(default_factory=list, description="names of service endpoint policies")
 
     _n = field_validator("name")(check_name)
     _p = field_validator("address_prefix")(check_network)
@@ -200,6 +206,25 @@ class Service(LabModel):
     name: str
     state: Literal["listening", "stopped"] = "listening"
     bind: str = "0.0.0.0"
+    http_status: int = Field(default=200, ge=100, le=599,
+                             description="what an HTTP health probe of this port gets (a load balancer's probe)")
+
+
+class DnsServerConfig(LabModel):
+    """A VM that serves DNS to the VNets naming it in their DNS servers: where it sends what it cannot answer.
+
+    ``168.63.129.16`` as a forwarder is Azure DNS *as the DNS server's own VNet sees it* (the private zones
+    linked to that VNet); any other address is a resolver on the Internet or on premises, which knows public
+    names only. ``conditional_forwarders`` send one zone (a suffix) elsewhere; the longest suffix wins.
+    """
+
+    forwarders: list[str] = Field(default_factory=list)
+    conditional_forwarders: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("forwarders")
+    @classmethod
+    def _ips(cls, value: list[str]) -> list[str]:
+        return [check_ip(v) for v in value]
 
 
 class Nic(LabModel):
@@ -229,6 +254,11 @@ class Vm(LabModel):
     mtu: int = 1500
     role: str | None = None
     tags: dict[str, str] = Field(default_factory=dict, description="resource tags as `az vm show/list` print them")
+    stateful: bool = Field(default=False, description=(
+        "an appliance that tracks connections (a firewall NVA): it drops packets of a connection whose opening "
+        "it did not see, so a path that bypasses it one way breaks"))
+    dns_server: DnsServerConfig | None = Field(default=None, description="the VM answers DNS on 53 (a custom DNS "
+                                                                         "server VNets may name)")
     scale_set: str | None = Field(default=None, description="the VM is instance `instance_id` of this scale set")
     instance_id: str | None = Field(default=None, description="its instance id in the scale set ('0', '1', ...)")
 
@@ -257,6 +287,9 @@ class ScaleSet(LabModel):
     location: str | None = None
     os: Literal["Linux", "Windows"] = "Linux"
     size: str = "Standard_D2s_v3"
+    orchestration_mode: Literal["Uniform", "Flexible"] = Field(default="Uniform", description=(
+        "Flexible: the instances are ordinary virtual machines (vm show, test-ip-flow --vm and the VM's own id "
+        "work); Uniform: they exist only under the scale set"))
     extensions: list[str] = Field(
         default_factory=lambda: ["NetworkWatcherAgentLinux"],
         description="extension names of the scale-set model; NetworkWatcherAgentLinux/Windows enable capture",
@@ -350,6 +383,12 @@ class StorageAccount(LabModel):
     containers: list[str] = Field(default_factory=lambda: ["captures"])
     data_plane_rbac: bool = Field(default=True, description="False: --auth-mode login is refused")
     allow_shared_key_access: bool = True
+    public_ip: str | None = Field(default=None, description="the blob endpoint's public address (traffic flows to it)")
+    public_network_access: Literal["Enabled", "Disabled"] = "Enabled"
+    default_action: Literal["Allow", "Deny"] = Field(default="Allow", description="networkRuleSet.defaultAction")
+    virtual_network_rules: list[str] = Field(default_factory=list, description="'vnet/subnet' allowed through their "
+                                                                                  "Microsoft.Storage service endpoint")
+    ip_rules: list[str] = Field(default_factory=list, description="public addresses or prefixes allowed")
 
     @field_validator("name")
     @classmethod
@@ -367,6 +406,27 @@ class StorageAccount(LabModel):
             if not _CONTAINER_NAME.match(name):
                 raise ValueError(f"container name {name!r} is invalid (3-63 of [a-z0-9-])")
         return value
+
+
+class ServiceEndpointPolicyDefinition(LabModel):
+    """One definition of a service endpoint policy: the service and the resources it lets the subnet reach."""
+
+    name: str
+    service: Literal["Microsoft.Storage"] = "Microsoft.Storage"
+    service_resources: list[str] = Field(default_factory=list, description="ARM ids (accounts, groups, subscription)")
+    description: str | None = None
+
+
+class ServiceEndpointPolicy(LabModel):
+    """A service endpoint policy (``Microsoft.Network/serviceEndpointPolicies``): a subnet that carries it reaches
+    through its Microsoft.Storage service endpoint only the storage accounts its definitions name."""
+
+    name: str
+    resource_group: str
+    location: str | None = None
+    definitions: list[ServiceEndpointPolicyDefinition] = Field(default_factory=list)
+
+    _n = field_validator("name")(check_name)
 
 
 class TrafficFlow(LabModel):
@@ -390,6 +450,8 @@ class TrafficFlow(LabModel):
     response_bytes: int = Field(default=1200, ge=0)
     response_header: str | None = Field(
         default=None, description="http(s): one extra response header line ('X-Note: ...') the server sends")
+    expected: Literal["delivered", "blocked"] = Field(default="delivered", description=(
+        "blocked: the flow fails by design (a ping the NSGs deny on purpose); it is not a fault to find"))
 
     @model_validator(mode="after")
     def _port_for_transport(self) -> TrafficFlow:

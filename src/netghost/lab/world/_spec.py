@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from netghost.lab.world._edge import LoadBalancer, NatGateway
 from netghost.lab.world._fault_specs import CloudFaultSpec, NetworkFault
 from netghost.lab.world._fields import LabModel, is_ip
+from netghost.lab.world._firewall import AzureFirewall, FirewallPolicy
 from netghost.lab.world._gateways import GATEWAY_SUBNET, LocalNetworkGateway, VnetGateway, VpnConnection
 from netghost.lab.world._resources import (
     LocalMachine,
@@ -28,12 +30,14 @@ from netghost.lab.world._resources import (
     ResourceGroup,
     RouteTable,
     ScaleSet,
+    ServiceEndpointPolicy,
     StorageAccount,
     Subscription,
     TrafficFlow,
     Vm,
     VNet,
 )
+from netghost.lab.world._spec_edge import edge_problems
 
 __all__ = ["WorldSpec", "reference_problems"]
 
@@ -57,6 +61,11 @@ class WorldSpec(LabModel):
     vnet_gateways: list[VnetGateway] = Field(default_factory=list)
     local_network_gateways: list[LocalNetworkGateway] = Field(default_factory=list)
     vpn_connections: list[VpnConnection] = Field(default_factory=list)
+    load_balancers: list[LoadBalancer] = Field(default_factory=list)
+    nat_gateways: list[NatGateway] = Field(default_factory=list)
+    firewalls: list[AzureFirewall] = Field(default_factory=list)
+    firewall_policies: list[FirewallPolicy] = Field(default_factory=list)
+    service_endpoint_policies: list[ServiceEndpointPolicy] = Field(default_factory=list)
     vms: list[Vm] = Field(default_factory=list)
     vm_scale_sets: list[ScaleSet] = Field(default_factory=list)
     aks_clusters: list[ManagedCluster] = Field(default_factory=list)
@@ -66,8 +75,15 @@ class WorldSpec(LabModel):
     storage_accounts: list[StorageAccount] = Field(default_factory=list)
     traffic: list[TrafficFlow] = Field(default_factory=list)
     fault: NetworkFault | None = None
+    faults: list[NetworkFault] = Field(default_factory=list, description=(
+        "more network faults, each breaking its own flows for its own reason (``fault`` is the first one)"))
     cloud_faults: list[CloudFaultSpec] = Field(default_factory=list)
     local_machine: LocalMachine = Field(default_factory=LocalMachine)
+
+    @property
+    def all_faults(self) -> list[NetworkFault]:
+        """Every declared network fault, ``fault`` first."""
+        return ([self.fault] if self.fault is not None else []) + list(self.faults)
 
     @model_validator(mode="after")
     def _references(self) -> WorldSpec:
@@ -100,6 +116,7 @@ def reference_problems(w: WorldSpec) -> list[str]:
         *_traffic_and_fault_problems(w, vnets),
         *_scale_set_problems(w),
         *_gateway_problems(w, vnets),
+        *edge_problems(w, vnets),
     ]
 
 
@@ -119,6 +136,11 @@ def _duplicate_names(w: WorldSpec) -> list[str]:
         *_dupes("virtual network gateway", [g.name for g in w.vnet_gateways]),
         *_dupes("local network gateway", [g.name for g in w.local_network_gateways]),
         *_dupes("vpn connection", [c.name for c in w.vpn_connections]),
+        *_dupes("load balancer", [lb.name for lb in w.load_balancers]),
+        *_dupes("nat gateway", [n.name for n in w.nat_gateways]),
+        *_dupes("firewall", [f.name for f in w.firewalls]),
+        *_dupes("firewall policy", [f.name for f in w.firewall_policies]),
+        *_dupes("service endpoint policy", [p.name for p in w.service_endpoint_policies]),
     ]
 
 
@@ -126,7 +148,8 @@ def _resource_group_problems(w: WorldSpec) -> list[str]:
     rgs = {g.name.lower() for g in w.resource_groups}
     owned: list[Any] = [*w.vnets, *w.nsgs, *w.route_tables, *w.vms, *w.private_dns_zones, *w.storage_accounts,
                         *w.vm_scale_sets, *w.aks_clusters, *w.private_endpoints, *w.vnet_gateways,
-                        *w.local_network_gateways, *w.vpn_connections]
+                        *w.local_network_gateways, *w.vpn_connections, *w.load_balancers, *w.nat_gateways,
+                        *w.firewalls, *w.firewall_policies, *w.service_endpoint_policies]
     return [
         f"{type(res).__name__} {res.name}: resource group {res.resource_group!r} is not declared"
         for res in owned
@@ -211,10 +234,15 @@ def _traffic_and_fault_problems(w: WorldSpec, vnets: dict[str, VNet]) -> list[st
             for end in (flow.client, flow.server)
             if end not in vm_names and not is_ip(end)
         )
-    if w.fault is not None:
-        declared = {t.name for t in w.traffic}
-        p.extend(f"fault {w.fault.type}: flow {name!r} is not a declared traffic flow"
-                 for name in w.fault.flows if name not in declared)
+    declared = {t.name for t in w.traffic}
+    claimed: dict[str, str] = {}
+    for fault in w.all_faults:
+        p.extend(f"fault {fault.type}: flow {name!r} is not a declared traffic flow"
+                 for name in fault.flows if name not in declared)
+        for name in fault.flows:
+            if name in claimed:
+                p.append(f"flow {name!r} is claimed by two faults ({claimed[name]}, {fault.type})")
+            claimed[name] = fault.type
     p.extend(
         f"cloud fault {cf.kind}: VM {cf.vm!r} is not declared"
         for cf in w.cloud_faults

@@ -21,6 +21,7 @@ from typing import Literal
 
 from netghost.lab.world._answers import DnsAnswer, NextHop, NsgDecision
 from netghost.lab.world._dns import resolve_name, txt_values
+from netghost.lab.world._edge_queries import EdgeQueries
 from netghost.lab.world._fault_specs import NetworkFault
 from netghost.lab.world._gateways import GATEWAY_SUBNET, LocalNetworkGateway, VnetGateway, VpnConnection
 from netghost.lab.world._netcalc import (
@@ -52,12 +53,11 @@ __all__ = ["Topology"]
 _RFC1918_NONE = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
 
 
-class Topology:
+class Topology(EdgeQueries):
     """Queries over one validated world's configuration; see the module docstring."""
 
     def __init__(self, spec: WorldSpec) -> None:
-        self.spec = spec
-        self.sub_id = spec.subscription.id
+        super().__init__(spec)
         self._vms = {v.name.lower(): v for v in spec.vms}
         self._nsgs = {n.name.lower(): n for n in spec.nsgs}
         self._vnets = {v.name.lower(): v for v in spec.vnets}
@@ -77,6 +77,15 @@ class Topology:
     @property
     def fault(self) -> NetworkFault | None:
         return self.spec.fault
+
+    @property
+    def faults(self) -> list[NetworkFault]:
+        """Every network fault the world declares (``fault`` first)."""
+        return self.spec.all_faults
+
+    def fault_for(self, flow: str) -> NetworkFault | None:
+        """The fault that breaks ``flow`` (its ``flow`` or one of its ``also``), or None."""
+        return next((f for f in self.spec.all_faults if flow in f.flows), None)
 
     def rg_location(self, rg: str) -> str:
         return self._rgs[rg.lower()].location
@@ -166,15 +175,17 @@ class Topology:
         return None
 
     # ---- resource ids ------------------------------------------------------------------------
-    def rid(self, rg: str, provider_type: str, name: str) -> str:
-        return f"/subscriptions/{self.sub_id}/resourceGroups/{rg}/providers/{provider_type}/{name}"
-
     def vm_id(self, vm: Vm) -> str:
         """A VM's id; a scale-set instance's is ``.../virtualMachineScaleSets/<set>/virtualMachines/<id>``."""
-        if vm.scale_set is not None:
+        if vm.scale_set is not None and not self.is_flexible_instance(vm):
             return f"{self.rid(vm.resource_group, 'Microsoft.Compute/virtualMachineScaleSets', vm.scale_set)}" \
                    f"/virtualMachines/{vm.instance_id}"
         return self.rid(vm.resource_group, "Microsoft.Compute/virtualMachines", vm.name)
+
+    def is_flexible_instance(self, vm: Vm) -> bool:
+        """An instance of a Flexible scale set: an ordinary VM resource as far as ARM is concerned."""
+        owner = self._sets.get((vm.scale_set or "").lower())
+        return owner is not None and owner.orchestration_mode == "Flexible"
 
     def vmss_id(self, vmss: ScaleSet) -> str:
         return self.rid(vmss.resource_group, "Microsoft.Compute/virtualMachineScaleSets", vmss.name)
@@ -260,6 +271,24 @@ class Topology:
                 return conn
         return None
 
+    def gateway_subnet(self, gw: VnetGateway) -> tuple[VNet, Subnet]:
+        vnet = self._vnets[gw.vnet.lower()]
+        return vnet, next(s for s in vnet.subnets if s.name == GATEWAY_SUBNET)
+
+    def evaluate_subnet_nsg(self, nsg: Nsg, vnet: VNet, direction: Literal["Inbound", "Outbound"], *, protocol: str,
+                            src: str, sport: int | None, dst: str, dport: int | None) -> NsgDecision | None:
+        """The deciding rule of one NSG (a subnet's without a NIC: the GatewaySubnet's), None when none matches."""
+        ctx = RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)))
+        for qualified, _prio, rule in self.ordered_rules(nsg, direction):
+            if rule_matches(rule, ctx, protocol=protocol, src_ip=src, src_port=sport, dst_ip=dst, dst_port=dport):
+                return NsgDecision(rule.access, qualified, nsg.name, "subnet")
+        return None
+
+    def subnet_routes(self, vnet: VNet, subnet: Subnet) -> list[EffectiveRoute]:
+        """The effective routes of a subnet with no NIC of a VM in it (a GatewaySubnet): as any NIC's there."""
+        return self.effective_routes(Nic(subnet=f"{vnet.name}/{subnet.name}", private_ip=str(
+            ipaddress.ip_network(subnet.address_prefix).network_address + 4)))
+
     # ---- NSG ---------------------------------------------------------------------------------
     def peered_prefixes(self, vnet: VNet) -> list[str]:
         """Address space reachable over peerings that are Connected in both directions."""
@@ -274,12 +303,17 @@ class Topology:
         return out
 
     def match_context(self, nic: Nic) -> RuleMatchContext:
-        """The VirtualNetwork tag: the VNet, its connected peers and the on-premises ranges its gateway's
-        local network gateways declare (whatever the tunnel's state: the tag follows configuration)."""
-        vnet, _ = self.subnet_of(nic)
+        """The VirtualNetwork tag: the VNet, its connected peers, the on-premises ranges its gateway's
+        local network gateways declare (whatever the tunnel's state: the tag follows configuration) and the
+        prefixes of the user routes on the NIC's subnet (the service tags doc lists "address prefixes used
+        on user-defined routes"; it adds that the tag "might also contain default routes", which the lab leaves
+        out, so a default route to an appliance does not turn every Internet address into VirtualNetwork)."""
+        vnet, subnet = self.subnet_of(nic)
         gw = self.serving_gateway(vnet)
         onprem = tuple(p for p, _c in self.onprem_ranges(gw, connected_only=False)) if gw is not None else ()
-        return RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)) + onprem)
+        rt = self._rts[subnet.route_table.lower()] if subnet.route_table else None
+        udr = tuple(r.address_prefix for r in rt.routes if r.address_prefix != "0.0.0.0/0") if rt is not None else ()
+        return RuleMatchContext(tuple(vnet.address_prefixes) + tuple(self.peered_prefixes(vnet)) + onprem + udr)
 
     def nsgs_for(self, nic: Nic) -> list[tuple[Literal["subnet", "nic"], Nsg]]:
         """The NSGs that apply to ``nic`` (subnet-level first), as (level, nsg)."""
@@ -313,13 +347,20 @@ class Topology:
         remote_ip: str,
         remote_port: int | None,
         nic: Nic | None = None,
+        probe: bool = False,
     ) -> NsgDecision:
-        """Which rule decides this packet at ``vm`` (first Deny wins, else the first NSG's Allow)."""
+        """Which rule decides this packet at ``vm`` (first Deny wins, else the first NSG's Allow).
+
+        ``probe``: the packet is a load balancer's health probe from 168.63.129.16, which ``*`` rules match
+        (other platform traffic is exempt unless a rule names it; see :mod:`._netcalc`).
+        """
         nic = nic or next((n for n in vm.nics if n.private_ip == local_ip), vm.nics[0])
         layers = self.nsgs_for(nic)
         if direction == "Outbound":
             layers = list(reversed(layers))
         ctx = self.match_context(nic)
+        if probe:
+            ctx = RuleMatchContext(ctx.virtual_network, platform_wildcard=True)
         if direction == "Inbound":
             src, sport, dst, dport = remote_ip, remote_port, local_ip, local_port
         else:

@@ -12,6 +12,7 @@ Load one with :func:`load_world` (a path or a shipped scenario name).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pydantic import ValidationError
 
 from netghost.errors import LabError
 from netghost.lab.world._answers import FlowOutcome
+from netghost.lab.world._fault_specs import NetworkFault
 from netghost.lab.world._flow import evaluate_flow
 from netghost.lab.world._resources import TrafficFlow
 from netghost.lab.world._spec import WorldSpec
@@ -58,44 +60,79 @@ _FAULT_OUTCOMES = {
     "udr-dead-appliance": ("appliance-down",),
     "service-down": ("service-down", "host-down"),  # the service stopped, or its whole VM
     "dns-nxdomain": ("dns-nxdomain",),
-    "dns-private-zone-not-linked": ("dns-public-answer", "dns-nxdomain"),
+    "dns-private-zone-not-linked": ("dns-public-answer", "dns-nxdomain", "paas-denied"),
     "pmtu-blackhole": ("delivered",),
     "path-packet-loss": ("delivered",),
     "middlebox-rst": ("delivered",),
     "peering-disconnected": ("no-route",),
     "private-endpoint-not-approved": ("private-endpoint-not-approved",),
-    "vpn-connection-down": ("no-route",),
+    "vpn-connection-down": ("no-route", "no-return-route"),
+    "nva-ip-forwarding-off": ("appliance-not-forwarding",),
+    "asymmetric-routing": ("asymmetric-return",),
+    "firewall-deny": ("firewall-denied",),
+    "lb-health-probe-failing": ("lb-no-healthy-backend",),
+    "lb-backend-pool-empty": ("lb-backend-pool-empty",),
+    "lb-rule-port-mismatch": ("service-down", "lb-no-rule", "lb-no-healthy-backend"),
+    "snat-port-exhaustion": ("delivered",),
+    "bgp-propagation-disabled": ("no-route", "no-return-route"),
+    "gateway-subnet-misconfigured": ("gateway-subnet-blocked", "no-return-route", "appliance-down"),
+    "dns-custom-server-no-forward": ("dns-public-answer", "dns-nxdomain", "paas-denied"),
+    "vpn-mtu-mss": ("delivered",),
+    "paas-network-rules-deny": ("paas-denied",),
+}
+_CONFIG_SIGNS: dict[str, tuple[str, Callable[[World], bool]]] = {
+    "peering-disconnected": ("no peering is Disconnected",
+                             lambda w: any(p.state == "Disconnected" for v in w.spec.vnets for p in v.peerings)),
+    "vpn-connection-down": ("no VPN connection is NotConnected",
+                            lambda w: any(c.status == "NotConnected" for c in w.spec.vpn_connections)),
+    "bgp-propagation-disabled": ("no route table disables BGP route propagation",
+                                 lambda w: any(r.disable_bgp_route_propagation for r in w.spec.route_tables)),
+    "gateway-subnet-misconfigured": ("no GatewaySubnet has an NSG or a route table",
+                                     lambda w: any(s.name == "GatewaySubnet" and (s.nsg or s.route_table)
+                                                   for v in w.spec.vnets for s in v.subnets)),
+    "dns-custom-server-no-forward": ("no VNet names a custom DNS server", lambda w: any(v.dns_servers
+                                                                                      for v in w.spec.vnets)),
 }
 
 
-def fault_problems(world: World) -> list[str]:
-    """Where the declared fault and the world's configuration disagree (empty when coherent).
+def _impairment_problem(fault: NetworkFault, outcome: FlowOutcome) -> str | None:
+    """Why a data-plane fault cannot act on a delivered flow (it needs its hop on the path), or None."""
+    if fault.type == "snat-port-exhaustion" and not outcome.params.get("egress"):
+        return "the flow does not leave through a NAT gateway"
+    if fault.type == "vpn-mtu-mss" and not outcome.params.get("tunnel"):
+        return "the flow crosses no VPN tunnel"
+    return None
 
-    The fault's flows (``flow`` and ``also``) must fail the way its type says, computed from first
-    principles; every other flow must be delivered unimpaired, so the fault is the only thing to find.
+
+def fault_problems(world: World) -> list[str]:
+    """Where the declared faults and the world's configuration disagree (empty when coherent).
+
+    Each fault's flows (``flow`` and ``also``) must fail the way its type says, computed from first
+    principles; every other flow must be delivered unimpaired (or fail, when it says it is ``blocked`` by
+    design), so the faults are the only things to find.
     """
     problems = []
-    fault = world.fault
     for flow in world.spec.traffic:
         outcome = world.flow_outcome(flow)
-        if fault is not None and flow.name in fault.flows:
+        fault = world.fault_for(flow.name)
+        if fault is not None:
             if outcome.outcome not in _FAULT_OUTCOMES[fault.type]:
                 problems.append(f"fault {fault.type} on {flow.name}: the world computes {outcome.outcome} "
                                 f"({outcome.reason})")
             elif outcome.outcome == "delivered" and outcome.impairment != fault.type:
                 problems.append(f"fault {fault.type} on {flow.name}: the world computes no such impairment "
                                 f"({outcome.reason})")
-            if fault.type == "peering-disconnected" and not any(
-                p.state == "Disconnected" for v in world.spec.vnets for p in v.peerings
-            ):
-                problems.append("fault peering-disconnected but no peering is Disconnected")
-            if fault.type == "vpn-connection-down" and not any(
-                c.status == "NotConnected" for c in world.spec.vpn_connections
-            ):
-                problems.append("fault vpn-connection-down but no VPN connection is NotConnected")
+            elif outcome.outcome == "delivered" and (why := _impairment_problem(fault, outcome)):
+                problems.append(f"fault {fault.type} on {flow.name}: {why}")
+            sign = _CONFIG_SIGNS.get(fault.type)
+            if sign is not None and not sign[1](world):
+                problems.append(f"fault {fault.type} but {sign[0]}")
+        elif flow.expected == "blocked":
+            if outcome.connects and not outcome.impairment:
+                problems.append(f"flow {flow.name} is blocked by design but the world delivers it")
         elif outcome.outcome != "delivered" or outcome.impairment:
             problems.append(f"flow {flow.name} is not the fault's flow but computes {outcome.outcome}: {outcome.reason}")
-    return problems
+    return list(dict.fromkeys(problems))
 
 
 def scenario_names() -> list[str]:

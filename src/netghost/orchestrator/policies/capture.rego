@@ -21,3 +21,30 @@ deny contains "capture plan has no limit facts: it cannot be checked" if {
 	input.kind == "capture_plan"
 	not input.max_duration_s
 }
+
+# Per-session capture budgets (budgets.toml): how many captures at once, how many capture seconds and
+# bytes in all. The facts hold each budget's limit, the count with this capture included (computed in
+# Python from the session's task registry, a resumed session's earlier runs included) and the refusal's
+# wording; the comparison is made here, and a denial fails the task before anything is created.
+deny contains b.message if {
+	input.kind == "capture_plan"
+	b := input.budgets.concurrent_captures
+	b.count > b.limit
+}
+
+deny contains b.message if {
+	input.kind == "capture_plan"
+	b := input.budgets.capture_seconds
+	b.count > b.limit
+}
+
+deny contains b.message if {
+	input.kind == "capture_plan"
+	b := input.budgets.capture_bytes
+	b.count > b.limit
+}
+
+deny contains "capture plan has no budget facts: it cannot be checked" if {
+	input.kind == "capture_plan"
+	not input.budgets
+}

@@ -10,9 +10,11 @@ Why each choice:
   process group; :mod:`netghost.shell.exec._reaper` runs the command as its child and, being a child subreaper,
   keeps every descendant in its tree and kills them all when the command ends or times out. Anything that
   still survives is reported in stderr, never silently ignored.
-* **scrubbed environment** — the agent's own credentials (``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` ...) must
-  never reach a child that the model chose to run; anything whose name says key/token/secret/password
-  is dropped too. An explicit ``path`` replaces ``PATH`` (the lab puts its simulator first).
+* **scrubbed environment, credentials by program** — the agent's own credentials (``GEMINI_API_KEY``,
+  ``GOOGLE_API_KEY`` ...) never reach a child; anything whose name says key/token/secret/password is
+  dropped too. The Azure identity's variables (managed identity, service principal, az's config dir)
+  reach ``az`` and nothing else (:mod:`._child_env`, ``child_env.toml``). An explicit ``path`` replaces
+  ``PATH`` (the lab puts its simulator first).
 * **stdin = /dev/null** — an interactive prompt would otherwise hang until the timeout.
 """
 
@@ -32,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["MAX_CAPTURE_BYTES", "RunResult", "run_argv", "scrub_env"]
+from netghost.shell.exec._child_env import ChildEnvironments, class_of
+
+__all__ = ["MAX_CAPTURE_BYTES", "RunResult", "child_environments", "run_argv", "scrub_env"]
 
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 _KILL_GRACE_S = 2.0
@@ -49,11 +53,11 @@ _SECRET_NAME = re.compile(
     r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|_AUTH|AUTH_|COOKIE|SESSION|SAS|CONN|"
     r"(?:^|_)PAT(?:_|$)|IDENTITY_(?:HEADER|ENDPOINT)|MSI_(?:ENDPOINT|SECRET)|IMDS_)|^GHOST_"
 )
-# Kept whatever they look like: the basics every program needs, and az's config directory (a path, not a
-# secret; az cannot find its login cache without it). PWD/OLDPWD are the working directory.
+# Kept whatever they look like: the basics every program needs. PWD/OLDPWD are the working directory.
+# (az's config directory is a credential class of child_env.toml: az gets it, nobody else.)
 _KEEP_NAMES = frozenset(
     {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "PWD", "OLDPWD",
-     "KEYTIMEOUT", "AZURE_CONFIG_DIR", "LS_COLORS"}
+     "KEYTIMEOUT", "LS_COLORS"}
 )  # fmt: skip
 # Variables that make a child run code it was not asked to (preloads, shell/interpreter start-up files).
 _HIJACK_NAMES = frozenset(
@@ -92,26 +96,55 @@ def scrub_env(
     path: str | None = None,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """Build the child's environment.
+    """The environment every program gets (the common one of :func:`child_environments`).
+
+    Args:
+        base: The environment to start from (``os.environ`` when None).
+        path: A ``PATH`` that replaces the inherited one (e.g. the lab's simulator directory first).
+        extra: Variables the caller sets on purpose (e.g. the lab's world file).
+
+    Returns:
+        A new dict; ``base`` is not modified. It holds no credential-class variable (``child_env.toml``):
+        those only reach the programs given their class (:meth:`ChildEnvironments.for_program`).
+    """
+    return dict(child_environments(base, path=path, extra=extra).common)
+
+
+def child_environments(
+    base: Mapping[str, str] | None = None,
+    *,
+    path: str | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> ChildEnvironments:
+    """Split the agent's environment into the common child environment and the held-back credential classes.
 
     Args:
         base: The environment to start from (``os.environ`` when None).
         path: A ``PATH`` that replaces the inherited one (e.g. the lab's simulator directory first).
         extra: Variables the caller sets on purpose (e.g. the lab's world file); they are kept even if
-            their name sounds secret, except the agent's own model credentials, which are always dropped.
+            their name sounds secret, except the agent's own model credentials, which are always dropped,
+            and credential-class variables, which only reach the programs given their class.
 
     Inherited variables are dropped when their name says credential (``_SECRET_NAME``) or their value is
     a connection string with a key or password field; a password inside a URL (``DATABASE_URL``,
-    ``HTTPS_PROXY=http://user:pw@proxy``) is removed from the URL and the rest kept.
+    ``HTTPS_PROXY=http://user:pw@proxy``) is removed from the URL and the rest kept. A variable of a
+    credential class (``child_env.toml``: managed identity, service principal, az's settings) is held
+    back whatever its name says; a proxy URL is both: scrubbed for everyone, whole for ``az``.
 
     Returns:
-        A new dict; ``base`` is not modified.
+        A :class:`ChildEnvironments`; ``base`` is not modified.
     """
     source = os.environ if base is None else base
     env: dict[str, str] = {}
+    held: dict[str, dict[str, str]] = {}
     for name, value in source.items():
         if _ALWAYS_DROPPED.match(name):
             continue
+        holder = class_of(name)
+        if holder is not None:
+            held.setdefault(holder.name, {})[name] = value
+            if not holder.shared_scrubbed:
+                continue
         if name in _KEEP_NAMES or name.startswith("LC_"):
             env[name] = value
             continue
@@ -119,11 +152,18 @@ def scrub_env(
             continue
         env[name] = _URL_PASSWORD.sub(r"\g<pre>@", value)  # user:pw@host -> user@host
     for name, value in (extra or {}).items():
-        if not _ALWAYS_DROPPED.match(name):
-            env[name] = value
+        if _ALWAYS_DROPPED.match(name):
+            continue
+        holder = class_of(name)
+        if holder is not None:
+            held.setdefault(holder.name, {})[name] = value
+            if not holder.shared_scrubbed:
+                env.pop(name, None)
+                continue
+        env[name] = value
     if path is not None:
         env["PATH"] = path
-    return env
+    return ChildEnvironments(env, held)
 
 
 def run_argv(
