@@ -91,6 +91,11 @@ def _figure(w: float, h: float, rows: int = 1, *, sharex: bool = True) -> tuple[
     return fig, axes
 
 
+def _kind(ax: Any, kind: str) -> None:
+    """Name the plot area's kind in its tag (``ghost-axes-<chart>-<n>-<kind>``: seq, retrans, rtt, delay)."""
+    ax.patch.set_gid(f"{ax.patch.get_gid()}-{kind}")
+
+
 def _tag(artist: Any, role: str) -> Any:
     """Give ``artist`` the SVG id ``ghost-<role>-<chart>-<n>`` (role: data, aux, axes) and return it."""
     fig = artist.get_figure() if hasattr(artist, "get_figure") else None
@@ -223,6 +228,7 @@ def sequence_graph_svg(an: Analysis, stream: int, title: str, axis: TimeAxis) ->
     snd, rcv = (from_c == data_dir) & (pay > 0), (from_c != data_dir) & ((c.tcp_flags[rows] & 0x10) != 0)
     base = int(c.seq[rows[snd]][0]) if snd.any() else 0
     fig, (ax,) = _figure(10, 4.2)
+    _kind(ax, "seq")
     s_rel = ((c.seq[rows[snd]] - base) % _WRAP).astype(np.float64)
     t = axis.x(c.ts[rows[snd]])
     ln = pay[snd].astype(np.float64)
@@ -357,6 +363,7 @@ def timeline_svg(an: Analysis, axis: TimeAxis, stream: int | None = None,
     # where flows start or carry data, and on the whole capture's axis they would be a sliver
     fig, axes = _figure(10, 2.4 + 2.6 * len(panels), rows=len(panels), sharex=False)
     for ax, panel in zip(axes, panels, strict=True):
+        _kind(ax, panel)
         if panel == "retrans":
             span = max(axis.extent, 1e-3)
             _retrans_panel(ax, tt, retr, span, bins)
@@ -376,7 +383,10 @@ def timeline_svg(an: Analysis, axis: TimeAxis, stream: int | None = None,
 def _retrans_panel(ax: Any, tt: np.ndarray, retr: np.ndarray, span: float, bins: int) -> None:
     edges = np.linspace(0.0, span, bins + 1)
     counts = np.histogram(tt[retr], bins=edges)[0]
-    _tag(ax.stairs(counts, edges, fill=True, color="red", label="retransmissions (left axis)"), "data")
+    some = counts > 0  # a bar where retransmissions happened, nothing drawn where none did
+    for bar in ax.bar(edges[:-1][some], counts[some], width=edges[1] - edges[0], align="edge", color="red",
+                      label="retransmissions (left axis)"):
+        _tag(bar, "data")
     ax.set_ylim(0, max(int(counts.max()), 1) * 1.15)
     ax.set_ylabel("retransmissions per bin")
     ax.set_title("Retransmissions over time")
@@ -434,6 +444,7 @@ def delay_svg(t: np.ndarray, delay_ms: np.ndarray, a_to_b: np.ndarray) -> str | 
         return None
     axis = TimeAxis(t)
     fig, (ax,) = _figure(10, 3.6)
+    _kind(ax, "delay")
     xs = []
     for m, name, color in ((a_to_b, "A → B", "tab:blue"), (~a_to_b, "B → A", "tab:orange")):
         if m.any():
