@@ -12,6 +12,7 @@ that retransmissions are drawn at the tick of the time they happened.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,10 @@ def _check(page: str, what: str, segments: int) -> list[Plot]:
     found = _page_plots(page)
     for p in found:
         assert p.points, f"{what}: empty {p.kind} chart {p.chart!r}"
+        labels = list(p.ticks)  # left to right; "+20" counts from a far stretch's start, named before it
+        for i, text in enumerate(labels):
+            if text.startswith("+"):
+                assert any(re.search(r"\d (years|days|hours|min)\b", t) for t in labels[:i]), (what, p.kind, labels)
         assert p.reach >= 0.5, f"{what}: {p.kind} data flattened to {p.reach:.0%} of the height ({p.chart!r})"
         if p.kind in ("seq", "rtt", "delay"):
             assert p.width_share >= 0.5, f"{what}: {p.kind} data on {p.width_share:.0%} of the width ({p.chart!r})"

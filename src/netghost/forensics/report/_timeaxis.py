@@ -159,6 +159,7 @@ class TimeAxis:
         fine = max(self.real(hi) - self.real(lo), 1e-6) / 100  # a stretch's start: to a hundredth of the view
         kept: list[tuple[float, str, bool]] = []  # (x, label, a stretch's start)
         far = 0.0
+        named: set[float] = set()  # the far bases already written out in a label
         for k, (s, e) in enumerate(self.segments()):
             xs0, xs1 = (float(v) for v in self.x(np.array([s, e]) + self.t0))
             a, b = max(xs0, lo), min(xs1, hi)
@@ -186,6 +187,9 @@ class TimeAxis:
                     kept.pop()
                 if base:
                     text = span_text(v) if v == base else "+" + _tick_text(v - base, max(fine, step / 10) if start else step)
+                    if v != base and base not in named:  # its "5.8 years" was crowded out: a bare "+20" says nothing
+                        text = f"{span_text(base)} {text}"
+                    named.add(base)
                 else:
                     text = _tick_text(v, max(fine, step / 10) if start else step)
                 kept.append((x, text, start))
