@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from netghost.forensics.compare import compare_captures
+from netghost.forensics.compare import compare_captures, compare_findings
 from netghost.lab.clock import LabClock
 
 from .conftest import Lab
@@ -93,3 +93,18 @@ def test_the_clock_at_wall_speed_counts_real_time_and_jumps_but_not_the_scale() 
     assert (again.now(), again.at_wall_speed()) == (5670.0, 5080.0)
     old = {k: v for k, v in clock.to_json().items() if k != "hurried"}  # a state written before the field
     assert LabClock.from_json(old, wall=lambda: wall[0]).at_wall_speed() == clock.now()
+
+
+def test_captures_that_missed_each_other_say_so_and_never_blame_the_path(make_lab: Callable[..., Lab],
+                                                                        tmp_path: Path) -> None:
+    lab = make_lab("path-packet-loss", scale=60.0)
+    assert lab.az(CREATE.format(name="early", vm="web-vm-01")).code == 0
+    lab.state.advance_clock(600)  # ten minutes later: the first window long closed
+    assert lab.az(CREATE.format(name="late", vm="redis-primary")).code == 0
+    comp = compare_captures(_blob(lab, "early", tmp_path), _blob(lab, "late", tmp_path))
+    assert not comp["shared"] and comp["matched_packets"] == 0
+    assert "windows never overlapped" in comp["note"] and "says nothing about the path" in comp["note"]
+    findings = compare_findings(comp)
+    assert findings and all(f["severity"] == "info" for f in findings)  # a note, never a fault of the network
+    text = json.dumps([comp, findings]).lower()
+    assert "not the same path" not in text and "routed around" not in text
