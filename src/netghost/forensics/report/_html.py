@@ -36,7 +36,7 @@ NO_MATPLOTLIB = ("Charts are not available: matplotlib could not be imported (it
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;overflow-wrap:anywhere}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}td code{overflow-wrap:anywhere}
 th{background:#f0f0f0}code{background:#f4f4f4;padding:0 3px}img{max-width:100%;border:1px solid #ddd}
 svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}figure{margin:1em 0}
 figcaption{font-size:.85em;color:#555}p.chart-none{color:#555;font-style:italic}
