@@ -30,6 +30,10 @@ def _target(world: str) -> tuple[str, str, str]:
     return vm.name, vm.resource_group, account
 
 
+def _rg(world: str, vm: str) -> str:
+    return next(v.resource_group for v in load_world(world).spec.vms if v.name == vm)
+
+
 def _last_result(body: dict[str, Any]) -> dict[str, Any]:
     for content in reversed(body["contents"]):
         for part in content["parts"]:
@@ -60,20 +64,28 @@ def _poll(body: dict[str, Any]) -> FakeTurn:
             "root_cause_summary": f"The capture {task_id} shows the flow failing; see {' and '.join(ids) or 'the audit'}.",
             "confirmed_hypotheses": ["h1"], "recommended_actions": ["Fix the rule the capture points at."],
             "hypotheses": [{"id": "h1", "state": "CONFIRMED", **({"resolving_audit_id": ids[-1]} if ids else {})}]})
+    paired = last.get("paired_task") or {}
+    if paired.get("task_id") and last.get("state") == "COMPLETED":  # this end is done: the other one's turn
+        task_id = paired["task_id"]
     return FakeTurn(calls=(FakeCall("check_task", {"task_id": task_id}),), text="Polling the capture.")
 
 
-def investigate(world: str, audit: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run the investigation; its session id."""
+def investigate(world: str, audit: Path, monkeypatch: pytest.MonkeyPatch, peer: str | None = None) -> str:
+    """Run the investigation; its session id. With ``peer``, the capture is dual-end: the flow's client
+    and ``peer`` captured together (``VM to PEER``), compared when both are done."""
     vm, rg, account = _target(world)
+    target = f"{vm} to {peer}" if peer else vm
     script: list[Any] = [
         FakeTurn.call("run_shell_cmd", {"command": f"az vm show -g {rg} -n {vm} -o json", "reasoning": "Read the VM.",
                                         "hypotheses": [{"id": "h1", "description": f"traffic from {vm} is dropped"}],
                                         "active_hypothesis_ids": ["h1"]}),
-        FakeTurn.call("capture_traffic", {"target": vm, "resource_group": rg, "storage_account": account,
+        *([FakeTurn.call("run_shell_cmd", {"command": f"az vm show -g {_rg(world, peer)} -n {peer} -o json",
+                                           "reasoning": "Read the other end.", "active_hypothesis_ids": ["h1"]})]
+          if peer else []),
+        FakeTurn.call("capture_traffic", {"target": target, "resource_group": rg, "storage_account": account,
                                           "duration_seconds": 60, "investigation_context": "the failing flow",
                                           "active_hypothesis_ids": ["h1"]}),
-        *([_poll] * 8),
+        *([_poll] * (12 if peer else 8)),
     ]
     with FakeGemini(script) as fake:
         monkeypatch.setenv("GEMINI_API_KEY", "x")

@@ -6,17 +6,20 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics.fleet import (
+    TROUBLE,
     CaptureResult,
     FlowSeen,
     PairResult,
     PointPair,
     build_fleet_semantic,
+    capture_metrics,
     expand_sources,
     load_fleet_schema,
     match_points,
@@ -25,6 +28,7 @@ from netghost.forensics.fleet import (
     render_fleet_html,
     render_fleet_markdown,
     robust_outliers,
+    trouble_parts,
 )
 from netghost.forensics.fleet._sources import _blob_sources
 
@@ -63,11 +67,56 @@ def test_no_outlier_when_all_alike_when_better_than_usual_or_too_few_captures() 
     assert none["captures"] == 1
 
 
+def _sem(findings: list[dict[str, Any]] | None = None, *, segments: int = 1000, retrans: int = 0, conns: int = 50,
+         syn_fail: int = 0, rst: int = 0, zero: int = 0, full: int = 0, queries: int = 0, dns_bad: int = 0) -> dict[str, Any]:
+    """A semantic document with just the figures the ranking reads."""
+    return {"findings": findings or [], "summary": {
+        "tcp_segments": segments, "tcp_conversations": conns, "syn_without_synack": syn_fail, "rst_packets": rst,
+        "tcp_analysis": {"retransmission": retrans, "zero_window": zero, "window_full": full},
+        "dns_rcodes": {"NoError": queries - dns_bad, "NXDomain": dns_bad}, "dns": {"queries": queries, "unanswered": 0},
+        "ack_rtt": {"p95_ms": 1.0}}}
+
+
 def test_an_outlier_outranks_a_capture_with_the_same_findings() -> None:
     finding = [{"severity": "medium", "confidence": 0.8}]
     outl = {"rst_packets": {"outliers": [{"id": "b", "value": 9.0, "z": 5.0}]}}
-    ranked = rank_captures({"a": finding, "b": finding, "c": []}, outl)
+    ranked = rank_captures({"a": _sem(finding), "b": _sem(finding), "c": _sem()}, outl)
     assert [r[0] for r in ranked] == ["b", "a", "c"] and ranked[0][2] == ["rst_packets"]
+    assert ranked[0][3]["outliers"] == 5.0 and ranked[0][3]["findings"] == 1.6
+
+
+def test_a_capture_losing_8_percent_never_ranks_below_captures_with_mild_findings() -> None:
+    """The fleet ranks by the single report's trouble measures, not by how many findings a capture has."""
+    mild = [{"severity": "medium", "confidence": 0.9}, {"severity": "low", "confidence": 0.85}]
+    sems = {
+        "lossy": _sem([{"severity": "medium", "confidence": 0.8}], retrans=83),  # 8.3%: one medium finding
+        "nxdomain": _sem(mild, queries=12, dns_bad=1),
+        "traceroute": _sem([{"severity": "low", "confidence": 0.85}] * 3),
+        "healthy": _sem(),
+    }
+    ranked = rank_captures(sems, robust_outliers({k: capture_metrics(v) for k, v in sems.items()}))
+    assert ranked[0][0] == "lossy" and ranked[-1][0] == "healthy"
+    assert ranked[0][3]["retransmissions"] == pytest.approx(8.3)  # 10 points at the report's "high" (10%)
+    assert ranked[0][1] == pytest.approx(sum(ranked[0][3].values()))
+
+
+@pytest.mark.parametrize(("figures", "part"), [
+    ({"retrans": 100}, "retransmissions"), ({"syn_fail": 10}, "unanswered_syns"), ({"rst": 13}, "resets"),
+    ({"zero": 10}, "zero_windows"), ({"full": 100}, "window_full"), ({"queries": 40, "dns_bad": 8}, "dns_failures"),
+])
+def test_each_trouble_measure_earns_its_whole_weight_at_the_level_the_single_report_calls_trouble(
+        figures: dict[str, int], part: str) -> None:
+    parts = trouble_parts(_sem(**figures))
+    assert parts[part] == TROUBLE[part].weight
+    assert sum(parts.values()) == parts[part]
+    half = trouble_parts(_sem(**{k: v // 2 for k, v in figures.items() if k != "queries"} | (
+        {"queries": figures["queries"]} if "queries" in figures else {})))
+    assert half[part] == pytest.approx(TROUBLE[part].weight / 2, rel=0.1)
+
+
+def test_a_rate_over_a_handful_of_segments_counts_in_proportion_to_its_sample() -> None:
+    tiny = trouble_parts(_sem(segments=6, retrans=5))  # 83% of six segments
+    assert tiny["retransmissions"] == pytest.approx(TROUBLE["retransmissions"].weight * 6 / 20)
 
 
 def _flow(key: str, ts: float, c2s: int, s2c: int, isn: int = 7) -> FlowSeen:
@@ -109,6 +158,20 @@ def test_sources_expand_folders_and_globs_with_unique_ids(tmp_path: Path) -> Non
     assert [s.id for s in both] == ["capture.pcap", "capture.pcap-2"]
     with pytest.raises(CaptureFormatError, match="no capture files"):
         expand_sources([str(tmp_path / "nothing-*.pcap")])
+
+
+@pytest.mark.parametrize("spec", ["missing-folder", "missing.pcap", "vm1/missing", "empty"])
+def test_a_missing_or_empty_source_is_an_error_naming_what_to_give(tmp_path: Path, spec: str) -> None:
+    """A folder that does not exist is the same mistake as one without captures: an error, never "1 failed"."""
+    (tmp_path / "vm1").mkdir()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no capture here")
+    with pytest.raises(CaptureFormatError) as exc:
+        expand_sources([str(tmp_path / spec)])
+    message = str(exc.value)
+    assert message.startswith(str(tmp_path / spec) + ": ") and "\n" not in message
+    assert ("no such file or folder" if spec != "empty" else "no capture files found there") in message
+    assert "give capture files, folders of captures" in message  # the next step
 
 
 def test_blob_urls_name_their_account_and_refuse_a_sas() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from html.parser import HTMLParser
@@ -19,7 +20,7 @@ from netghost.forensics.report._charts import (
     charts_available,
     rtt_samples,
     sequence_graph_svg,
-    stream_payload,
+    stream_data_segments,
     time_gaps,
     timeline_svg,
 )
@@ -173,11 +174,17 @@ def test_rtt_samples_and_sequence_graph(tmp_path: Path, isn: int) -> None:
     assert "retransmissions" in svg  # legend text is text (svg.fonttype none): searchable
 
 
-def test_timeline_without_rtt_samples(tmp_path: Path) -> None:
+def test_a_timeline_with_nothing_to_show_is_not_drawn_and_says_so(tmp_path: Path) -> None:
     cap = Capture()
-    cap.tcp(1.0, "10.0.0.1", "10.0.0.2", 1, 2, 5, 0, SYN)  # one unanswered SYN: no RTT of any kind
+    cap.tcp(1.0, "10.0.0.1", "10.0.0.2", 1, 2, 5, 0, SYN)  # one unanswered SYN: no retransmission, no RTT
     an = analyze_capture(cap.write(tmp_path / "syn.pcap"))
-    assert timeline_svg(an, TimeAxis(an.cols.ts), 0).startswith("<svg")  # and no "no artists with labels" warning
+    svg, notes = timeline_svg(an, TimeAxis(an.cols.ts), 0)
+    assert svg is None
+    assert notes == ["Retransmissions: none in this capture.",
+                     "RTT: no samples (no handshake or data was acknowledged)."]
+    page, _ = render_html(build_semantic(an), an)
+    assert '<p class="chart-none">Retransmissions: none in this capture.</p>' in page
+    assert "Retransmissions over time" not in page  # never an empty frame with a title
 
 
 def test_narrative_block_is_labelled_and_escaped(espn: tuple[Any, dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,16 +241,33 @@ def test_a_six_year_gap_is_cut_from_the_axis_and_reported(tmp_path: Path) -> Non
     assert "silences cut out" in page
 
 
-def test_short_pauses_are_not_gaps() -> None:
-    ts = np.array([0.0, 1.0, 2.0, 50.0, 51.0])  # a 48 s pause: under a minute, part of the story
-    assert time_gaps(ts) == []
+def test_which_silences_are_cut() -> None:
+    # bursts a minute apart: both silences cut, whatever their length in absolute terms
+    bursts = np.concatenate([np.linspace(t, t + 1, 20) for t in (0.0, 60.0, 120.0)])
+    assert [round(g.seconds) for g in time_gaps(bursts)] == [59, 59]
+    assert time_gaps(np.array([0.0, 1.0, 2.0, 50.0, 51.0])) != []  # a 48 s pause in 51 s of capture: cut
     assert time_gaps(np.array([0.0, 10.0, 500.0, 505.0])) != []  # 490 s of 505: cut
-    assert time_gaps(np.array([0.0, 70.0, 140.0, 210.0, 280.0])) == []  # regular polling: no gap dominates
+    assert time_gaps(np.array([0.0, 70.0, 140.0, 210.0, 280.0])) == []  # regular polling: the rhythm itself
+    assert time_gaps(np.array([0.0, 0.6, 1.8, 4.2, 9.0])) == []  # a retransmission timer doubling: the story
+    assert time_gaps(np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.5])) == []  # under two seconds: never cut
+    steady = np.arange(0.0, 600.0, 0.5)  # traffic all along with one 8 s pause: not worth a break
+    assert time_gaps(np.r_[steady, steady[-1] + 8 + np.arange(0.0, 600.0, 0.5)]) == []
+
+
+def test_the_axis_counts_real_seconds_across_cuts() -> None:
+    ts = 1000.0 + np.concatenate([np.linspace(t, t + 1, 20) for t in (0.0, 60.0, 120.0)])
+    axis = TimeAxis(ts)
+    assert axis.extent < 4.0  # three one-second bursts and two narrow breaks
+    for t in (1000.0, 1000.5, 1060.25, 1121.0):
+        assert axis.real(float(axis.x(np.array([t]))[0])) == pytest.approx(t - 1000.0)
+    xs, labels = axis.ticks(0.0, axis.extent)
+    assert labels[0] == "0" and "60" in labels and "120" in labels  # each burst labelled with its real time
+    assert all(b > a for a, b in itertools.pairwise(xs))  # left to right, never out of order
 
 
 def test_the_flow_the_headline_finding_names_is_drawn_first(espn: tuple[Any, dict[str, Any]]) -> None:
     an, sem = espn
     ranked_first = sem["flows"][0]["stream"]
-    other = next(f["stream"] for f in sem["flows"][1:] if stream_payload(an, f["stream"]) > 0)
+    other = next(f["stream"] for f in sem["flows"][1:] if stream_data_segments(an, f["stream"]) >= 3)
     assert chart_flow({**sem, "findings": [{"flows": [f"tcp/{other}"]}]}, an) == (other, True)
     assert chart_flow(sem, an) == (ranked_first, True)

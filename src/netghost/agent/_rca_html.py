@@ -53,7 +53,7 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0;width:100%}td,th{border:1px solid #ccc;padding:3px 6px;
-text-align:left;vertical-align:top}th{background:#f0f0f0}code,pre{background:#f4f4f4}code{padding:0 3px}
+text-align:left;vertical-align:top}td code{overflow-wrap:anywhere}th{background:#f0f0f0}code,pre{background:#f4f4f4}code{padding:0 3px}
 pre{padding:.5em;overflow-x:auto;white-space:pre-wrap;font-size:.8em;max-height:28em}
 .meta{color:#555}.ok{color:#1b5e20;font-weight:bold}.bad{color:#b71c1c;font-weight:bold}
 .SAFE{color:#1b5e20}.RISKY{color:#e65100}.FORBIDDEN{color:#b71c1c}

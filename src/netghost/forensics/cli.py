@@ -1,5 +1,6 @@
 """``pcap-forensics CAPTURE [--semantic-dir DIR] [--report-dir DIR] [--format md,json] [--max-memory SIZE]``,
-``pcap-forensics --fleet SOURCE... [--scheduler ADDRESS] [--workers N] [--out DIR]``.
+``pcap-forensics --fleet SOURCE... [--scheduler ADDRESS] [--workers N] [--out DIR]``; ``--out DIR`` also
+names the one folder of a single capture's (or a comparison's) outputs.
 
 Exit codes: 0 success (also for an empty or truncated capture, which the report explains); 2 for a
 missing file, a file that is not a capture or an unsupported format, each with a one-line message.
@@ -39,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("capture", nargs="?",
                    help="pcap / pcapng file, optionally gzip-compressed (format detected by magic)")
     p.add_argument("--compare", metavar="CAPTURE_B", help="second capture point of the same path (two-point comparison)")
-    p.add_argument("--semantic-dir", default=".", help="directory for {stem}_semantic.json (default: .)")
-    p.add_argument("--report-dir", default=".", help="directory for the Markdown reports (default: .)")
+    p.add_argument("--semantic-dir", help="directory for {stem}_semantic.json (default: --out, else .)")
+    p.add_argument("--report-dir", help="directory for the Markdown and HTML reports (default: --out, else .)")
     p.add_argument("--format", default="md,json", help="comma list of md, json, html (default: md,json)")
     p.add_argument("--narrative", action="store_true",
                    help="add a Gemini-written narrative when GEMINI_API_KEY (or Vertex settings) is present")
@@ -56,8 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an existing Dask scheduler (tcp://host:8786); default: a local cluster")
     f.add_argument("--workers", type=_positive, metavar="N",
                    help="worker processes of the local cluster (default: one per core)")
-    f.add_argument("--out", default="fleet_report", metavar="DIR",
-                   help="folder of the fleet report and each capture's own outputs (default: fleet_report)")
+    p.add_argument("--out", metavar="DIR",
+                   help="folder of every output: with one capture (or --compare) its semantic JSON and reports; "
+                        "with --fleet the fleet report and each capture's own outputs (default: . , with --fleet "
+                        "fleet_report)")
     return p
 
 
@@ -136,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_fleet(args, formats)
     if args.capture is None:
         return _fail("a CAPTURE (or --fleet SOURCE...) is required")
+    problem = _single_capture_dirs(args)
+    if problem:
+        return _fail(problem)
     if args.compare:
         return _run_compare(args)
     path = Path(args.capture)
@@ -157,12 +163,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _single_capture_dirs(args: argparse.Namespace) -> str | None:
+    """Settle where one capture's (or a comparison's) outputs go; the error to print, or None.
+
+    ``--out DIR`` puts every output in DIR (the fleet's option, honoured the same way here: a user who
+    types it expects the files there, never in the current folder); it cannot be mixed with the two
+    finer options, and the fleet-only options are refused rather than silently ignored.
+    """
+    fleet_only = [name for name, value in (("--scheduler", args.scheduler), ("--workers", args.workers)) if value is not None]
+    if fleet_only:
+        many = len(fleet_only) > 1
+        return f"{' and '.join(fleet_only)} only appl{'y' if many else 'ies'} with --fleet SOURCE...; drop {'them' if many else 'it'}"
+    if args.out is not None:
+        if args.semantic_dir is not None or args.report_dir is not None:
+            return "give --out DIR (every output in DIR) or --semantic-dir/--report-dir, not both"
+        args.semantic_dir = args.report_dir = args.out
+    args.semantic_dir = "." if args.semantic_dir is None else args.semantic_dir
+    args.report_dir = "." if args.report_dir is None else args.report_dir
+    return None
+
+
 def _run_fleet(args: argparse.Namespace, formats: set[str]) -> int:
     if args.capture is not None or args.compare:
         return _fail("--fleet takes its captures as SOURCE arguments; give no CAPTURE or --compare with it")
+    if args.semantic_dir is not None or args.report_dir is not None:
+        return _fail("--fleet writes every output under --out DIR (each capture's in DIR/captures/); "
+                     "drop --semantic-dir/--report-dir")
     from netghost.forensics.fleet import run_fleet_cli  # noqa: PLC0415  dask is imported only for a fleet
 
-    return run_fleet_cli(args.fleet, out=Path(args.out), scheduler=args.scheduler, workers=args.workers,
+    return run_fleet_cli(args.fleet, out=Path(args.out or "fleet_report"), scheduler=args.scheduler, workers=args.workers,
                          formats=formats, max_memory=args.max_memory, prog=PROG)
 
 

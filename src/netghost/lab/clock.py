@@ -41,12 +41,20 @@ def scale_from_env(env: Mapping[str, str]) -> float:
 
 @dataclass
 class LabClock:
-    """Scaled lab time anchored to wall time; ``wall`` is injectable for tests."""
+    """Scaled lab time anchored to wall time; ``wall`` is injectable for tests.
+
+    ``hurried`` is the lab time the scale has added over wall speed up to the anchor (a scale of 60
+    adds 59 lab seconds per wall second): :meth:`at_wall_speed` takes it out again. Why keep it: the
+    scale fast-forwards *waiting*, but the agent's own steps between two commands take real seconds,
+    which the scale would stretch into lab minutes (two captures created twenty seconds apart would
+    be twenty lab minutes apart); the capture sessions measure their distance at wall speed.
+    """
 
     lab_anchor: float
     wall_anchor: float
     scale: float = 1.0
     wall: Callable[[], float] = field(default=time.time, repr=False, compare=False)
+    hurried: float = 0.0
 
     @classmethod
     def start(cls, lab_start: float | None = None, scale: float = 1.0,
@@ -62,10 +70,18 @@ class LabClock:
     def now_dt(self) -> datetime:
         return datetime.fromtimestamp(self.now(), tz=UTC)
 
+    def at_wall_speed(self) -> float:
+        """Lab time as it would read had the lab always run at wall speed (every :meth:`advance` counted,
+        the scale's acceleration not): two readings differ by the real time between them plus any jumps."""
+        return self.lab_anchor - self.hurried + (self.wall() - self.wall_anchor)
+
     def rescale(self, scale: float) -> None:
         """Change the scale from now on without moving lab time."""
         if scale != self.scale:
-            self.lab_anchor, self.wall_anchor, self.scale = self.now(), self.wall(), scale
+            wall = self.wall()
+            self.hurried += (wall - self.wall_anchor) * (self.scale - 1.0)
+            self.lab_anchor += (wall - self.wall_anchor) * self.scale
+            self.wall_anchor, self.scale = wall, scale
 
     def advance(self, seconds: float) -> None:
         """Jump lab time forward (tests use this instead of sleeping)."""
@@ -74,11 +90,14 @@ class LabClock:
         self.lab_anchor += seconds
 
     def to_json(self) -> dict[str, float]:
-        return {"lab_anchor": self.lab_anchor, "wall_anchor": self.wall_anchor, "scale": self.scale}
+        return {"lab_anchor": self.lab_anchor, "wall_anchor": self.wall_anchor, "scale": self.scale,
+                "hurried": self.hurried}
 
     @classmethod
     def from_json(cls, data: Mapping[str, float], wall: Callable[[], float] = time.time) -> LabClock:
-        return cls(float(data["lab_anchor"]), float(data["wall_anchor"]), float(data["scale"]), wall)
+        """A persisted clock (a state written before ``hurried`` existed reads as 0: nothing hurried yet)."""
+        return cls(float(data["lab_anchor"]), float(data["wall_anchor"]), float(data["scale"]), wall,
+                   float(data.get("hurried", 0.0)))
 
 
 def format_azure_time(ts: float, fraction_digits: int = 7) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from netghost.forensics.compare._windows import no_shared
+
 __all__ = ["compare_findings"]
 
 Finding = dict[str, Any]
@@ -47,10 +49,11 @@ def _lost(comp: dict[str, Any], key: str, src: str) -> list[Finding]:
             f"link). Frames are {src}'s.",
             frames, [e["flow"] for e in es], src, lost=n, to=to,
         ))
-    if len(by_dst) > 1:
-        out.append(_f(
-            f"lost_{key}_overall", sev, 0.85,
-            f"{cat['count']} packet(s) ({100 * rate:.1f}% of {sent} sent {src}→{dst}) lost between {src} and {dst}",
+    if len(by_dst) > 1:  # first: loss spread over many destinations is the path's story, not one flow's
+        out.insert(0, _f(
+            f"lost_{key}_overall", sev, 0.9,  # the same packets as the per-destination ones: as sure
+            f"{cat['count']} packet(s) ({100 * rate:.1f}% of {sent} sent {src}→{dst}) lost between {src} and {dst} "
+            "→ packet loss on the path between the capture points",
             f"Loss spread over {len(by_dst)} destinations points at the shared path segment between the probes.",
             cat["frames"], [], src, lost=cat["count"], rate=round(rate, 4),
         ))
@@ -155,13 +158,10 @@ def compare_findings(comp: dict[str, Any]) -> list[Finding]:
     """
     if not comp["shared"]:
         pa, pb = comp["points"]["a"], comp["points"]["b"]
-        overlap = (pa["first_ts"] is not None and pb["first_ts"] is not None
-                   and pa["first_ts"] <= pb["last_ts"] and pb["first_ts"] <= pa["last_ts"])
-        why = "their time windows overlap, so" if overlap else "their time windows do not even overlap;"
-        return [_f("no_shared_traffic", "high", 0.9,
-                   f"Captures {pa['file']} and {pb['file']} share no packet → not the same path or not the same time",
-                   f"No packet of A matches a packet of B ({why} check the capture points, the capture filters and the "
-                   "clocks). Each capture is analysed on its own below.", [], [], None, time_overlap=overlap)]
+        why = no_shared(pa, pb)
+        return [_f("no_shared_traffic", why.severity, 0.9, f"Captures {pa['file']} and {pb['file']} share no packet{why.title}",
+                   comp["note"] or why.note, [], [], None, time_overlap=why.overlap_s is not None and why.overlap_s >= 0,
+                   overlap_s=None if why.overlap_s is None else round(why.overlap_s, 3))]
     found = [*_injected(comp), *_blocked(comp), *_lost(comp, "a_to_b", "A"), *_lost(comp, "b_to_a", "B"), *_modified(comp)]
     d = comp["delay_ms"]
     ab, ba = d["a_to_b"], d["b_to_a"]
@@ -174,12 +174,19 @@ def compare_findings(comp: dict[str, Any]) -> list[Finding]:
                         + (f"; B's clock is {off:+.3f} ms from A's" if off is not None else ""),
                         comp["clock_offset_method"], [], [], None, a_to_b=ab, b_to_a=ba, clock_offset_ms=off))
     only_a, only_b = comp["flows"]["only_a"], comp["flows"]["only_b"]
-    if only_a or only_b:
+    cross_a, cross_b = comp["flows"].get("only_a_crossing", only_a), comp["flows"].get("only_b_crossing", only_b)
+    examples = "Examples: " + ", ".join((comp["flows_only"]["a"] + comp["flows_only"]["b"])[:6])
+    flows = (comp["flows_only"]["a"] + comp["flows_only"]["b"])[:10]
+    if cross_a or cross_b:  # flows that should have passed both probes, while both were capturing
         found.append(_f("flows_one_point", "low", 0.6,
-                        f"{only_a} flow(s) seen only at A and {only_b} only at B → routed around the other probe, filtered, "
-                        "or outside its capture window",
-                        "Examples: " + ", ".join((comp["flows_only"]["a"] + comp["flows_only"]["b"])[:6]),
-                        [], (comp["flows_only"]["a"] + comp["flows_only"]["b"])[:10], None, only_a=only_a, only_b=only_b))
+                        f"{cross_a} flow(s) seen only at A and {cross_b} only at B while both points were capturing, "
+                        "between hosts whose traffic crosses both → routed around the other probe, or filtered",
+                        examples, [], flows, None, only_a=only_a, only_b=only_b, crossing_a=cross_a, crossing_b=cross_b))
+    elif only_a or only_b:  # other hosts' traffic, or outside the other's window: expected, noted
+        found.append(_f("flows_one_point", "info", 0.6,
+                        f"{only_a} flow(s) seen only at A and {only_b} only at B: traffic with other hosts, or outside "
+                        "the other point's capture window (expected)", examples, [], flows, None, only_a=only_a,
+                        only_b=only_b, crossing_a=0, crossing_b=0))
     sev = ("info", "low", "medium", "high", "critical")
     found.sort(key=lambda f: (-sev.index(f["severity"]), -f["confidence"]))
     return found

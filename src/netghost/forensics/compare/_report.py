@@ -30,6 +30,7 @@ __all__ = ["CompareOutputs", "build_compare_semantic", "capture_stem", "load_com
            "render_compare_report", "render_compare_summary", "run_compare", "write_compare_outputs"]
 
 MAX_FINDINGS = 30
+_SEVERITY = ("info", "low", "medium", "high", "critical")
 
 
 def load_compare_schema() -> dict[str, Any]:
@@ -70,6 +71,9 @@ def build_compare_semantic(an_a: Analysis, an_b: Analysis, size_a: int | None = 
     for f in doc["findings"]:
         f["metrics"].setdefault("point", "A")
         merged.append(f)
+    # most severe first, the comparison's own first at equal severity (a stable sort): a note that the
+    # windows missed each other (info) never heads a report whose points show loss on their own
+    merged.sort(key=lambda f: -_SEVERITY.index(f["severity"]))
     doc["findings"] = merged[:MAX_FINDINGS]
     for i, f in enumerate(doc["findings"], 1):
         f["id"] = f"F{i}"
@@ -126,10 +130,11 @@ def render_compare_summary(doc: dict[str, Any], alone: dict[str, list[dict[str, 
     comp = doc["comparison"]
     out = [f"# Executive summary: {comp['points']['a']['file']} vs {comp['points']['b']['file']}", ""]
     fs = doc["findings"]
-    if fs:
+    if fs and fs[0]["severity"] != "info":
         out += [f"**Most likely issue:** {fs[0]['title']} (severity {fs[0]['severity']}, confidence {fs[0]['confidence']:.0%}).", ""]
-    else:
-        out += ["**No difference between the capture points** and no fault detected.", ""]
+    else:  # notes (info: the delay, flows elsewhere, windows that missed) are listed below, never named the issue
+        out += ["**No difference between the capture points** and no network fault detected"
+                + (" (notes below)." if fs else "."), ""]
     out += ["## Two-point comparison", *_verdict(doc), ""]
     if not comp["shared"] and alone is not None:
         out += _each_point(comp, alone)

@@ -11,7 +11,8 @@ from the sign of the offset-corrected delay) and downstream point D:
 * ``blocked``: the flow's trailing packets at one point after its last matched packet (≥ 2 of them, or
   after an injected RST): the path stopped carrying the flow;
 * ``unmatched``: orientation unknown (no measurable delay), reported without a verdict;
-* ``flow_only``: the whole flow is seen at one point only.
+* ``flow_only``: the whole flow is seen at one point only (``flow_only_judged``: of those, the flows
+  whose path crosses both points, while both were capturing: the ones that should have been seen twice).
 
 Only flows whose path crosses both points (their two hosts have traffic matched at both) can be lost,
 injected or blocked; an unmatched flow between other hosts is ``unmatched``, not a loss.
@@ -37,12 +38,11 @@ from netghost.forensics.compare._match import (
     _round,
     _Side,
 )
+from netghost.forensics.compare._windows import no_shared
 
 __all__ = ["build_comparison"]
 
 TOL_S = 20e-6  # below this a delay is "not measurable" (µs timestamps, copied packets)
-NO_SHARED = ("The two captures share no packet: they are not the same path, not the same time window, or a "
-             "capture filter excludes the traffic at one point.")
 SYMMETRY = ("one-way delay and clock offset assume a symmetric path (NTP-style: fastest packet each way); an "
             "asymmetric path shifts delay into the offset estimate")
 
@@ -135,7 +135,8 @@ def _classify(x: _Side, fid: np.ndarray, fd: np.ndarray, only: np.ndarray, *, up
     tc = np.bincount(f[cand], minlength=last_match.shape[0])
     blocked = cand & ((tc[f] >= 2) | inj_rst_other[f])
     rest = (has & ~blocked) | (~has & judged)
-    return {"flow_only": only[~has], "blocked": only[blocked], "lost": only[rest & (u == 1)],
+    return {"flow_only": only[~has], "flow_only_judged": only[~has & judged], "blocked": only[blocked],
+            "lost": only[rest & (u == 1)],
             "injected": only[rest & (u == -1)], "unmatched": only[(rest & (u == 0)) | (~has & ~judged)]}
 
 
@@ -203,14 +204,22 @@ def build_comparison(p: _Pair, series: dict[str, np.ndarray] | None = None) -> d
                              + _injected_detail(a, ca["injected"], fd_a, fl, labels=labels, matched=ia, point="A")
                              )[:MAX_FLOW_FRAMES],
         "modified": _modified(p, up, fdm, fl, labels),
-        "note": None if ia.size else NO_SHARED,
+        "note": None,
     }
     fo_a = np.unique(p.fid_a[ca["flow_only"]])
     fo_b = np.unique(p.fid_b[cb["flow_only"]])
+    # the flows that should have crossed both points (their hosts' path does, and both were capturing)
+    fj_a = np.unique(p.fid_a[ca["flow_only_judged"]])
+    fj_b = np.unique(p.fid_b[cb["flow_only_judged"]])
     comp["flows"]["only_a"], comp["flows"]["only_b"] = int(fo_a.size), int(fo_b.size)
-    comp["flows_only"] = {"a": [fl.label(int(f))["id"] for f in fo_a[:MAX_FRAMES // 10]],
-                          "b": [fl.label(int(f))["id"] for f in fo_b[:MAX_FRAMES // 10]]}
+    comp["flows"]["only_a_crossing"], comp["flows"]["only_b_crossing"] = int(fj_a.size), int(fj_b.size)
+    ex_a = np.r_[fj_a, np.setdiff1d(fo_a, fj_a)]  # examples: the crossing ones first
+    ex_b = np.r_[fj_b, np.setdiff1d(fo_b, fj_b)]
+    comp["flows_only"] = {"a": [fl.label(int(f))["id"] for f in ex_a[:MAX_FRAMES // 10]],
+                          "b": [fl.label(int(f))["id"] for f in ex_b[:MAX_FRAMES // 10]]}
     comp["per_flow"] = _per_flow(p, fl, labels, cnt_m, up, owd, theta_f, corr, fdm, ca, cb, fd_a, fd_b)
+    if not ia.size:  # why nothing matched, in terms of the two capture windows (never "not the same path" alone)
+        comp["note"] = no_shared(comp["points"]["a"], comp["points"]["b"]).note
     return comp
 
 

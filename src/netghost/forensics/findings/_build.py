@@ -3,7 +3,7 @@
 Each detector reads the analysis columns and emits findings in an investigator's vocabulary
 ("SYN to 10.0.2.4:6379 retried 3× with no answer → silently dropped (NSG/firewall)"). Detectors
 are pure functions of the :class:`~netghost.forensics.engine.Analysis`, so they are testable with
-synthetic captures whose faults are known. They live in _tcp.py, _pmtu.py and
+synthetic captures whose faults are known. They live in _tcp.py, _pmtu.py, _window.py and
 _other.py; this module runs them in dependency order and ranks the result.
 """
 
@@ -21,7 +21,8 @@ from netghost.forensics.findings._context import (
 )
 from netghost.forensics.findings._other import capture_quality, dns, icmp
 from netghost.forensics.findings._pmtu import pmtu
-from netghost.forensics.findings._tcp import resets, retransmissions, syn_failures, zero_window
+from netghost.forensics.findings._tcp import resets, retransmissions, syn_failures
+from netghost.forensics.findings._window import window_full, zero_window
 
 __all__ = ["PER_KIND", "SEVERITIES", "build_findings", "capture_duplicates", "flow_id"]
 
@@ -68,7 +69,7 @@ def build_findings(a: Analysis, limit: int = 24, ctx: Ctx | None = None) -> list
         return []
     x = ctx if ctx is not None else Ctx(a)
     found: list[Finding] = []
-    for detect in (syn_failures, resets, pmtu, retransmissions, zero_window, dns, icmp, capture_quality):
+    for detect in (syn_failures, resets, pmtu, retransmissions, zero_window, window_full, dns, icmp, capture_quality):
         found += detect(x)
         spill.release()  # each detector walks spilled columns: their pages leave RSS before the next one
     found.sort(key=lambda f: (-SEVERITIES.index(f["severity"]), -f["confidence"], -len(f["evidence"]["frames"])))

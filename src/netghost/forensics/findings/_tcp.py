@@ -1,4 +1,4 @@
-"""TCP detectors: handshake failures, port scans, resets, retransmission rates, zero windows.
+"""TCP detectors: handshake failures, port scans, resets, retransmission rates (receive windows: _window.py).
 
 Each names the flow (or the server and how many connections), the count and the conclusion, and
 cites the frames that show it.
@@ -26,7 +26,7 @@ from netghost.forensics.findings._context import (
 )
 from netghost.forensics.tcp import CONN_STATES, FLAG_BITS, mix_hash
 
-__all__ = ["SCAN_MIN_PORTS", "resets", "retransmissions", "syn_failures", "zero_window"]
+__all__ = ["SCAN_MIN_PORTS", "resets", "retransmissions", "syn_failures"]
 
 SCAN_MIN_PORTS = 20
 SYN, FIN, RST = 0x02, 0x01, 0x04
@@ -328,25 +328,5 @@ def retransmissions(x: Ctx) -> list[Finding]:
             "than one server.",
             [int(f) for f in x.seg("frame", retr[:MAX_FRAMES])], [flow_id(int(s)) for s in flows[:MAX_FRAMES]], None,
             retransmissions=tot_retr, data_segments=tot_data, flow_count=int(flows.shape[0]),
-        ))
-    return out
-
-
-def zero_window(x: Ctx) -> list[Finding]:
-    """Receivers that advertised a zero window (a receiver-side stall, not a network fault)."""
-    st = x.a.streams
-    zw = FLAG_BITS["zero_window"]
-    out = []
-    for s in np.flatnonzero(st.zero_window > 0)[:5].tolist():
-        r = select(x.rows_of(s), lambda r: (x.a.tcp_flags[r] & zw) != 0)  # a stream's rows: capture order
-        k = r[0]
-        who = ep(x.seg("src_hi", k), x.seg("src_lo", k), x.seg("sport", k))
-        out.append(finding(
-            "zero_window", "medium", 0.8,
-            f"{who} advertised a zero receive window {int(st.zero_window[s])}× on {flow_id(s)} → receiver not reading",
-            "The receiving application (or host) did not drain its socket buffer, so the sender had to stop: "
-            "a receiver-side bottleneck, not a network fault.",
-            [int(f) for f in x.seg("frame", r[:MAX_FRAMES])], [flow_id(s)], float(x.seg("ts", k)),
-            count=int(st.zero_window[s]),
         ))
     return out

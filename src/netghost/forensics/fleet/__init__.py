@@ -8,24 +8,32 @@ comparison, ordered along the path by TTL and timing. dask is imported only when
 """
 
 from netghost.forensics.fleet._cluster import dask_client
+from netghost.forensics.fleet._html import render_fleet_html
 from netghost.forensics.fleet._paths import PointPair, match_points, path_orders
 from netghost.forensics.fleet._report import (
     FLEET_SCHEMA_ID,
     FLEET_VERSION,
     build_fleet_semantic,
     load_fleet_schema,
-    render_fleet_html,
     render_fleet_markdown,
 )
 from netghost.forensics.fleet._run import FleetResult, run_fleet, run_fleet_cli
 from netghost.forensics.fleet._sources import Source, expand_sources
-from netghost.forensics.fleet._stats import METRICS, capture_metrics, rank_captures, robust_outliers
+from netghost.forensics.fleet._stats import (
+    METRICS,
+    TROUBLE,
+    capture_metrics,
+    rank_captures,
+    robust_outliers,
+    trouble_parts,
+)
 from netghost.forensics.fleet._task import CaptureResult, FlowSeen, PairResult, analyse_source, compare_pair
 
 __all__ = [
     "FLEET_SCHEMA_ID",
     "FLEET_VERSION",
     "METRICS",
+    "TROUBLE",
     "CaptureResult",
     "FleetResult",
     "FlowSeen",
@@ -47,4 +55,5 @@ __all__ = [
     "robust_outliers",
     "run_fleet",
     "run_fleet_cli",
+    "trouble_parts",
 ]

@@ -1,4 +1,5 @@
-"""The fleet's outputs: the fleet semantic JSON (schema: fleet.schema.json), the Markdown and HTML reports.
+"""The fleet's outputs: the fleet semantic JSON (schema: fleet.schema.json) and the Markdown report (the
+HTML page: _html.py).
 
 The JSON is built first and both reports are rendered from it, so reports and JSON agree. Every list
 is bounded (captures are all listed, one line each, since "which VM" is the question; findings per
@@ -7,22 +8,31 @@ capture, outliers, pairs and paths are capped).
 
 from __future__ import annotations
 
-import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
 from netghost.forensics.fleet._paths import PointPair
-from netghost.forensics.fleet._stats import METRICS, capture_metrics, rank_captures, robust_outliers
+from netghost.forensics.fleet._stats import (
+    METRICS,
+    MIN_SAMPLE,
+    OUTLIER_WEIGHT,
+    SEVERITY_WEIGHT,
+    TOP_FINDINGS,
+    TROUBLE,
+    capture_metrics,
+    rank_captures,
+    robust_outliers,
+)
 from netghost.forensics.fleet._task import CaptureResult, PairResult
+from netghost.safetext import md_code, md_inline
 
-__all__ = ["FLEET_SCHEMA_ID", "FLEET_VERSION", "build_fleet_semantic", "load_fleet_schema", "render_fleet_html",
-           "render_fleet_markdown"]
+__all__ = ["FLEET_SCHEMA_ID", "FLEET_VERSION", "build_fleet_semantic", "fmt", "load_fleet_schema", "render_fleet_markdown",
+           "score_legend", "score_text", "trouble_why", "verdict_lines"]
 
 FLEET_VERSION = 1
 FLEET_SCHEMA_ID = "https://netghost.dev/schemas/forensics-fleet-v1.json"
-TOP_FINDINGS = 3
 
 
 def load_fleet_schema() -> dict[str, Any]:
@@ -38,11 +48,11 @@ def _report_link(r: CaptureResult, kind: str) -> str | None:
     return None
 
 
-def _capture_row(r: CaptureResult, rank: int, score: float, flagged: list[str]) -> dict[str, Any]:
+def _capture_row(r: CaptureResult, rank: int, score: float, flagged: list[str], parts: dict[str, float]) -> dict[str, Any]:
     sem = r.sem or {}
     cap, s = sem.get("capture", {}), sem.get("summary", {})
     return {
-        "rank": rank, "id": r.id, "file": r.name, "source": r.uri, "trouble_score": score,
+        "rank": rank, "id": r.id, "file": r.name, "source": r.uri, "trouble_score": score, "trouble": parts,
         "packets": s.get("packets", 0), "first_ts": cap.get("first_ts"), "last_ts": cap.get("last_ts"),
         "duration_s": cap.get("duration_s", 0.0), "truncated": bool(cap.get("truncated", False)),
         "metrics": capture_metrics(sem), "outlier_metrics": flagged,
@@ -85,7 +95,7 @@ def build_fleet_semantic(results: Sequence[CaptureResult], pairs: Sequence[tuple
     ok = [r for r in results if r.ok and r.sem is not None]
     table = {r.id: capture_metrics(r.sem) for r in ok if r.sem is not None}
     outliers = robust_outliers(table)
-    ranked = rank_captures({r.id: (r.sem or {}).get("findings", []) for r in ok}, outliers)
+    ranked = rank_captures({r.id: r.sem for r in ok if r.sem is not None}, outliers)
     by_id = {r.id: r for r in ok}
     return {
         "schema": FLEET_SCHEMA_ID,
@@ -94,7 +104,8 @@ def build_fleet_semantic(results: Sequence[CaptureResult], pairs: Sequence[tuple
                   "packets": sum(int((r.sem or {}).get("summary", {}).get("packets", 0)) for r in ok)},
         "run": run,
         "metrics": dict(METRICS),
-        "captures": [_capture_row(by_id[cid], i, score, flagged) for i, (cid, score, flagged) in enumerate(ranked, 1)],
+        "captures": [_capture_row(by_id[cid], i, score, flagged, parts)
+                     for i, (cid, score, flagged, parts) in enumerate(ranked, 1)],
         "outliers": outliers,
         "failed": [{"id": r.id, "source": r.uri, "error": r.error or "unknown error"} for r in results if not r.ok],
         "pairs": [_pair_row(pp, pr) for pp, pr in pairs],
@@ -102,7 +113,8 @@ def build_fleet_semantic(results: Sequence[CaptureResult], pairs: Sequence[tuple
     }
 
 
-def _fmt(v: Any) -> str:
+def fmt(v: Any) -> str:
+    """A figure as the reports print it ("-" for none)."""
     if v is None:
         return "-"
     if isinstance(v, float):
@@ -110,101 +122,111 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _verdict(doc: dict[str, Any]) -> list[str]:
+_MEASURE_TEXT = {
+    "retransmissions": lambda m: f"{100 * (m['retrans_rate'] or 0):.1f}% of its TCP segments retransmitted",
+    "unanswered_syns": lambda m: f"{fmt(m['syn_failures'])} connection attempt(s) without a SYN-ACK",
+    "resets": lambda m: f"{fmt(m['rst_packets'])} RST segment(s)",
+    "zero_windows": lambda m: f"{fmt(m['zero_windows'])} zero-window segment(s)",
+    "window_full": lambda m: f"{fmt(m['window_full'])} segment(s) filling the receiver's window",
+    "dns_failures": lambda m: f"{fmt(m['dns_failures'])} failed DNS quer(ies)",
+}
+
+
+def score_text(c: dict[str, Any]) -> str:
+    """The score with its non-zero parts, largest first: ``9.9 = retransmissions 8.3 + findings 1.6``."""
+    parts = sorted(((k, v) for k, v in c["trouble"].items() if v > 0), key=lambda kv: (-kv[1], kv[0]))
+    return f"{c['trouble_score']}" + (" = " + " + ".join(f"{k.replace('_', ' ')} {v:g}" for k, v in parts) if parts else "")
+
+
+def trouble_why(c: dict[str, Any]) -> str:
+    """Why a capture ranks where it does: its top finding, or the measure that weighs most when the
+    measures outweigh the findings (a loss rate with only a mild finding), or its outlying metrics."""
+    parts = c["trouble"]
+    measure = max(_MEASURE_TEXT, key=lambda k: (parts.get(k, 0.0), k))
+    if parts.get(measure, 0.0) > parts.get("findings", 0.0) or not c["top_findings"]:
+        if parts.get(measure, 0.0) > 0:
+            return _MEASURE_TEXT[measure](c["metrics"])
+        return "unlike its peers on " + ", ".join(c["outlier_metrics"]) if c["outlier_metrics"] else "no trouble"
+    return str(c["top_findings"][0]["title"])
+
+
+def verdict_lines(doc: dict[str, Any], code: Callable[[str], str], text: Callable[[str], str]) -> list[str]:
+    """The summary's bullets (without the bullet), with ``code`` and ``text`` making capture ids and tool
+    text safe for the medium (Markdown or HTML)."""
     f = doc["fleet"]
-    lines = [f"- {f['captures']} captures: {f['analysed']} analysed ({f['packets']:,} packets), {f['failed']} failed."]
+    lines = [f"{f['captures']} captures: {f['analysed']} analysed ({f['packets']:,} packets), {f['failed']} failed."]
     caps = doc["captures"]
     if caps and caps[0]["trouble_score"] > 0:
         top = caps[0]
-        why = top["top_findings"][0]["title"] if top["top_findings"] else "outlier figures"
-        lines.append(f"- Most trouble: **{top['id']}** (score {top['trouble_score']}): {why}.")
+        lines.append(f"Most trouble: {code(top['id'])} (score {score_text(top)}): {text(trouble_why(top))}.")
+    elif caps:
+        lines.append("No capture shows trouble.")
     outl = [(name, o) for name, e in doc["outliers"].items() for o in e["outliers"]]
     if outl:
-        lines.append("- Different from the others (median/MAD): " + "; ".join(
-            f"{o['id']} on {name} ({_fmt(o['value'])} vs median {_fmt(doc['outliers'][name]['median'])})"
+        lines.append("Different from the others (median/MAD): " + "; ".join(
+            f"{code(o['id'])} on {name} ({fmt(o['value'])} vs median {fmt(doc['outliers'][name]['median'])})"
             for name, o in outl[:8]) + ".")
     elif len(caps) >= 3:
-        lines.append("- No capture stands out from the others on any figure (median/MAD).")
+        lines.append("No capture stands out from the others on any figure (median/MAD).")
     for p in doc["pairs"][:5]:
         if p["compared"]:
-            lines.append(f"- {p['a']} → {p['b']} ({p['shared_flows']} shared flows, order by {p['order_method']}): "
+            lines.append(f"{code(p['a'])} → {code(p['b'])} ({p['shared_flows']} shared flows, order by {p['order_method']}): "
                          f"{p['matched_packets']} packets matched, lost {p['lost_a_to_b']} A→B / {p['lost_b_to_a']} B→A, "
-                         f"injected {p['injected_at_b']} at B; {p['top_finding'] or 'no findings'}.")
+                         f"injected {p['injected_at_b']} at B; {text(p['top_finding'] or 'no findings')}.")
     return lines
+
+
+def score_legend() -> list[str]:
+    """How the trouble score is computed, one line a part (both reports print it)."""
+    sev = ", ".join(f"{k} {v:g}" for k, v in SEVERITY_WEIGHT.items() if v)
+    return [f"{name.replace('_', ' ')}: up to {m.weight:g} points ({m.what}; a rate over fewer than {MIN_SAMPLE} "
+            "segments, connections or queries counts in proportion)" for name, m in TROUBLE.items()] + [
+        f"findings: the top {TOP_FINDINGS} findings' severity weight ({sev}) times their confidence",
+        f"outliers: {OUTLIER_WEIGHT:g} points per figure on which the capture is unlike the others (median/MAD)"]
 
 
 def render_fleet_markdown(doc: dict[str, Any]) -> str:
     """The fleet report in Markdown: verdict, ranked captures (one line each, linking to its report),
-    outliers, failures, compared pairs and path orders."""
-    out = ["# Fleet forensic report", "", "## Summary", "", *_verdict(doc), ""]
+    outliers, failures, compared pairs and path orders. Tool text (finding titles, errors, sources) is
+    escaped; capture ids are written as they are (they hold only letters, digits, ``.``, ``_`` and ``-``:
+    see ``_sources.py``)."""
+    def code(v: str) -> str:
+        return v
+
+    out = ["# Fleet forensic report", "", "## Summary", "", *(f"- {x}" for x in verdict_lines(doc, code, md_inline)), ""]
     out += ["## Captures, most trouble first", "",
-            "| # | capture | score | packets | retrans rate | RTT p95 ms | SYN fail | RST | zero win | DNS fail | outlier on | top finding | report |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| # | capture | score | packets | retrans rate | RTT p95 ms | SYN fail | RST | zero win | win full | DNS fail "
+            "| outlier on | top finding | report |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in doc["captures"]:
         m = c["metrics"]
-        top = f"{c['top_findings'][0]['severity'].upper()}: {c['top_findings'][0]['title']}" if c["top_findings"] else "-"
-        link = f"[report]({c['report']})" if c["report"] else "-"
-        out.append(f"| {c['rank']} | {c['id']} | {c['trouble_score']} | {c['packets']:,} | {_fmt(m['retrans_rate'])} | "
-                   f"{_fmt(m['rtt_p95_ms'])} | {_fmt(m['syn_failures'])} | {_fmt(m['rst_packets'])} | "
-                   f"{_fmt(m['zero_windows'])} | {_fmt(m['dns_failures'])} | {', '.join(c['outlier_metrics']) or '-'} | "
-                   f"{top.replace('|', '/')} | {link} |")
+        top = f"{c['top_findings'][0]['severity'].upper()}: {md_inline(c['top_findings'][0]['title'])}" if c["top_findings"] else "-"
+        link = f"[report](<{c['report']}>)" if c["report"] else "-"
+        out.append(f"| {c['rank']} | {code(c['id'])} | {c['trouble_score']} | {c['packets']:,} | " + " | ".join(
+            fmt(m[k]) for k in METRICS) + f" | {', '.join(c['outlier_metrics']) or '-'} | {top} | {link} |")
+    out += ["", "## How the score is computed", "", "The sum of:", *(f"- {x}" for x in score_legend())]
     out += ["", "## Outliers (median/MAD, modified z > 3.5)", ""]
     for name, e in doc["outliers"].items():
-        listed = ", ".join(f"{o['id']} {_fmt(o['value'])} (z {_fmt(o['z'])})" for o in e["outliers"]) or "none"
-        out.append(f"- **{name}** ({doc['metrics'][name]}): median {_fmt(e['median'])}, MAD {_fmt(e['mad'])} over "
+        listed = ", ".join(f"{code(o['id'])} {fmt(o['value'])} (z {fmt(o['z'])})" for o in e["outliers"]) or "none"
+        out.append(f"- **{name}** ({doc['metrics'][name]}): median {fmt(e['median'])}, MAD {fmt(e['mad'])} over "
                    f"{e['captures']} captures; outliers: {listed}.")
     out += ["", "## Failed captures", ""]
-    out += [f"- {f['id']} (`{f['source']}`): {f['error']}" for f in doc["failed"]] or ["None."]
+    out += [f"- {code(f['id'])} ({md_code(f['source'])}): {md_inline(f['error'])}" for f in doc["failed"]] or ["None."]
     out += ["", "## Capture points sharing flows (two-point comparison, A upstream)", ""]
     if doc["pairs"]:
         out += ["| A | B | shared flows | order by | matched | lost A→B | lost B→A | injected at B | blocked | delay A→B ms | top finding | report |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for p in doc["pairs"]:
-            link = f"[report]({p['report']})" if p["report"] else (p["error"] or "-")
-            out.append(f"| {p['a']} | {p['b']} | {p['shared_flows']} | {p['order_method']} | {_fmt(p['matched_packets'])} | "
-                       f"{_fmt(p['lost_a_to_b'])} | {_fmt(p['lost_b_to_a'])} | {_fmt(p['injected_at_b'])} | {_fmt(p['blocked'])} | "
-                       f"{_fmt(p['delay_a_to_b_ms'])} | {(p['top_finding'] or '-').replace('|', '/')} | {link} |")
+            link = f"[report](<{p['report']}>)" if p["report"] else md_inline(p["error"] or "-")
+            out.append(f"| {code(p['a'])} | {code(p['b'])} | {p['shared_flows']} | {p['order_method']} | {fmt(p['matched_packets'])} | "
+                       f"{fmt(p['lost_a_to_b'])} | {fmt(p['lost_b_to_a'])} | {fmt(p['injected_at_b'])} | {fmt(p['blocked'])} | "
+                       f"{fmt(p['delay_a_to_b_ms'])} | {md_inline(p['top_finding'] or '-')} | {link} |")
     else:
-        out.append("No flow was seen at more than one capture point.")
+        out.append("None: no flow was seen at more than one capture point.")
     if doc["paths"]:
         out += ["", "## Paths through the capture points (client side first)", ""]
-        out += [f"- {' → '.join(p['points'])} (by {p['method']}): {p['flows']} flow(s), e.g. {', '.join(p['examples'])}"
-                for p in doc["paths"]]
+        out += [f"- {' → '.join(code(x) for x in p['points'])} (by {p['method']}): {p['flows']} flow(s), e.g. "
+                f"{', '.join(md_inline(x) for x in p['examples'])}" for p in doc["paths"]]
     r = doc["run"]
-    out += ["", f"Run: {r['workers']} workers on {r['scheduler']}, {r['wall_s']} s wall."]
+    out += ["", f"Run: {r['workers']} workers on {md_inline(r['scheduler'])}, {r['wall_s']} s wall."]
     return "\n".join(out) + "\n"
-
-
-def render_fleet_html(doc: dict[str, Any]) -> str:
-    """A self-contained HTML page of the fleet report (no scripts, no external resources)."""
-    e = html.escape
-    rows = []
-    for c in doc["captures"]:
-        m = c["metrics"]
-        link = f'<a href="{e(c["report"])}">report</a>' if c["report"] else "-"
-        cls = ' class="out"' if c["outlier_metrics"] else ""
-        top = e(c["top_findings"][0]["title"]) if c["top_findings"] else "-"
-        rows.append(f"<tr{cls}><td>{c['rank']}</td><td>{e(c['id'])}</td><td>{c['trouble_score']}</td><td>{c['packets']:,}</td>"
-                    + "".join(f"<td>{e(_fmt(m[k]))}</td>" for k in METRICS)
-                    + f"<td>{e(', '.join(c['outlier_metrics']) or '-')}</td><td>{top}</td><td>{link}</td></tr>")
-    heads = "".join(f'<th title="{e(v)}">{e(k)}</th>' for k, v in METRICS.items())
-    failed = "".join(f"<li>{e(f['id'])} (<code>{e(f['source'])}</code>): {e(f['error'])}</li>" for f in doc["failed"]) or "<li>None.</li>"
-    pairs = "".join(
-        f"<tr><td>{e(p['a'])}</td><td>{e(p['b'])}</td><td>{p['shared_flows']}</td><td>{e(p['order_method'])}</td>"
-        f"<td>{e(_fmt(p['matched_packets']))}</td><td>{e(_fmt(p['lost_a_to_b']))}</td><td>{e(_fmt(p['injected_at_b']))}</td>"
-        f"<td>{e(p['top_finding'] or p['error'] or '-')}</td>"
-        f"<td>{'<a href=' + chr(34) + e(p['report']) + chr(34) + '>report</a>' if p['report'] else '-'}</td></tr>"
-        for p in doc["pairs"])
-    verdict = "".join(f"<li>{e(line[2:]).replace('**', '')}</li>" for line in _verdict(doc))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Fleet forensic report</title><style>"
-        "body{font-family:system-ui,sans-serif;margin:2em;max-width:90em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.25em .5em;font-size:.9em}tr.out{background:#fde2e2}"
-        "</style></head><body><h1>Fleet forensic report</h1>"
-        f"<ul>{verdict}</ul><h2>Captures, most trouble first</h2><table><tr><th>#</th><th>capture</th><th>score</th>"
-        f"<th>packets</th>{heads}<th>outlier on</th><th>top finding</th><th>report</th></tr>{''.join(rows)}</table>"
-        f"<h2>Failed captures</h2><ul>{failed}</ul>"
-        "<h2>Capture points sharing flows</h2><table><tr><th>A</th><th>B</th><th>shared flows</th><th>order by</th>"
-        f"<th>matched</th><th>lost A→B</th><th>injected at B</th><th>top finding</th><th>report</th></tr>{pairs}</table>"
-        "</body></html>\n"
-    )

@@ -19,8 +19,9 @@ from typing import Any
 
 from netghost.errors import CaptureFormatError
 from netghost.forensics.fleet._cluster import dask_client
+from netghost.forensics.fleet._html import render_fleet_html
 from netghost.forensics.fleet._paths import PointPair, match_points, path_orders
-from netghost.forensics.fleet._report import build_fleet_semantic, render_fleet_html, render_fleet_markdown
+from netghost.forensics.fleet._report import build_fleet_semantic, render_fleet_markdown
 from netghost.forensics.fleet._sources import Source, expand_sources
 from netghost.forensics.fleet._task import CaptureResult, PairResult, analyse_source, compare_pair
 from netghost.forensics.outputs import semantic_text, write_atomic

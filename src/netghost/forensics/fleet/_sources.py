@@ -94,12 +94,20 @@ def _expand_blob(spec: str) -> list[tuple[str, str, str | None]]:
     return [(f"az://{p}", p[len(prefix):] if p.startswith(prefix) else Path(p).name, account) for p in found]
 
 
+NEXT_STEP = "give capture files, folders of captures, a glob in quotes ('caps/*.pcap') or az://container/prefix"
+
+
 def _expand_local(spec: str) -> list[tuple[str, str, str | None]]:
+    """Why a missing path is an error here, not a failed capture: a folder or file that does not exist
+    is a typo in the command, like a folder with no capture in it, and a report of "1 failed" for it
+    would hide that nothing was analysed at all."""
     p = Path(spec)
     if p.is_dir():
         return [(str(f), str(f.relative_to(p)), None) for f in sorted(p.rglob("*")) if f.is_file() and _is_capture(f.name)]
-    if p.exists() or not glob.has_magic(spec):
-        return [(str(p), p.name, None)]  # a missing file is reported by its analysis, like any failure
+    if p.exists():
+        return [(str(p), p.name, None)]  # a file that is not a capture is reported by its analysis
+    if not glob.has_magic(spec):
+        raise CaptureFormatError(f"{spec}: no such file or folder; {NEXT_STEP}", path=spec)
     return [(m, Path(m).name, None) for m in sorted(glob.glob(spec, recursive=True)) if Path(m).is_file()]
 
 
@@ -107,7 +115,8 @@ def expand_sources(specs: list[str]) -> list[Source]:
     """One :class:`Source` per capture named by ``specs``, in order, each capture once.
 
     Raises:
-        CaptureFormatError: a SOURCE matches nothing, or is a Blob URL with a SAS or an unknown host.
+        CaptureFormatError: a SOURCE does not exist or matches nothing, or is a Blob URL with a SAS or an
+            unknown host (the message ends with what to give instead).
     """
     out: list[Source] = []
     seen_uri: set[str] = set()
@@ -116,7 +125,8 @@ def expand_sources(specs: list[str]) -> list[Source]:
         remote = spec.startswith(("az://", "abfs://", "https://", "http://"))
         found = _expand_blob(spec) if remote else _expand_local(spec)
         if not found:
-            raise CaptureFormatError(f"{spec}: no capture files found there", path=spec)
+            raise CaptureFormatError(f"{spec}: no capture files found there (.pcap, .pcapng, .cap, .dmp, optionally "
+                                     f".gz); {NEXT_STEP}", path=spec)
         for uri, rel, account in found:
             if uri in seen_uri:
                 continue

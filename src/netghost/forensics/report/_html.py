@@ -16,17 +16,17 @@ from typing import Any
 
 from netghost.forensics.engine import Analysis
 from netghost.forensics.report._charts import (
-    TimeAxis,
     charts_available,
     delay_svg,
-    describe_gap,
+    flow_axis,
     handshake_ladder_svg,
     sequence_graph_svg,
+    stream_data_segments,
     stream_payload,
-    time_gaps,
     timeline_svg,
 )
 from netghost.forensics.report._markdown import render_report
+from netghost.forensics.report._timeaxis import TimeAxis, describe_gap, time_gaps
 from netghost.safetext import md_inline_html, visible
 
 __all__ = ["NO_MATPLOTLIB", "chart_flow", "markdown_to_html", "render_html", "worst_stream", "write_html_report"]
@@ -36,10 +36,10 @@ NO_MATPLOTLIB = ("Charts are not available: matplotlib could not be imported (it
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #444}h2{border-bottom:1px solid #ccc;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}td code{overflow-wrap:anywhere}
 th{background:#f0f0f0}code{background:#f4f4f4;padding:0 3px}img{max-width:100%;border:1px solid #ddd}
 svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}figure{margin:1em 0}
-figcaption{font-size:.85em;color:#555}
+figcaption{font-size:.85em;color:#555}p.chart-none{color:#555;font-style:italic}
 .narrative{background:#eef5ff;border-left:4px solid #3a7bd5;padding:.6em 1em}.notice{background:#fff6e0;
 border-left:4px solid #e0a000;padding:.6em 1em}.finding{background:#fdecea;border-left:4px solid #c62828;padding:.6em 1em}
 """
@@ -106,12 +106,16 @@ def _candidates(sem: dict[str, Any], an: Analysis) -> list[int]:
     return out
 
 
+GRAPH_MIN_SEGMENTS = 3  # fewer data segments make a sequence graph of a dot or two: the ladder says more
+
+
 def chart_flow(sem: dict[str, Any], an: Analysis) -> tuple[int, bool] | None:
-    """The flow to draw and whether it carried data: the worst-ranked flow that carried data (drawn as
-    a sequence graph), else the worst-ranked flow (drawn as a handshake ladder); None without TCP."""
+    """The flow to draw and whether as a sequence graph: the worst-ranked flow that carried at least
+    :data:`GRAPH_MIN_SEGMENTS` data segments (a sequence graph), else the worst-ranked flow (a
+    handshake ladder, which shows each of its packets); None without TCP."""
     cands = _candidates(sem, an)
     for s in cands:
-        if stream_payload(an, s) > 0:
+        if stream_data_segments(an, s) >= GRAPH_MIN_SEGMENTS:
             return s, True
     return (cands[0], False) if cands else None
 
@@ -134,8 +138,11 @@ def _split_summary(rest: str) -> tuple[str, str]:
     return rest[:starts[1]], rest[starts[1]:]
 
 
+GAP_FINDING_S = 60.0  # a silence this long is a finding about the capture, not only a cut in the axis
+
+
 def _gap_findings(an: Analysis) -> list[str]:
-    gaps = time_gaps(an.cols.ts) if an.packets else []
+    gaps = [g for g in time_gaps(an.cols.ts) if g.seconds >= GAP_FINDING_S] if an.packets else []
     if not gaps:
         return []
     items = "".join(f"<li>{html.escape(describe_gap(g), quote=False)}</li>" for g in gaps)
@@ -144,7 +151,12 @@ def _gap_findings(an: Analysis) -> list[str]:
             f"capture's duration include them.<ul>{items}</ul></div>"]
 
 
+def _none(text: str) -> str:
+    return f'<p class="chart-none">{html.escape(text, quote=False)}</p>'
+
+
 def _charts(sem: dict[str, Any], an: Analysis, delay: dict[str, Any] | None, notices: list[str]) -> list[str]:
+    """The charts section: each chart drawn only with data to show; what has none is said in words."""
     parts = ["<h2>Charts</h2>"]
     if not charts_available():
         notices.append("--format html: " + NO_MATPLOTLIB)
@@ -158,15 +170,23 @@ def _charts(sem: dict[str, Any], an: Analysis, delay: dict[str, Any] | None, not
         stream, carried = picked
         if carried:
             cap = f"Sequence graph of the worst flow that carried data, tcp/{stream}"
-            parts.append(_figure(sequence_graph_svg(an, stream, cap, axis), cap + " (tcptrace style)"))
+            parts.append(_figure(sequence_graph_svg(an, stream, cap, flow_axis(an, stream, axis.t0)),
+                                 cap + " (tcptrace style; the flow's own silences cut)"))
         else:
-            cap = f"Handshake ladder of the worst flow, tcp/{stream} (no flow carried data)"
+            cap = (f"Handshake ladder of the worst flow, tcp/{stream} (no flow carried data)" if stream_payload(an, stream) == 0
+                   else f"Packet ladder of the worst flow, tcp/{stream} (no flow carried enough data to graph)")
             parts.append(_figure(handshake_ladder_svg(an, stream, cap), cap))
-    parts.append(_figure(timeline_svg(an, axis, stream if picked and picked[1] else None),
-                         "Retransmissions and RTT over time (one shared time axis)"))
-    if delay and len(delay.get("t", ())):
-        parts.append(_figure(delay_svg(delay["t"], delay["delay_ms"], delay["a_to_b"]),
-                             "One-way delay between the capture points over time"))
+    else:
+        parts.append(_none("No TCP flow to draw: no sequence graph."))
+    svg, missing = timeline_svg(an, axis, stream if picked and picked[1] else None)
+    if svg is not None:
+        parts.append(_figure(svg, "Over time, on one shared time axis"
+                             + (f" ({len(axis.gaps)} silence(s) cut out, marked //)" if axis.gaps else "")))
+    parts += [_none(m) for m in missing]
+    if delay is not None:
+        d = delay_svg(delay.get("t", ()), delay.get("delay_ms", ()), delay.get("a_to_b", ())) if len(delay.get("t", ())) else None
+        parts.append(_figure(d, "One-way delay between the capture points over time") if d is not None
+                     else _none("One-way delay: no packet matched at both points."))
     return parts
 
 

@@ -72,11 +72,12 @@ def render_executive_summary(sem: dict[str, Any]) -> str:
     findings = sem["findings"]
     if sem["summary"]["packets"] == 0:
         out += [NO_TRAFFIC, ""]
-    elif findings:
+    elif findings and findings[0]["severity"] != "info":
         top = findings[0]
         out += [f"**Most likely issue:** {md_inline(top['title'])} (severity {top['severity']}, confidence {top['confidence']:.0%}).", ""]
-    else:
-        out += ["**No network fault detected** in this capture by the engine's detectors.", ""]
+    else:  # notes (info) are listed below, never named the issue
+        out += ["**No network fault detected** in this capture by the engine's detectors"
+                + (" (notes below)." if findings else "."), ""]
     out += ["## Key facts", *_headline(sem), ""]
     if findings:
         out += ["## Top findings"]

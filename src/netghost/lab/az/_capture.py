@@ -16,7 +16,7 @@ from typing import Any
 
 from netghost.lab.az._args import Arg, CommandSpec, ParsedArgs
 from netghost.lab.az._arm_docs import etag
-from netghost.lab.az._capture_store import STARTUP_S, capture_status
+from netghost.lab.az._capture_store import STARTUP_S, capture_status, place_window
 from netghost.lab.az._cloud_faults import (
     WATCHER_EXTENSIONS,
     capture_conflict,
@@ -269,7 +269,9 @@ def _create(ctx: AzContext, args: ParsedArgs) -> Any:
     if not args["no_wait"]:
         # az waited for the LRO: by the time it prints, the session is already Running
         rec["created"] = now - STARTUP_S
+    rec["created_steady"] = ctx.clock.at_wall_speed() - (now - float(rec["created"]))
     captures = ctx.state.captures()
+    rec["data_start"] = place_window(captures, rec)
     captures[_key(target.location, name)] = rec
     ctx.state.save_captures(captures)
     unknown = find_fault(ctx.state.cloud_faults(), "create-unknown-outcome", region=target.location)

@@ -17,7 +17,10 @@ bytes come from the synthesis seam::
 
     netghost.lab.synth.synthesize_capture(world, vm_name, start, end) -> bytes
 
-(``start``/``end`` are lab POSIX seconds of the capture window). The session's
+(``start``/``end`` are lab POSIX seconds of the capture window). Where that window sits is
+:func:`place_window`'s choice: two sessions created a few real seconds apart (the two ends of a
+dual-end capture) capture the same traffic during their common window, as Azure's do, however fast
+the lab clock runs; see its docstring. The session's
 ``--filters``, ``--capture-size`` and ``--capture-limit`` are then applied by
 :func:`~netghost.lab.az._capture_filter.apply_session_limits`, as the real agent applies them.
 """
@@ -25,6 +28,7 @@ bytes come from the synthesis seam::
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 from netghost.lab.az._capture_filter import apply_session_limits
@@ -33,7 +37,7 @@ from netghost.lab.state import LabState
 from netghost.lab.synth import synthesize_capture
 from netghost.lab.world import CloudFaultSpec, World
 
-__all__ = ["EMPTY_PCAP", "STARTUP_S", "capture_status", "settle", "synthesize"]
+__all__ = ["EMPTY_PCAP", "STARTUP_S", "capture_status", "place_window", "settle", "synthesize"]
 
 STARTUP_S = 1.0
 # magic, v2.4, thiszone 0, sigfigs 0, snaplen 262144, LINKTYPE_ETHERNET
@@ -65,6 +69,36 @@ def capture_status(rec: dict[str, Any], now: float) -> dict[str, Any]:
     return {"status": status, "stop_reason": reason, "errors": errors, "end": end}
 
 
+def place_window(captures: Mapping[str, Mapping[str, Any]], rec: Mapping[str, Any]) -> float:
+    """The lab time at which a new session's capture window starts (its ``data_start``).
+
+    Normally its own start, ``created + STARTUP_S``. But the lab clock fast-forwards (a scale of 60
+    makes a 60 s capture take one second), and it fast-forwards the agent's own steps too: two
+    captures the agent creates twenty real seconds apart would start twenty lab *minutes* apart and
+    never overlap, which no Azure dual-end capture does. So when a session is created while the one
+    created before it would still be capturing at wall speed (their distance measured with
+    :meth:`~netghost.lab.clock.LabClock.at_wall_speed`: real seconds plus any explicit jumps, not the
+    scale's acceleration), its window starts that distance after the earlier window's start, on the
+    same traffic timeline: the two captures share the packets of their common window. Sessions
+    further apart keep their own start. The window is never placed after the session's own start.
+
+    Args:
+        captures: the sessions already recorded (``rec`` may be among them).
+        rec: the new session (``created``, and ``created_steady`` from the clock at wall speed).
+    """
+    own = float(rec["created"]) + STARTUP_S
+    steady = rec.get("created_steady")
+    earlier = [r for r in captures.values() if r is not rec and r.get("created_steady") is not None
+               and r.get("data_start") is not None and float(r["created"]) <= float(rec["created"])]
+    if steady is None or not earlier:
+        return own
+    prev = max(earlier, key=lambda r: float(r["created"]))
+    gap = float(steady) - float(prev["created_steady"])
+    if not 0.0 <= gap < float(prev["time_limit"]):
+        return own
+    return min(own, float(prev["data_start"]) + gap)
+
+
 def synthesize(world: World, vm_name: str, start: float, end: float) -> bytes:
     """The synthesis seam: the bytes a capture on ``vm_name`` over ``[start, end]`` holds."""
     return synthesize_capture(world, vm_name, start, end)
@@ -94,7 +128,9 @@ def _capture_bytes(world: World, rec: dict[str, Any], vm_name: str, end: float,
     """
     if any(find_fault(faults, "capture-no-traffic", vm=name) for name in {vm_name, str(rec.get("vm") or "")}):
         return EMPTY_PCAP
-    body = synthesize(world, vm_name, float(rec["created"]) + STARTUP_S, end)
+    start = float(rec["created"]) + STARTUP_S
+    data_start = float(rec.get("data_start", start))  # (see place_window)
+    body = synthesize(world, vm_name, data_start, data_start + (end - start))
     vm = world.vm(vm_name)
     return apply_session_limits(body, filters=rec.get("filters") or [], capture_size=int(rec["capture_size"]),
                                 capture_limit=int(rec["capture_limit"]),
