@@ -9,6 +9,7 @@ the decider, never "user approved" for an approval no user gave.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,10 @@ def _shell_lines(run: HostileRun, command: str) -> list[str]:
 
 
 def _rcas(run: HostileRun) -> tuple[str, str]:
+    """The two RCAs; the Markdown as a reader sees it (CommonMark's backslash escapes undone)."""
     files = run.files()
     md = next(t for p, t in files.items() if p.name.startswith("ghost_rca_") and p.suffix == ".md")
+    md = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", md)
     html = next(t for p, t in files.items() if p.name.startswith("ghost_rca_") and p.suffix == ".html")
     return md, html
 

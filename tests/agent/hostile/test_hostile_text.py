@@ -124,7 +124,8 @@ def _check_markdown(markdown: str) -> None:
         assert page.tags <= {"h1", "h2", "p", "em", "ul", "li", "table", "thead", "tbody", "tr", "th", "td",
                              "code", "pre"}, page.tags
         assert page.attributes <= {("class", "language-text")}, page.attributes
-        assert _h2_texts(markdown, typographer) == OUR_SECTIONS  # the spoofed "## Integrity Statement" is text, not a section
+        sections = [s for s in _h2_texts(markdown, typographer) if s != "Disagreement Findings"]  # when declared
+        assert sections == OUR_SECTIONS  # the spoofed "## Integrity Statement" is text, not a section
         assert "<script>alert(1)</script>" in page.text and "## Integrity Statement" in page.text
 
 
