@@ -119,6 +119,12 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from netghost.agent._paths import (  # noqa: PLC0415
+        PathProblem,
+        audit_dir_problem,
+        session_id_problem,
+        unknown_session_line,
+    )
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
     from netghost.llm import has_credentials, model_environment  # noqa: PLC0415
     from netghost.orchestrator import Budgets  # noqa: PLC0415
@@ -129,7 +135,15 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         budgets = Budgets.load(os.environ, args.agent_budget)
     except NetGhostError as exc:
         parser.error(str(exc))
-    audit_dir = Path(args.agent_audit_dir).resolve()
+    audit_dir = Path(args.agent_audit_dir).expanduser().resolve()
+    problem = session_id_problem(args.resume) if args.resume else None
+    if problem is None and args.resume and not audit_dir.exists():  # nothing to resume there: create nothing
+        problem = PathProblem(ExitCode.ERROR, unknown_session_line(args.resume, audit_dir,
+                                                                   command="ghost-agent --resume"))
+    problem = problem or audit_dir_problem(audit_dir, create=bool(args.lab))  # the lab's state goes in it
+    if problem is not None:
+        print(f"ghost-agent: {problem.line}", file=sys.stderr)
+        return problem.code
     lab = None
     if args.lab:
         from netghost.agent.demo import prepare_lab  # noqa: PLC0415

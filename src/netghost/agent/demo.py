@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from netghost.agent._paths import audit_dir_problem
 from netghost.agent._run import LabSetup, Options, run_agent
 from netghost.errors import LabError, NetGhostError
 from netghost.governance import read_wal
@@ -140,7 +141,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the agent on a lab world with its symptom as the problem statement; the agent's exit code."""
     console = Console(highlight=False)
-    audit_dir = Path(args.audit_dir).resolve()
+    audit_dir = Path(args.audit_dir).expanduser().resolve()
+    problem = audit_dir_problem(audit_dir)
+    if problem is not None:
+        print(f"ghost-agent demo: {problem.line}", file=sys.stderr)
+        return int(problem.code)
     brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     try:
         world = load_world(args.scenario)

@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from netghost.agent._approval import lab_approver
+from netghost.agent._paths import audit_dir_problem
 from netghost.agent._run import Options, run_agent
 from netghost.agent._scoring import score_diagnosis
 from netghost.agent.demo import prepare_lab, world_symptom
@@ -238,7 +239,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     deny = [(p.split("=", 1)[0], p.split("=", 1)[1] if "=" in p else "denied by the benchmark's script")
             for p in args.deny]
-    root = Path(args.eval_audit_dir).resolve()
+    root = Path(args.eval_audit_dir).expanduser().resolve()
+    problem = audit_dir_problem(root)
+    if problem is not None:
+        print(f"ghost-agent eval: {problem.line}", file=sys.stderr)
+        return int(problem.code)
     try:
         for p, _ in deny:
             re.compile(p)
