@@ -12,11 +12,13 @@ module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from netghost import __version__
 from netghost.agent._exit_codes import ExitCode, describe_exit_codes
@@ -165,6 +167,16 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             lab.close()
 
 
+def _mcp_lab(world: str, audit_dir: Path) -> Any:
+    """The lab world ``ghost-agent mcp --lab`` serves (a NetGhostError names the world and what is wrong)."""
+    from netghost.agent.demo import prepare_lab  # noqa: PLC0415
+
+    try:
+        return prepare_lab(world, audit_dir)
+    except NetGhostError as exc:
+        raise NetGhostError(f"--lab {world}: {exc}") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ghost-agent``; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -179,13 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ghost-agent: '{args.command}' is not available in this build yet", file=sys.stderr)
         return 2
     if args.command == "mcp" and args.mcp_lab:  # only the CLI's entries may import the lab
-        from netghost.agent.demo import prepare_lab  # noqa: PLC0415
-
-        try:
-            args.mcp_lab_setup = prepare_lab(args.mcp_lab, Path(args.mcp_audit_dir).resolve())
-        except NetGhostError as exc:
-            print(f"ghost-agent mcp: --lab {args.mcp_lab}: {exc}", file=sys.stderr)
-            return 2
+        args.mcp_lab_prepare = functools.partial(_mcp_lab, args.mcp_lab, Path(args.mcp_audit_dir).resolve())
+        if args.mcp_http:  # stdio prepares it while it answers initialize (netghost.mcp)
+            try:
+                args.mcp_lab_setup = args.mcp_lab_prepare()
+            except NetGhostError as exc:
+                print(f"ghost-agent mcp: {exc}", file=sys.stderr)
+                return 2
     module = importlib.import_module(args._module)
     try:
         result: int = module.run(args)
