@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from netghost import __version__
 from netghost.contracts import DecidedBy
 from netghost.redact import redact
 from netghost.safetext import guard_console, visible
@@ -29,7 +30,8 @@ from netghost.safetext import guard_console, visible
 __all__ = ["BANNER_RULE", "GhostConsole", "InterruptFlag", "format_duration", "shown"]
 
 BANNER_RULE = "═" * 54
-VERSION = "v1.0"
+VERSION = f"v{__version__}"
+"""The banner's version: the package's own, the one ``ghost-agent --version`` prints."""
 
 
 def format_duration(seconds: float) -> str:
