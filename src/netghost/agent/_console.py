@@ -144,10 +144,15 @@ class GhostConsole:
             by = f" by {who}" if who and "safe_tier" not in who else ""
             line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved{by}: {said}")
         elif action == "blocked":
+            instead = response.get("modified_command")
+            said = f"{shown(instead, multiline=False)}  (a replacement for: {said})" if instead else said
             line = Text.assemble(("[Shell] ", "bold"), ("FORBIDDEN", "red"), f" — blocked: {said}")
-        elif action in ("user_approved", "user_modified"):
-            again = shown(response.get("modified_command") or command, multiline=False)
-            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {again}")
+        elif action == "user_modified":  # what ran is the person's command; the model's is named after it
+            ran = shown(response.get("modified_command") or "", multiline=False)
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}, ran: {ran}",
+                                 (f"  (instead of: {said})", "dim"))
+        elif action == "user_approved":
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {said}")
         else:
             reason = response.get("denial_reason")
             why = f' (reason: "{shown(reason, multiline=False)}")' if reason else ""

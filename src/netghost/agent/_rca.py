@@ -84,7 +84,10 @@ def _outcome(record: Mapping[str, Any]) -> str:
     if status == "completed":
         return "completed" if code == _EXIT_OK else f"failed (exit {code})"
     if status == "denied":
-        return "forbidden" if record.get("action") == "blocked" else "denied"
+        if record.get("action") == "blocked":
+            return "forbidden"
+        reason = record.get("denial_reason")  # the person's words (the cell escapes them)
+        return f"denied: {' '.join(str(reason).split())[:200]}" if reason else "denied"
     return str(record.get("error") or status)
 
 
@@ -203,11 +206,10 @@ def _hypotheses_section(inp: _Inputs) -> list[str]:
     unverifiable = [h.id for h in inp.state.hypothesis_log if h.state.value == "UNVERIFIABLE"]
     if unverifiable:
         lines += ["", f"Unverifiable (repeated denials): {', '.join(_cell(u) for u in unverifiable)}."]
-    for h in inp.state.hypothesis_log:
-        for e in h.denial_events:
-            reason = f" — reason: “{_cell(e.denial_reason)}”" if e.denial_reason else ""
-            lines.append(f"- {_cell(h.id)}: denied at turn {e.turn}, {_cite(e.audit_id, inp.known)}: "
-                         f"{_code(e.command)}{reason}")
+    for (turn, audit_id, command, why), hids in _denials(inp.state).items():  # one line per "no", not per hypothesis
+        reason = f" — reason: “{_cell(why)}”" if why else " — no reason given"
+        lines.append(f"- Denied at turn {turn}, {_cite(audit_id, inp.known)}: {_code(command)}{reason} "
+                     f"(charged to {', '.join(_cell(h) for h in hids)})")
     for c in inp.state.evidence_conflicts:
         ids = ", ".join(_cite(i, inp.known) for i in c.conflicting_audit_ids)
         lines.append(f"- Conflict on {_cell(c.hypothesis_id)}: {ids}; trusted {_cell(c.higher_fidelity_source or '?')}; "
@@ -215,18 +217,35 @@ def _hypotheses_section(inp: _Inputs) -> list[str]:
     return [*lines, ""]
 
 
+def _denials(state: SessionState) -> dict[tuple[int, str, str, str], list[str]]:
+    """Each denial once, with the hypotheses it was charged to (the seed charges every active one)."""
+    out: dict[tuple[int, str, str, str], list[str]] = {}
+    for h in state.hypothesis_log:
+        for e in h.denial_events:
+            out.setdefault((e.turn, e.audit_id, e.command, e.denial_reason), []).append(h.id)
+    return out
+
+
 def _commands_section(inp: _Inputs) -> list[str]:
     lines = ["## Command Evidence", "",
              "| Audit ID | Context | Command | Classification | Action | Exit Code | Outcome |",
              "|---|---|---|---|---|---|---|"]
     for r in inp.records:
-        lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_code(r.get('command'), table=True)} | "
+        lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_ran(r)} | "
                      f"{_cell(r.get('classification'))} | {_cell(decision_text(r))} | {_cell(r.get('exit_code'))} | "
                      f"{_cell(_outcome(r))} |")
     lines += ["", "NOTE ON LOCAL EVIDENCE: Rows tagged [LOCAL] reflect the engineer's local environment. Readers "
               "should not interpret [LOCAL] probe failures as definitive evidence of Azure infrastructure failures "
               "without corroborating [CLOUD] evidence.", ""]
     return lines
+
+
+def _ran(record: Mapping[str, Any]) -> str:
+    """The command cell: what ran; after a person's modify, theirs first and the model's named after it."""
+    instead = record.get("modified_command")
+    if not instead:
+        return _code(record.get("command"), table=True)
+    return f"{_code(instead, table=True)} (modified by a person; the model asked: {_code(record.get('command'), table=True)})"
 
 
 def _captures_section(inp: _Inputs) -> list[str]:

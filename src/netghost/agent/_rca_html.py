@@ -249,7 +249,10 @@ def _outcome(record: Mapping[str, Any]) -> str:
     if status == "completed":
         return "completed" if code == 0 else f"failed (exit {code})"
     if status == "denied":
-        return "forbidden" if record.get("action") == "blocked" else "denied"
+        if record.get("action") == "blocked":
+            return "forbidden"
+        reason = record.get("denial_reason")  # the person's words (escaped where shown)
+        return f"denied: {' '.join(str(reason).split())[:200]}" if reason else "denied"
     return str(record.get("error") or status)
 
 
@@ -281,12 +284,26 @@ def _hypotheses(page: _Page) -> list[str]:
         rows = ['<tr><td colspan="5">No hypothesis was recorded.</td></tr>']
     out = ["<h2>Hypotheses</h2>", "<table><thead><tr><th>ID</th><th>Description</th><th>Final state</th>"
            "<th>Denials</th><th>Resolving audit id</th></tr></thead><tbody>", *rows, "</tbody></table>"]
-    events = [f"<li>{_t(h.id)}: denied at turn {e.turn}, {page.cite(e.audit_id)}: <code>{_t(e.command)}</code>"
-              + (f" — reason: {_t(e.denial_reason)}" if e.denial_reason else "") + "</li>"
-              for h in page.state.hypothesis_log for e in h.denial_events]
+    grouped: dict[tuple[int, str, str, str], list[str]] = {}
+    for h in page.state.hypothesis_log:
+        for e in h.denial_events:
+            grouped.setdefault((e.turn, e.audit_id, e.command, e.denial_reason), []).append(h.id)
+    events = [f"<li>Denied at turn {turn}, {page.cite(audit_id)}: <code>{_t(command)}</code>"
+              + (f" — reason: {_t(why)}" if why else " — no reason given")
+              + f" (charged to {', '.join(_t(h) for h in hids)})</li>"
+              for (turn, audit_id, command, why), hids in grouped.items()]
     conflicts = [f"<li>Conflict on {_t(c.hypothesis_id)}: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}; "
                  f"trusted {_t(c.higher_fidelity_source or '?')}</li>" for c in page.state.evidence_conflicts]
     return out + ([f"<ul>{''.join(events + conflicts)}</ul>"] if events or conflicts else [])
+
+
+def _ran_html(record: Mapping[str, Any]) -> str:
+    """What ran; after a person's modify, theirs and then the model's (escaped, like every record field)."""
+    instead = record.get("modified_command")
+    if not instead:
+        return f"<code>{_e(record.get('command'))}</code>"
+    return (f"<code>{_e(instead)}</code> (modified by a person; the model asked: "
+            f"<code>{_e(record.get('command'))}</code>)")
 
 
 def _evidence(page: _Page) -> list[str]:
@@ -296,7 +313,7 @@ def _evidence(page: _Page) -> list[str]:
         client = r.get("client") or {}
         who = f"{client.get('name')} {client.get('version')}" if client else "agent"
         rows.append(f"<tr><td>{page.cite(str(r.get('audit_id')))}</td><td>[{_context(r)}]</td>"
-                    f"<td><code>{_e(r.get('command'))}</code></td><td class=\"{cls}\">{cls}</td>"
+                    f"<td>{_ran_html(r)}</td><td class=\"{cls}\">{cls}</td>"
                     f"<td>{_e(decision_text(r))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
                     f"<td>{_e(who)}</td></tr>")
     if not rows:

@@ -160,4 +160,6 @@ class ShellResponse(WireModel):
     plan_token: str | None
     denial_reason: str | None
     decided_by: DecidedBy | None = Field(default=None, description="who decided (absent in old records)")
+    modified_command: str | None = Field(default=None, description="what ran instead, when the human modified "
+                                                                   "the command (redacted); None otherwise")
     meta: ToolResultMeta | None = Field(default=None, alias="_meta")

@@ -218,5 +218,6 @@ class Outcome:
         keys = (
             "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
             "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by",
+            "modified_command",
         )  # fmt: skip
         return {k: self.fields[k] for k in keys}
