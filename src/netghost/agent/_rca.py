@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._answer import answer_of, symptom_of
 from netghost.agent._approval import decision_text
 from netghost.agent._claims import AUDIT_ID, ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
@@ -189,6 +190,7 @@ class _Inputs:
     now: datetime
     warnings: list[str]
     claims: ClaimCheck
+    symptom: str = ""
 
     @property
     def known(self) -> set[str]:
@@ -248,11 +250,19 @@ def _ran(record: Mapping[str, Any]) -> str:
     return f"{_code(instead, table=True)} (modified by a person; the model asked: {_code(record.get('command'), table=True)})"
 
 
+def _pcap_cell(task: Mapping[str, Any]) -> str:
+    """The capture file's path once one was downloaded (a path planned for a capture that never ran is not shown)."""
+    path = task.get("local_pcap_path")
+    if not path or not (task.get("download_attempts") or Path(str(path)).name in (task.get("artifact_hashes") or {})):
+        return "none (nothing was downloaded)"
+    return _code(path, table=True)
+
+
 def _captures_section(inp: _Inputs) -> list[str]:
     lines = ["## Capture Evidence", "", "| Task ID | Target | State | Report Path | PCAP Path |", "|---|---|---|---|---|"]
     for task_id, t in inp.tasks.items():
         lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {_cell(t.get('state'))} | "
-                     f"{_code(t.get('report_path'), table=True)} | {_code(t.get('local_pcap_path'), table=True)} |")
+                     f"{_code(t.get('report_path'), table=True)} | {_pcap_cell(t)} |")
     if not inp.tasks:
         lines.append("| — | No packet capture was taken. | | | |")
     for task_id, t in inp.tasks.items():
@@ -328,17 +338,31 @@ def _render(inp: _Inputs) -> str:
     head = [f"# Root Cause Analysis — {_cell(s.session_id)}", f"_Generated: {format_timestamp(inp.now)}_",
             f"_Confidence: {inp.claims.confidence}{capped}_", f"_Model: {_cell(s.model)} · Turns: {s.turn_count}"
             + (f" · Resumed from: {_cell(s.resumed_from)}" if s.resumed_from else "") + "_", "",
-            "## Investigation Summary", "", _mark_block(c.root_cause_summary, inp.known), ""]
-    for label, ids in (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
-                       ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses)):
-        if ids:
-            head.append(f"- {label}: {', '.join(_cell(i) for i in ids)}")
+            *_answer_section(inp), "## Investigation Summary", "", _mark_block(c.root_cause_summary, inp.known), ""]
     actions = ["## Recommended Actions", ""] + [f"- {_mark_unknown(a, inp.known)}" for a in c.recommended_actions]
     if not c.recommended_actions:
         actions.append("- None given.")
-    body = [*head, "", *_hypotheses_section(inp), *_commands_section(inp), *_captures_section(inp),
-            *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
+    # the answer first; the command table, the longest part, last (every row stays cited and reachable)
+    body = [*head, *actions, "", *_hypotheses_section(inp), *_captures_section(inp), *_leftovers_section(inp),
+            *_integrity_section(inp), *_commands_section(inp)]
     return "\n".join(body).rstrip("\n") + "\n"
+
+
+def _answer_section(inp: _Inputs) -> list[str]:
+    """The first screen (:mod:`netghost.agent._answer`): symptom, root cause, fix, confidence and why,
+    evidence, hypotheses by their text. Every field is escaped here, like every other model text."""
+    a = answer_of(inp.state, inp.completion, inp.claims, inp.symptom, inp.known)
+    fix = (f"{_code(a.fix)}" + (f" — {_mark_unknown(a.fix_text, inp.known)}" if a.fix_text else "")) if a.fix \
+        else (_mark_unknown(a.fix_text, inp.known) if a.fix_text else "none given")
+    lines = ["## The Answer", "",
+             f"- Symptom: {_cell(a.symptom) or 'not recorded'}",
+             f"- Root cause: {_mark_unknown(a.root_cause, inp.known)}",
+             f"- Fix: {fix}",
+             f"- Confidence: {a.confidence} — {'; '.join(_cell(w) for w in a.why)}",
+             f"- Evidence: {', '.join(_cite(i, inp.known) for i in a.evidence) or 'no audit id cited'}"]
+    for label, items in a.hypotheses:
+        lines.append(f"- {label}: " + "; ".join(f"{_cell(i)} “{_mark_unknown(t, inp.known)}”" for i, t in items))
+    return [*lines, ""]
 
 
 def _check_chains(audit_dir: Path, session_id: str) -> dict[str, dict[str, Any]]:
@@ -380,7 +404,8 @@ def write_rca(
     chains = _check_chains(audit_dir, sid)
     completion = scrub_completion(completion)
     claims = check_claims(state, completion, records)
-    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []), claims)
+    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []), claims,
+                  symptom=symptom_of(paths["turns"]))
     text = _render(inp)
     target = rca_path(audit_dir, sid)
     try:
