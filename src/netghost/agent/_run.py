@@ -36,6 +36,7 @@ from netghost.agent._exit_codes import ExitCode, exit_code_for
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
 from netghost.agent._paths import audit_dir_problem
+from netghost.agent._plan_cover import plan_cover
 from netghost.agent._prompt import system_prompt
 from netghost.agent._rca import chain_paths
 from netghost.agent._rebuild import Rebuilt, shell_records
@@ -295,7 +296,8 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     sid = state.session_id
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
-    callback = approver or _callback(opts, ui, console, stdin, ran)
+    # the session's own capture reads and removals are answered by the capture plan's approval (_plan_cover)
+    callback = plan_cover(approver or _callback(opts, ui, console, stdin, ran), opts.audit_dir, sid)
     faults = _Faults()
 
     def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA
