@@ -42,7 +42,18 @@ def test_an_az_create_box_fits_80_by_24_with_title_and_command() -> None:
     assert len(lines) <= MAX_BOX_LINES and max(len(ln) for ln in lines) <= 80
     text = "\n".join(lines)
     assert "SAFETY SHELL ALERT" in text and "az network watcher packet-capture create" in text
-    assert "more words" in text and "[A]pprove" in text
+    assert "[M]odify shows it all" in text and "[A]pprove" in text
+
+
+def test_a_command_that_fits_is_shown_whole_in_the_box() -> None:
+    console = Console(file=io.StringIO(), width=80, height=24, force_terminal=False)
+    console.print(render_box(_request(CREATE), 80))  # type: ignore[arg-type]
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) <= MAX_BOX_LINES and max(len(ln) for ln in lines) <= 80
+    inside = " ".join(ln.strip("│ ").replace("COMMAND:", "").strip() for ln in lines)
+    for word in CREATE:  # every word is on screen, none dropped
+        assert word in inside
+    assert "more characters" not in inside
 
 
 def test_risks_are_described_truthfully() -> None:

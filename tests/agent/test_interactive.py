@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pexpect
 
+from netghost import __version__
 from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
@@ -43,7 +44,7 @@ SCRIPT = [
 # seed 001 §10, in order; a str is a line's exact text (right spaces stripped), a Pattern must match it
 EXPECTED: list[str | re.Pattern[str]] = [
     RULE,
-    re.compile(r"  UNIFIED GHOST AGENT  v1\.0  \|  Session: ghost_\d{8}_\d{6}"),
+    re.compile(rf"  UNIFIED GHOST AGENT  v{re.escape(__version__)}  \|  Session: ghost_\d{{8}}_\d{{6}}"),
     RULE,
     "Checking for orphaned resources from previous sessions...",
     "  [OK] No orphaned tasks found.",

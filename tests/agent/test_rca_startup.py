@@ -99,9 +99,9 @@ def test_the_rca_has_all_phases_context_tags_and_both_advisories(tmp_path: Path)
     assert shell.commands == [f"cat {SUMMARY}"]  # phase 4 reads the summary through the shell, no fallback
     assert rca.path == rca_path(tmp_path, SID) and rca.path.read_text() == rca.text
     text = rca.text
-    order = ["# Root Cause Analysis — " + SID, "_Confidence: medium_", "## Investigation Summary",
-             "## Hypotheses Log", "## Command Evidence", "## Capture Evidence", "## Recommended Actions",
-             "## Integrity Statement"]
+    order = ["# Root Cause Analysis — " + SID, "_Confidence: medium_", "## The Answer", "## Investigation Summary",
+             "## Recommended Actions", "## Hypotheses Log", "## Capture Evidence", "## Integrity Statement",
+             "## Command Evidence"]  # the answer first, the long command table last
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
     # the model's command sits in a code span (nothing in it is live); the tags are escaped brackets
     assert (f"| {_aid(1)} | \\[LOCAL\\] | `ping -c 4 10.1.2.4` | SAFE | auto_approved | 1 | failed \\(exit 1\\) |"

@@ -82,12 +82,13 @@ def test_progress_line_while_polling_on_a_terminal_only(lab: Lab) -> None:
     first = orch.orchestrate(request(duration_seconds=300))
     orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
     shown = tty.file.getvalue()  # type: ignore[attr-defined]
-    assert f"{first['task_id']}: poll 1/20, packetCaptureStatus Running; next poll in 5 s" in shown
+    assert f"{first['task_id']}: Running, next check in 5 s (check 1 of 20)" in shown
+    assert "burst" not in shown
     plain = Console(file=io.StringIO(), width=100)
     orch = lab.orchestrator(console=plain, session="s2")
     first = orch.orchestrate(request(duration_seconds=300))
     orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
-    assert "next poll in" not in plain.file.getvalue()  # type: ignore[attr-defined]
+    assert "next check in" not in plain.file.getvalue()  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("tool_text", [
@@ -110,3 +111,23 @@ def test_the_orchestrators_own_lines_keep_their_markup() -> None:
     console = Console(file=out, width=200, force_terminal=True, color_system="truecolor")
     console_sayer(console)("[red][Cloud Orchestrator] request failed: x[/]")
     assert "\x1b[31m" in out.getvalue() and "[Cloud Orchestrator] request failed: x" in out.getvalue()
+
+
+def test_what_a_person_is_shown_is_wall_time_when_the_cloud_clock_runs_faster(lab: Lab) -> None:
+    """The lab's clock runs 60 times faster than the wall: 50 cloud seconds are under a second of waiting."""
+    tty = Console(file=io.StringIO(), width=120, force_terminal=True)
+    orch = lab.orchestrator(console=tty, poll_burst_limit=45, max_polls=20, clock_scale=60.0)
+    first = orch.orchestrate(request(duration_seconds=300))
+    orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    assert "next check in 0.1 s" in tty.file.getvalue()  # type: ignore[attr-defined]
+    plain = Console(file=io.StringIO(), width=120)
+    orch = lab.orchestrator(console=plain, session="s2", clock_scale=60.0)
+    first = orch.orchestrate(request())
+    lab.clock.advance(20)
+    orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    lab.clock.advance(30)
+    done = orch.orchestrate({"intent": "check_task", "task_id": first["task_id"]})
+    shown = plain.file.getvalue()  # type: ignore[attr-defined]
+    (line,) = [x.strip() for x in shown.splitlines() if x.strip().startswith("Duration:")]
+    assert done["duration_seconds"] >= 50  # the record keeps the cloud's time
+    assert line == f"Duration: {round(done['duration_seconds'] / 60)}s"

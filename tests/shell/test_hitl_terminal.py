@@ -106,7 +106,8 @@ def test_modify_through_a_pty(fake_az: Path) -> None:
     child = _spawn(fake_az)
     child.sendline("m")
     child.expect("Modified command: ")
-    child.sendline("echo read-only instead")
+    child.expect_exact("az network route-table route update")  # the line starts as the command shown
+    child.sendline("\x15echo read-only instead")  # Ctrl-U clears it; a new command is typed
     child.expect(r"Reason for the change \(optional, press Enter to skip\): ")
     child.sendline("")
     res = _result(child)
@@ -151,6 +152,17 @@ def test_stream_callback_reads_given_stream_and_raises_eof() -> None:
     assert "┌" in out.getvalue() and "SAFETY SHELL ALERT" in out.getvalue()
     with pytest.raises(EOFError):
         make_terminal_callback(io.StringIO(""), Console(file=io.StringIO()))(_request())  # type: ignore[arg-type]
+
+
+def test_modify_without_a_terminal_shows_the_whole_command_then_reads_a_plain_line() -> None:
+    request = _request()
+    out = io.StringIO()
+    answers = io.StringIO(f"m\n{request.what}\nm\nrm -f b.txt\nnot needed\n")
+    decision = make_terminal_callback(answers, Console(file=out, width=40))(request)  # type: ignore[arg-type]
+    shown = out.getvalue()
+    assert f"Current command: {request.what}" in shown  # one unwrapped line, whatever the width
+    assert "unchanged; choose again" in shown  # the same command is not a modification
+    assert (decision.decision, decision.command, decision.reason) == ("modify", "rm -f b.txt", "not needed")
 
 
 def test_ai_safety_demo_runs_through_a_pty(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from tests.shell.shell_helpers import Recorder, table_classify
 
 KEYS = {
     "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id", "tier",
-    "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by",
+    "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by", "modified_command",
 }  # fmt: skip
 
 

@@ -3,8 +3,9 @@
 Why not the shell's box as it is: it lists every argv element one per line (an ``az`` create has
 nineteen), which pushes the title and the command off an 80×24 screen, and it repeats the tier rule's
 reason ("verb 'download' is mutative") where a human needs to know what will actually change. This box
-is at most :data:`MAX_BOX_LINES` lines: the command is summarised to fit (its argv is in the audit),
-and :func:`describe_risk` says what the command does to the world (a blob download writes a local file
+is at most :data:`MAX_BOX_LINES` lines: the command is shown whole, folded, in the lines the other fields
+leave (a longer one shows its head and how many characters are not shown; [M]odify puts the whole command
+on an editable line, pre-filled), and :func:`describe_risk` says what the command does to the world (a blob download writes a local file
 and does not change Azure). The answer is read by the shell's own loop (``prompt_decision``): [A]pprove /
 [D]eny (with an optional reason) / [M]odify, the deadline on a terminal, and end of input failing closed
 (the shell records ``user_abandoned``); the escaping of hidden characters is the shell's ``visible``.
@@ -19,7 +20,6 @@ them prints: the shell's one line per decision names who decided.
 
 from __future__ import annotations
 
-import shlex
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TextIO
@@ -39,10 +39,10 @@ __all__ = [
     "closed_gate",
     "decision_text",
     "describe_risk",
+    "fold_command",
     "lab_approver",
     "lab_decider",
     "render_box",
-    "summarise_command",
     "terminal_approver",
 ]
 
@@ -126,25 +126,19 @@ def describe_risk(argv: Sequence[str], fallback: str) -> str:
     return fallback
 
 
-def summarise_command(command: str, width: int, max_lines: int = 3) -> str:
-    """``command`` if it fits in ``max_lines`` lines of ``width``, else its head and ``… (+N more words)``."""
-    if len(command) <= width * max_lines:
-        return command
-    budget = width * max_lines - 24
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command[:budget] + " …"
-    shown: list[str] = []
-    used = 0
-    for word in words:
-        quoted = shlex.quote(word)
-        if used + len(quoted) + 1 > budget:
-            break
-        shown.append(quoted)
-        used += len(quoted) + 1
-    rest = len(words) - len(shown)
-    return " ".join(shown) + (f" … (+{rest} more words)" if rest else "")
+def fold_command(command: str, width: int, max_lines: int) -> str:
+    """``command`` whole, folded at ``width`` (at spaces where it can, inside a long word where it must); past
+    ``max_lines``, its head and how many characters are not shown, with where to see them all (Modify shows
+    the whole command on an editable line). Why not drop words silently: nobody may approve a word they
+    did not see without being told so."""
+    lines = textwrap.wrap(command, width, break_on_hyphens=False) or [""]
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    head = lines[:max_lines]
+    note = f"… +{len(command) - sum(map(len, head))} more characters: [M]odify shows it all"
+    head[-1] = head[-1][: max(0, width - len(note) - 1)]
+    note = f"… +{len(command) - sum(map(len, head))} more characters: [M]odify shows it all"
+    return "\n".join([*head[:-1], f"{head[-1]} {note}".lstrip()])
 
 
 def _clip(text: str, width: int, lines: int) -> str:
@@ -163,15 +157,21 @@ def render_box(request: ApprovalRequest, width: int = 80) -> Panel:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="bold", no_wrap=True, width=10)
     grid.add_column(overflow="fold", width=inner)
-    grid.add_row("TIER:", Text(f"{ctx.get('tier', '?')}  |  CLASSIFICATION: {ctx.get('classification', 'RISKY')}"))
-    grid.add_row("COMMAND:", Text(visible(summarise_command(request.what, inner))))
-    grid.add_row("RISK:", Text(_clip(visible(describe_risk(argv, request.risk)), inner, 3)))
-    grid.add_row("REASONING:", Text(_clip(visible(request.why or "(none given)"), inner, 2)))
+    risk = _clip(visible(describe_risk(argv, request.risk)), inner, 3)
+    why = _clip(visible(request.why or "(none given)"), inner, 2)
     real = ctx.get("needs_person")
-    if real:  # the sealed lab (it would run for real) or a capture target nobody read: only a person may say yes
-        grid.add_row(Text("NEEDS YOU:", style="bold red"), Text(_clip(visible(str(real)) + ".", inner, 3)))
+    needs = _clip(visible(str(real)) + ".", inner, 3) if real else ""
     deadline = ctx.get("approval_timeout_s")
-    if isinstance(deadline, int | float):
+    timed = isinstance(deadline, int | float)
+    # what is left of MAX_BOX_LINES for the command: borders, title, tier, blank line and choices are fixed
+    fixed = 6 + risk.count("\n") + 1 + why.count("\n") + 1 + (needs.count("\n") + 1 if needs else 0) + int(timed)
+    grid.add_row("TIER:", Text(f"{ctx.get('tier', '?')}  |  CLASSIFICATION: {ctx.get('classification', 'RISKY')}"))
+    grid.add_row("COMMAND:", Text(fold_command(visible(request.what), inner, max(3, MAX_BOX_LINES - fixed))))
+    grid.add_row("RISK:", Text(risk))
+    grid.add_row("REASONING:", Text(why))
+    if needs:  # the sealed lab (it would run for real) or a capture target nobody read: only a person may say yes
+        grid.add_row(Text("NEEDS YOU:", style="bold red"), Text(needs))
+    if timed:
         grid.add_row("ANSWER IN:", Text(f"{deadline:g} s (no answer = denied)"))
     title = Text("SAFETY SHELL ALERT", style="bold red", justify="center")
     choices = Text("[A]pprove   [D]eny   [M]odify command", style="bold")

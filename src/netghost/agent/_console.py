@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
+from netghost import __version__
 from netghost.contracts import DecidedBy
 from netghost.redact import redact
 from netghost.safetext import guard_console, visible
@@ -29,7 +30,8 @@ from netghost.safetext import guard_console, visible
 __all__ = ["BANNER_RULE", "GhostConsole", "InterruptFlag", "format_duration", "shown"]
 
 BANNER_RULE = "═" * 54
-VERSION = "v1.0"
+VERSION = f"v{__version__}"
+"""The banner's version: the package's own, the one ``ghost-agent --version`` prints."""
 
 
 def format_duration(seconds: float) -> str:
@@ -142,10 +144,15 @@ class GhostConsole:
             by = f" by {who}" if who and "safe_tier" not in who else ""
             line = Text.assemble(("[Shell] ", "bold"), ("SAFE", "green"), f" — auto-approved{by}: {said}")
         elif action == "blocked":
+            instead = response.get("modified_command")
+            said = f"{shown(instead, multiline=False)}  (a replacement for: {said})" if instead else said
             line = Text.assemble(("[Shell] ", "bold"), ("FORBIDDEN", "red"), f" — blocked: {said}")
-        elif action in ("user_approved", "user_modified"):
-            again = shown(response.get("modified_command") or command, multiline=False)
-            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {again}")
+        elif action == "user_modified":  # what ran is the person's command; the model's is named after it
+            ran = shown(response.get("modified_command") or "", multiline=False)
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}, ran: {ran}",
+                                 (f"  (instead of: {said})", "dim"))
+        elif action == "user_approved":
+            line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {said}")
         else:
             reason = response.get("denial_reason")
             why = f' (reason: "{shown(reason, multiline=False)}")' if reason else ""

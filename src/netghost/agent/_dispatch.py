@@ -155,7 +155,7 @@ class Dispatched:
     def denial(self) -> tuple[str, str | None, str]:
         """(command, denial reason, audit_id) of the shell call a human denied (the last one)."""
         for command, response in reversed(self.shell_calls):
-            if response.get("status") == "denied":
+            if response.get("status") == "denied" and response.get("action") in ("user_denied", "user_abandoned"):
                 return command, response.get("denial_reason"), str(response.get("audit_id") or "")
         return "", None, ""
 

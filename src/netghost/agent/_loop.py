@@ -330,12 +330,22 @@ class Loop:
             meta["timeout"] = True
         if done.kind in ("invalid", "refused"):
             return meta
+        if done.kind == "orchestrator":
+            # a "no" is charged once, in the call where a person said it: a create the orchestrator ran in this
+            # call (the second end of a pair too, whatever the call's own status); never again when check_task
+            # or cleanup_task reports the cancelled task later
+            command, reason, audit_id = done.denial()
+            if audit_id:
+                meta.update(charge_denial(self.state, turn=turn_no, command=command, reason=reason,
+                                          audit_id=audit_id, now=self.now()))
+            elif result.get("status") in _SUCCESS:
+                mark_succeeded(self.state)
+            return meta
         if is_denial(result):
             command, reason, audit_id = done.denial()
-            if done.kind == "shell":
-                command = str(done.request.get("command", command))
-                reason = result.get("denial_reason") or reason
-                audit_id = str(result.get("audit_id") or audit_id)
+            command = str(done.request.get("command", command))
+            reason = result.get("denial_reason") or reason
+            audit_id = str(result.get("audit_id") or audit_id)
             meta.update(charge_denial(self.state, turn=turn_no, command=command or describe("", done.request),
                                       reason=reason, audit_id=audit_id, now=self.now()))
         elif result.get("status") in _SUCCESS:

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._answer import answer_of, symptom_of
 from netghost.agent._approval import decision_text
 from netghost.agent._claims import AUDIT_ID, ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
@@ -84,7 +85,10 @@ def _outcome(record: Mapping[str, Any]) -> str:
     if status == "completed":
         return "completed" if code == _EXIT_OK else f"failed (exit {code})"
     if status == "denied":
-        return "forbidden" if record.get("action") == "blocked" else "denied"
+        if record.get("action") == "blocked":
+            return "forbidden"
+        reason = record.get("denial_reason")  # the person's words (the cell escapes them)
+        return f"denied: {' '.join(str(reason).split())[:200]}" if reason else "denied"
     return str(record.get("error") or status)
 
 
@@ -186,6 +190,7 @@ class _Inputs:
     now: datetime
     warnings: list[str]
     claims: ClaimCheck
+    symptom: str = ""
 
     @property
     def known(self) -> set[str]:
@@ -203,11 +208,10 @@ def _hypotheses_section(inp: _Inputs) -> list[str]:
     unverifiable = [h.id for h in inp.state.hypothesis_log if h.state.value == "UNVERIFIABLE"]
     if unverifiable:
         lines += ["", f"Unverifiable (repeated denials): {', '.join(_cell(u) for u in unverifiable)}."]
-    for h in inp.state.hypothesis_log:
-        for e in h.denial_events:
-            reason = f" — reason: “{_cell(e.denial_reason)}”" if e.denial_reason else ""
-            lines.append(f"- {_cell(h.id)}: denied at turn {e.turn}, {_cite(e.audit_id, inp.known)}: "
-                         f"{_code(e.command)}{reason}")
+    for (turn, audit_id, command, why), hids in _denials(inp.state).items():  # one line per "no", not per hypothesis
+        reason = f" — reason: “{_cell(why)}”" if why else " — no reason given"
+        lines.append(f"- Denied at turn {turn}, {_cite(audit_id, inp.known)}: {_code(command)}{reason} "
+                     f"(charged to {', '.join(_cell(h) for h in hids)})")
     for c in inp.state.evidence_conflicts:
         ids = ", ".join(_cite(i, inp.known) for i in c.conflicting_audit_ids)
         lines.append(f"- Conflict on {_cell(c.hypothesis_id)}: {ids}; trusted {_cell(c.higher_fidelity_source or '?')}; "
@@ -230,12 +234,21 @@ def _disagreements_section(inp: _Inputs) -> list[str]:
     return [*lines, ""]
 
 
+def _denials(state: SessionState) -> dict[tuple[int, str, str, str], list[str]]:
+    """Each denial once, with the hypotheses it was charged to (the seed charges every active one)."""
+    out: dict[tuple[int, str, str, str], list[str]] = {}
+    for h in state.hypothesis_log:
+        for e in h.denial_events:
+            out.setdefault((e.turn, e.audit_id, e.command, e.denial_reason), []).append(h.id)
+    return out
+
+
 def _commands_section(inp: _Inputs) -> list[str]:
     lines = ["## Command Evidence", "",
              "| Audit ID | Context | Command | Classification | Action | Exit Code | Outcome |",
              "|---|---|---|---|---|---|---|"]
     for r in inp.records:
-        lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_code(r.get('command'), table=True)} | "
+        lines.append(f"| {_cell(r.get('audit_id'))} | \\[{_context(r)}\\] | {_ran(r)} | "
                      f"{_cell(r.get('classification'))} | {_cell(decision_text(r))} | {_cell(r.get('exit_code'))} | "
                      f"{_cell(_outcome(r))} |")
     lines += ["", "NOTE ON LOCAL EVIDENCE: Rows tagged [LOCAL] reflect the engineer's local environment. Readers "
@@ -244,11 +257,27 @@ def _commands_section(inp: _Inputs) -> list[str]:
     return lines
 
 
+def _ran(record: Mapping[str, Any]) -> str:
+    """The command cell: what ran; after a person's modify, theirs first and the model's named after it."""
+    instead = record.get("modified_command")
+    if not instead:
+        return _code(record.get("command"), table=True)
+    return f"{_code(instead, table=True)} (modified by a person; the model asked: {_code(record.get('command'), table=True)})"
+
+
+def _pcap_cell(task: Mapping[str, Any]) -> str:
+    """The capture file's path once one was downloaded (a path planned for a capture that never ran is not shown)."""
+    path = task.get("local_pcap_path")
+    if not path or not (task.get("download_attempts") or Path(str(path)).name in (task.get("artifact_hashes") or {})):
+        return "none (nothing was downloaded)"
+    return _code(path, table=True)
+
+
 def _captures_section(inp: _Inputs) -> list[str]:
     lines = ["## Capture Evidence", "", "| Task ID | Target | State | Report Path | PCAP Path |", "|---|---|---|---|---|"]
     for task_id, t in inp.tasks.items():
         lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {_cell(t.get('state'))} | "
-                     f"{_code(t.get('report_path'), table=True)} | {_code(t.get('local_pcap_path'), table=True)} |")
+                     f"{_code(t.get('report_path'), table=True)} | {_pcap_cell(t)} |")
     if not inp.tasks:
         lines.append("| — | No packet capture was taken. | | | |")
     for task_id, t in inp.tasks.items():
@@ -324,17 +353,31 @@ def _render(inp: _Inputs) -> str:
     head = [f"# Root Cause Analysis — {_cell(s.session_id)}", f"_Generated: {format_timestamp(inp.now)}_",
             f"_Confidence: {inp.claims.confidence}{capped}_", f"_Model: {_cell(s.model)} · Turns: {s.turn_count}"
             + (f" · Resumed from: {_cell(s.resumed_from)}" if s.resumed_from else "") + "_", "",
-            "## Investigation Summary", "", _mark_block(c.root_cause_summary, inp.known), ""]
-    for label, ids in (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
-                       ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses)):
-        if ids:
-            head.append(f"- {label}: {', '.join(_cell(i) for i in ids)}")
+            *_answer_section(inp), "## Investigation Summary", "", _mark_block(c.root_cause_summary, inp.known), ""]
     actions = ["## Recommended Actions", ""] + [f"- {_mark_unknown(a, inp.known)}" for a in c.recommended_actions]
     if not c.recommended_actions:
         actions.append("- None given.")
-    body = [*head, "", *_disagreements_section(inp), *_hypotheses_section(inp), *_commands_section(inp),
-            *_captures_section(inp), *_leftovers_section(inp), *actions, "", *_integrity_section(inp)]
+    # the answer first; the command table, the longest part, last (every row stays cited and reachable)
+    body = [*head, *actions, "", *_disagreements_section(inp), *_hypotheses_section(inp), *_captures_section(inp),
+            *_leftovers_section(inp), *_integrity_section(inp), *_commands_section(inp)]
     return "\n".join(body).rstrip("\n") + "\n"
+
+
+def _answer_section(inp: _Inputs) -> list[str]:
+    """The first screen (:mod:`netghost.agent._answer`): symptom, root cause, fix, confidence and why,
+    evidence, hypotheses by their text. Every field is escaped here, like every other model text."""
+    a = answer_of(inp.state, inp.completion, inp.claims, inp.symptom, inp.known)
+    fix = (f"{_code(a.fix)}" + (f" — {_mark_unknown(a.fix_text, inp.known)}" if a.fix_text else "")) if a.fix \
+        else (_mark_unknown(a.fix_text, inp.known) if a.fix_text else "none given")
+    lines = ["## The Answer", "",
+             f"- Symptom: {_cell(a.symptom) or 'not recorded'}",
+             f"- Root cause: {_mark_unknown(a.root_cause, inp.known)}",
+             f"- Fix: {fix}",
+             f"- Confidence: {a.confidence} — {'; '.join(_cell(w) for w in a.why)}",
+             f"- Evidence: {', '.join(_cite(i, inp.known) for i in a.evidence) or 'no audit id cited'}"]
+    for label, items in a.hypotheses:
+        lines.append(f"- {label}: " + "; ".join(f"{_cell(i)} “{_mark_unknown(t, inp.known)}”" for i, t in items))
+    return [*lines, ""]
 
 
 def _check_chains(audit_dir: Path, session_id: str) -> dict[str, dict[str, Any]]:
@@ -376,7 +419,8 @@ def write_rca(
     chains = _check_chains(audit_dir, sid)
     completion = scrub_completion(completion)
     claims = check_claims(state, completion, records)
-    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []), claims)
+    inp = _Inputs(state, completion, records, tasks, summaries, chains, now(), list(warnings or []), claims,
+                  symptom=symptom_of(paths["turns"]))
     text = _render(inp)
     target = rca_path(audit_dir, sid)
     try:

@@ -36,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from netghost.agent._answer import Answer, answer_of, symptom_of
 from netghost.agent._approval import decision_text
 from netghost.agent._claims import ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
@@ -63,6 +64,8 @@ dt{font-weight:bold;color:#444}dd{margin:0;word-break:break-all}blockquote{borde
 padding:.2em 1em;color:#333;white-space:pre-wrap}svg.chart{max-width:100%;height:auto;border:1px solid #ddd;background:#fff}
 .notice{background:#fff6e0;border-left:4px solid #e0a000;padding:.6em 1em}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
 .summary{border-left:3px solid #3a7bd5;margin:.5em 0;padding:.1em 1em;background:#f7faff}.summary h4{margin:.6em 0 .2em}
+.answer{border:2px solid #3a7bd5;background:#f7faff;padding:.2em 1em 1em}.answer h2{margin-top:.4em}
+.answer dd{word-break:normal}details>summary{cursor:pointer}details>summary h2{display:inline-block}
 """
 _FIGURE = re.compile(r"<figure>.*?</figure>", flags=re.S)
 # What an engine chart never holds, and an inlined figure must not: scripts, event handlers, embedded
@@ -102,6 +105,7 @@ class _Page:
     chart_notes: dict[str, str] = field(default_factory=dict)
     engine_commands: dict[str, str] = field(default_factory=dict)
     claims: ClaimCheck | None = None
+    symptom: str = ""
 
     @property
     def known(self) -> set[str]:
@@ -249,7 +253,10 @@ def _outcome(record: Mapping[str, Any]) -> str:
     if status == "completed":
         return "completed" if code == 0 else f"failed (exit {code})"
     if status == "denied":
-        return "forbidden" if record.get("action") == "blocked" else "denied"
+        if record.get("action") == "blocked":
+            return "forbidden"
+        reason = record.get("denial_reason")  # the person's words (escaped where shown)
+        return f"denied: {' '.join(str(reason).split())[:200]}" if reason else "denied"
     return str(record.get("error") or status)
 
 
@@ -261,17 +268,26 @@ def _head(page: _Page) -> list[str]:
     out = [f"<h1>Root Cause Analysis — {_e(s.session_id)}</h1>",
            f'<p class="meta">Generated {_e(format_timestamp(page.now))} · confidence <strong>{_e(confidence)}</strong> · '
            f"model {_e(s.model)} · turns {s.turn_count}"
-           + (f" · resumed from {_e(s.resumed_from)}" if s.resumed_from else "") + "</p>",
-           "<h2>Investigation Summary</h2>"]
+           + (f" · resumed from {_e(s.resumed_from)}" if s.resumed_from else "") + "</p>"]
     if c is None:
         out.append('<p class="notice">No conclusion was recorded for this session (it was driven through MCP or '
                    "stopped before complete_investigation): the evidence below is the whole audit trail.</p>")
         return out
-    out.append(f"<p>{page.linkify(c.root_cause_summary)}</p>")
-    groups = (("Confirmed", c.confirmed_hypotheses), ("Refuted", c.refuted_hypotheses),
-              ("Unverifiable", c.unverifiable_hypotheses), ("Contradicted", c.contradicted_hypotheses))
-    items = [f"<li>{label}: {_t(', '.join(ids))}</li>" for label, ids in groups if ids]
-    return out + ([f"<ul>{''.join(items)}</ul>"] if items else [])
+    if page.claims is not None:
+        out += _answer_html(page, answer_of(s, c, page.claims, page.symptom, page.known))
+    return [*out, "<h2>Investigation Summary</h2>", f"<p>{page.linkify(c.root_cause_summary)}</p>"]
+
+
+def _answer_html(page: _Page, a: Answer) -> list[str]:
+    """The first screen (:mod:`netghost.agent._answer`), every field escaped or linkified (cited ids link)."""
+    fix = (f"<code>{_t(a.fix)}</code>" + (f" — {page.linkify(a.fix_text)}" if a.fix_text else "")) if a.fix \
+        else (page.linkify(a.fix_text) if a.fix_text else "none given")
+    rows = [("Symptom", _t(a.symptom) or "not recorded"), ("Root cause", page.linkify(a.root_cause)), ("Fix", fix),
+            ("Confidence", f"<strong>{_e(a.confidence)}</strong> — {'; '.join(_t(w) for w in a.why)}"),
+            ("Evidence", ", ".join(page.cite(i) for i in a.evidence) or "no audit id cited")]
+    rows += [(label, "; ".join(f"{_t(i)} “{page.linkify(t)}”" for i, t in items)) for label, items in a.hypotheses]
+    return ['<section class="answer"><h2>The Answer</h2><dl>',
+            *(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows), "</dl></section>"]
 
 
 def _hypotheses(page: _Page) -> list[str]:
@@ -281,9 +297,14 @@ def _hypotheses(page: _Page) -> list[str]:
         rows = ['<tr><td colspan="5">No hypothesis was recorded.</td></tr>']
     out = ["<h2>Hypotheses</h2>", "<table><thead><tr><th>ID</th><th>Description</th><th>Final state</th>"
            "<th>Denials</th><th>Resolving audit id</th></tr></thead><tbody>", *rows, "</tbody></table>"]
-    events = [f"<li>{_t(h.id)}: denied at turn {e.turn}, {page.cite(e.audit_id)}: <code>{_t(e.command)}</code>"
-              + (f" — reason: {_t(e.denial_reason)}" if e.denial_reason else "") + "</li>"
-              for h in page.state.hypothesis_log for e in h.denial_events]
+    grouped: dict[tuple[int, str, str, str], list[str]] = {}
+    for h in page.state.hypothesis_log:
+        for e in h.denial_events:
+            grouped.setdefault((e.turn, e.audit_id, e.command, e.denial_reason), []).append(h.id)
+    events = [f"<li>Denied at turn {turn}, {page.cite(audit_id)}: <code>{_t(command)}</code>"
+              + (f" — reason: {_t(why)}" if why else " — no reason given")
+              + f" (charged to {', '.join(_t(h) for h in hids)})</li>"
+              for (turn, audit_id, command, why), hids in grouped.items()]
     conflicts = [f"<li>Conflict on {_t(c.hypothesis_id)}: {', '.join(page.cite(i) for i in c.conflicting_audit_ids)}; "
                  f"trusted {_t(c.higher_fidelity_source or '?')}</li>" for c in page.state.evidence_conflicts]
     return out + ([f"<ul>{''.join(events + conflicts)}</ul>"] if events or conflicts else [])
@@ -297,6 +318,13 @@ def _disagreements(page: _Page) -> list[str]:
              f"<li>Hypothesis {_t(c.hypothesis_id)}, resolved {_e(c.resolution or 'not yet')}.</li></ul></li>"
              for c in page.state.evidence_conflicts]
     return ["<h2>Disagreement Findings</h2>", f"<ul>{''.join(items)}</ul>"] if items else []
+def _ran_html(record: Mapping[str, Any]) -> str:
+    """What ran; after a person's modify, theirs and then the model's (escaped, like every record field)."""
+    instead = record.get("modified_command")
+    if not instead:
+        return f"<code>{_e(record.get('command'))}</code>"
+    return (f"<code>{_e(instead)}</code> (modified by a person; the model asked: "
+            f"<code>{_e(record.get('command'))}</code>)")
 
 
 def _evidence(page: _Page) -> list[str]:
@@ -306,17 +334,17 @@ def _evidence(page: _Page) -> list[str]:
         client = r.get("client") or {}
         who = f"{client.get('name')} {client.get('version')}" if client else "agent"
         rows.append(f"<tr><td>{page.cite(str(r.get('audit_id')))}</td><td>[{_context(r)}]</td>"
-                    f"<td><code>{_e(r.get('command'))}</code></td><td class=\"{cls}\">{cls}</td>"
+                    f"<td>{_ran_html(r)}</td><td class=\"{cls}\">{cls}</td>"
                     f"<td>{_e(decision_text(r))}</td><td>{_e(r.get('exit_code'))}</td><td>{_e(_outcome(r))}</td>"
                     f"<td>{_e(who)}</td></tr>")
     if not rows:
         rows = ['<tr><td colspan="8">No command was run.</td></tr>']
-    return ["<h2>Command Evidence</h2>",
+    return [f"<details><summary><h2>Command Evidence ({len(page.records)} commands)</h2></summary>",
             "<table><thead><tr><th>Audit ID</th><th>Context</th><th>Command</th><th>Classification</th>"
             "<th>Action</th><th>Exit</th><th>Outcome</th><th>Asked by</th></tr></thead><tbody>", *rows,
             "</tbody></table>",
             "<p class=\"meta\">[LOCAL] rows reflect the engineer's local environment: a [LOCAL] probe failure is not "
-            "evidence of an Azure failure without corroborating [CLOUD] evidence.</p>"]
+            "evidence of an Azure failure without corroborating [CLOUD] evidence.</p></details>"]
 
 
 def _captures(page: _Page) -> list[str]:
@@ -414,8 +442,9 @@ def _left_behind(page: _Page) -> list[str]:
 
 def render_rca_html(page: _Page) -> str:
     """The whole page."""
-    body = [*_head(page), *_disagreements(page), *_hypotheses(page), *_evidence(page), *_captures(page),
-            *_left_behind(page), *_actions(page), *_integrity(page),
+    # the answer first; the command table folded below (cited ids link to the records, which stay open)
+    body = [*_head(page), *_actions(page), *_disagreements(page), *_hypotheses(page), *_captures(page),
+            *_left_behind(page), *_integrity(page), *_evidence(page),
             "<h2>Audit Records</h2>",
             "<p class=\"meta\">Each record as the shell wrote it (output redacted and truncated exactly as the AI saw it).</p>",
             *(_record_html(r) for r in page.records)]
@@ -445,6 +474,7 @@ def write_rca_html(audit_dir: Path, state: SessionState, completion: CompleteInv
     completion = scrub_completion(completion) if completion is not None else None
     page = _Page(state, completion, records, tasks, {}, now(), list(warnings or []))
     page.claims = check_claims(state, completion, records) if completion is not None else None
+    page.symptom = symptom_of(paths["turns"])
     _load_charts(page)
     page.chains = _check_chains(audit_dir, sid)
     target = html_path(audit_dir, sid)

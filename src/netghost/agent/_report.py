@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from netghost.agent._paths import session_id_problem, unknown_session_line
 from netghost.agent._rca import chain_paths
 from netghost.agent._rca_html import write_rca_html
 from netghost.agent._rebuild import rebuild
@@ -59,8 +60,8 @@ def regenerate_html(audit_dir: Path, sid: str) -> Path:
         OSError: the page cannot be written.
     """
     paths = chain_paths(audit_dir, sid)
-    if not paths["shell"].exists():
-        raise FileNotFoundError(f"no session {sid} in {audit_dir} (no {paths['shell'].name})")
+    if session_id_problem(sid) is not None or not paths["shell"].exists():
+        raise FileNotFoundError(unknown_session_line(sid, audit_dir, command="ghost-agent report"))
     rebuilt = rebuild(paths["turns"], paths["shell"])
     done = {k: v for k, v in (rebuilt.completion or {}).items() if k not in HYPOTHESIS_ARGS}  # the loop's extras
     completion = CompleteInvestigationArgs.model_validate(done) if done else None
@@ -69,7 +70,11 @@ def regenerate_html(audit_dir: Path, sid: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page; exit 2 when the session has no shell audit here, 1 when it cannot be written."""
-    audit_dir = Path(args.report_audit_dir).resolve()
+    audit_dir = Path(args.report_audit_dir).expanduser().resolve()
+    problem = session_id_problem(args.session_id)
+    if problem is not None:
+        print(f"ghost-agent report: {problem.line}", file=sys.stderr)
+        return int(problem.code)
     try:
         path = regenerate_html(audit_dir, args.session_id)
     except FileNotFoundError as exc:

@@ -21,6 +21,7 @@ from typing import Any
 from rich.text import Text
 
 from netghost.agent._console import GhostConsole
+from netghost.agent._paths import moved_session_line, unknown_session_line
 from netghost.agent._rca import chain_paths
 from netghost.agent._rebuild import Rebuilt, rebuild, shell_records
 from netghost.agent._session import load_session, refusal_line, take_back
@@ -78,10 +79,20 @@ def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resum
     """Steps 2's checks in order; see the module docstring."""
     path = take_back(audit_dir, session_id)
     loaded = load_session(path)
-    if loaded.status == "missing":
-        ui.error(f"No session {session_id} in {audit_dir} (no {path.name}).")
+    ours = loaded.state is not None and loaded.state.session_id == session_id
+    has_trail = chain_paths(audit_dir, session_id)["shell"].exists()
+    if not has_trail and not ours:
+        # a mistyped id or the wrong directory: say so (never "audit trail broken", which reads like tampering)
+        _line(ui, unknown_session_line(session_id, audit_dir, command="ghost-agent --resume"))
         return Resumed(None, abort=True)
-    heads = loaded.state.audit_heads if loaded.state is not None else {}
+    if loaded.status == "missing":
+        _line(ui, f"Session {session_id}'s file {path.name} is missing from {audit_dir}: its audit trail is "
+                  f"there; rebuild its report: ghost-agent report {session_id} --audit-dir {audit_dir}")
+        return Resumed(None, abort=True)
+    if ours and loaded.state is not None and not _same_dir(loaded.state.audit_dir, audit_dir):
+        _line(ui, moved_session_line(session_id, loaded.state.audit_dir, audit_dir))
+        return Resumed(None, abort=True)
+    heads = loaded.state.audit_heads if loaded.state is not None and ours else {}
     problems = check_chains(ui, audit_dir, session_id, heads)
     warnings = [f"audit trail break reported at resume: {p}" for p in problems]
     if problems and ui.choose("The audit trail does not verify. [C]ontinue anyway  [A]bort",
@@ -94,11 +105,14 @@ def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resum
         fresh = ui.choose("[F]resh session  [A]bort", {"f": "fresh", "a": "abort"}, default="a") == "f"
         return Resumed(None, abort=not fresh)
     if loaded.status == "corrupt" or loaded.state is None:
-        ui.notice(f"Warning: session file corrupted ({loaded.detail}).")
+        _line(ui, f"Session file {path.name} is unreadable ({loaded.detail}): the audit trail is intact; "
+                  f"rebuild the report from it: ghost-agent report {session_id} --audit-dir {audit_dir}, or "
+                  f"start a new session (the file is kept as ghost_session.unreadable.json)")
         fresh = ui.choose("[F]resh session  [A]bort", {"f": "fresh", "a": "abort"}, default="a") == "f"
         return Resumed(None, abort=not fresh)
-    if loaded.state.session_id != session_id:
-        ui.error(f"{path.name} holds session {loaded.state.session_id}, not {session_id}.")
+    if not ours:
+        _line(ui, f"{path.name} holds session {loaded.state.session_id}, not {session_id}: rebuild {session_id}'s "
+                  f"report from its audit trail: ghost-agent report {session_id} --audit-dir {audit_dir}")
         return Resumed(None, abort=True)
     paths = chain_paths(audit_dir, session_id)
     if not paths["shell"].exists():
@@ -107,6 +121,18 @@ def load_for_resume(ui: GhostConsole, audit_dir: Path, session_id: str) -> Resum
     state.is_resume = True
     state.resumed_from = session_id
     return Resumed(state, rebuild(paths["turns"], paths["shell"]), warnings)
+
+
+def _line(ui: GhostConsole, text: str) -> None:
+    """One ``[ERROR]`` line, never wrapped (the next step stays whole and copyable)."""
+    ui.console.print(Text.assemble(("[ERROR] ", "bold red"), text), soft_wrap=True)
+
+
+def _same_dir(recorded: str, audit_dir: Path) -> bool:
+    try:
+        return Path(recorded).resolve() == audit_dir.resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def already_ran(shell_audit: Path) -> set[str]:

@@ -35,6 +35,8 @@ from netghost.agent._ending import Ending, end_already_complete, end_stopped, en
 from netghost.agent._exit_codes import ExitCode, exit_code_for
 from netghost.agent._journal import Journal
 from netghost.agent._loop import Loop, LoopEnd
+from netghost.agent._paths import audit_dir_problem
+from netghost.agent._plan_cover import plan_cover
 from netghost.agent._prompt import system_prompt
 from netghost.agent._rca import chain_paths
 from netghost.agent._rebuild import Rebuilt, shell_records
@@ -223,8 +225,11 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
     if brain is None and opts.brain == "gemini" and not has_credentials(env):
         print(SETUP_MESSAGE, file=sys.stderr)
         return ExitCode.ERROR
+    problem = audit_dir_problem(opts.audit_dir)
+    if problem is not None:
+        print(f"ghost-agent: {problem.line}", file=sys.stderr)
+        return problem.code
     ui = GhostConsole(console, stdin, interactive=_is_terminal(stdin))
-    opts.audit_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     started = time.monotonic()
     state, rebuilt, warnings, code = _session(opts, ui, clock, env)
     if state is None:
@@ -234,7 +239,12 @@ def run_agent(opts: Options, *, environ: Mapping[str, str] | None = None, stdin:
         parts = _open(opts, ui, console, stdin, state=state, ran=ran, warnings=warnings,
                       approver=approver if opts.lab is not None else None)
     except WalError as exc:  # a log that does not match its checkpoint (tampered), or another run holds it
-        console.print(Text.assemble(("[ERROR] ", "bold red"), str(exc)), soft_wrap=True)
+        console.print(Text.assemble(("[ERROR] ", "bold red"), " ".join(str(exc).split())), soft_wrap=True)
+        return ExitCode.ERROR
+    except OSError as exc:  # the directory went away or became read-only after the check
+        console.print(Text.assemble(("[ERROR] ", "bold red"), f"The audit directory {opts.audit_dir} cannot be "
+                                    f"written ({exc.strerror or exc}): give one you can write with --audit-dir DIR"),
+                      soft_wrap=True)
         return ExitCode.ERROR
     except _EnvironmentStopped as stopped:
         return _environment_stop(opts, ui, state, stopped.stop)
@@ -291,7 +301,8 @@ def _open(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, *, s
     sid = state.session_id
     journal = Journal(opts.audit_dir, sid)
     lab = opts.lab
-    callback = approver or _callback(opts, ui, console, stdin, ran)
+    # the session's own capture reads and removals are answered by the capture plan's approval (_plan_cover)
+    callback = plan_cover(approver or _callback(opts, ui, console, stdin, ran), opts.audit_dir, sid)
     faults = _Faults()
 
     def refused(line: str) -> None:  # a provisional audit record was refused: one line on screen, and in the RCA

@@ -12,11 +12,13 @@ module exposes ``add_arguments(parser)`` and ``run(args) -> int``. ``--lab`` is 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from netghost import __version__
 from netghost.agent._exit_codes import ExitCode, describe_exit_codes
@@ -119,6 +121,12 @@ def _add_investigation_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from netghost.agent._paths import (  # noqa: PLC0415
+        PathProblem,
+        audit_dir_problem,
+        session_id_problem,
+        unknown_session_line,
+    )
     from netghost.agent._run import Options, run_agent  # noqa: PLC0415  the agent loads only when it runs
     from netghost.llm import has_credentials, model_environment  # noqa: PLC0415
     from netghost.orchestrator import Budgets  # noqa: PLC0415
@@ -129,7 +137,15 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
         budgets = Budgets.load(os.environ, args.agent_budget)
     except NetGhostError as exc:
         parser.error(str(exc))
-    audit_dir = Path(args.agent_audit_dir).resolve()
+    audit_dir = Path(args.agent_audit_dir).expanduser().resolve()
+    problem = session_id_problem(args.resume) if args.resume else None
+    if problem is None and args.resume and not audit_dir.exists():  # nothing to resume there: create nothing
+        problem = PathProblem(ExitCode.ERROR, unknown_session_line(args.resume, audit_dir,
+                                                                   command="ghost-agent --resume"))
+    problem = problem or audit_dir_problem(audit_dir, create=bool(args.lab))  # the lab's state goes in it
+    if problem is not None:
+        print(f"ghost-agent: {problem.line}", file=sys.stderr)
+        return problem.code
     lab = None
     if args.lab:
         from netghost.agent.demo import prepare_lab  # noqa: PLC0415
@@ -151,6 +167,16 @@ def _investigate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> i
             lab.close()
 
 
+def _mcp_lab(world: str, audit_dir: Path) -> Any:
+    """The lab world ``ghost-agent mcp --lab`` serves (a NetGhostError names the world and what is wrong)."""
+    from netghost.agent.demo import prepare_lab  # noqa: PLC0415
+
+    try:
+        return prepare_lab(world, audit_dir)
+    except NetGhostError as exc:
+        raise NetGhostError(f"--lab {world}: {exc}") from exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ghost-agent``; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -165,13 +191,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ghost-agent: '{args.command}' is not available in this build yet", file=sys.stderr)
         return 2
     if args.command == "mcp" and args.mcp_lab:  # only the CLI's entries may import the lab
-        from netghost.agent.demo import prepare_lab  # noqa: PLC0415
-
-        try:
-            args.mcp_lab_setup = prepare_lab(args.mcp_lab, Path(args.mcp_audit_dir).resolve())
-        except NetGhostError as exc:
-            print(f"ghost-agent mcp: --lab {args.mcp_lab}: {exc}", file=sys.stderr)
-            return 2
+        args.mcp_lab_prepare = functools.partial(_mcp_lab, args.mcp_lab, Path(args.mcp_audit_dir).resolve())
+        if args.mcp_http:  # stdio prepares it while it answers initialize (netghost.mcp)
+            try:
+                args.mcp_lab_setup = args.mcp_lab_prepare()
+            except NetGhostError as exc:
+                print(f"ghost-agent mcp: {exc}", file=sys.stderr)
+                return 2
     module = importlib.import_module(args._module)
     try:
         result: int = module.run(args)

@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from netghost.agent._paths import audit_dir_problem
 from netghost.agent._run import LabSetup, Options, run_agent
 from netghost.errors import LabError, NetGhostError
 from netghost.governance import read_wal
@@ -82,7 +83,7 @@ def prepare_lab(world: str, audit_dir: Path, *, fresh: bool = True,
         name=world,
         path=_lab_path(env),
         env={k: v for k, v in env.items() if k.startswith("NETGHOST_LAB")},
-        orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep,
+        orchestrator={"clock": lambda: state.clock().now_dt(), "sleeper": sleep, "clock_scale": clock_scale,
                       "local_capture_dir": str(captures)},
         confinement=confinement,
         close=resident.stop,
@@ -151,7 +152,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the agent on a lab world with its symptom as the problem statement; the agent's exit code."""
     console = Console(highlight=False)
-    audit_dir = Path(args.audit_dir).resolve()
+    audit_dir = Path(args.audit_dir).expanduser().resolve()
+    problem = audit_dir_problem(audit_dir)
+    if problem is not None:
+        print(f"ghost-agent demo: {problem.line}", file=sys.stderr)
+        return int(problem.code)
     brain = args.brain or ("gemini" if has_credentials(model_environment()) else "playbook")
     try:
         world = load_world(args.scenario)

@@ -28,6 +28,8 @@ from rich.console import Console
 from rich.table import Table
 
 from netghost.agent._approval import lab_approver
+from netghost.agent._paths import audit_dir_problem
+from netghost.agent._plan_cover import COVER_NAME
 from netghost.agent._run import Options, run_agent
 from netghost.agent._scoring import score_diagnosis
 from netghost.agent.demo import prepare_lab, world_symptom
@@ -80,18 +82,32 @@ def expand_worlds(sources: Sequence[str]) -> list[str]:
     return out
 
 
-def _denier(patterns: Sequence[tuple[re.Pattern[str], str]], world: str) -> HitlCallback:
-    """The lab's --yes (it approves only what the lab simulates), except the steps a --deny pattern names."""
-    approve = lab_approver(Console(file=io.StringIO()), world=world)
-    by = DecidedBy(kind="flag", name="--deny", detail=f"ghost-agent eval, lab {world}")
+class _Denier:
+    """The lab's --yes (it approves only what the lab simulates), except the steps a --deny pattern names.
 
-    def decide(request: ApprovalRequest) -> HitlDecision:
-        for pattern, reason in patterns:
+    ``refuses`` is asked before the capture plan's cover (``_plan_cover``): a scripted "no" to a read of
+    the session's own outputs is a test of the denial flow, so it still gets its say.
+    """
+
+    def __init__(self, patterns: Sequence[tuple[re.Pattern[str], str]], world: str) -> None:
+        self.patterns = patterns
+        self.approve = lab_approver(Console(file=io.StringIO()), world=world)
+        self.by = DecidedBy(kind="flag", name="--deny", detail=f"ghost-agent eval, lab {world}")
+
+    def refuses(self, request: ApprovalRequest) -> HitlDecision | None:
+        """The --deny pattern's "no" for ``request``, or None."""
+        for pattern, reason in self.patterns:
             if pattern.search(request.what):
-                return HitlDecision.deny(reason, by=by)
-        return approve(request)
+                return HitlDecision.deny(reason, by=self.by)
+        return None
 
-    return decide
+    def __call__(self, request: ApprovalRequest) -> HitlDecision:
+        return self.refuses(request) or self.approve(request)
+
+
+def _denier(patterns: Sequence[tuple[re.Pattern[str], str]], world: str) -> HitlCallback:
+    """See :class:`_Denier`."""
+    return _Denier(patterns, world)
 
 
 def _trail(audit_dir: Path) -> dict[str, Any]:
@@ -113,7 +129,8 @@ def _trail(audit_dir: Path) -> dict[str, Any]:
                 (record.get("response") or {}).get("status") == "error":
             tool_errors += 1
     shell = read_wal(audit_dir / f"shell_audit_{sid}.jsonl").records
-    asked = [r for r in shell if r.get("action") in ("user_approved", "user_denied", "user_abandoned")]
+    asked = [r for r in shell if r.get("action") in ("user_approved", "user_denied", "user_abandoned")
+             and (r.get("decided_by") or {}).get("name") != COVER_NAME]  # the plan's approval asked nobody
     tool_errors += sum(1 for r in shell if r.get("status") == "error")
     return {
         "turns": turns, "tokens": tokens, "completion": completion, "tool_errors": tool_errors,
@@ -238,7 +255,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     deny = [(p.split("=", 1)[0], p.split("=", 1)[1] if "=" in p else "denied by the benchmark's script")
             for p in args.deny]
-    root = Path(args.eval_audit_dir).resolve()
+    root = Path(args.eval_audit_dir).expanduser().resolve()
+    problem = audit_dir_problem(root)
+    if problem is not None:
+        print(f"ghost-agent eval: {problem.line}", file=sys.stderr)
+        return int(problem.code)
     try:
         for p, _ in deny:
             re.compile(p)

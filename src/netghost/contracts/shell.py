@@ -162,4 +162,6 @@ class ShellResponse(WireModel):
     decided_by: DecidedBy | None = Field(default=None, description="who decided (absent in old records)")
     cached_from: str | None = Field(default=None, description="served from the session's read cache: the audit "
                                     "id of the record that produced this answer (absent when the command ran)")
+    modified_command: str | None = Field(default=None, description="what ran instead, when the human modified "
+                                                                   "the command (redacted); None otherwise")
     meta: ToolResultMeta | None = Field(default=None, alias="_meta")

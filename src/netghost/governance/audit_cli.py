@@ -199,7 +199,9 @@ def run(args: argparse.Namespace, *, console: Console | None = None) -> int:
         err.print(Text("error: --head needs exactly one log file", style="red"))
         return EXIT_USAGE
     for problem in missing:
-        err.print(Text(f"error: {problem}", style="red"))
+        hint = (" (the default): run it where ghost-agent ran, or name the audit directory: "
+                "ghost-agent audit verify DIR") if not args.paths else ": give a .jsonl log or a directory of them"
+        err.print(Text(f"error: {problem}{hint}", style="red"), soft_wrap=True)
     broken, unreadable = _verify_files(files, head, bool(args.json), out, err)
     worst = EXIT_USAGE if missing or unreadable else EXIT_OK
     sessions = [t for found in trails.values() for t in found]

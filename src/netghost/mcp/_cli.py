@@ -11,9 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
+from netghost import __version__
 from netghost.errors import NetGhostError
+from netghost.mcp._early import INSTRUCTIONS, SERVER_NAME, initialize_result, read_first_line, write_line
 from netghost.mcp._settings import DEFAULT_APPROVAL_TIMEOUT_S, McpSettings
 
 __all__ = ["add_arguments", "parse_http", "run"]
@@ -78,23 +82,67 @@ def settings_from(args: argparse.Namespace) -> McpSettings:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until the client goes away (stdio) or Ctrl-C (HTTP); the exit code."""
-    import anyio  # noqa: PLC0415  the SDK loads only when the server runs
-
-    from netghost.mcp._server import build_server, check_loopback, serve_http, serve_stdio  # noqa: PLC0415
-
     try:
         http = parse_http(args.mcp_http) if args.mcp_http else None
-        if http:
-            check_loopback(http[0])
+    except NetGhostError as exc:
+        print(f"ghost-agent mcp: {exc}", file=sys.stderr)
+        return 2
+    if http is None:
+        return _run_stdio(args)
+    import anyio  # noqa: PLC0415  the SDK loads only when the server runs
+
+    from netghost.mcp._server import build_server, check_loopback, serve_http  # noqa: PLC0415
+
+    try:
+        check_loopback(http[0])
         app = build_server(settings_from(args))
     except NetGhostError as exc:
         print(f"ghost-agent mcp: {exc}", file=sys.stderr)
         return 2
     try:
-        if http:
-            anyio.run(serve_http, app, *http)
-        else:
-            anyio.run(serve_stdio, app)
+        anyio.run(serve_http, app, *http)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _run_stdio(args: argparse.Namespace) -> int:
+    """stdio: ``initialize`` is answered from the first line while the SDK, the tools and a ``--lab`` world load
+    in a thread (:mod:`netghost.mcp._early`); then the SDK serves the rest of the session."""
+    built: dict[str, Any] = {}
+
+    def build() -> None:
+        try:
+            prepare = getattr(args, "mcp_lab_prepare", None)
+            if prepare is not None and getattr(args, "mcp_lab_setup", None) is None:
+                args.mcp_lab_setup = prepare()  # the caller closes it (netghost.agent.cli)
+            from netghost.mcp._server import build_server  # noqa: PLC0415  the SDK loads only when the server runs
+
+            built["app"] = build_server(settings_from(args))
+        except NetGhostError as exc:
+            built["error"] = exc
+        except BaseException as exc:  # re-raised in the main thread
+            built["crash"] = exc
+
+    loader = threading.Thread(target=build, name="mcp-load", daemon=True)
+    loader.start()
+    first = read_first_line(sys.stdin.buffer)
+    sent = None
+    if first.request is not None:
+        sent = initialize_result(first.request, name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+        write_line(sys.stdout.buffer, sent)
+    loader.join()
+    if "error" in built:
+        print(f"ghost-agent mcp: {built['error']}", file=sys.stderr)
+        return 2
+    if "crash" in built:
+        raise built["crash"]
+    import anyio  # noqa: PLC0415
+
+    from netghost.mcp._server import serve_stdio  # noqa: PLC0415
+
+    try:
+        anyio.run(serve_stdio, built["app"], first, sent)
     except KeyboardInterrupt:
         return 130
     return 0

@@ -26,7 +26,7 @@ import contextlib
 import ipaddress
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp import types
@@ -38,6 +38,7 @@ from pydantic import AnyUrl
 from netghost import __version__
 from netghost.errors import NetGhostError
 from netghost.mcp._approval import CallContext, ElicitingApprover
+from netghost.mcp._early import INSTRUCTIONS, SERVER_NAME, FirstLine, ReplayedInitialize
 from netghost.mcp._governed import GovernedSession
 from netghost.mcp._reports import list_reports, read_report
 from netghost.mcp._settings import McpSettings
@@ -46,12 +47,6 @@ from netghost.redact import redact, redact_value
 
 __all__ = ["GhostMcpServer", "build_server", "check_loopback", "serve_http", "serve_stdio"]
 
-_INSTRUCTIONS = (
-    "Network Ghost Agent's governed tools for Azure network forensics. Every command goes through the "
-    "Safe-Exec Shell: SAFE runs, RISKY asks the human through an elicitation (denied when the client "
-    "cannot ask one), FORBIDDEN never runs. Every call is audited in a hash-chained log with this "
-    "client's name. Finished forensic reports and RCAs are listed as resources."
-)
 
 
 def _client_of(session: ServerSession) -> dict[str, str]:
@@ -72,7 +67,7 @@ class GhostMcpServer:
 
     def __init__(self, settings: McpSettings) -> None:
         self.settings = settings
-        self.server: Server[Any, Any] = Server("ghost-agent", version=__version__, instructions=_INSTRUCTIONS,
+        self.server: Server[Any, Any] = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                                lifespan=self._per_session)
         self.sessions: dict[str, GovernedSession] = {}
         self.opened: list[str] = []
@@ -162,12 +157,27 @@ def build_server(settings: McpSettings) -> GhostMcpServer:
     return GhostMcpServer(settings)
 
 
-async def serve_stdio(app: GhostMcpServer) -> None:
-    """Serve one session over stdin/stdout until the client closes them; then close the session."""
+async def serve_stdio(app: GhostMcpServer, first: FirstLine | None = None, sent: dict[str, Any] | None = None) -> None:
+    """Serve one session over stdin/stdout until the client closes them; then close the session.
+
+    ``first`` is the client's first line when it was read before the server was built (``sent``: the answer
+    already written to its ``initialize``, see :mod:`netghost.mcp._early`): it is replayed to the SDK and
+    the SDK's own answer to it is dropped.
+    """
+    from io import TextIOWrapper  # noqa: PLC0415
+
     from mcp.server.stdio import stdio_server  # noqa: PLC0415  only the stdio transport needs it
 
     try:
-        async with stdio_server() as (read, write):
+        if first is None:
+            async with stdio_server() as (read, write):
+                await app.server.run(read, write, app.server.create_initialization_options())
+            return
+        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8"))
+        streams = ReplayedInitialize(first, stdin, stdout, sent)
+        replayed = cast("anyio.AsyncFile[str]", streams)  # duck-typed: iterated as stdin, written as stdout
+        async with stdio_server(replayed, replayed) as (read, write):
             await app.server.run(read, write, app.server.create_initialization_options())
     finally:
         app.close()

@@ -325,7 +325,8 @@ def _register_outputs(rt: Runtime, record: TaskRecord, ran: Ran, workspace: obje
             report = str(path)
     record = rt.move(record, TaskState.COMPLETED, semantic_json_path=semantic, report_path=report,
                      artifact_hashes=hashes, analysis_mode=mode or "single")
-    for line in completed_lines(record.task_id, semantic, report, record.duration_seconds,
+    wall = None if record.duration_seconds is None else record.duration_seconds / max(rt.config.clock_scale, 1e-9)
+    for line in completed_lines(record.task_id, semantic, report, wall,
                                 sum(not s.executed for s in record.cleanup_plan[:2]), fleet_report=fleet):
         rt.say(line)
     return record

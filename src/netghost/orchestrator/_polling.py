@@ -89,6 +89,12 @@ def burst_poll(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) 
         rt.progress(None)
 
 
+def _wall(cloud_s: float, scale: float) -> str:
+    """``cloud_s`` of the cloud's clock as wall seconds a person waits (``0.1 s``, ``5 s``)."""
+    wall = cloud_s / scale if scale > 0 else cloud_s
+    return f"{wall:.1f} s" if wall < 1 else f"{wall:.0f} s"
+
+
 def _burst(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) -> TaskRecord:
     cfg = rt.config
     start = monotonic()
@@ -99,7 +105,6 @@ def _burst(rt: Runtime, record: TaskRecord, monotonic: Callable[[], float]) -> T
         wait = backoff(record.poll_count, cfg.initial_poll_interval, cfg.max_poll_interval)
         if monotonic() - start + wait > cfg.poll_burst_limit:
             return record
-        rt.progress(f"{record.task_id}: poll {record.poll_count}/{record.max_polls}, packetCaptureStatus "
-                    f"{record.capture_status or 'unknown'}; next poll in {wait:g} s "
-                    f"(burst {monotonic() - start:.0f}/{cfg.poll_burst_limit:g} s)")
+        rt.progress(f"{record.task_id}: {record.capture_status or 'no status yet'}, next check in "
+                    f"{_wall(wait, cfg.clock_scale)} (check {record.poll_count} of {record.max_polls})")
         cfg.sleeper(wait)

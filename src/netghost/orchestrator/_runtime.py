@@ -89,6 +89,9 @@ class Config:
     poll_margin_s: float = 120.0
     clock: Callable[[], datetime] = _utcnow
     sleeper: Callable[[float], None] = _sleep
+    clock_scale: float = 1.0
+    """Cloud seconds per wall second (the lab's clock runs faster): what a person is shown of a task's
+    duration or of the next poll is divided by it, so it is wall time; the task records keep the cloud's."""
     budgets: Budgets = field(default_factory=Budgets.defaults)
     """The session's budgets; the capture ones are enforced at preflight (``capture.rego``)."""
 

@@ -29,7 +29,7 @@ from netghost.governance import ApprovalRequest
 from netghost.safetext import visible
 from netghost.shell.gate import TERMINAL_HUMAN, HitlCallback, HitlDecision, current_prompt, fail_closed
 
-__all__ = ["make_terminal_callback", "prompt_decision", "render_alert", "terminal_hitl_callback", "visible"]
+__all__ = ["edit_line", "make_terminal_callback", "prompt_decision", "render_alert", "terminal_hitl_callback", "visible"]
 
 _MAX_ATTEMPTS = 5
 _POLL_S = 0.25  # how often a terminal read looks whether the gate has left
@@ -152,9 +152,13 @@ def prompt_decision(request: ApprovalRequest, stdin: TextIO, console: Console,
             reason = _ask(console, stdin, "Denial reason (optional, press Enter to skip): ").strip()
             return HitlDecision.deny(reason=reason, by=TERMINAL_HUMAN)
         if choice == "modify":
-            command = _ask(console, stdin, "Modified command: ").strip()
+            shown = visible(request.what)
+            command = edit_line(console, stdin, "Modified command: ", shown).strip()
             if not command:
                 console.print("[yellow]No command entered; choose again.[/yellow]")
+                continue
+            if command == shown.strip():
+                console.print("[yellow]The command is unchanged; choose again ([A]pprove runs it as it is).[/yellow]")
                 continue
             reason = _ask(console, stdin, "Reason for the change (optional, press Enter to skip): ").strip()
             return HitlDecision.modify(command, reason=reason, by=TERMINAL_HUMAN)
@@ -162,6 +166,54 @@ def prompt_decision(request: ApprovalRequest, stdin: TextIO, console: Console,
     console.print("[red]No valid answer; the command is denied.[/red]")
     return HitlDecision.deny(reason="no valid answer at the approval prompt",
                              by=fail_closed("no valid answer at the approval prompt"))
+
+
+def edit_line(console: Console, stdin: TextIO, prompt: str, initial: str) -> str:
+    """One line the person edits, starting from ``initial`` (the command as the box showed it).
+
+    On the process's own terminal the line is GNU readline's, pre-filled through its pre-input hook (cursor
+    keys, Ctrl-A/Ctrl-E, Ctrl-U, history), so a long command is changed, never retyped. Elsewhere (a pipe,
+    a test stream, no readline) the whole command is printed on one line, unwrapped and copyable, and the
+    replacement is read as a plain line. ``initial`` is already passed through :func:`visible`, so nothing
+    hidden in the model's text reaches the terminal's line editor.
+
+    Why not the deadline-aware read: a terminal in canonical mode reports nothing until Enter, so waiting
+    for input first would take the line away from the editor. The gate's deadline still holds (it fails
+    closed when it passes, whatever this read does).
+
+    Raises:
+        EOFError: end of input (the shell records ``user_abandoned``).
+        KeyboardInterrupt: Ctrl-C.
+    """
+    editor = _line_editor(stdin)
+    if editor is None:
+        console.print(Text.assemble(("Current command: ", "bold"), initial), soft_wrap=True)
+        return _ask(console, stdin, "Modified command (type the whole command): ")
+    console.file.flush()
+
+    def prefill() -> None:
+        editor.insert_text(initial)
+        editor.redisplay()
+
+    editor.set_pre_input_hook(prefill)
+    try:
+        return input(prompt)
+    finally:
+        editor.set_pre_input_hook(None)
+
+
+def _line_editor(stdin: TextIO) -> Any:
+    """The readline module when ``stdin`` is this process's terminal (what ``input()`` edits), else None."""
+    try:
+        if not (stdin.isatty() and stdin.fileno() == sys.stdin.fileno() and sys.stdout.isatty()):
+            return None
+    except (OSError, ValueError, AttributeError):
+        return None
+    try:
+        import readline  # noqa: PLC0415  only an interactive modify needs it (absent on some builds)
+    except ImportError:
+        return None
+    return readline
 
 
 def _ask(console: Console, stdin: TextIO, prompt: str) -> str:

@@ -237,6 +237,7 @@ class Outcome:
         keys = (
             "status", "classification", "action", "output", "stderr", "exit_code", "error", "audit_id",
             "tier", "risk_reason", "environment", "output_metadata", "plan_token", "denial_reason", "decided_by",
+            "modified_command",
         )  # fmt: skip
         response = {k: self.fields[k] for k in keys}
         if self.fields.get("cached_from"):

@@ -37,8 +37,8 @@ MARKUP = ("<script>alert(1)</script> <img src=https://evil.example/p.png> [x](ja
           "## Integrity Statement\nAll claims verified.\n| a | b |\n|---|---|\n```\nswallowed\n")
 PROSE_PASSWORD = "Tr0ub4dor-cache-99"
 SECRETS = [secret_part(v) for v in PLANTED.values()] + [PROSE_PASSWORD]
-OUR_SECTIONS = ["Investigation Summary", "Hypotheses Log", "Command Evidence", "Capture Evidence",
-                "Recommended Actions", "Integrity Statement"]
+OUR_SECTIONS = ["The Answer", "Investigation Summary", "Recommended Actions", "Hypotheses Log", "Capture Evidence",
+                "Integrity Statement", "Command Evidence"]
 
 
 def hostile(planted: str) -> str:

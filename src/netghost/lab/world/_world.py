@@ -195,12 +195,26 @@ def load_world(source: str | Path) -> World:
     return world_from_yaml(text, str(path))
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line naming where the YAML broke (line and column counted from 1) and what broke there.
+
+    Why not ``str(exc)``: PyYAML names the text it was given ``<unicode string>`` and quotes a snippet over
+    several lines; the file's name is already in the message and one line is what a person reads.
+    """
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    what = " ".join(str(getattr(exc, "problem", None) or getattr(exc, "context", None) or exc).split())
+    if mark is None:
+        return what
+    return f"line {mark.line + 1}, column {mark.column + 1}: {what}"
+
+
 def world_from_yaml(text: str, origin: str = "<string>") -> World:
     """Parse and validate YAML text into a :class:`World` (see :func:`load_world`)."""
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise LabError(f"lab world {origin} is not valid YAML: {exc}", world=origin, path=origin) from exc
+        raise LabError(f"lab world {origin} is not valid YAML: {_yaml_problem(exc)}; fix the file, then run again",
+                       world=origin, path=origin) from exc
     if not isinstance(data, dict):
         raise LabError(f"lab world {origin} must be a YAML mapping at the top level", world=origin, path=origin)
     try:

@@ -37,6 +37,17 @@ def _partner(o: Observation) -> str | None:
     return str(paired["task_id"]) if isinstance(paired, dict) and paired.get("task_id") else None
 
 
+_ENDED = {"CANCELLED": "was not started: not approved or cancelled", "FAILED": "failed",
+          "TIMED_OUT": "timed out", "COMPLETED": "is done"}
+
+
+def _paired_end(o: Observation) -> str | None:
+    """How the paired end of a dual-end capture ended, in words (None while it may still run)."""
+    paired = o.response.get("paired_task")
+    state = paired.get("state") if isinstance(paired, dict) else None
+    return _ENDED.get(str(state)) if state else None
+
+
 def _latest_status(f: Facts, task_id: str) -> Observation | None:
     return next((o for o in reversed(f.observations) if o.call.name in ("capture_traffic", "check_task")
                  and _task_id(o) == task_id), None)
@@ -116,9 +127,12 @@ def capture_move(f: Facts, w: Walk) -> Move:
             return Move("", verdict=_no_packets(f, status or last, server_ip, "the capture did not finish in time"))
         calls = [FunctionCall("check_task", {"task_id": task_id})]
         partner_status = _latest_status(f, partner) if partner else None
-        if partner and (partner_status is None or partner_status.response.get("status") not in _DONE):
+        ended = _paired_end(status or last)
+        if partner and ended is None and (partner_status is None or partner_status.response.get("status") not in _DONE):
             calls.insert(0, FunctionCall("check_task", {"task_id": partner}))  # its download lets the pair compare
-        return Move(f"Capture {' and '.join(str(c.args['task_id']) for c in calls)} running; checking on it.", calls)
+        names = " and ".join(str(c.args["task_id"]) for c in calls)
+        other = f" (the other end, {partner}, {ended})" if partner and ended else ""
+        return Move(f"Capture {names} running{other}; checking on it.", calls)
     if status.response.get("status") != "task_completed":
         return Move("", verdict=_no_packets(f, status, server_ip,
                                             f"the capture ended {status.response.get('status')}: "
