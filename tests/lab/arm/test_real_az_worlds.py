@@ -25,6 +25,7 @@ from netghost.agent.eval import _trail
 from netghost.governance import read_wal
 from netghost.lab import answer_for, load_world, start_resident
 from netghost.lab.arm import az_environment, az_login, install_role
+from netghost.shell import LabConfinement
 
 from .differential import SHIPPED_ROLE, real_az
 
@@ -53,7 +54,15 @@ def test_playbook_investigation_with_the_real_az_over_lab_arm(world: str, tmp_pa
         real_bin = tmp_path / "real-bin"
         real_bin.mkdir()
         (real_bin / "az").symlink_to(AZ)
-        lab = dataclasses.replace(setup, path=os.pathsep.join([str(real_bin), setup.path]), env={**setup.env, **env})
+        for launcher in (audit / "lab" / "bin").iterdir():  # the lab's probe shims beside the real az
+            if launcher.name != "az":
+                (real_bin / launcher.name).symlink_to(launcher)
+        # the sealed lab, sealed on this bin/: here the real azure-cli is what the lab simulates (it reaches
+        # nothing but lab ARM on loopback), so --yes may approve it as it approves the simulator
+        confinement = LabConfinement(f"lab:{world}", bin_dir=real_bin, root=audit, captures=audit / "captures",
+                                     private=[audit / "lab"])
+        lab = dataclasses.replace(setup, path=os.pathsep.join([str(real_bin), setup.path]), env={**setup.env, **env},
+                                  confinement=confinement)
         assert shutil.which("az", path=lab.path) == str(real_bin / "az")
         code = run_agent(Options(audit_dir=audit, brain="playbook", intent=world_symptom(load_world(world)), yes=True,
                                  lab=lab), stdin=io.StringIO(""), console=Console(file=io.StringIO(), width=120))

@@ -35,7 +35,8 @@ class Shape:
         envelope: keys kept beside ``properties``.
         children: dotted paths (below ``properties``) of sub-resources that have their own
             ``properties`` (``securityRules``), each with its shape; a path names a list or an object.
-        renames: flattened key -> its key inside ``properties`` (``typePropertiesType`` -> ``type``).
+        renames: flattened key -> its key inside ``properties`` (``typePropertiesType`` -> ``type``), or in
+            the document itself when it is ``flat``.
         flat: the document has no ``properties`` of its own (results of POST actions, references); its
             ``children`` paths are then taken from the document's top.
     """
@@ -90,6 +91,7 @@ def to_rest(doc: Any, shape: Shape) -> Any:
         return doc
     doc = _drop_nulls(strip_resource_groups(doc))
     if shape.flat:  # no envelope of its own (an action's result), but it may hold resources that have one
+        doc = {shape.renames.get(k, k): v for k, v in doc.items()}
         for path, child in shape.children.items():
             _apply_child(doc, path.split("."), child)
         return doc

@@ -69,7 +69,11 @@ VMSS = Shape(children={"virtualMachineProfile.networkProfile.networkInterfaceCon
 VMSS_VM = Shape(envelope=ENVELOPE | {"instanceId", "resources"},
                 children={"networkProfile.networkInterfaces": _REF_WITH_PROPERTIES})
 AKS = Shape()
-STORAGE_ACCOUNT = Shape(renames={"enableHttpsTrafficOnly": "supportsHttpsTrafficOnly"})
+STORAGE_ACCOUNT = Shape(renames={"enableHttpsTrafficOnly": "supportsHttpsTrafficOnly", "networkRuleSet": "networkAcls"},
+                        children={"networkAcls.virtualNetworkRules": Shape(flat=True, renames={"virtualNetworkResourceId": "id"}),
+                                  "networkAcls.ipRules": Shape(flat=True, renames={"ipAddressOrRange": "value"})})
+"""The account; its network rules are ``networkAcls`` on ARM, with ``id`` and ``value`` where the SDK says
+``virtualNetworkResourceId`` and ``ipAddressOrRange``."""
 PRIVATE_ENDPOINT = Shape(children={"privateLinkServiceConnections": _SUB,
                                    "manualPrivateLinkServiceConnections": _SUB})
 GATEWAY = Shape(children={"ipConfigurations": _SUB})

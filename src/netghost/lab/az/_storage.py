@@ -223,9 +223,10 @@ def _network_rules(world: World, account: StorageAccount) -> dict[str, Any]:
         vnet = world.vnet(ref_.partition("/")[0])
         subnet = next((s for s in vnet.subnets if s.name == ref_.partition("/")[2]), None) if vnet else None
         if vnet is not None and subnet is not None:
-            rules.append({"action": "Allow", "id": world.subnet_id(vnet, subnet), "state": "Succeeded"})
+            rules.append({"action": "Allow", "state": "Succeeded", "virtualNetworkResourceId": world.subnet_id(vnet, subnet)})
+    # the SDK's names, as az prints them (ARM's networkAcls says id and value: lab ARM renames them)
     return {"bypass": "AzureServices", "defaultAction": account.default_action,
-            "ipRules": [{"action": "Allow", "value": value} for value in account.ip_rules],
+            "ipRules": [{"action": "Allow", "ipAddressOrRange": value} for value in account.ip_rules],
             "ipv6Rules": [], "resourceAccessRules": [], "virtualNetworkRules": rules}
 
 
