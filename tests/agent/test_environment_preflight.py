@@ -150,7 +150,9 @@ def test_a_fault_during_the_investigation_stops_it_instead_of_feeding_a_conclusi
     assert "Resume with: ghost-agent --resume" in out
     assert not list((tmp_path / "audit").glob("ghost_rca_*.md"))
     shown = [r["command"] for r in read_wal(next((tmp_path / "audit").glob("shell_audit_*.jsonl"))).records]
-    assert "az vm show -g prod-rg -n redis-primary -o json" not in shown  # the turn's next call was not run
+    # the turn's two reads ran together (independent SAFE reads run in parallel); nothing ran after them
+    assert shown[-1] in ("az vm show -g prod-rg -n redis-primary -o json", "az vm show -g prod-rg -n web-vm-01 -o json")
+    assert shown.count("az vm show -g prod-rg -n redis-primary -o json") <= 1
 
 
 def test_a_name_the_model_chose_cannot_fake_an_environment_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
