@@ -26,6 +26,8 @@ _SEVERITY = re.compile(r"\s*\(severity [^()]*\)\.?$")  # the summary's own ratin
 _UNINFORMATIVE = re.compile(r"share no packet|not the same path|not the same time", re.I)
 _KNOWN = re.compile(r"answered by rst|nothing listening|refused|pmtu|black hole|injected|middlebox|retransmission|"
                     r"\bloss\b|no answer|silently dropped", re.I)
+_SPECIFIC = re.compile(r"answered by rst|nothing listening|refused|pmtu|black hole|injected|middlebox", re.I)
+"""Findings that name a cause, not a symptom (loss, packets generated between two points)."""
 _POINT = re.compile(r"^- Point [AB] `[^`]*`: (.+)$", re.M)
 _ON_ITS_OWN = re.compile(r"^## What each point shows on its own\n(.*?)(?=^## |\Z)", re.M | re.S)
 _FLEET = re.compile(r"^## Fleet: every instance compared\n(.*?)(?=^## |\Z)", re.M | re.S)
@@ -58,10 +60,17 @@ def _point_lines(text: str) -> list[str]:
 
 
 def _headline(text: str) -> str:
-    """The summary's most likely issue; when that says only that two captures did not line up, the first
-    finding, or what one point shows on its own, that names a known kind of trouble, else nothing."""
+    """The summary's most likely issue, unless a high-severity finding names a specific cause (a PMTU black
+    hole, injected resets, a refusing server) that a generic headline (packets lost or generated between
+    two points) is only the symptom of; when the headline says only that two captures did not line up, the
+    first finding, or what one point shows on its own, that names a known kind of trouble, else nothing."""
     m = re.search(r"\*\*Most likely issue:\*\*\s*(.+)", text)
     head = _SEVERITY.sub("", m.group(1).strip()) if m else ""
+    if not _SPECIFIC.search(head):
+        high = re.findall(r"^- \[F\d+\] \*\*HIGH\*\* (.+)$", text, re.M)
+        cause = next((x for x in high if _SPECIFIC.search(x)), None)
+        if cause is not None:
+            return str(cause)
     if head and not _UNINFORMATIVE.search(head):
         return head
     findings = re.findall(r"^- \[F\d+\] \*\*\w+\*\* (.+)$", text, re.M)
@@ -92,18 +101,20 @@ def _fleet_trouble(f: Facts, text: str) -> tuple[str, dict[str, Any]] | None:
     return _SEVERITY.sub("", hit["title"].strip()), {"name": f"{vmss.get('name')} instance {number.group(1)}", "id": rid}
 
 
-_LOST = re.compile(r"(\d[\d,]*) of (\d[\d,]*) data segments|(\d+(?:\.\d+)?)% (?:of [a-z ]*?are )?retransmissions")
+_LOST = re.compile(r"(\d[\d,]*) of (\d[\d,]*) data segments|(\d+(?:\.\d+)?)% (?:of [a-z ]*?are )?retransmissions|"
+                   r"\((\d+(?:\.\d+)?)% of [\d,]+ sent [^)]*\) lost")
 
 
 def _most_lost(low: str) -> bool:
     """Most of the data never gets through (a connection a stateful box has no state for), as opposed to a
-    lossy path that drops a fraction: at least half the data segments, or of the packets, retransmitted."""
+    lossy path that drops a fraction: at least half the data segments, or of the packets, retransmitted, or
+    (a two-point comparison) of the packets one side sent lost before the other."""
     m = _LOST.search(low.replace("\\", ""))  # the report's markdown escapes its dots and brackets
     if m is None:
         return False
     if m.group(1):
         return int(m.group(1).replace(",", "")) * 2 >= int(m.group(2).replace(",", ""))
-    return float(m.group(3)) >= 50
+    return float(m.group(3) or m.group(4)) >= 50  # retransmitted, or (two points) lost between them
 
 
 def _suspect(w: Walk, fault_type: str) -> Suspect | None:
