@@ -133,20 +133,19 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
         argv: the parsed command (``argv[0]`` is the program and is not judged).
 
     Returns:
-        The secrets found, by element; empty for an ordinary command (the common case costs one regex
-        search per element).
+        The secrets found, by element; empty for an ordinary command (the common case costs one memo
+        lookup per element, see :func:`_element_secrets`).
     """
     found: dict[tuple[int, str], str] = {}
     line_wanted = False
     for i in range(1, len(argv)):
-        element = argv[i]
-        if _SECRET_OPTION.match(element):
-            line_wanted = True
-        for spelled, kind in _element_secrets(element):
+        secret_option, secrets = _element_secrets(argv[i])
+        line_wanted = line_wanted or secret_option
+        for spelled, kind in secrets:
             found.setdefault((i, spelled), kind)
     if line_wanted:
         # `--password X`, `--sas-token X`: the label is one element, the value the next.
-        for value, kind in _line_secrets(shlex.join(argv[1:])):
+        for value, kind in find_secrets(shlex.join(argv[1:]), secret_cmd=False).items():
             for i in range(1, len(argv)):
                 if value in argv[i]:
                     found.setdefault((i, value), kind)
@@ -154,14 +153,17 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
 
 
 @lru_cache(maxsize=8192)
-def _element_secrets(element: str) -> tuple[tuple[str, str], ...]:
-    """The (value as spelled in ``element``, kind) pairs one element holds, in the detectors' order.
+def _element_secrets(element: str) -> tuple[bool, tuple[tuple[str, str], ...]]:
+    """(whether ``element`` is an option whose name says its value is a secret, the (value as spelled in
+    ``element``, kind) pairs it holds in the detectors' order).
 
     Memoised on the exact element: the answer depends on nothing else, and an investigation repeats its
-    words (resource groups, names, ARM ids) across commands, where the detectors cost tens of microseconds.
+    words (options, resource groups, names, ARM ids) across commands; the gate's regexes alone cost
+    about a microsecond per element, the detectors tens.
     """
+    secret_option = element[:1] == "-" and _SECRET_OPTION.match(element) is not None
     if not _gated(element):
-        return ()
+        return secret_option, ()
     out: list[tuple[str, str]] = []
     for view in _views(element):
         for value, kind in _place_rules(view):
@@ -172,13 +174,7 @@ def _element_secrets(element: str) -> tuple[tuple[str, str], ...]:
             spelled = _locate(element, value)
             if spelled is not None:
                 out.append((spelled, kind))
-    return tuple(out)
-
-
-@lru_cache(maxsize=1024)
-def _line_secrets(line: str) -> tuple[tuple[str, str], ...]:
-    """The redactor's findings on a whole joined command line (memoised: pure in ``line``)."""
-    return tuple(find_secrets(line, secret_cmd=False).items())
+    return secret_option, tuple(out)
 
 
 def mask_argv_secrets(argv: Sequence[str], secrets: Sequence[ArgvSecret] | None = None) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 __all__ = [
@@ -111,9 +112,11 @@ def _secret_bearing_type(low: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def arm_floor_decision(path: str) -> ArmFloor | None:
     """FORBIDDEN for a path naming an operation that exists to return a credential, RISKY for a
-    secret-bearing segment or resource type, else None."""
+    secret-bearing segment or resource type, else None. Memoised on the exact path (pure; an
+    investigation names the same resource ids in many commands)."""
     p = decoded(path)
     low = p.lower()
     if any(h in low for h in _ARM_SECRET_HINTS):

@@ -99,7 +99,8 @@ def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str]
         if word == "--":
             operands.extend(args[i:])
             break
-        hit = _value_option(options, word) if options else None
+        # `_value_option` answers None for a non-option word: skip the call on the common operand.
+        hit = _value_option(options, word) if options and word[:1] == "-" else None
         if hit is not None:
             opt, value = hit
             if value is None and i < n:
@@ -213,10 +214,12 @@ def _extraction_targets(name: str, args: Sequence[str], cwd: str | None) -> list
     return out
 
 
+_AZ_WRITE_VERBS = frozenset({"download", "download-batch", "export", "get-credentials", "save", "get-default-config"})
+
+
 def _az_targets(args: Sequence[str]) -> list[str]:
     """Files az writes: a download's or export's ``--file``/``-f``, a batch download's ``--destination``."""
-    words = {a.lower() for a in args if not a.startswith("-")}
-    if not words & {"download", "download-batch", "export", "get-credentials", "save", "get-default-config"}:
+    if not any(a.lower() in _AZ_WRITE_VERBS for a in args if a[:1] != "-"):
         return []
     joined, _ = option_views(("-f", "--file", "-d", "--destination", "--output-file", "--path"), args)
     return [j.split("=", 1)[1] for j in joined]
