@@ -288,6 +288,14 @@ def _resolved(parsed: ParsedOptions) -> tuple[dict[tuple[str, str], str], dict[t
 
 def _url_problem(url: str, scope: EgressScope, resolve: Mapping[tuple[str, str], str],
                  connect: Mapping[tuple[str, str], str]) -> str | None:  # fmt: skip
+    return _url_problem_of(url, scope, tuple(resolve.items()), tuple(connect.items()))
+
+
+@lru_cache(maxsize=4096)
+def _url_problem_of(url: str, scope: EgressScope, resolve_items: tuple[tuple[tuple[str, str], str], ...],
+                    connect_items: tuple[tuple[tuple[str, str], str], ...]) -> str | None:  # fmt: skip
+    """:func:`_url_problem` memoised on its exact inputs (the pins as items): pure, and the same URLs recur."""
+    resolve, connect = dict(resolve_items), dict(connect_items)
     parts = url_parts(url)
     if parts is None or not parts.hostname:
         return f"{url!r} is not a URL with a host"

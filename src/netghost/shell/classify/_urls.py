@@ -153,6 +153,7 @@ def ipv4_value(host: str) -> int | None:
     return _ipv4_value(host.strip("[]").lower().rstrip("."))
 
 
+@lru_cache(maxsize=4096)  # pure in the URL (a SplitResult is immutable); each probe's URL is read several times
 def url_parts(url: str) -> SplitResult | None:
     """The URL as curl will read it (scheme spelled out, 1-3 slashes normalised), or None if malformed."""
     url, why = _as_curl_reads(url)
