@@ -292,7 +292,14 @@ _NO_CONTEXT = PathContext()
 
 
 def _match(kind: str, word: str, ctx: PathContext | None) -> CredentialHit | None:
-    ctx = ctx or _NO_CONTEXT
+    return _match_in(kind, word, ctx or _NO_CONTEXT)
+
+
+@lru_cache(maxsize=16384)
+def _match_in(kind: str, word: str, ctx: PathContext) -> CredentialHit | None:
+    """:func:`_match` memoised on its exact inputs: the answer depends on the word, the context (hashed
+    by value) and the static ontology only. Tier 0 asks it once per rule for the same words, and a glob
+    (``./*``, ``/etc/ssl/private/*.key``) meets tens of templates at ~10 us each."""
     compiled = _compiled(kind, ctx)
     if compiled.hot.search(word) is None and (
         ctx.cwd is None or word.startswith("/") or compiled.hot.search(f"{ctx.cwd}/{word}") is None

@@ -63,9 +63,15 @@ class PathContext:
     env: tuple[tuple[str, str], ...] = ()
     path_dirs: tuple[str, ...] = ()
     _env_map: dict[str, str] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _hash: int = field(default=0, init=False, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
         self._env_map.update(self.env)
+        # Hashed once: the ontology's memoised questions are keyed on the context, several per word.
+        object.__setattr__(self, "_hash", hash((self.cwd, self.home, self.env, self.path_dirs)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def variable(self, name: str) -> str | None:
         """The value of an environment variable the context knows, or None."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 __all__ = [
@@ -111,9 +112,11 @@ def _secret_bearing_type(low: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def arm_floor_decision(path: str) -> ArmFloor | None:
     """FORBIDDEN for a path naming an operation that exists to return a credential, RISKY for a
-    secret-bearing segment or resource type, else None."""
+    secret-bearing segment or resource type, else None. Memoised on the exact path (pure; an
+    investigation names the same resource ids in many commands)."""
     p = decoded(path)
     low = p.lower()
     if any(h in low for h in _ARM_SECRET_HINTS):
@@ -188,6 +191,7 @@ class ArmIndex:
 
     def __init__(self, templates: Sequence[tuple[int, str]]) -> None:
         self.root: dict[str, object] = {}
+        self._memo: dict[str, ArmMatch | None] = {}
         for op_id, template in templates:
             segs = tuple(
                 _MANY if s.startswith("{*") else _ONE if s.startswith("{") else s.lower() for s in template.split("/") if s
@@ -200,7 +204,18 @@ class ArmIndex:
             ends.append((op_id, sum(1 for s in segs if s not in (_ONE, _MANY)), _is_generic(segs)))
 
     def match(self, path: str) -> ArmMatch | None:
-        """The best match for ``path`` (an ARM path, query ignored), or None when nothing matches."""
+        """The best match for ``path`` (an ARM path, query ignored), or None when nothing matches.
+
+        Memoised per path, up to 4,096 paths: the trie never changes once built, an investigation names
+        the same resource ids again and again, and the walk costs tens of microseconds for a deep id."""
+        if path in self._memo:
+            return self._memo[path]
+        found = self._match(path)
+        if len(self._memo) < 4096:
+            self._memo[path] = found
+        return found
+
+    def _match(self, path: str) -> ArmMatch | None:
         segs = arm_segments(path)
         if not segs or len(segs) > 40:
             return None

@@ -102,7 +102,22 @@ def _config_keys(args: Sequence[str]) -> list[str]:
 
 
 def _op_class(entry: Entry, op: Op) -> CatalogueDecision | None:
-    """The FORBIDDEN class one operation puts a command in (a credential action, remote code)."""
+    """The FORBIDDEN class one operation puts a command in (a credential action, remote code).
+
+    Memoised per (command name, operation): the answer reads nothing else, and both are a fixed set."""
+    key = (entry.name, op)
+    if key in _OP_CLASS_MEMO:
+        return _OP_CLASS_MEMO[key]
+    found = _op_class_of(entry, op)
+    if len(_OP_CLASS_MEMO) < _MEMO_MAX:
+        _OP_CLASS_MEMO[key] = found
+    return found
+
+
+_OP_CLASS_MEMO: dict[tuple[str, Op], CatalogueDecision | None] = {}
+
+
+def _op_class_of(entry: Entry, op: Op) -> CatalogueDecision | None:
     norm = normalised(op.template)
     last = norm.rstrip("/").rsplit("/", 1)[-1]
     if op.method == "POST" and not op.read_only and (_CREDENTIAL_ACTION.match(last) or op.secret == 2):

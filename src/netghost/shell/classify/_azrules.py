@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["GroupRule", "RuleSet", "compile_rule", "index_rules"]
@@ -90,9 +90,24 @@ class RuleSet:
     by_group: Mapping[tuple[str, ...], tuple[int, ...]]
     group_lens: tuple[int, ...]
     always: tuple[int, ...]  # rules keyed by a regex: always tried
+    _memo: dict[tuple[tuple[str, ...], tuple[str, ...]], GroupRule | None] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def first_match(self, g: tuple[str, ...], option_words: Sequence[str]) -> GroupRule | None:
-        """The first rule in table order that matches, or None."""
+        """The first rule in table order that matches, or None.
+
+        Memoised on (group, option names), up to 4,096 keys: the table never changes once loaded, the
+        answer depends on nothing else, and the regex-keyed rules tried for every command cost ~20 us."""
+        key = (g, tuple(option_words))
+        if key in self._memo:
+            return self._memo[key]
+        found = self._first_match(g, key[1])
+        if len(self._memo) < 4096:
+            self._memo[key] = found
+        return found
+
+    def _first_match(self, g: tuple[str, ...], option_words: Sequence[str]) -> GroupRule | None:
         cands: set[int] = set(self.always)
         if g:
             cands.update(self.by_verb.get(g[-1], ()))

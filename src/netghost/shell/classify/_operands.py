@@ -12,7 +12,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from urllib.parse import urlsplit
 
 __all__ = ["WRITERS", "env_command_index", "option_views", "write_targets"]
@@ -52,25 +51,40 @@ def _value_option(options: Sequence[str], word: str) -> tuple[str, str | None] |
     ``--name=v``, ``--nam v`` (a getopt_long abbreviation of 4+ characters), ``-x v``, ``-x v``
     at the end of a short cluster (``-aG v``) and ``-xv`` / ``-aGv`` (the rest of the cluster).
     """
+    if word[:1] != "-" or len(word) < 2:
+        return None
+    longs, long_set, shorts = _option_table(options)
     if word.startswith("--"):
         name, eq, value = word.partition("=")
-        for opt in options:
-            if opt.startswith("--") and (opt == name or (len(name) > 3 and opt.startswith(name))):
+        if len(name) <= 3:  # too short to abbreviate: only the exact option
+            return (name, value if eq else None) if name in long_set else None
+        for opt in longs:  # the first listed option it spells (exactly, or as a 4+ character prefix)
+            if opt.startswith(name):
                 return opt, value if eq else None
         return None
-    if not word.startswith("-") or len(word) < 2:
-        return None
-    shorts = _short_letters(tuple(options))
     for i, ch in enumerate(word[1:], start=1):
         if ch in shorts:
             return "-" + ch, word[i + 1 :] or None
     return None
 
 
-@lru_cache(maxsize=256)
-def _short_letters(options: tuple[str, ...]) -> frozenset[str]:
-    """The letters of the one-letter options among ``options`` (a rule's fixed tuple)."""
-    return frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-")
+_OptionTable = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
+_OPTION_TABLES: dict[int, tuple[Sequence[str], _OptionTable]] = {}
+
+
+def _option_table(options: Sequence[str]) -> _OptionTable:
+    """(the long options in order, as a set, the letters of the one-letter options) of ``options``.
+
+    Kept per options object (the callers pass fixed tuples), checked by identity so a reused id never
+    answers for another tuple: hashing a dozen-option tuple on every word cost more than the lookup."""
+    hit = _OPTION_TABLES.get(id(options))
+    if hit is not None and hit[0] is options:
+        return hit[1]
+    longs = tuple(o for o in options if o.startswith("--"))
+    table = (longs, frozenset(longs), frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-"))
+    if isinstance(options, tuple) and len(_OPTION_TABLES) < 1024:  # a tuple cannot change under the key
+        _OPTION_TABLES[id(options)] = (options, table)
+    return table
 
 
 def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -85,7 +99,8 @@ def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str]
         if word == "--":
             operands.extend(args[i:])
             break
-        hit = _value_option(options, word) if options else None
+        # `_value_option` answers None for a non-option word: skip the call on the common operand.
+        hit = _value_option(options, word) if options and word[:1] == "-" else None
         if hit is not None:
             opt, value = hit
             if value is None and i < n:
@@ -150,10 +165,10 @@ def _url_names(urls: Sequence[str], directory: str | None) -> list[str]:
 
 def _download_targets(name: str, args: Sequence[str], cwd: str | None) -> list[str]:
     if name == "curl":
-        joined, operands = option_views(("--output-dir", "--url"), args)
         remote = any(a in ("-O", "--remote-name", "--remote-name-all") or (a.startswith("-") and not a.startswith("--") and "O" in a[1:]) for a in args)
         if not remote:
-            return []
+            return []  # checked first: most curl lines name no remote file, and the option walk below costs more
+        joined, operands = option_views(("--output-dir", "--url"), args)
         dirs = [j.split("=", 1)[1] for j in joined if j.startswith("--output-dir=")]
         urls = [u for u in operands if "://" in u or "." in u] + [j.split("=", 1)[1] for j in joined if j.startswith("--url=")]
         return _url_names(urls, dirs[0] if dirs else cwd)
@@ -199,10 +214,12 @@ def _extraction_targets(name: str, args: Sequence[str], cwd: str | None) -> list
     return out
 
 
+_AZ_WRITE_VERBS = frozenset({"download", "download-batch", "export", "get-credentials", "save", "get-default-config"})
+
+
 def _az_targets(args: Sequence[str]) -> list[str]:
     """Files az writes: a download's or export's ``--file``/``-f``, a batch download's ``--destination``."""
-    words = {a.lower() for a in args if not a.startswith("-")}
-    if not words & {"download", "download-batch", "export", "get-credentials", "save", "get-default-config"}:
+    if not any(a.lower() in _AZ_WRITE_VERBS for a in args if a[:1] != "-"):
         return []
     joined, _ = option_views(("-f", "--file", "-d", "--destination", "--output-file", "--path"), args)
     return [j.split("=", 1)[1] for j in joined]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import lru_cache
 from urllib.parse import SplitResult, unquote, urlsplit
 
 __all__ = ["CONTROL_PLANE_PORTS", "blocked_address", "check_url", "ipv4_value", "url_parts"]
@@ -77,8 +78,11 @@ def _ipv4_value(host: str) -> int | None:
     return (value << (8 * (4 - len(head)))) | last
 
 
+@lru_cache(maxsize=4096)
 def blocked_address(host: str) -> str | None:
-    """Say why ``host`` (name or address in any spelling) must not be contacted automatically."""
+    """Say why ``host`` (name or address in any spelling) must not be contacted automatically.
+
+    Memoised on the exact string: pure, and asked for the same hosts by every probe of a session."""
     h = host.strip("[]").lower().rstrip(".")
     if "%" in h:
         h = h.split("%", 1)[0]
@@ -149,6 +153,7 @@ def ipv4_value(host: str) -> int | None:
     return _ipv4_value(host.strip("[]").lower().rstrip("."))
 
 
+@lru_cache(maxsize=4096)  # pure in the URL (a SplitResult is immutable); each probe's URL is read several times
 def url_parts(url: str) -> SplitResult | None:
     """The URL as curl will read it (scheme spelled out, 1-3 slashes normalised), or None if malformed."""
     url, why = _as_curl_reads(url)

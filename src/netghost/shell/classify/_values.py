@@ -12,7 +12,7 @@ import ipaddress
 import posixpath
 import re
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 
 from netghost.shell.classify._urls import CONTROL_PLANE_PORTS, blocked_address, check_url
 
@@ -149,6 +149,7 @@ def _target_host(text: str, what: str) -> str | None:
 _COOKIE_SECRET_NAME = re.compile(r"sess|sid|token|auth|jwt|key|secret|pass|login|csrf|xsrf|ident|saml|oidc|aspxauth", re.I)
 
 
+@lru_cache(maxsize=4096)  # pure in the value; the same URLs, targets and paths recur
 def _cookie(value: str) -> str | None:
     """curl -b NAME=VALUE[; ...]: a value without ``=`` is a cookie FILE to read, and a cookie whose
     name looks like a session or auth cookie is a credential on the command line."""
@@ -161,6 +162,7 @@ def _cookie(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # pure in the value; the same URLs, targets and paths recur
 def _resolve_entry(value: str) -> str | None:
     """curl --resolve ``[+]HOST:PORT:ADDR[,ADDR]...`` or ``-HOST:PORT``.
 
@@ -185,6 +187,7 @@ def _resolve_entry(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # pure in the value; the same URLs, targets and paths recur
 def _connect_to(value: str) -> str | None:
     """curl --connect-to ``HOST1:PORT1:HOST2:PORT2`` (any part may be empty, hosts may be
     ``[v6]``). The target host must be a plain name or strict IP literal that is not blocked,
@@ -202,6 +205,7 @@ def _connect_to(value: str) -> str | None:
     return _target_host(host2, "--connect-to target") if host2 else None
 
 
+@lru_cache(maxsize=4096)  # pure in the value; the same URLs, targets and paths recur
 def _url(value: str) -> str | None:
     return check_url(value)
 
@@ -218,6 +222,7 @@ def _normpath(value: str) -> str:
     return norm
 
 
+@lru_cache(maxsize=4096)  # pure in the value; the same URLs, targets and paths recur
 def _workpath(value: str) -> str | None:
     """Paths a read-mostly tool may name: not system directories, dot-dirs or parent escapes.
 
