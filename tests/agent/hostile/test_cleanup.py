@@ -199,9 +199,10 @@ def test_refused_deletes_are_listed_with_their_commands_and_the_exit_code_says_s
     console = out.getvalue()
     assert code == EXIT_LEFTOVERS, console
     left = _left_in_the_lab(audit)
-    assert len(left["captures"]) == 1 and len(left["blobs"]) == 1 and len(left["files"]) == 1
+    # the local capture file went after its analysis: the approval of the capture's plan covers that removal
+    assert len(left["captures"]) == 1 and len(left["blobs"]) == 1 and len(left["files"]) == 0
     listed = re.findall(r"^    (capture session|capture blob|local capture file): (.+)$", console, flags=re.M)
-    assert [what for what, _ in listed] == ["capture session", "capture blob", "local capture file"]
+    assert [what for what, _ in listed] == ["capture session", "capture blob"]
     assert "[LEFT BEHIND] 1 task(s)" in console and "--resume" in console
     rca = _rca(audit)
     for _, command in listed:
@@ -310,4 +311,8 @@ def test_the_hostile_harness_sees_the_cleanup_in_the_audit(tmp_path: Path) -> No
     deletes = [r for r in run.records() if "packet-capture delete" in r["command"]
                or "storage blob delete" in r["command"] or r["command"].startswith("rm -f")]
     assert len(deletes) == 3 and all(r["exit_code"] == 0 for r in deletes)
-    assert all(r["decided_by"]["name"] == "--yes" and r["confinement"]["simulated"] for r in deletes)
+    assert all(r["confinement"]["simulated"] for r in deletes)
+    cloud = [r for r in deletes if r["command"].startswith("az ")]
+    assert len(cloud) == 2 and all(r["decided_by"]["name"] == "--yes" for r in cloud)
+    (local,) = [r for r in deletes if r["command"].startswith("rm -f")]  # covered by the capture plan's approval
+    assert local["decided_by"]["kind"] == "policy" and local["decided_by"]["name"] == "capture_plan_approval"
