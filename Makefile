@@ -31,7 +31,7 @@ $(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
 
 # Two workers (pytest-xdist): CI's machine has two cores; slow tests are scheduled first (tests/conftest.py).
 test: install
-	$(BIN)/python -m pytest -q -n 2 --dist worksteal
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal
 
 lint: install
 	$(BIN)/ruff check src tests bench examples

@@ -9,7 +9,7 @@ anything accepted fails later with exit 1 ("Please run 'az login'") or, against 
 mock of ../shared/azure/mock-arm/ (``NETGHOST_AZ_MOCK_ENV=/path/env.sh`` sourced by the caller),
 succeeds. The test fails on any exit 2. A key-mode storage command that passed the parser goes to the
 storage data plane, whose SDK retries an unreachable endpoint for ~85 s: a command still running after
-``PARSE_WINDOW_S`` (the parser answers in under 4 s here, 15 s leaves room for a loaded machine) has been accepted and is stopped. The same argvs parse in the lab simulator in test_commands.
+``PARSE_WINDOW_S`` (the parser answers in under 4 s here, 10 s leaves room for a loaded machine) has been accepted and is stopped. The same argvs parse in the lab simulator in test_commands.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from netghost.orchestrator import _commands as cmd
 from .test_commands import all_builder_argvs
 
 AZ = os.environ.get("NETGHOST_REAL_AZ") or shutil.which("az")
-PARSE_WINDOW_S = 15.0
+PARSE_WINDOW_S = 10.0
 """A usage error is reported within seconds of start; past this, the command is waiting on the network."""
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(AZ is None, reason="azure-cli (`az`) is not installed and NETGHOST_REAL_AZ is unset")]
