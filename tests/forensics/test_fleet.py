@@ -171,3 +171,21 @@ def test_the_engine_budget_on_a_worker_is_a_quarter_of_its_memory_limit_unless_g
     assert len(limits) == 1 and limits != {0}
     assert got == {limits.pop() // 4}  # a worker's budget fits inside what Dask's monitor allows it
     assert given == {32 << 20}
+
+
+def _azure_setting() -> str | None:
+    return os.environ.get("AZURE_STORAGE_ACCOUNT_NAME")
+
+
+def test_a_second_local_fleet_in_one_process_reads_with_the_current_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Local workers fork from a server Python starts once per process, with that moment's environment:
+    a later fleet (the MCP server's second request, another test) must still see the credentials set
+    since, or every blob read fails as 'none analysed'."""
+    from netghost.forensics.fleet import dask_client
+
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_NAME", raising=False)
+    with dask_client(workers=1) as client:  # the fork server starts here, without the setting
+        assert set(client.run(_azure_setting).values()) == {None}
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "secondfleet")
+    with dask_client(workers=1) as client:
+        assert set(client.run(_azure_setting).values()) == {"secondfleet"}

@@ -116,7 +116,13 @@ DEV = CORPUS.with_name("commands_dev.jsonl")
 UNSAFE = [json.loads(line)["command"] for path in (CORPUS, DEV)
           for line in path.read_text(encoding="utf-8").splitlines()
           if line.strip() and json.loads(line)["expected"] != "SAFE"]  # fmt: skip
-UNSAFE_ARGV = [shlex.split(c) for c in UNSAFE if "'" not in c and '"' not in c]
+# Simple commands only: shlex.split of `if ping x; then id; fi` or `a | b` is no argv (the re-join quotes the
+# operators, and the result is a different command, or no command at all).
+_RESERVED = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "select",
+             "function", "time", "coproc", "!", "{", "}", "[[", "]]"}
+_SHELL_SYNTAX = set(";|&<>()`$\\*?[]{}~#\n")
+UNSAFE_ARGV = [argv for argv in (shlex.split(c) for c in UNSAFE if "'" not in c and '"' not in c)
+               if argv[0] not in _RESERVED and not any(_SHELL_SYNTAX & set(t) for t in argv)]
 AZ_ARGV = [a for a in UNSAFE_ARGV if a[0] == "az"]
 LONG_ARGV = [a for a in UNSAFE_ARGV if any(t.startswith("--") and len(t.partition("=")[0]) > 5 for t in a[1:])]
 

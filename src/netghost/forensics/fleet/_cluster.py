@@ -15,6 +15,18 @@ from typing import Any
 
 __all__ = ["dask_client"]
 
+# What a local worker reads from its environment: Blob credentials (adlfs, DefaultAzureCredential, a managed
+# identity's endpoint) and the engine's memory budget.
+_WORKER_ENV_PREFIXES = ("AZURE_", "IDENTITY_", "MSI_", "IMDS_", "NETGHOST_")
+
+
+def _worker_env() -> dict[str, str]:
+    """The current values a local worker must see. Workers fork from a forkserver that Python starts
+    once per process, with the environment of that moment: a second fleet in the same process (the MCP
+    server, a test run) would otherwise read blobs with the first one's credentials, or none. Variables
+    removed since then cannot be unset this way (Dask's nanny only sets them)."""
+    return {k: v for k, v in os.environ.items() if k.startswith(_WORKER_ENV_PREFIXES)}
+
 
 @contextmanager
 def dask_client(scheduler: str | None = None, workers: int | None = None,
@@ -44,7 +56,9 @@ def dask_client(scheduler: str | None = None, workers: int | None = None,
     # 3.0 -> 1.5 s on 2 workers); plain fork would copy the client's event-loop threads' locks.
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
                           "distributed.worker.multiprocessing-method": "forkserver"}):
+        # Its HTTP endpoint on loopback and a free port: Dask's default is every interface on 8787, and a
+        # second local fleet on the machine then warns about the taken port.
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,  # type: ignore[no-untyped-call]
-                               dashboard_address=None, memory_limit=memory_limit)
+                               dashboard_address="127.0.0.1:0", memory_limit=memory_limit, env=_worker_env())
         with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
             yield client  # (inside the config: a worker restarted after a crash gets it too)
