@@ -29,9 +29,10 @@ install-runtime: $(BIN)/python
 $(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
 	$(MAKE) install-runtime
 
-# Two workers (pytest-xdist): CI's machine has two cores; slow tests are scheduled first (tests/conftest.py).
+# Three workers (pytest-xdist) on CI's two cores: many tests wait on subprocesses; slow tests are scheduled first
+# (tests/conftest.py); the 25 slowest are listed at the end.
 test: install
-	$(BIN)/python -m pytest -q -n 3 --dist worksteal
+	$(BIN)/python -m pytest -q -n 3 --dist worksteal --durations=25
 
 lint: install
 	$(BIN)/ruff check src tests bench examples
