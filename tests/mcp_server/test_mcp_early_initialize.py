@@ -166,6 +166,35 @@ def test_the_wait_is_bounded() -> None:
     assert _stdin_end_after(streams, []) == ["eof"]
 
 
+_SLOW_SERVER = """
+import sys
+import anyio
+from mcp.server.lowlevel import server as lowlevel
+original = lowlevel.Server._handle_request
+async def slow(self, *args, **kwargs):
+    await anyio.sleep(0.5)  # a loaded machine: no request is answered before stdin has ended
+    return await original(self, *args, **kwargs)
+lowlevel.Server._handle_request = slow
+from netghost.agent.cli import main
+sys.exit(main(["mcp", "--audit-dir", sys.argv[1]]))
+"""
+
+
+def test_a_piped_request_is_answered_even_when_its_handler_is_slower_than_the_end_of_stdin(tmp_path: Path) -> None:
+    """The race made certain: every handler of the real server waits half a second, so stdin has ended before
+    tools/list is answered (the SDK cancelled it then, and the client got initialize's answer alone)."""
+    script = tmp_path / "slow_server.py"
+    script.write_text(_SLOW_SERVER)
+    messages = [_initialize(), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "audit")],
+                          input="".join(json.dumps(m) + "\n" for m in messages), capture_output=True, text=True,
+                          timeout=300, check=False)
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a.get("id") for a in answers if "id" in a] == [1, 2], (proc.stdout, proc.stderr)
+    assert "run_shell_cmd" in [t["name"] for t in answers[-1]["result"]["tools"]]
+
+
 def test_a_first_line_that_is_not_initialize_is_left_to_the_sdk(tmp_path: Path) -> None:
     messages = [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]
     proc = subprocess.run([sys.executable, "-m", "netghost", "mcp", "--audit-dir", str(tmp_path / "audit")],
