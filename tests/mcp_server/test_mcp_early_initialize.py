@@ -90,7 +90,7 @@ def test_the_first_line_is_replayed_and_only_the_sdks_answer_to_it_is_dropped() 
     sent = initialize_result(request, name=SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
     out = _Out()
     streams = ReplayedInitialize(FirstLine(json.dumps(request).encode() + b"\n", request), _In(["second\n"]), out,
-                                 sent)
+                                 sent, drain_seconds=0)  # answered after the iteration here: no wait for them
 
     async def run() -> list[str]:
         seen = [line async for line in streams]
