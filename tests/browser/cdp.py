@@ -104,9 +104,18 @@ class Browser:
                 out.append(str(p["entry"].get("text")))
         return out
 
-    def screenshot(self, path: Path) -> bytes:
-        """A PNG of the viewport (the top of the page: what a reader sees first)."""
-        data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+    def screenshot(self, path: Path, region: tuple[float, float] | None = None) -> bytes:
+        """A PNG of the viewport (the top of the page: what a reader sees first), or of ``region``.
+
+        ``region`` is (top, height) in CSS pixels of the page, full width: a part below the fold (a
+        report's charts) is captured without scrolling, the layout staying the one that was checked.
+        """
+        params: dict[str, Any] = {"format": "png"}
+        if region is not None:
+            width = self.evaluate("innerWidth")
+            params |= {"captureBeyondViewport": True,
+                       "clip": {"x": 0, "y": region[0], "width": width, "height": region[1], "scale": 1}}
+        data = base64.b64decode(self.call("Page.captureScreenshot", **params)["data"])
         path.write_bytes(data)
         return data
 

@@ -5,8 +5,8 @@ dual-end one, one two-point compare report, a real capture's forensic report (a 
 bursts years apart) and a fleet report over corpus captures: every chart drawn (a laid-out SVG holding
 data, every image decoded), the page no wider than 1280 px (no horizontal scrolling at that width), no
 console error, nothing fetched, every audit link lands on a record in the same page. Screenshots of the
-top of each page are taken; with ``REPORT_SCREENSHOTS_DIR`` set they are also written there
-(docs/screenshots).
+top of each page are taken, and one of the dual-end RCA's chart sections (below its fold); with
+``REPORT_SCREENSHOTS_DIR`` set they are also written there (docs/screenshots).
 """
 
 from __future__ import annotations
@@ -114,12 +114,36 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     b.close()
 
 
-def _checked(browser: Browser, page: Path, shot: Path) -> dict[str, Any]:
+_CHART_REGION = """(() => {
+  const heads = [...document.querySelectorAll('h4')].filter(h => h.textContent.startsWith('Charts:'));
+  if (!heads.length) return null;
+  const top = heads[0].getBoundingClientRect().top + scrollY - 8;
+  const last = heads[heads.length - 1];
+  let bottom = last.getBoundingClientRect().bottom;
+  for (let e = last.nextElementSibling; e && !/^H[1-4]$/.test(e.tagName); e = e.nextElementSibling)
+    bottom = Math.max(bottom, e.getBoundingClientRect().bottom);
+  return [top, bottom + scrollY + 8 - top];
+})()"""
+MAX_SHOT_HEIGHT = 6000  # a region screenshot taller than this is cut (a PNG of the docs stays small)
+
+
+def _checked(browser: Browser, page: Path, shot: Path, charts_shot: Path | None = None) -> dict[str, Any]:
+    """The page's checks, its console errors and a screenshot of its top; with ``charts_shot`` also one of
+    its chart sections (below the fold of an RCA: the part a top-of-page screenshot never shows)."""
     browser.open(page.as_uri())
     found: dict[str, Any] = browser.evaluate(_CHECK)
     found["errors"] = browser.console_errors()
     found["png"] = browser.screenshot(shot)
+    if charts_shot is not None:
+        region = browser.evaluate(_CHART_REGION)
+        assert region is not None, page
+        found["charts_png"] = browser.screenshot(charts_shot, (region[0], min(region[1], MAX_SHOT_HEIGHT)))
     return found
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk."""
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
 @pytest.mark.slow
@@ -128,7 +152,8 @@ def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tm
     chartless: list[str] = []
     for name, page in pages.items():
         assert page.is_file(), name
-        found = _checked(browser, page, tmp_path / f"{name}.png")
+        charts_shot = tmp_path / f"{name}_charts.png" if name == "rca_dual-end" else None
+        found = _checked(browser, page, tmp_path / f"{name}.png", charts_shot)
         seen[name] = found
         assert found["errors"] == [], (name, found["errors"])
         assert found["external"] == [] and found["fetched"] == 0, name  # self-contained: nothing loaded
@@ -146,6 +171,10 @@ def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tm
     sections = seen["rca_dual-end"]["sections"]  # each end's capture and the comparison, each with its charts
     assert len(sections) == 3 and all(s["charts"] > 0 for s in sections), sections
     assert sum(s["title"].startswith("Charts: This end") for s in sections) == 2, sections
+    charts_png = seen["rca_dual-end"]["charts_png"]  # the docs' picture of those charts: drawn, page-wide, small
+    width, height = _png_size(charts_png)
+    assert charts_png.startswith(PNG) and width == WIDTH and 500 < height <= MAX_SHOT_HEIGHT, (width, height)
+    assert len(charts_png) < 1_000_000, len(charts_png)
     labels = {name: [c["label"] for c in f["charts"]] for name, f in seen.items()}
     assert any("Sequence graph" in lab for labs in labels.values() for lab in labs)  # a flow with data
     assert any("Handshake ladder" in lab for labs in labels.values() for lab in labs)  # a flow without
@@ -153,6 +182,6 @@ def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tm
     assert seen["fleet"]["title"].startswith("Fleet")
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        for name in pages:
+        for name in [*pages, "rca_dual-end_charts"]:
             shutil.copyfile(tmp_path / f"{name}.png", Path(SHOTS) / f"{name}.png")
     assert chartless == [], f"pages with no chart: {chartless}"
