@@ -802,11 +802,27 @@ class WalWriter:
                 if self._fsync:
                     os.fsync(self._fd)
             except BaseException:
-                self._settle(start, len(line), stored["sha256"])
+                if self._settle(start, len(line), stored["sha256"]):
+                    self._checkpoint_after_interrupt()
                 raise
             self._advance(stored["sha256"])
-            self._write_checkpoint()  # after the record is durable: a crash leaves it behind, never ahead
+            try:
+                self._write_checkpoint()  # after the record is durable: a crash leaves it behind, never ahead
+            except BaseException:
+                self._checkpoint_after_interrupt()
+                raise
             return stored
+
+    def _checkpoint_after_interrupt(self) -> None:
+        """Bring the checkpoint up to a record that is in the file although its append was interrupted.
+
+        Why: Ctrl-C landing after the line was written but before (or inside) the checkpoint write left
+        the checkpoint behind the log; for a log's first record there was none at all, and reopening the
+        log (``--resume``) refused it as "its checkpoint is gone". One more attempt; a real I/O failure
+        here is the caller's exception already on its way.
+        """
+        with contextlib.suppress(Exception):
+            self._write_checkpoint()
 
     def _advance(self, sha: str) -> None:
         self._next_seq += 1
@@ -814,17 +830,23 @@ class WalWriter:
         if self._log_id is None:
             self._log_id = self._head
 
-    def _settle(self, start: int, size: int, sha: str) -> None:
+    def _settle(self, start: int, size: int, sha: str) -> bool:
         """After an append was interrupted (Ctrl-C's KeyboardInterrupt lands between ``os.write`` returning
         and the writer's state moving on; a failed write): the writer's state follows the file, so the next
         record never takes the same ``seq`` and forks the chain. A whole line in the file counts as written
-        (its fsync may not have run: the caller gets the exception); a torn one is cut off."""
+        (its fsync may not have run: the caller gets the exception); a torn one is cut off.
+
+        Returns:
+            True when the record counts as written (the writer moved on to the next seq).
+        """
         with contextlib.suppress(OSError):
             end = os.fstat(self._fd).st_size if self._fd is not None else start
             if end >= start + size:
                 self._advance(sha)
-            elif end > start and self._fd is not None:
+                return True
+            if end > start and self._fd is not None:
                 os.ftruncate(self._fd, start)
+        return False
 
     def close(self) -> None:
         """Release the lock and close the file (idempotent)."""

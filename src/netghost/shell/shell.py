@@ -374,12 +374,9 @@ class SafeExecShell:
         if len(group) == 1 or not self.parallel_reads:  # nothing to overlap, or asked not to
             return [self._finish_alone(p) for p in group]
         pending = [p.out.payload() if p.cached else _provisional(p.out) for p in group]
-        try:
-            write_provisional(self._writer, pending[0], session_id=self.session_id, then=pending[1:])
-        except Exception as exc:  # nothing started: each call is one audited failure, as in execute()
-            for p in group:
-                p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
-            return [self._append(p, last=i == len(group) - 1) for i, p in enumerate(group)]
+        failed = self._note_in_flight(group, pending)
+        if failed is not None:
+            return failed
         raised: BaseException | None = None
         with ThreadPoolExecutor(max_workers=len(group), thread_name_prefix="shell-read") as pool:
             futures = [None if p.cached else
@@ -406,6 +403,28 @@ class SafeExecShell:
         if raised is not None:
             raise raised
         return responses
+
+    def _note_in_flight(self, group: list[_Prepared], pending: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """Note ``group``'s calls in flight before any starts; None when noted, else their audited failures.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C while noting (likewise any other BaseException); each call of the
+                group is audited first (nothing started), as :meth:`execute` does.
+        """
+        try:
+            write_provisional(self._writer, pending[0], session_id=self.session_id, then=pending[1:])
+        except Exception as exc:  # nothing started: each call is one audited failure, as in execute()
+            for p in group:
+                p.out.fail("exec_error", f"internal error: {type(exc).__name__}: {clean(str(exc))}")
+            return [self._append(p, last=i == len(group) - 1) for i, p in enumerate(group)]
+        except BaseException as exc:  # Ctrl-C before anything started: each call audited, then it goes on
+            for p in group:
+                if not p.cached:
+                    p.out.fail("exec_error", f"interrupted ({type(exc).__name__}) before the command started")
+            for i, p in enumerate(group):
+                self._append(p, last=i == len(group) - 1)
+            raise
+        return None
 
     def _finish_alone(self, p: _Prepared) -> dict[str, Any]:
         if p.cached or (p.key is not None and self._serve(p.out, p.key)):
