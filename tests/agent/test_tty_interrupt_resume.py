@@ -73,6 +73,10 @@ def test_ctrl_c_while_a_capture_polls_then_resume_completes_verified(tmp_path: P
     (command, sid) = next(m.groups() for line in screen if (m := _RESUME.search(line)))
     assert f"--audit-dir {audit}" in command and not (audit / f"ghost_rca_{sid}.md").exists()
     _folded_within_80(screen)
+    (stopped,) = replay_latest(audit / f"orchestrator_tasks_{sid}.jsonl", "task_id").values()
+    assert stopped["state"] == "DONE" and stopped["failure_reason"] == "cancelled", stopped  # cleaned, not analysed
+    assert "interrupted (Ctrl-C)" in stopped["error_detail"] and "Brain" not in stopped["error_detail"], stopped
+    assert not stopped.get("semantic_json_path") and not stopped.get("report_path"), stopped
 
     second = io.StringIO()
     with FakeGemini(_task_driver([FakeTurn.call("capture_traffic", CAPTURE)])) as fake:  # captures again

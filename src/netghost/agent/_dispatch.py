@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -38,6 +38,7 @@ __all__ = [
     "ORCHESTRATOR_TOOLS",
     "Dispatched",
     "Dispatcher",
+    "EndsTasks",
     "OrchestratorLike",
     "ReadLog",
     "ShellLike",
@@ -68,6 +69,15 @@ class OrchestratorLike(Protocol):
 
     def orchestrate(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Handle one request; never raises."""
+        ...
+
+
+@runtime_checkable
+class EndsTasks(Protocol):
+    """An orchestrator that can cancel a task because the session is ending, saying so in its record."""
+
+    def cancel_at_session_end(self, task_id: str, cause: str) -> dict[str, Any]:
+        """Cancel ``task_id`` because of ``cause`` (the agent's words); never raises."""
         ...
 
 

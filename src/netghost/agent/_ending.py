@@ -65,11 +65,21 @@ class Ending:
     left: list[Leftover] = field(default_factory=list)
 
 
-def _sweep(parts: Parts, ending: Ending) -> list[Leftover]:
+_CAUSES: dict[int, str] = {
+    ExitCode.INTERRUPTED: "the session was interrupted (Ctrl-C)",
+    ExitCode.ERROR: "the session stopped on an error",
+    ExitCode.MODEL_API: "the session stopped: the model API failed",
+    ExitCode.MODEL_REPLY: "the session stopped: the model's reply could not be used",
+    ExitCode.ENVIRONMENT: "the session stopped: the environment cannot work",
+}
+"""Why a stopped session ended, by its exit code: what a task it cancels records as the cause."""
+
+
+def _sweep(parts: Parts, ending: Ending, cause: str = "the investigation ended") -> list[Leftover]:
     """Clean every task of the session (Ctrl-C during it stops the asking), note what is left."""
     parts.flag.set = False  # a Ctrl-C from now on means "stop cleaning", not the one that ended the loop
     registry = chain_paths(ending.audit_dir, parts.state.session_id)["orchestrator"]
-    left = sweep(parts.orchestrator, registry, say=parts.ui.notice, stop=parts.flag)
+    left = sweep(parts.orchestrator, registry, say=parts.ui.notice, stop=parts.flag, cause=cause)
     for item in left:
         if item.task_id not in parts.state.manual_cleanup_pending:
             parts.state.manual_cleanup_pending.append(item.task_id)
@@ -131,7 +141,7 @@ def end_stopped(parts: Parts, why: str, ending: Ending, code: int = ExitCode.INT
     if why:
         parts.ui.notice(why)
     try:
-        _sweep(parts, ending)
+        _sweep(parts, ending, _CAUSES.get(code, "the session stopped"))
     except NetGhostError as exc:  # the registry itself could not be read: say so, the session is still saved
         parts.ui.error(f"The end-of-session cleanup could not run: {exc}")
     try:

@@ -21,12 +21,12 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from netghost.agent._dispatch import OrchestratorLike
+from netghost.agent._dispatch import EndsTasks, OrchestratorLike
 from netghost.agent._exit_codes import ExitCode
 from netghost.contracts import IN_FLIGHT_TASK_STATES
 from netghost.governance import replay_latest
 
-__all__ = ["EXIT_LEFTOVERS", "Leftover", "leftovers", "needs_cleanup", "session_tasks", "show", "sweep"]
+__all__ = ["EXIT_LEFTOVERS", "Leftover", "leftovers", "needs_cleanup", "session_tasks", "show", "state_label", "sweep"]
 
 EXIT_LEFTOVERS = ExitCode.LEFTOVERS
 """The exit code when cloud or local resources of the session remain (listed with the commands that clean them)."""
@@ -67,6 +67,16 @@ def needs_cleanup(task: Mapping[str, Any]) -> bool:
     return state in ("COMPLETED", "FAILED", "TIMED_OUT", "CLEANING_UP")
 
 
+def state_label(task: Mapping[str, Any]) -> str:
+    """A task's state as a report shows it: a cleaned-up task (DONE, CLEANING_UP) with how its capture ended.
+
+    Why: cleanup moves every task to DONE, a capture cancelled by Ctrl-C as much as one analysed; the
+    named reason it stopped (``failure_reason``: ``cancelled``, ``max_polls_exceeded`` ...) tells them apart.
+    """
+    state, reason = str(task.get("state")), task.get("failure_reason")
+    return f"{state} ({reason})" if state in ("DONE", "CLEANING_UP") and reason else state
+
+
 def _what(command: str) -> str:
     return next((label for marker, label in _KINDS if marker in command), "resource")
 
@@ -87,7 +97,7 @@ def leftovers(tasks: Mapping[str, Mapping[str, Any]]) -> list[Leftover]:
 
 
 def sweep(orchestrator: OrchestratorLike, registry: Path, *, say: Callable[[str], None],
-          stop: Callable[[], bool] = lambda: False) -> list[Leftover]:
+          stop: Callable[[], bool] = lambda: False, cause: str = "the session ended") -> list[Leftover]:
     """Clean every task of the session that needs it, then what is left.
 
     Args:
@@ -95,6 +105,8 @@ def sweep(orchestrator: OrchestratorLike, registry: Path, *, say: Callable[[str]
         registry: the session's task registry.
         say: prints one line.
         stop: True once the user pressed Ctrl-C during the sweep: stop asking, list what is left.
+        cause: why the session ended (the agent's words): a task still on its way is recorded as cancelled
+            because of it, so a capture Ctrl-C stopped never reads like one that ran its course.
     """
     pending = {t: r for t, r in session_tasks(registry).items() if needs_cleanup(r)}
     if pending:
@@ -103,9 +115,11 @@ def sweep(orchestrator: OrchestratorLike, registry: Path, *, say: Callable[[str]
         for task_id, record in pending.items():
             if stop():
                 break
-            if str(record.get("state")) in _IN_FLIGHT:
+            if str(record.get("state")) in _IN_FLIGHT and isinstance(orchestrator, EndsTasks):
+                orchestrator.cancel_at_session_end(task_id, f"{cause}: nothing may keep running after it")
+            elif str(record.get("state")) in _IN_FLIGHT:
                 orchestrator.orchestrate({"intent": "cancel_task", "task_id": task_id,
-                                          "reason": "the session ended: nothing may keep running after it"})
+                                          "reason": f"{cause}: nothing may keep running after it"})
             else:
                 orchestrator.orchestrate({"intent": "cleanup_task", "task_id": task_id})
     except KeyboardInterrupt:  # Ctrl-C while a delete ran: stop here and say what is left

@@ -32,7 +32,7 @@ from netghost.agent._approval import decision_text
 from netghost.agent._claims import AUDIT_ID, ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
 from netghost.agent._journal import journal_path
-from netghost.agent._leftovers import leftovers
+from netghost.agent._leftovers import leftovers, state_label
 from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
 from netghost.governance import read_wal, replay_latest, verify
@@ -276,7 +276,7 @@ def _pcap_cell(task: Mapping[str, Any]) -> str:
 def _captures_section(inp: _Inputs) -> list[str]:
     lines = ["## Capture Evidence", "", "| Task ID | Target | State | Report Path | PCAP Path |", "|---|---|---|---|---|"]
     for task_id, t in inp.tasks.items():
-        lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {_cell(t.get('state'))} | "
+        lines.append(f"| {_cell(task_id)} | {_cell(t.get('target'))} | {_cell(state_label(t))} | "
                      f"{_code(t.get('report_path'), table=True)} | {_pcap_cell(t)} |")
     if not inp.tasks:
         lines.append("| — | No packet capture was taken. | | | |")

@@ -40,7 +40,7 @@ from netghost.agent._answer import Answer, answer_of, symptom_of
 from netghost.agent._approval import decision_text
 from netghost.agent._claims import ClaimCheck, check_claims
 from netghost.agent._dispatch import ShellLike
-from netghost.agent._leftovers import leftovers
+from netghost.agent._leftovers import leftovers, state_label
 from netghost.agent._rca import AUDIT_ID, _check_chains, chain_paths
 from netghost.agent._untrusted import scrub_completion
 from netghost.contracts import CompleteInvestigationArgs, SessionState, format_timestamp
@@ -410,7 +410,7 @@ def _captures(page: _Page) -> list[str]:
     out = ["<h2>Capture Evidence</h2>"]
     if not page.tasks:
         return [*out, "<p>No packet capture was taken.</p>"]
-    rows = [f"<tr><td>{_e(tid)}</td><td>{_e(t.get('target'))}</td><td>{_e(t.get('state'))}</td>"
+    rows = [f"<tr><td>{_e(tid)}</td><td>{_e(t.get('target'))}</td><td>{_e(state_label(t))}</td>"
             f"<td>{_e(t.get('stop_reason') or '')}</td><td>{', '.join(page.cite(a) for a in t.get('shell_audit_ids') or [])}</td></tr>"
             for tid, t in page.tasks.items()]
     out += ["<table><thead><tr><th>Task</th><th>Target</th><th>State</th><th>Azure stopReason</th>"

@@ -125,6 +125,30 @@ class CloudOrchestrator:
             except Exception as exc:  # the contract: orchestrate never raises
                 return self._unexpected(request, exc)
 
+    def cancel_at_session_end(self, task_id: str, cause: str) -> dict[str, Any]:
+        """Cancel a task still on its way because the session is ending (``cause``: Ctrl-C, an error ...).
+
+        Why not ``cancel_task``: its reason is the model's text (seed 001 Tool 4), so a record made from
+        it cannot say who stopped the task. This entry is the agent's own, called by its end-of-session
+        sweep: the record keeps ``failure_reason`` ``cancelled`` (the task reads as cancelled, also once
+        its cleanup moved it to DONE) and its ``error_detail`` names the session's end as the cause, never
+        the model. The automatic cleanup follows as for any cancellation. Like :meth:`orchestrate`, it
+        never raises.
+
+        Args:
+            task_id: a task of this session.
+            cause: why the session ended, in the agent's words (not the model's).
+        """
+        with self._lock:
+            self.rt.touched.clear()
+            try:
+                record = self.rt.registry.get(task_id)
+                if record is None:
+                    return error_response("unknown_task", f"No task found with ID: {task_id}", task_id=task_id)
+                return self._cancel(record, f"cancelled because {cause}, before the task finished")
+            except Exception as exc:  # as orchestrate(): never raises
+                return self._unexpected({"intent": "cancel_task", "task_id": task_id}, exc)
+
     def close(self) -> None:
         """Release the registry file."""
         self.rt.registry.close()
@@ -189,7 +213,7 @@ class CloudOrchestrator:
         if parsed.intent == "check_task":
             return self._check(record)
         if parsed.intent == "cancel_task":
-            return self._cancel(record, parsed.reason)
+            return self._cancel(record, f"cancelled by the Brain{': ' + parsed.reason if parsed.reason else ''}")
         return self._cleanup(record)
 
     # ---- capture_traffic ---------------------------------------------------------------------
@@ -353,13 +377,13 @@ class CloudOrchestrator:
 
     # ---- cancel, cleanup, list ---------------------------------------------------------------
 
-    def _cancel(self, record: TaskRecord, reason: str | None) -> dict[str, Any]:
+    def _cancel(self, record: TaskRecord, detail: str) -> dict[str, Any]:
+        """Cancel ``record`` (``detail``: who cancelled it and why), then its automatic cleanup."""
         if record.state in TERMINAL_TASK_STATES or record.state in (S.FAILED, S.TIMED_OUT, S.CLEANING_UP):
             return self._respond(record, "Task already ended; nothing to cancel.")
         if S.CANCELLED not in TRANSITIONS[record.state]:
             return self._respond(record, "Task already completed; use cleanup_task to remove its resources.")
-        record = self.rt.move(record, S.CANCELLED, failure_reason="cancelled",
-                              error_detail=f"cancelled by the Brain{': ' + reason if reason else ''}")
+        record = self.rt.move(record, S.CANCELLED, failure_reason="cancelled", error_detail=detail)
         return self._respond(self._auto_cleanup(record))
 
     def _cleanup(self, record: TaskRecord) -> dict[str, Any]:
