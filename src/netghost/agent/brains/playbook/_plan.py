@@ -24,7 +24,7 @@ from netghost.agent.brains.playbook._capture import capture_move
 from netghost.agent.brains.playbook._checks import CHECKS
 from netghost.agent.brains.playbook._dns_step import dns_step, unsent
 from netghost.agent.brains.playbook._facts import RUNNING, Facts, ips
-from netghost.agent.brains.playbook._moves import Family, Move, Verdict
+from netghost.agent.brains.playbook._moves import Family, Move, Verdict, merge
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._path import Flow, Hop, Walk, walk
 from netghost.agent.brains.playbook._symptom import is_ip
@@ -94,13 +94,19 @@ def decide(f: Facts) -> Move:
                                         "low", is_anomaly=False,
                                         actions=["Name the server (VM, IP address or DNS name) and the port."]))
     w = flow_walk(f, client, server_ip) if client is not None else onprem_walk(f, str(remote), server_ip)
-    fault = w.first_fault()
-    if fault is not None:
-        return Move("", verdict=fault.verdict)
+    return _after_walk(f, w) or capture_move(f, w)
+
+
+def _after_walk(f: Facts, w: Walk) -> Move | None:
+    """The walk's reads still to ask, else every fault it found in one verdict (None: no fault, the packets
+    decide)."""
     calls = unsent(f, w.pending())
     if calls:
         return Move(_walk_text(w), calls)
-    return capture_move(f, w)
+    faults = [fault for _, fault in sorted(w.faults, key=lambda x: x[0])]
+    if faults:
+        return Move("", verdict=merge([x.verdict for x in faults]))
+    return None
 
 
 def _storage_named(f: Facts) -> dict[str, Any] | None:
@@ -115,12 +121,9 @@ def _storage_walk(f: Facts, client: dict[str, Any], account: dict[str, Any]) -> 
     flow = Flow(client_ip=(ips(client) or [""])[0], server_ip=str(account.get("name")), port=f.symptom.port or 443,
                 client=client)
     w = walk(f, flow, [Hop("storage", str(account.get("name")), None, doc={"account": account})], CHECKS)
-    fault = w.first_fault()
-    if fault is not None:
-        return Move("", verdict=fault.verdict)
-    calls = unsent(f, w.pending())
-    if calls:
-        return Move(_walk_text(w), calls)
+    after = _after_walk(f, w)
+    if after is not None:
+        return after
     return Move("", verdict=Verdict(None, f"The network path from {client.get('name')} to storage account "
                                           f"{account.get('name')} is open: its network rules admit the client's subnet "
                                           "through a service endpoint no policy narrows.", "medium", is_anomaly=False,
