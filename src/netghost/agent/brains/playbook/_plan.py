@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import replace
 from typing import Any
 
 from netghost.agent.brains.playbook import _reads as r
 from netghost.agent.brains.playbook._capture import capture_move
 from netghost.agent.brains.playbook._checks import CHECKS
-from netghost.agent.brains.playbook._dns_step import dns_step, unsent
+from netghost.agent.brains.playbook._dns_step import dns_step, name_from_words, unsent
 from netghost.agent.brains.playbook._facts import RUNNING, Facts, ips
 from netghost.agent.brains.playbook._moves import Family, Move, Verdict, merge
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._path import Flow, Hop, Walk, walk
-from netghost.agent.brains.playbook._symptom import is_ip
+from netghost.agent.brains.playbook._symptom import complaints, is_ip
 
 __all__ = ["decide", "families", "flow_walk", "onprem_walk"]
 
@@ -67,10 +68,38 @@ def _inventory(f: Facts) -> Move:
 
 
 def decide(f: Facts) -> Move:
-    """The next move (see the module docstring)."""
-    s = f.symptom
+    """The next move (see the module docstring). A statement that reports several failing flows has each
+    investigated in turn, to its own verdict, and the verdicts joined: one flow's cause never ends another's."""
     if not f.of("vms"):
         return _inventory(f)
+    parts = complaints(f.symptom, f.is_known_host)
+    if len(parts) < 2:
+        return _decide_one(f)
+    verdicts: list[Verdict] = []
+    reads: list[Move] = []
+    for i, part in enumerate(parts, 1):
+        move = _decide_one(replace(f, symptom=part))
+        if move.verdict is not None:
+            verdicts.append(move.verdict)
+            continue
+        move = Move(f"Complaint {i} of {len(parts)} ('{part.text}'): {move.text}", move.calls)
+        if any(c.name != "run_shell_cmd" for c in move.calls):  # the data plane: one complaint at a time
+            return move
+        reads.append(move)
+    if reads:  # the reads of every open complaint in one turn
+        calls = list({str(c.args): c for m in reads for c in m.calls}.values())
+        return Move(" ".join(m.text for m in reads), calls)
+    return Move("", verdict=merge(verdicts))
+
+
+def _decide_one(f: Facts) -> Move:
+    """The next move for one failing flow."""
+    named = name_from_words(f) if f.symptom.server is None else None
+    if isinstance(named, Move):
+        return named
+    if named is not None:
+        f = replace(f, symptom=replace(f.symptom, server=named))
+    s = f.symptom
     client = f.client()
     if client is not None and client is f.server_vm():  # two words of the complaint for one host: not a client
         client = None
