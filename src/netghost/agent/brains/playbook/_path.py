@@ -196,6 +196,19 @@ class Walk:
 
     # ---- the result -------------------------------------------------------------------------------
 
+    def first_fault(self) -> Fault | None:
+        """The fault of the earliest hop at fault, once every hop up to it is settled (no read pending)."""
+        if not self.faults:
+            return None
+        index, fault = min(self.faults, key=lambda x: x[0])
+        if any(i <= index for i, need in self.needs if need.calls):
+            return None
+        return fault
+
+    def all_faults(self) -> list[Fault]:
+        """Every fault found so far, in path order (the investigation reports them all)."""
+        return [fault for _, fault in sorted(self.faults, key=lambda x: x[0])]
+
     def pending(self) -> list[FunctionCall]:
         """The reads to ask now: those of every unsettled hop, deduplicated."""
         out: list[FunctionCall] = []

@@ -93,7 +93,33 @@ def decide(f: Facts) -> Move:
 
 
 def _decide_one(f: Facts) -> Move:
-    """The next move for one failing flow."""
+    """The next move for one failing flow; a verdict reached from a client the complaint did not name is never
+    stated with high confidence (the path walked may not be the one that fails)."""
+    move = _decide_flow(f)
+    guessed = _guessed_client(f)
+    if move.verdict is None or guessed is None or move.verdict.confidence != "high":
+        return move
+    v = move.verdict
+    return Move(move.text, verdict=replace(
+        v, confidence="medium",
+        summary=f"{v.summary} The complaint names no client: the path was walked from {guessed}, the first running VM "
+                "that is not the server, which may not be the client that fails.",
+        actions=[*v.actions, "Name the failing client (VM or address) and re-run the investigation from it."]))
+
+
+def _guessed_client(f: Facts) -> str | None:
+    """The VM a walk starts from when the complaint names no client nor clients outside Azure."""
+    client = f.client()
+    if client is not None and client is not f.server_vm():
+        return None
+    if f.symptom.client_range is not None or isinstance(_remote_clients(f), str):
+        return None
+    vm = _fallback_client(f)
+    return str(vm.get("name")) if vm is not None else None
+
+
+def _decide_flow(f: Facts) -> Move:
+    """The next move for one failing flow, from its client's side."""
     named = name_from_words(f) if f.symptom.server is None else None
     if isinstance(named, Move):
         return named
@@ -132,7 +158,7 @@ def _after_walk(f: Facts, w: Walk) -> Move | None:
     calls = unsent(f, w.pending())
     if calls:
         return Move(_walk_text(w), calls)
-    faults = [fault for _, fault in sorted(w.faults, key=lambda x: x[0])]
+    faults = w.all_faults()
     if faults:
         return Move("", verdict=merge([x.verdict for x in faults]))
     return None

@@ -191,6 +191,8 @@ def complaints(s: Symptom, known: Callable[[str], bool]) -> list[Symptom]:
         if _WORKS.search(clause) or len(clause.split()) < 2:
             continue
         part = settle(parse_symptom(clause), known)
+        if part.server is None and part.client is not None and s.client is not None and part.client != s.client:
+            part = replace(part, server=part.client, client=s.client)  # one host besides the statement's client
         if part.server is None and not part.name_words:
             continue
         client = part.client if part.client is not None and known(part.client) else s.client
