@@ -105,3 +105,14 @@ def test_a_statement_with_several_failing_flows_is_read_as_several_complaints(
 def test_one_failing_flow_stays_one_complaint(text: str) -> None:
     whole = settle(parse_symptom(text), _known)
     assert complaints(whole, _known) == [whole]
+
+
+@pytest.mark.parametrize(("text", "client", "server"), [
+    ("redis-primary stopped answering on port 6379 this morning", None, "redis-primary"),
+    ("db-2 is down since noon", None, "db-2"),
+    ("api-7 is not responding on 8443 to calls from etl-3", "etl-3", "api-7"),
+])
+def test_the_one_host_that_stopped_answering_is_the_server(text: str, client: str | None, server: str) -> None:
+    known = {"redis-primary", "db-2", "api-7", "etl-3"}.__contains__
+    s = settle(parse_symptom(text), known)
+    assert (s.client, s.server) == (client, server)

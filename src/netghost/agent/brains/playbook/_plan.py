@@ -28,7 +28,7 @@ from netghost.agent.brains.playbook._facts import RUNNING, Facts, ips
 from netghost.agent.brains.playbook._moves import Family, Move, Verdict, merge
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._path import Flow, Hop, Walk, walk
-from netghost.agent.brains.playbook._symptom import complaints, is_ip
+from netghost.agent.brains.playbook._symptom import complaints, is_ip, looks_like_host
 
 __all__ = ["decide", "families", "flow_walk", "onprem_walk"]
 
@@ -279,8 +279,9 @@ def _walk_text(w: Walk) -> str:
 
 
 def _fallback_client(f: Facts) -> dict[str, Any] | None:
-    """No client named ("name Z does not resolve"): the first running VM that is not the server."""
-    if f.symptom.client is not None:
+    """No client named ("name Z does not resolve", "connections to Y time out"): the first running VM that is not
+    the server. A client named like a host the inventory does not hold is not guessed at."""
+    if f.client() is not None or (f.symptom.client is not None and looks_like_host(f.symptom.client)):
         return None
     server = f.server_vm()
     return next((v for v in f.vms() if v is not server and v.get("power") == RUNNING), None)

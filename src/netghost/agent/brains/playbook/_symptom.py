@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-__all__ = ["Kind", "Symptom", "complaints", "is_fqdn", "is_ip", "parse_symptom", "settle", "stated_address"]
+__all__ = ["Kind", "Symptom", "complaints", "is_fqdn", "is_ip", "looks_like_host", "parse_symptom", "settle", "stated_address"]
 
 Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
 
@@ -105,7 +105,8 @@ def is_fqdn(text: str) -> bool:
     return "." in text.strip(".") and not is_ip(text) and any(c.isalpha() for c in text)
 
 
-def _looks_like_host(word: str | None) -> bool:
+def looks_like_host(word: str | None) -> bool:
+    """A word written like a host name or address (a digit, a dot or a dash), not a plain word."""
     return word is not None and bool(re.search(r"[\d.-]", word))
 
 
@@ -149,7 +150,7 @@ def parse_symptom(text: str) -> Symptom:
     pairs = [(_host(m["c"]), _host(m["s"])) for pattern in _PAIR for m in pattern.finditer(clean)]
     pairs = [(c, s) for c, s in pairs if c and s]
     # a pair of host-looking words ("web-vm-01", "10.1.2.4", "db.corp.internal") beats plain words ("slow to talk")
-    client, server = next((p for p in pairs if all(map(_looks_like_host, p))), pairs[0] if pairs else (None, None))
+    client, server = next((p for p in pairs if all(map(looks_like_host, p))), pairs[0] if pairs else (None, None))
     if server is None:
         for pattern in _RESOLVE:
             match = pattern.search(clean)
@@ -172,6 +173,9 @@ def parse_symptom(text: str) -> Symptom:
                    client_range=ranges[0] if ranges else None, name_words=words)
 
 
+_SERVER_SIDE = re.compile(r"\b(?:stopped|stops|is not|isn't|no longer|not)\s+(?:answering|responding|accepting|listening)|"
+                          r"\b(?:is|went|seems)\s+(?:down|unreachable|unavailable|offline)\b", re.I)
+"""Wording that puts the one host it names on the server's side ("redis-01 stopped answering on 6379")."""
 _CLAUSES = re.compile(r";\s+|:\s+|\.\s+(?=[A-Za-z])|,\s+(?:and\s+|but\s+|while\s+)?(?:also\s+)?|\s+and\s+also\s+")
 _WORKS = re.compile(r"\b(?:fine|works?|working|succeed\w*|healthy|is up|are up|answers|unaffected|ok|okay)\b", re.I)
 
@@ -259,6 +263,9 @@ def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
     if server is None:
         ranked = [w for w, side in mentions if side == "server"] + [w for w, side in mentions if side != "server"]
         server = next((w for w in ranked if w != client), None) or s.server
+    if server is None and client is not None and _SERVER_SIDE.search(s.text) and not any(
+            side == "client" and w == client for w, side in _mentions(text)):
+        client, server = None, client  # the one host named is the one that stopped answering
     if (client, server) == (s.client, s.server):
         return s
     kind = s.kind if s.kind != "generic" or server is None else "unreachable"
