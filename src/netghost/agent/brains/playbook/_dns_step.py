@@ -17,7 +17,7 @@ from netghost.agent.brains.playbook._moves import Move, Verdict
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._symptom import is_ip
 
-__all__ = ["dns_step", "name_from_words", "unsent"]
+__all__ = ["close", "dns_step", "name_from_words", "unsent"]
 
 
 def unsent(f: Facts, calls: list[Any]) -> list[Any]:
@@ -71,7 +71,7 @@ def dns_step(f: Facts, client: dict[str, Any]) -> Move | None:
                      f"-n {label} -a <IP>`."],
             evidence=[a for a in (records.audit_id, links.audit_id) if a]))
     if records.ok and label not in [n.lower() for n in names]:
-        near = [n for n in names if _close(n.lower(), label)]
+        near = [n for n in names if close(n.lower(), label)]
         hint = f" A record named '{near[0]}' exists: likely a typo of '{label}'." if near else ""
         return Move("", verdict=Verdict(
             "dns", f"The private DNS zone {zname}, linked to {client['name']}'s VNet, has no A record for {label}: "
@@ -120,7 +120,7 @@ def name_from_words(f: Facts) -> Move | str | None:
         doc = o.json() if o is not None and o.ok else None
         labels += [(str(x.get("name", "")).lower(), str(z.get("name"))) for x in doc or [] if isinstance(x, dict)]
     exact = [f"{label}.{zone}" for label, zone in labels if label in wanted]
-    near = [f"{label}.{zone}" for label, zone in labels if any(_close(label, w) for w in wanted)]
+    near = [f"{label}.{zone}" for label, zone in labels if any(close(label, w) for w in wanted)]
     return (exact or near or [None])[0]
 
 
@@ -162,7 +162,7 @@ def _public_answer_text(f: Facts) -> str:
     return f"public address {ips[-1]}" if ips else "a public address"
 
 
-def _close(a: str, b: str) -> bool:
+def close(a: str, b: str) -> bool:
     """Edit distance at most 2 (a typo)."""
     if abs(len(a) - len(b)) > 2:
         return False

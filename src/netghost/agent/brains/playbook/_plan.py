@@ -23,12 +23,12 @@ from typing import Any
 from netghost.agent.brains.playbook import _reads as r
 from netghost.agent.brains.playbook._capture import capture_move
 from netghost.agent.brains.playbook._checks import CHECKS
-from netghost.agent.brains.playbook._dns_step import dns_step, name_from_words, unsent
+from netghost.agent.brains.playbook._dns_step import close, dns_step, name_from_words, unsent
 from netghost.agent.brains.playbook._facts import RUNNING, Facts, ips
 from netghost.agent.brains.playbook._moves import Family, Move, Verdict, merge
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._path import Flow, Hop, Walk, walk
-from netghost.agent.brains.playbook._symptom import complaints, is_ip, looks_like_host
+from netghost.agent.brains.playbook._symptom import complaints, is_ip, looks_like_host, stated_address
 
 __all__ = ["decide", "families", "flow_walk", "onprem_walk"]
 
@@ -139,7 +139,7 @@ def _decide_flow(f: Facts) -> Move:
                                         actions=["Name the client VM (as Azure knows it) and the server and port."]))
     before = _before_the_walk(f, client)
     if before is not None:
-        return before
+        return _past_the_name(f, client, before)
     server_ip = f.server_ip() or _public_answer(f)
     account = _storage_named(f) if server_ip is None else None
     if account is not None and client is not None:
@@ -161,6 +161,47 @@ def _after_walk(f: Facts, w: Walk) -> Move | None:
     faults = w.all_faults()
     if faults:
         return Move("", verdict=merge([x.verdict for x in faults]))
+    return None
+
+
+_NAME_FAULTS = frozenset({"dns-nxdomain", "dns-private-zone-not-linked"})
+
+
+def _past_the_name(f: Facts, client: dict[str, Any] | None, move: Move) -> Move:
+    """A name that does not lead where it should is one fault; the path to the address it should lead to may
+    hold another (fixing the record alone would not make the flow work). When that address is known (the
+    private record an unlinked zone holds, the record a typo away, the address the complaint states, the VM
+    the name's label names), the flow's path to it is walked too and its faults join the name's."""
+    v = move.verdict
+    if v is None or client is None or not f.symptom.port or not v.faults or \
+            any(x.get("fault_type") not in _NAME_FAULTS for x in v.faults):
+        return move
+    target = _meant_address(f)
+    if target is None or target in ips(client):
+        return move
+    w = flow_walk(f, client, target)
+    calls = unsent(f, w.pending())
+    if calls:
+        return Move(f"{v.summary} Walking on to the address the name should give ({target}): does the path hold "
+                    f"another fault? {_walk_text(w)}", calls)
+    return Move("", verdict=merge([v, *[x.verdict for x in w.all_faults()]]))
+
+
+def _meant_address(f: Facts) -> str | None:
+    """The address a broken name should have given (see :func:`_past_the_name`), or None."""
+    found = f.private_answer() or stated_address(f.symptom.text, f.symptom.server)
+    if found:
+        return found
+    owned = f.owning_zone()
+    if owned is not None:
+        zone, label = owned
+        records = f.zone_obs("zone_records", str(zone.get("name")))
+        doc = records.json() if records is not None and records.ok else None
+        near = [x for x in doc or [] if isinstance(x, dict) and x.get("ips") and close(str(x.get("name", "")).lower(), label)]
+        if near:
+            return str(near[0]["ips"][0])
+        vm = f.vm_named(label)
+        return ips(vm)[0] if vm is not None and ips(vm) else None
     return None
 
 
