@@ -80,3 +80,12 @@ def test_each_heldout_answer_matches_what_its_world_computes(world: str) -> None
     w = load_world(world)
     flow = answer.get("affected_flow") or w.spec.traffic[0].name
     assert w.flow_outcome(flow).outcome == answer["expected_outcome"]
+
+
+@pytest.mark.slow
+def test_no_fault_against_a_complaint_of_outright_failure_is_not_stated_with_high_confidence(tmp_path: Path) -> None:
+    """The healthy control's complaint says the flow fails; the path and the packets say it works: the RCA says
+    no fault, at medium confidence, and names the mismatch."""
+    (r,) = evaluate(["healthy"], root=tmp_path)
+    assert r.diagnosis is not None and not r.diagnosis["is_anomaly"] and r.confidence == "medium"
+    assert "fails outright" in _rca(r)

@@ -156,9 +156,14 @@ def from_summary(w: Walk, text: str, read: Observation, status: Observation) -> 
     port = flow.port
     fix_device = f"{box['name']} (resource group {box.get('rg')})" if box else "the device on the path"
     if not head and ("no network fault detected" in text.lower() or _points_clean(text)):
+        hard = f.symptom.kind in ("unreachable", "refused", "reset", "dns")  # the complaint says it fails outright
         return Verdict(None, f"No fault found: the NSGs allow the flow both ways, the route is intact and a capture "
                              f"of the traffic shows no loss, resets or failed handshakes. {f.symptom.flow()} works "
-                             "as far as the network is concerned.", "high", is_anomaly=False,
+                             "as far as the network is concerned."
+                             + (" The complaint says it fails outright, which nothing on the path shows: if it still "
+                                "fails, it failed outside the capture's minute or outside the network (the client's "
+                                "configuration, the application)." if hard else ""),
+                       "medium" if hard else "high", is_anomaly=False,
                        actions=["Look at the application (its logs and errors) rather than the network; re-run the "
                                 "investigation while the problem is happening if it is intermittent."], evidence=ev)
     if "answered by rst" in low or "nothing listening" in low or "refused" in low:
