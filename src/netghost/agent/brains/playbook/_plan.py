@@ -7,6 +7,12 @@ built hop by hop from the effective routes, each hop asked the questions its typ
 turn, forward and back. A capture runs only when the walk finds every hop healthy, or finds a suspect only
 the packets can settle (:mod:`._capture`); its capture points come from the walked path.
 
+Every fault, not the first: the walk goes on past a fault that only filters the flow, and past a name that
+does not resolve to the address it should give; a statement that reports several failing flows ("the orders
+API name no longer resolves, and cache calls to 10.55.3.6:6380 time out") has each investigated to its own
+verdict, their reads batched, and every fault found goes into one verdict with every fix. Honesty: a verdict
+reached from a client the complaint did not name is at most medium confidence and says so.
+
 Denials (seed 001 §4): a denied command is never sent again, and a check whose read was refused decides with
 what it has; a capture refused with a reason that names another VM or the key auth mode is retried that way
 once; otherwise the playbook concludes from the control plane with lower confidence, listing what it could
