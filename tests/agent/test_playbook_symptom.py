@@ -86,6 +86,11 @@ def _known(word: str) -> bool:
      [("api-7", "db-2", 5432, ()), ("api-7", "cache-2", 6379, ())]),
     ("etl-3 times out connecting to 10.4.1.9:1433. The billing service name does not resolve either",
      [("etl-3", "10.4.1.9", 1433, ()), ("etl-3", None, None, ("billing", "service"))]),
+    ("web-kr-01: cache-2 on 6380 times out; also orders-api.svc.kr.internal does not resolve",
+     [("web-kr-01", "cache-2", 6380, ()), ("web-kr-01", "orders-api.svc.kr.internal", None, ())]),
+    ("Two problems since the release: web-kr-01 cannot resolve orders-api.svc.kr.internal, and web-kr-01 times out "
+     "connecting to cache-2 on 6380.",
+     [("web-kr-01", "orders-api.svc.kr.internal", None, ()), ("web-kr-01", "cache-2", 6380, ())]),
 ])
 def test_a_statement_with_several_failing_flows_is_read_as_several_complaints(
         text: str, flows: list[tuple[str | None, str | None, int | None, tuple[str, ...]]]) -> None:
@@ -116,3 +121,8 @@ def test_the_one_host_that_stopped_answering_is_the_server(text: str, client: st
     known = {"redis-primary", "db-2", "api-7", "etl-3"}.__contains__
     s = settle(parse_symptom(text), known)
     assert (s.client, s.server) == (client, server)
+
+
+def test_a_full_stop_after_the_port_is_not_part_of_it() -> None:
+    s = parse_symptom("web-vm-01 cannot reach redis-primary on port 6379.")
+    assert (s.client, s.server, s.port) == ("web-vm-01", "redis-primary", 6379)

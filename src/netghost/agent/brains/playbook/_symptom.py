@@ -140,7 +140,7 @@ def _port_of(clean: str) -> int | None:
 
 def parse_symptom(text: str) -> Symptom:
     """Read the problem statement; unknown wording gives the ``generic`` kind with whatever was found."""
-    raw = " ".join(text.split())
+    raw = " ".join(text.split()).rstrip(".!?;, ")  # a sentence's full stop is not part of its last word
     ranges = [m["net"] for m in _CIDR.finditer(raw)]
     # a network range names where the clients are, never a host: read the rest without it
     clean = _URL.sub(lambda m: m["host"], _CIDR.sub(" ", raw)).replace("  ", " ")
@@ -194,7 +194,7 @@ def complaints(s: Symptom, known: Callable[[str], bool]) -> list[Symptom]:
     for clause in _CLAUSES.split(s.text):
         if _WORKS.search(clause) or len(clause.split()) < 2:
             continue
-        part = settle(parse_symptom(clause), known)
+        part = settle(parse_symptom(clause.strip(' ,.;')), known)
         if part.server is None and part.client is not None and s.client is not None and part.client != s.client:
             part = replace(part, server=part.client, client=s.client)  # one host besides the statement's client
         if part.server is None and not part.name_words:
