@@ -18,7 +18,7 @@ names it.
 A fault does not end the investigation: a path can hold two independent faults (a deny at the client and
 another at the server, a firewall that drops and a user route that misroutes the replies), and fixing the
 first would leave the engineer with the second. A fault that only filters the flow at a hop (an NSG or a
-firewall rule, an appliance NIC that does not forward) leaves the path as it is, so the walk goes on past it
+firewall rule, an appliance NIC that does not forward, a load balancer's failing probe) leaves the path as it is, so the walk goes on past it
 as if it were fixed; a fault that ends the path (a dead next hop, no route, a tunnel down) stops the walk
 there, and the far end, whose properties do not depend on the path (its power, its own NSG rules), is still
 checked. The investigation concludes once every hop walked is settled, with every fault found.
@@ -42,8 +42,9 @@ MAX_HOPS = 16
 
 Direction = Literal["forward", "return"]
 
-PASSABLE = frozenset({"nsg-deny", "firewall-deny", "nva-ip-forwarding-off"})
-"""Fault types that filter the flow at a hop without changing where it goes: the walk goes on past them."""
+PASSABLE = frozenset({"nsg-deny", "firewall-deny", "nva-ip-forwarding-off", "lb-health-probe-failing"})
+"""Fault types that filter the flow at a hop without changing where it goes (a rule, a forwarding flag, a probe
+that fails the members the balancer would send the flow to): the walk goes on past them."""
 
 
 @dataclass(frozen=True)
