@@ -228,9 +228,13 @@ def from_summary(w: Walk, text: str, read: Observation, status: Observation) -> 
                                 "the path (or fail over) while the loss is investigated."], evidence=ev,
                        conflict=_conflict(w, read, head, f"{where} losing packets, which configuration cannot show"))
     shown = head or "see the summary"
-    return Verdict("path", f"The capture shows trouble the control plane does not explain: {shown}.",
-                   "medium", actions=["Read the forensic report of the capture for the affected flows; check the "
-                                      "guest firewall of both ends and the software of any appliance on the path."],
+    walked = " -> ".join(f"{h.kind} {h.name}" for h in w.forward()) or flow.client_name
+    return Verdict("path", f"The capture shows trouble the control plane does not explain: {shown}. No single cause "
+                           f"stands out: every hop walked ({walked}) passes the flow on its own, and the packets do "
+                           "not name a known kind of fault.",
+                   "low", actions=["Read the forensic report of the capture for the affected flows; check the "
+                                   "guest firewall of both ends and the software of any appliance on the path.",
+                                   "Capture at both ends at once while it fails: where the packets stop localises it."],
                    evidence=ev, conflict=_conflict(w, read, head, "something the control plane does not model (a "
                                                                   "guest firewall, an appliance's software, or a "
                                                                   "platform fault)"))
