@@ -39,6 +39,9 @@ def test_every_fault_is_reported_with_its_fix(tmp_path: Path) -> None:
         for fault in r.diagnosis["faults"]:
             assert fault["resource_id"].rsplit("/", 1)[-1] in rca
         assert "2 independent faults" in rca
+    dns_and_nsg = json.loads((Path(results[0].audit_dir) / "ghost_session.json").read_text())
+    confirmed = [h for h in dns_and_nsg["hypothesis_log"] if h["state"] == "CONFIRMED"]
+    assert len(confirmed) == 2  # the name's hypothesis and the NSG's: neither is refuted by the other's fault
 
 
 def test_a_client_the_complaint_does_not_name_caps_the_confidence(tmp_path: Path) -> None:

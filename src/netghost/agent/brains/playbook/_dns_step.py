@@ -121,7 +121,8 @@ def name_from_words(f: Facts) -> Move | str | None:
         labels += [(str(x.get("name", "")).lower(), str(z.get("name"))) for x in doc or [] if isinstance(x, dict)]
     exact = [f"{label}.{zone}" for label, zone in labels if label in wanted]
     near = [f"{label}.{zone}" for label, zone in labels if any(close(label, w) for w in wanted)]
-    return (exact or near or [None])[0]
+    found = exact or near
+    return found[0] if found else None
 
 
 AZURE_DNS = "168.63.129.16"

@@ -60,6 +60,7 @@ class Verdict:
     evidence: list[str] = field(default_factory=list)  # audit ids that decided it
     is_anomaly: bool = True
     conflict: Conflict | None = None
+    also: list[Family] = field(default_factory=list)  # the families of further faults (several independent faults)
 
     def diagnosis(self) -> dict[str, Any]:
         """``complete_investigation``'s structured diagnosis."""
@@ -84,9 +85,11 @@ def merge(verdicts: list[Verdict]) -> Verdict:
         return verdicts[0]
     first = verdicts[0]
     confidence = min((v.confidence for v in verdicts), key=lambda c: _RANK[c])
-    summary = f"{len(verdicts)} independent faults, each to be fixed: " + " ".join(
-        f"({i}) {v.summary}" for i, v in enumerate(verdicts, 1))
-    return Verdict(first.family, summary, confidence, faults=faults,
+    named = "; ".join(f"{x['fault_type']} at {x['resource_id'].rsplit('/', 1)[-1]}" for x in faults)
+    summary = (f"{len(verdicts)} independent faults, each to be fixed ({named})" if faults else
+               f"{len(verdicts)} findings") + ". " + " ".join(f"({i}) {v.summary}" for i, v in enumerate(verdicts, 1))
+    also = [f for v in verdicts[1:] for f in (v.family, *v.also) if f is not None and v.faults and f != first.family]
+    return Verdict(first.family, summary, confidence, faults=faults, also=list(dict.fromkeys(also)),
                    actions=list(dict.fromkeys(a for v in verdicts for a in v.actions)),
                    evidence=list(dict.fromkeys(a for v in verdicts for a in v.evidence)),
                    is_anomaly=any(v.is_anomaly for v in verdicts),
