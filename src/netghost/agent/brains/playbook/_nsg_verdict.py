@@ -181,6 +181,7 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
     if missing:
         return w.need(f"the NSGs of {where}", *missing)
     port = w.flow.port if port == _FLOW_PORT else port
+    found: list[Verdict] = []  # every NSG that denies a leg: fixing one leaves the others (each is a fault)
     for direction, src, dst in legs:
         ordered = docs if direction == "Inbound" else docs[::-1]
         for obs, doc in ordered:
@@ -194,7 +195,7 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
             prio = rule.get("priority") if rule else 65500
             kind = "securityRules" if rule else "defaultSecurityRules"
             flow_text = w.flow.text()
-            return Fault(Verdict(
+            found.append(Verdict(
                 "nsg", f"NSG {nsg_name} on {where} denies {flow_text} with rule {rname} (priority {prio}, "
                        f"{direction.lower()}): the packets die at that hop although the NSGs at both ends allow "
                        "them.", "high",
@@ -207,6 +208,10 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
                          f"--source-address-prefixes {src} --destination-port-ranges {port or '*'}`), or narrow the "
                          "deny rule."],
                 evidence=[a for a in (obs.audit_id, *evidence) if a]))
+            if rule is None:
+                break  # no rule admits it: one default deny per leg says so
+    if found:
+        return Fault(merge(found))
     for obs, _ in docs:
         w.cite(obs)
     return None

@@ -241,6 +241,7 @@ def walk(facts: Facts, flow: Flow, start: Sequence[Hop], table: Table, *,
     w = Walk(facts=facts, flow=flow)
     queue = list(start)
     seen: set[tuple[str, str, str | None, str]] = set()
+    stop = False
     while queue and len(w.hops) < MAX_HOPS:
         hop = queue.pop(0)
         if hop.key in seen:
