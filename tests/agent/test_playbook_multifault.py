@@ -92,3 +92,31 @@ def test_no_fault_against_a_complaint_of_outright_failure_is_not_stated_with_hig
     (r,) = evaluate(["healthy"], root=tmp_path)
     assert r.diagnosis is not None and not r.diagnosis["is_anomaly"] and r.confidence == "medium"
     assert "fails outright" in _rca(r)
+
+
+def test_a_suspect_past_the_fault_is_said_not_claimed(tmp_path: Path) -> None:
+    """The firewall denies the flow, and the server's replies would bypass it (no route back through it): the
+    deny is the fault; the one-way path is named as not confirmed (only packets could tell), not as a fault."""
+    doc = yaml.safe_load((SCENARIO_DIR / "fw-policy-deny.yaml").read_text())
+    doc["name"] = "fw-deny-one-way"
+    for table in doc["route_tables"]:
+        if table["name"] == "rt-ledger":
+            table["routes"] = []  # the replies take the direct peering below, not the firewall
+    for net, remote in (("vnet-pay", "vnet-ledger"), ("vnet-ledger", "vnet-pay")):
+        next(n for n in doc["vnets"] if n["name"] == net)["peerings"].append(
+            {"name": f"{net}-to-{remote}", "remote_vnet": remote})
+    worlds = tmp_path / "worlds"
+    (worlds / "answers").mkdir(parents=True)
+    (worlds / "fw-deny-one-way.yaml").write_text(yaml.safe_dump(doc))
+    shutil.copy(SCENARIO_DIR / "answers" / "fw-policy-deny.json", worlds / "answers" / "fw-deny-one-way.json")
+    (r,) = evaluate([str(worlds)], root=tmp_path / "runs")
+    assert r.rca_f1 == 1.0 and r.diagnosis is not None and len(r.diagnosis["faults"]) == 1, r
+    assert "Not confirmed" in _rca(r)
+
+
+def test_a_finding_no_fault_type_names_is_counted_as_a_problem_not_a_fault() -> None:
+    named = Verdict("nsg", "deny.", "high", faults=[{"resource_id": "/r/a", "fault_type": "nsg-deny"}])
+    unnamed = Verdict("route", "no route back.", "medium")
+    v = merge([named, unnamed])
+    assert v.summary.startswith("2 independent problems, each to be fixed (nsg-deny at a; 1 no fault type names)")
+    assert v.faults == named.faults and v.is_anomaly

@@ -86,8 +86,11 @@ def merge(verdicts: list[Verdict]) -> Verdict:
     first = verdicts[0]
     confidence = min((v.confidence for v in verdicts), key=lambda c: _RANK[c])
     named = "; ".join(f"{x['fault_type']} at {x['resource_id'].rsplit('/', 1)[-1]}" for x in faults)
-    summary = (f"{len(verdicts)} independent faults, each to be fixed ({named})" if faults else
-               f"{len(verdicts)} findings") + ". " + " ".join(f"({i}) {v.summary}" for i, v in enumerate(verdicts, 1))
+    unnamed = sum(1 for v in verdicts if not v.faults)  # a finding no fault type names (a missing route)
+    what = "faults" if not unnamed else "problems"
+    named += f"{'; ' if named else ''}{unnamed} no fault type names" if unnamed else ""
+    summary = f"{len(verdicts)} independent {what}, each to be fixed ({named}). " + " ".join(
+        f"({i}) {v.summary}" for i, v in enumerate(verdicts, 1))
     also = [f for v in verdicts[1:] for f in (v.family, *v.also) if f is not None and v.faults and f != first.family]
     return Verdict(first.family, summary, confidence, faults=faults, also=list(dict.fromkeys(also)),
                    actions=list(dict.fromkeys(a for v in verdicts for a in v.actions)),

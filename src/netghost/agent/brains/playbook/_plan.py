@@ -165,9 +165,18 @@ def _after_walk(f: Facts, w: Walk) -> Move | None:
     if calls:
         return Move(_walk_text(w), calls)
     faults = w.all_faults()
-    if faults:
-        return Move("", verdict=merge([x.verdict for x in faults]))
-    return None
+    if not faults:
+        return None
+    v = merge([x.verdict for x in faults])
+    # a box one direction only crosses breaks the flow whatever the complaint: said, not claimed (the tunnel's MTU
+    # or a NAT gateway's ports are suspects of every such path, not findings of this one)
+    doubtful = [x for x in w.suspects if x.fault_type == "asymmetric-routing"]
+    if doubtful:
+        doubts = "; ".join(dict.fromkeys(x.text for x in doubtful))
+        v = replace(v, summary=f"{v.summary} Not confirmed (only packets can tell, once the above is fixed): {doubts}.",
+                    actions=[*v.actions, "Once fixed, capture the flow at both ends to settle what the configuration "
+                                         f"cannot: {doubts}."])
+    return Move("", verdict=v)
 
 
 _NAME_FAULTS = frozenset({"dns-nxdomain", "dns-private-zone-not-linked"})
