@@ -120,3 +120,30 @@ def test_a_finding_no_fault_type_names_is_counted_as_a_problem_not_a_fault() -> 
     v = merge([named, unnamed])
     assert v.summary.startswith("2 independent problems, each to be fixed (nsg-deny at a; 1 no fault type names)")
     assert v.faults == named.faults and v.is_anomaly
+
+
+def test_a_dead_box_each_way_is_two_faults(tmp_path: Path) -> None:
+    """The requests die at one stopped appliance and the replies would die at another: past the first, the far
+    end's way back is still walked, and the second box is a fault of its own."""
+    doc = yaml.safe_load((HELDOUT / "ho-two-route-and-nsg.yaml").read_text())
+    doc["name"] = "two-dead-boxes"
+    api = next(n for n in doc["nsgs"] if n["name"] == "nsg-ae-api")
+    api["rules"] = [x for x in api["rules"] if x["name"] != "k-150"]
+    doc["route_tables"].append({"name": "rt-ae-api", "resource_group": "ae-tracking", "routes": [
+        {"name": "back-inspect", "address_prefix": "10.130.0.0/16", "next_hop_type": "VirtualAppliance",
+         "next_hop_ip": "10.129.0.12"}]})
+    tracking = next(n for n in doc["vnets"] if n["name"] == "vnet-ae-tracking")
+    tracking["subnets"][0]["route_table"] = "rt-ae-api"
+    doc["vms"].append({"name": "insp-ae-03", "resource_group": "ae-hub", "power_state": "deallocated",
+                       "nics": [{"subnet": "vnet-ae-hub/transit", "private_ip": "10.129.0.12", "ip_forwarding": True}]})
+    rg = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups"
+    faults = [{"fault_type": "udr-dead-appliance", "affected_flow": "dispatch-to-tracking", "expected_outcome": "x",
+               "resource_id": f"{rg}/ae-dispatch/providers/Microsoft.Network/routeTables/rt-ae-workers/routes/spokes-inspect"},
+              {"fault_type": "udr-dead-appliance", "affected_flow": "dispatch-to-tracking", "expected_outcome": "x",
+               "resource_id": f"{rg}/ae-tracking/providers/Microsoft.Network/routeTables/rt-ae-api/routes/back-inspect"}]
+    worlds = tmp_path / "worlds"
+    (worlds / "answers").mkdir(parents=True)
+    (worlds / "two-dead-boxes.yaml").write_text(yaml.safe_dump(doc))
+    (worlds / "answers" / "two-dead-boxes.json").write_text(json.dumps({**faults[0], "faults": faults}))
+    (r,) = evaluate([str(worlds)], root=tmp_path / "runs")
+    assert (r.rca_f1, r.detection) == (1.0, True), r.diagnosis

@@ -274,18 +274,26 @@ def walk(facts: Facts, flow: Flow, start: Sequence[Hop], table: Table, *,
 
 
 def _far_end(w: Walk, hops: Sequence[Hop], table: Table) -> None:
-    """The far end's own checks once the path is broken before it: its power and its own rules do not depend
-    on the path, so a fault there is a second one to fix. Where it leads (its routes back) is not followed, and
+    """The far end once the path is broken before it: its power and its own rules do not depend on the path, and
+    neither does the way its replies take back, so a fault there is a second one to fix. The replies' way is
+    walked back to the client, past any box already found at fault (the same dead box both ways is one fault);
     a default rule's deny is the broken path's doing, not the server's."""
-    for hop in hops:
+    dead = {hop.ip for i, _ in w.faults for hop in w.hops[i:i + 1]}
+    queue = list(hops)
+    seen = {h.key for h in w.hops}
+    while queue and len(w.hops) < MAX_HOPS:
+        hop = queue.pop(0)
+        if hop.key in seen or (hop.direction == "return" and hop.ip in dead):
+            continue
+        seen.add(hop.key)
         index = len(w.hops)
         w.hops.append(hop)
         for check in table.get(hop.kind, ()):
-            if not check.proves:  # a step that only leads on (a probe, the way back)
-                continue
             outcome = check.run(w, hop)
             if isinstance(outcome, Need):
                 w.needs.append((index, outcome))
+            elif isinstance(outcome, Next):
+                queue[:0] = [h for h in outcome.hops if h.direction == "return" and h.key not in seen]
             elif isinstance(outcome, Fault):
                 if outcome.on_own_rule:
                     w.faults.append((index, outcome))
