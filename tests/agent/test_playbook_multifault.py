@@ -147,3 +147,26 @@ def test_a_dead_box_each_way_is_two_faults(tmp_path: Path) -> None:
     (worlds / "answers" / "two-dead-boxes.json").write_text(json.dumps({**faults[0], "faults": faults}))
     (r,) = evaluate([str(worlds)], root=tmp_path / "runs")
     assert (r.rca_f1, r.detection) == (1.0, True), r.diagnosis
+
+
+def test_past_one_stopped_instance_the_walk_goes_on_to_the_others(tmp_path: Path) -> None:
+    """One instance of a scale set is stopped and the set's subnet denies the client: the calls that reach the
+    running instances are dropped too, a second fault (one instance down does not end the path)."""
+    doc = yaml.safe_load((HELDOUT / "ho-vmss-stopped-instance.yaml").read_text())
+    doc["name"] = "vmss-down-and-denied"
+    quote = next(n for n in doc["nsgs"] if n["name"] == "nsg-jpe-quote")
+    quote["rules"].insert(0, {"name": "q-200", "priority": 200, "direction": "Inbound", "access": "Deny",
+                              "protocol": "Tcp", "source_address_prefix": "10.200.0.0/21",
+                              "destination_port_range": "9000-9099"})
+    answer = json.loads((HELDOUT / "answers" / "ho-vmss-stopped-instance.json").read_text())
+    rg = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups"
+    deny = {"fault_type": "nsg-deny", "affected_flow": "edge-to-q0", "expected_outcome": "nsg-denied-inbound",
+            "resource_id": f"{rg}/jpe-quote/providers/Microsoft.Network/networkSecurityGroups/nsg-jpe-quote/"
+                           "securityRules/q-200"}
+    first = {k: answer[k] for k in ("fault_type", "resource_id", "affected_flow", "expected_outcome")}
+    worlds = tmp_path / "worlds"
+    (worlds / "answers").mkdir(parents=True)
+    (worlds / "vmss-down-and-denied.yaml").write_text(yaml.safe_dump(doc))
+    (worlds / "answers" / "vmss-down-and-denied.json").write_text(json.dumps({**first, "faults": [first, deny]}))
+    (r,) = evaluate([str(worlds)], root=tmp_path / "runs")
+    assert (r.rca_f1, r.detection) == (1.0, True), r.diagnosis

@@ -111,11 +111,13 @@ class Fault:
     """The hop is at fault: the verdict names the resource, the fault type, the fix and the evidence."""
 
     verdict: Verdict
+    goes_on: bool = False  # the path goes on past this hop whatever the fault's type (one instance of several down)
 
     @property
     def passable(self) -> bool:
         """The packets would go on along the same path once this fault is fixed (see :data:`PASSABLE`)."""
-        return bool(self.verdict.faults) and all(x.get("fault_type") in PASSABLE for x in self.verdict.faults)
+        return self.goes_on or (bool(self.verdict.faults) and all(x.get("fault_type") in PASSABLE
+                                                                  for x in self.verdict.faults))
 
     @property
     def on_own_rule(self) -> bool:
