@@ -240,6 +240,35 @@ def local_reads(rng: random.Random, n: int = 2500) -> Iterator[tuple[str, int, s
         yield _join(rng.choice(forms)(rng.choice(HOSTS))), 0, "local-read"
 
 
+def catalogue_reads(rng: random.Random, per_command: int = 3) -> Iterator[tuple[str, int, str]]:
+    """Every az command of the shipped catalogue (azure-cli's own command table), spelled with the options it
+    declares for naming a resource (``-g``, ``-n``, ``--vnet-name`` ...), an output format and a query. Only
+    those the tiers call SAFE are kept (:func:`build_rows`): a read the catalogue proves secret-free is as
+    everyday as the lab's, and a command key the model never saw was flagged for that alone
+    (``az network application-gateway show``, ``az vm identity show``)."""
+    from netghost.shell.classify._azcat import load_catalogue
+
+    catalogue = load_catalogue()
+    for name in catalogue.names():
+        entry = catalogue.lookup(name.split())
+        if entry is None or not entry.always:
+            continue
+        naming = sorted(o for o in entry.options if o.startswith("--") and o.endswith("-name") and o != "--name")
+        for _ in range(per_command):
+            argv = ["az", *name.split()]
+            if "--resource-group" in entry.options:
+                argv += [rng.choice(["-g", "--resource-group"]) if "-g" in entry.options else "--resource-group", rng.choice(RGS)]
+            if "--name" in entry.options:
+                argv += [rng.choice(["-n", "--name"]) if "-n" in entry.options else "--name", rng.choice(NAMES)]
+            for option in naming[:2]:
+                argv += [option, rng.choice(NAMES)]
+            if rng.random() < 0.5:
+                argv += ["-o", rng.choice(["json", "table", "tsv"])]
+            if rng.random() < 0.3:
+                argv += ["--query", rng.choice(QUERIES)]
+            yield _join(argv), 0, "catalogue-read"
+
+
 # The probes whose destinations the egress policy checks (classify/_egress.py EGRESS_CHECKS), and value checks
 # of their option tables that have a benign value to draw (numbers in range, enumerations).
 PROBES = ("curl", "ping", "dig", "nslookup", "host", "traceroute", "tracepath", "mtr")
@@ -257,7 +286,10 @@ def _sample_value(check: str, rng: random.Random) -> str | None:
         return str(int(value)) if kind == "int" or value.is_integer() else f"{value:g}"
     if kind in ("enum", "ienum"):
         return rng.choice(arg.split(","))
-    return None
+    # The checks that name their benign values: output to the terminal or nowhere, a status line format.
+    fixed = {"stdout": ["-"], "devnull_or_stdout": ["/dev/null", "-"], "writeout": ["%{http_code}", "%{time_total}\\n"],
+             "header": ["Accept: application/json", "Host: api.contoso.com"]}
+    return rng.choice(fixed[kind]) if kind in fixed else None
 
 
 def _probe_options(spec: dict[str, object], rng: random.Random) -> list[list[str]]:
@@ -393,13 +425,14 @@ def build_rows() -> list[dict[str, object]]:
 
     rng = random.Random(SEED)
     candidates = [*corpus_rows(), *table_examples(), *test_literals(), *lab_az_reads(rng), *local_reads(rng),
-                  *engine_runs(rng), *arm_rest_reads(rng), *probe_option_reads(random.Random(SEED + 1))]
+                  *engine_runs(rng), *arm_rest_reads(rng), *probe_option_reads(random.Random(SEED + 1)),
+                  *catalogue_reads(random.Random(SEED + 2))]
     by_argv: dict[tuple[str, ...], dict[str, object]] = {}
     for command, label, source in candidates:
         parsed = parse_command(command)
         if isinstance(parsed, ParseRejection):
             continue  # no argv: the tiers make every structural rejection FORBIDDEN already
-        if label == 0 and source in ("lab-az-read", "arm-rest-read") and tiers(command) != "SAFE":
+        if label == 0 and source in ("lab-az-read", "arm-rest-read", "catalogue-read") and tiers(command) != "SAFE":
             continue
         if label == 0 and source in ("local-read", "probe-option") and probe_tiers(command) != "SAFE":
             continue
