@@ -327,7 +327,10 @@ def _arm_hazard(args: Sequence[str]) -> AzDecision | None:
         decision = _arm_decision(typed, "az")
         if decision is not None:
             return decision
-    if any("userdata" in a.lower() or "userdata" in decoded(a).lower() for a in args if "serdata" in a.lower() or "%" in a):
+    line = "\n".join(args).lower()  # one lower-casing for the two cheap tests below, not one per argument
+    if ("serdata" in line or "%" in line) and any(
+        "userdata" in a.lower() or "userdata" in decoded(a).lower() for a in args if "serdata" in a.lower() or "%" in a
+    ):
         return AzDecision("RISKY", "az: `userData` makes ARM return the VM's user data (often secrets)", "az-arm-user-data", relaxable=False)
     return None
 

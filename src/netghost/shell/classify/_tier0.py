@@ -17,7 +17,7 @@ from typing import Any
 from netghost.redact import (
     PathContext,
     credential_ancestor,
-    credential_path,
+    credential_word,
     persistence_path,
     secret_env_name,
 )
@@ -113,7 +113,7 @@ class Tier0Rule:
         self, name: str, raw: Sequence[str], targets: Callable[[], Sequence[str]] | None, ctx: PathContext | None
     ) -> bool:
         """The ontology's conditions (all that are set must hold)."""
-        if self.credential_operand and not any(credential_path(w, ctx) is not None for w in raw):
+        if self.credential_operand and credential_word(raw, ctx) is None:
             return False
         if self.credential_ancestor:
             operands = [w for w in raw if not w.startswith("-")]
