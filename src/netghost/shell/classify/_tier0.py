@@ -81,6 +81,18 @@ class Tier0Rule:
             in_list = name in self.binaries
             if not in_list and not (self.binary_regex is not None and self.binary_regex.fullmatch(name)):
                 return False
+        return self.matches_args(name, args, raw, targets, ctx)
+
+    def matches_args(
+        self,
+        name: str,
+        args: Sequence[str],
+        raw: Sequence[str] | None = None,
+        targets: Callable[[], Sequence[str]] | None = None,
+        ctx: PathContext | None = None,
+    ) -> bool:
+        """:meth:`matches` for a ``name`` already known to meet the rule's binary condition (the index's
+        :meth:`Tier0Index.for_name` list): the binary regexes are not tried again for every command."""
         if name in self.except_binaries:
             return False
         if (self.short_flags or self.long_flags) and not self._has_flag(args):
@@ -304,6 +316,6 @@ def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None 
     for rule in index.for_name(name):
         if (rule.target_regex is not None or rule.write_class) and not targets():
             continue  # a rule about written files cannot apply to a command that writes none
-        if rule.matches(name, args, raw, targets, ctx):
+        if rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
             return rule
     return None
