@@ -354,17 +354,21 @@ def engine_runs(rng: random.Random, n: int = 300) -> Iterator[tuple[str, int, st
     """The forensics engine as the orchestrator runs it: absolute paths under the session's directory. The
     tiers call these SAFE in their session (the shell's working directory), not from nowhere, so they are
     benign rows without the tiers' filter."""
+    # Every spelling the shell resolves to the installed engine (shell/engine.py): the console script, the
+    # seeds' `python pcap_forensics.py` template and the module form.
+    programs = [["pcap-forensics"], ["python", "pcap_forensics.py"], ["python3", "pcap_forensics.py"],
+                ["python", "-m", "netghost.forensics"], ["python3", "-m", "netghost.forensics"]]
     for _ in range(n):
         root = rng.choice(SESSION_ROOTS)
         task = f"{root}/captures/ghost_{rng.choice(NAMES)}_20261122T050000/artifacts"
         cap = f"{task}/ghost_{rng.choice(NAMES)}_20261122T050000.cap"
         form = rng.choice([
-            ["pcap-forensics", cap, "--semantic-dir", task, "--report-dir", task, "--format", "md,json,html"],
-            ["pcap-forensics", cap, "--compare", cap.replace(".cap", "_b.cap"), "--semantic-dir", task, "--report-dir", task],
-            ["pcap-forensics", "--fleet", task, "--out", f"{task}/fleet"],
-            ["pcap-forensics", cap, "--format", "html", "--report-dir", task, "--semantic-dir", task],
+            [cap, "--semantic-dir", task, "--report-dir", task, "--format", "md,json,html"],
+            [cap, "--compare", cap.replace(".cap", "_b.cap"), "--semantic-dir", task, "--report-dir", task],
+            ["--fleet", task, "--out", f"{task}/fleet"],
+            [cap, "--format", "html", "--report-dir", task, "--semantic-dir", task],
         ])  # fmt: skip
-        yield _join(form), 0, "engine-run"
+        yield _join([*rng.choice(programs), *form]), 0, "engine-run"
 
 
 def _join(argv: list[str]) -> str:

@@ -154,12 +154,11 @@ AZ_READS: list[tuple[str, str, str, str]] = [
     ("az-extension", "network vhub list", "NOT_SAFE", "the virtual-wan extension: not an azure-cli 2.91 command"),
     ("az-extension", "network dns resolver list", "NOT_SAFE", "the dns-resolver extension: not an azure-cli 2.91 command"),
     # Secret-free by their REST responses, still stopped (known gaps, see the test):
-    ("az-gap", "keyvault secret list --vault-name kv-prod", "SAFE", "gap: SecretListResult/SecretItem carry ids, attributes, "
-     "tags and contentType, never a value; the catalogue does not follow the Key Vault data-plane client"),
-    ("az-gap", "keyvault key list --vault-name kv-prod", "SAFE", "gap: KeyListResult/KeyItem carry ids and attributes; "
-     "the catalogue does not follow the Key Vault data-plane client"),
-    ("az-gap", "keyvault certificate list --vault-name kv-prod", "SAFE", "gap: CertificateListResult/CertificateItem carry ids, "
-     "attributes and thumbprints; the catalogue does not follow the Key Vault data-plane client"),
+    ("az-other", "keyvault secret list --vault-name kv-prod", "SAFE", "GET /secrets: SecretListResult/SecretItem carry ids, "
+     "attributes, tags and contentType, never a value"),
+    ("az-other", "keyvault key list --vault-name kv-prod", "SAFE", "GET /keys: KeyItem carries ids and attributes"),
+    ("az-other", "keyvault certificate list --vault-name kv-prod", "SAFE", "GET /certificates: CertificateItem carries ids, "
+     "attributes and thumbprints"),
     ("az-gap", "role assignment list --assignee 11111111-2222-3333-4444-555555555555", "SAFE", "gap: --assignee resolves the "
      "principal with a Microsoft Graph GET (send_raw_request), which the catalogue records as a local effect"),
 ]  # fmt: skip

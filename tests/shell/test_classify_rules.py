@@ -199,9 +199,9 @@ AZ = {
     "az monitor log-analytics query -w ws --analytics-query 'AzureDiagnostics | take 10'": "RISKY",
     "az graph query -q 'Resources | project name'": "RISKY",
     "az --version": "SAFE",
-    # the catalogue follows no operation of the Key Vault data-plane listing; `config get` prints stored
-    # defaults (storage keys among them); site config carries machineKey.validationKey
-    "az keyvault secret list --vault-name kv": "RISKY",
+    # the Key Vault data-plane listing is GET /secrets (SecretItem: ids and attributes, never a value);
+    # `config get` prints stored defaults (storage keys among them); site config carries machineKey.validationKey
+    "az keyvault secret list --vault-name kv": "SAFE",
     "az network bastion list -o table": "RISKY",
     "az config get core.output": "RISKY",
     "az webapp config access-restriction show -g rg -n app": "RISKY",
