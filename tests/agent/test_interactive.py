@@ -18,8 +18,8 @@ import pexpect
 
 from netghost import __version__
 from netghost.lab.fake_gemini import FakeCall, FakeGemini, FakeTurn
+from tests.agent.tty_screen import HANG, logical_lines, screen_lines
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 RG = "prod-rg"
 UPDATE = (f"az network route-table route update -g {RG} --route-table-name rt-web -n to-data "
           "--next-hop-type VnetLocal")
@@ -85,10 +85,6 @@ EXPECTED: list[str | re.Pattern[str]] = [
 ]
 
 
-def _screen_lines(transcript: str) -> list[str]:
-    return [line.rstrip() for line in ANSI.sub("", transcript).split("\n")]
-
-
 def _in_order(lines: list[str], expected: list[str | re.Pattern[str]]) -> list[str | re.Pattern[str]]:
     """The expected lines not found in order (empty when the screen shows them all)."""
     at = 0
@@ -130,8 +126,13 @@ def test_the_interactive_cli_matches_seed_001_console(tmp_path: Path) -> None:
         finally:
             child.close(force=True)
         sent = [r for r in fake.requests if isinstance(r, dict)]
-    lines = _screen_lines(transcript.getvalue())
-    assert child.exitstatus == 0, "\n".join(lines)
+    screen = screen_lines(transcript.getvalue())
+    assert child.exitstatus == 0, "\n".join(screen)
+    shell = [line for line in screen if line.startswith(("[Shell] ", HANG))]
+    assert max(len(line) for line in shell) <= 80, "\n".join(shell)  # folded by the program, never by the terminal
+    assert len([line for line in shell if line.startswith(HANG)]) >= 2  # the denial's line was folded
+    assert all(any(word in line.split() for line in shell) for word in UPDATE.split())  # never inside a word
+    lines = logical_lines(screen)  # a [Shell] line folded between words, joined back
     missing = _in_order(lines, EXPECTED)
     assert missing == [], f"first missing: {missing[0]!r}\n" + "\n".join(lines)
     box = [line for line in lines if line[:1] in "┌│└"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -19,8 +18,8 @@ import pexpect
 
 from netghost.governance import read_wal
 from netghost.lab.fake_gemini import FakeGemini, FakeTurn
+from tests.agent.tty_screen import logical_lines, screen_lines
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 UPDATE = ("az network route-table route update -g prod-rg --route-table-name rt-web -n to-data "
           "--next-hop-type VnetLocal")
 REASON = "change freeze until Monday"
@@ -29,10 +28,6 @@ SCRIPT = [
     FakeTurn.call("run_shell_cmd", {"command": UPDATE, "reasoning": "Correct the next hop."}),
     FakeTurn.say("Nothing more to read. H1 stays open."),
 ]
-
-
-def _screen(transcript: str) -> list[str]:
-    return [line.rstrip() for line in ANSI.sub("", transcript).split("\n")]
 
 
 def test_modify_runs_shows_audits_and_reports_the_edited_command_and_a_denial_keeps_its_reason(
@@ -68,7 +63,7 @@ def test_modify_runs_shows_audits_and_reports_the_edited_command_and_a_denial_ke
         finally:
             child.close(force=True)
         sent = json.dumps([r for r in fake.requests if isinstance(r, dict)])
-    lines = _screen(transcript.getvalue())
+    lines = logical_lines(screen_lines(transcript.getvalue()))
     text = "\n".join(lines)
     assert child.exitstatus == 0, text
     assert "the person's choice" in sent and "the model's choice" not in sent  # what ran is what the model read

@@ -105,3 +105,48 @@ def test_report_regenerates_the_same_page_from_the_trail(session: tuple[Path, st
 def test_a_chart_that_could_act_or_fetch_is_not_inlined(figure: str, unsafe: bool) -> None:
     """The charts are the only markup the page takes from a file: the engine's SVG refers only to itself."""
     assert bool(_UNSAFE_SVG.search(f"<figure><svg>{figure}</svg></figure>")) is unsafe
+
+
+@pytest.fixture(scope="module")
+def dual(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    audit = tmp_path_factory.mktemp("dual") / "audit"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(audit.parent / "home"))
+        mp.setenv("XDG_CONFIG_HOME", str(audit.parent / "home" / ".config"))
+        return audit, investigate("path-packet-loss", audit, mp, peer="redis-primary")
+
+
+def _chart_sections(text: str) -> dict[str, int]:
+    """``<h4>Charts: ...</h4>`` heading -> the number of inlined SVG charts under it (to the next heading)."""
+    parts = re.split(r"<h4>Charts: (.*?)</h4>", text)
+    return {title: len(re.findall(r"<svg\b[^>]*class=\"chart\"", re.split(r"<h[1-4]\b", body, maxsplit=1)[0]))
+            for title, body in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+@pytest.mark.slow
+def test_a_dual_end_rca_holds_the_charts_of_both_captures_and_their_comparison(
+        dual: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each end's own report and the comparison, drawn through the shell before the cleanup removed the
+    pcaps, each page's hash kept in the journal; an edited page is refused when the report is written again."""
+    audit, sid = dual
+    text = (audit / f"ghost_rca_{sid}.html").read_text(encoding="utf-8")
+    tasks = replay_latest(audit / f"orchestrator_tasks_{sid}.jsonl", "task_id")
+    ends = sorted(Path(t["local_pcap_path"]).name for t in tasks.values())
+    sections = _chart_sections(text)
+    assert sorted(sections) == sorted([*(f"This end&#x27;s capture ({name})" for name in ends), "The two ends compared"])
+    assert all(n > 0 for n in sections.values()), sections
+    assert "One-way delay between the capture points" in text.split("<h4>Charts: The two ends compared</h4>", 1)[1]
+    drawn = [r for r in read_wal(audit / f"ghost_turns_{sid}.jsonl").records if r.get("kind") == "chart_drawn"]
+    assert len(drawn) == 3 and all(Path(r["path"]).is_file() for r in drawn)
+    assert text.count("Hash matches the journal&#x27;s record of its drawing.") == 3
+    records = {r["audit_id"]: r for r in read_wal(audit / f"shell_audit_{sid}.jsonl").records}
+    assert all(records[r["audit_id"]]["command"].startswith("pcap-forensics ") for r in drawn)
+    assert all(not Path(t["local_pcap_path"]).exists() for t in tasks.values())  # cleaned up after drawing
+    monkeypatch.setenv("HOME", str(audit.parent / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(audit.parent / "home" / ".config"))
+    page = Path(drawn[0]["path"])
+    page.write_text(page.read_text(encoding="utf-8").replace("</svg>", "<!-- edited --></svg>", 1), encoding="utf-8")
+    assert main(["report", sid, "--audit-dir", str(audit)]) == 0
+    again = (audit / f"ghost_rca_{sid}.html").read_text(encoding="utf-8")
+    assert "Not inlined: its hash does not match the record." in again
+    assert sum(_chart_sections(again).values()) < sum(sections.values())

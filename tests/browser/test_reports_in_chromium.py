@@ -52,7 +52,13 @@ _CHECK = """(() => {
   const targets = links.map(id => document.getElementById(id));
   const external = [...document.querySelectorAll('[src],[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))
     .filter(u => !u.startsWith('#') && !u.startsWith('data:'));
-  return {charts, images, links: links.length, missing: links.filter((id, k) => !targets[k]),
+  const sections = [...document.querySelectorAll('h4')].filter(h => h.textContent.startsWith('Charts:')).map(h => {
+    let n = 0;
+    for (let e = h.nextElementSibling; e && !/^H[1-4]$/.test(e.tagName); e = e.nextElementSibling)
+      n += e.querySelectorAll('svg.chart').length;
+    return {title: h.textContent, charts: n};
+  });
+  return {charts, sections, images, links: links.length, missing: links.filter((id, k) => !targets[k]),
           notRecords: targets.filter(t => t && !t.classList.contains('record')).length, external,
           fetched: performance.getEntriesByType('resource').length, title: document.title,
           scrollWidth: document.documentElement.scrollWidth, innerWidth: innerWidth, wide};
@@ -137,6 +143,9 @@ def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tm
         assert found["png"].startswith(PNG) and len(found["png"]) > 20_000, name  # a screenshot with content
         if name.startswith("rca_"):
             assert found["links"] > 0 and found["missing"] == [] and found["notRecords"] == 0, (name, found)
+    sections = seen["rca_dual-end"]["sections"]  # each end's capture and the comparison, each with its charts
+    assert len(sections) == 3 and all(s["charts"] > 0 for s in sections), sections
+    assert sum(s["title"].startswith("Charts: This end") for s in sections) == 2, sections
     labels = {name: [c["label"] for c in f["charts"]] for name, f in seen.items()}
     assert any("Sequence graph" in lab for labs in labels.values() for lab in labs)  # a flow with data
     assert any("Handshake ladder" in lab for labs in labels.values() for lab in labs)  # a flow without
@@ -146,6 +155,4 @@ def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tm
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         for name in pages:
             shutil.copyfile(tmp_path / f"{name}.png", Path(SHOTS) / f"{name}.png")
-    if chartless == ["rca_dual-end"]:  # the agent's side: a dual-end capture's charts do not reach its RCA yet
-        pytest.xfail("the dual-end RCA inlines no chart of its two captures (the agent's RCA assembly)")
     assert chartless == [], f"pages with no chart: {chartless}"

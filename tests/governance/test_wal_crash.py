@@ -111,3 +111,36 @@ def test_torn_write_never_loses_an_acknowledged_record(
     assert nxt["prev_sha256"] == (acked[-1]["sha256"] if acked else None)
     after = verify(path)
     assert after.ok and after.breaks == [] and read_wal(path).records[:n] == acked
+
+
+@pytest.mark.parametrize("when", ["after_the_write", "mid_write"])
+def test_an_interrupt_inside_append_never_forks_the_chain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          when: str) -> None:
+    """Ctrl-C's KeyboardInterrupt can land while a record is being written (after ``os.write`` returned, in
+    the fsync; or with half the line out). The writer's state follows the file: a whole line counts, a torn
+    one is cut off, and the next append takes the next seq, so the chain verifies (no seq appears twice)."""
+    path = tmp_path / "log.jsonl"
+    w = WalWriter(path, fsync=True)
+    w.append({"kind": "before"})
+    real_write, real_fsync = os.write, os.fsync
+
+    def half_then_interrupt(fd: int, data: bytes | memoryview) -> int:
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise KeyboardInterrupt
+
+    def interrupt(fd: int) -> None:
+        real_fsync(fd)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as mp, pytest.raises(KeyboardInterrupt):
+        if when == "mid_write":
+            mp.setattr(os, "write", half_then_interrupt)
+        else:
+            mp.setattr(os, "fsync", interrupt)
+        w.append({"kind": "interrupted"})
+    w.append({"kind": "after"})
+    w.close()
+    kinds = [r["kind"] for r in read_wal(path).records]
+    assert kinds == (["before", "interrupted", "after"] if when == "after_the_write" else ["before", "after"])
+    assert [r["seq"] for r in read_wal(path).records] == list(range(1, len(kinds) + 1))
+    assert verify(path).ok

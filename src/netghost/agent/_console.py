@@ -25,7 +25,7 @@ from rich.text import Text
 from netghost import __version__
 from netghost.contracts import DecidedBy
 from netghost.redact import redact
-from netghost.safetext import guard_console, visible
+from netghost.safetext import guard_console, print_folded, visible
 
 __all__ = ["BANNER_RULE", "GhostConsole", "InterruptFlag", "format_duration", "shown"]
 
@@ -133,7 +133,8 @@ class GhostConsole:
 
         Who decided comes from the shell's ``decided_by`` (the human at the terminal, ``--yes``, an MCP
         client, a policy); a SAFE command auto-approved by the built-in tiers says only "auto-approved".
-        The command is the model's (redacted and shown on one line here, as in the audit record); the
+        The command is the model's (redacted, one logical line as in the audit record; a terminal shows it
+        folded between words, continuations indented under the text, a pipe gets it whole); the
         classification, action, reason and decider come from the shell but are shown the same way.
         """
         cls = shown(response.get("classification"), multiline=False)
@@ -157,7 +158,7 @@ class GhostConsole:
             reason = response.get("denial_reason")
             why = f' (reason: "{shown(reason, multiline=False)}")' if reason else ""
             line = Text.assemble(("[Shell] ", "bold"), (cls, "yellow"), f" — {_verb(action, who)}: {said}{why}")
-        self.console.print(line, soft_wrap=True)
+        print_folded(self.console, line, hang=len("[Shell] "))  # a terminal: folded between words
 
 
 _VERBS = {"user_approved": "approved", "user_modified": "modified", "user_denied": "denied",

@@ -94,7 +94,7 @@ def end_with_rca(parts: Parts, end: LoopEnd, ending: Ending) -> int:
         root_cause_summary=end.last_text or "The investigation ended before the model concluded.",
     )
     state = parts.state
-    draw_charts(audit_dir, state.session_id, parts.watched)  # before the cleanup removes the pcaps
+    draw_charts(audit_dir, state.session_id, parts.watched, parts.journal.write)  # before the cleanup removes the pcaps
     _sweep(parts, ending)
     parts.ui.notice("Generating root cause analysis report...")
     rca = write_rca(audit_dir, state, completion, parts.watched, now=clock, warnings=parts.warnings)

@@ -10,7 +10,8 @@ Record kinds (``kind``): ``user_turn`` (the user's text, redacted), ``model_turn
 with the shell's next seq so a crash mid-turn can be matched against the shell's audit),
 ``shell_call`` (which ``audit_id`` answered a call, and the ``_meta`` added), ``orchestrator_call``
 (the request, the response, the shell audit ids it caused, the ``_meta``), ``user_choice``
-([C]ontinue / [D]one / extend) and ``session_event`` (started, resumed, interrupted, rca_written).
+([C]ontinue / [D]one / extend), ``session_event`` (started, resumed, interrupted, rca_written) and
+``chart_drawn`` (the sha256 of a chart page the engine drew for the HTML RCA, with the run's audit id).
 Raw command output is never written here: a shell result is rebuilt from the shell's audit record.
 """
 

@@ -101,9 +101,7 @@ class _Page:
     chains: dict[str, dict[str, Any]]
     now: datetime
     warnings: list[str] = field(default_factory=list)
-    charts: dict[str, list[str]] = field(default_factory=dict)
-    chart_notes: dict[str, str] = field(default_factory=dict)
-    engine_commands: dict[str, str] = field(default_factory=dict)
+    charts: dict[str, list[_Charts]] = field(default_factory=dict)
     claims: ClaimCheck | None = None
     symptom: str = ""
 
@@ -154,65 +152,126 @@ def _forensic_html(task: Mapping[str, Any]) -> Path | None:
     return Path(str(report).replace("_forensic_report.md", "_forensic_report.html")) if report else None
 
 
-def _engine_command(task: Mapping[str, Any], out_dir: Path) -> str | None:
-    pcap = task.get("local_pcap_path")
-    if not pcap:
-        return None
-    return shlex.join(["pcap-forensics", str(pcap), "--format", "html", "--report-dir", str(out_dir),
-                       "--semantic-dir", str(out_dir)])
+@dataclass(frozen=True)
+class _Chartable:
+    """One engine HTML report whose charts belong in the RCA: where it is and the engine run that draws it."""
+
+    title: str
+    path: Path
+    command: str | None  # None: the capture it needs is not known
+    pcaps: tuple[str, ...]  # the captures the run reads (drawn only while they are on disk)
 
 
-def draw_charts(audit_dir: Path, session_id: str, shell: ShellLike) -> list[str]:
-    """Have the engine draw the HTML report (charts) of each completed capture that lacks one; the audit ids.
+def _engine_command(pcap: str, out_dir: Path, compare: str | None = None) -> str:
+    return shlex.join(["pcap-forensics", pcap, *(["--compare", compare] if compare else []), "--format", "html",
+                       "--report-dir", str(out_dir), "--semantic-dir", str(out_dir)])
+
+
+def _compare_holder(task: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether ``task`` is the one of a dual-end pair whose record holds the comparison (its report registered
+    there; a trail without the record: the second end, named after ``_vs_`` in the report's name)."""
+    report = Path(str(task.get("report_path") or ""))
+    partner = tasks.get(str(task.get("paired_task_id") or "")) or {}
+    registered = [t for t in (task, partner) if report.name in (t.get("artifact_hashes") or {})]
+    if registered:
+        return registered[0] is task
+    pcap = str(task.get("local_pcap_path") or "")
+    return bool(pcap) and report.name.endswith(f"_vs_{Path(pcap).stem}_forensic_report.md")
+
+
+def _chartables(task: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]) -> list[_Chartable]:
+    """The engine reports whose charts a completed capture puts in the RCA: its own analysis; for one end of
+    a dual-end capture, that end's own report and (under the end whose record holds it) the comparison's."""
+    target = _forensic_html(task)
+    if task.get("state") not in ("COMPLETED", "DONE") or target is None:
+        return []
+    pcap = str(task.get("local_pcap_path") or "") or None
+    if task.get("analysis_mode") != "compare":
+        command = _engine_command(pcap, target.parent) if pcap else None
+        return [_Chartable("", target, command, (pcap,) if pcap else ())]
+    out_dir = target.parent
+    own = out_dir / f"{Path(pcap).stem}_forensic_report.html" if pcap else None
+    out = [_Chartable(f"This end's capture ({Path(pcap).name})", own, _engine_command(pcap, out_dir), (pcap,))
+           ] if pcap and own is not None else []
+    partner = tasks.get(str(task.get("paired_task_id") or "")) or {}
+    other = str(partner.get("local_pcap_path") or "") or None
+    if _compare_holder(task, tasks):
+        first, second = (other, pcap) if other and target.name.startswith(f"{Path(other).stem}_vs_") else (pcap, other)
+        command = _engine_command(first, out_dir, second) if first and second else None
+        out.append(_Chartable("The two ends compared", target, command, tuple(p for p in (first, second) if p)))
+    return out
+
+
+def draw_charts(audit_dir: Path, session_id: str, shell: ShellLike,
+                record: Callable[..., object] | None = None) -> list[str]:
+    """Have the engine draw each HTML report (charts) a completed capture lacks; the audit ids of the runs.
 
     Run before the Markdown RCA, so both reports count the same records: the engine runs through the
-    shell (``pcap-forensics PCAP --format html``, SAFE, audited) and only while the pcap is still on disk.
+    shell (``pcap-forensics PCAP [--compare PCAP] --format html``, SAFE, audited) and only while the
+    pcaps are still on disk. ``record`` (the session journal's ``write``) keeps the sha256 of each page
+    drawn as a ``chart_drawn`` record, the hash the RCA checks before it inlines a chart the orchestrator
+    did not register.
     """
     registry = chain_paths(audit_dir, session_id)["orchestrator"]
     tasks = replay_latest(registry, "task_id") if registry.exists() else {}
     ids = []
     for task in tasks.values():
-        target = _forensic_html(task)
-        if task.get("state") not in ("COMPLETED", "DONE") or target is None or target.exists():
-            continue
-        command = _engine_command(task, target.parent)
-        if command and Path(str(task["local_pcap_path"])).is_file():
-            res = shell.execute({"command": command, "reasoning": "Drawing the capture's charts for the HTML RCA."})
+        for item in _chartables(task, tasks):
+            if item.path.exists() or item.command is None or not all(Path(p).is_file() for p in item.pcaps):
+                continue
+            res = shell.execute({"command": item.command, "reasoning": "Drawing the capture's charts for the HTML RCA."})
             ids.append(str(res.get("audit_id")))
+            if record is not None and res.get("exit_code") == 0 and item.path.is_file():
+                digest = "sha256:" + hashlib.sha256(item.path.read_bytes()).hexdigest()
+                record("chart_drawn", path=str(item.path), page_sha256=digest, audit_id=str(res.get("audit_id")))
     return ids
 
 
-def _load_charts(page: _Page) -> None:
-    """Each completed capture's charts, inlined from the engine's HTML report, its hash checked."""
+def _drawn_hashes(turns: Path) -> dict[str, str]:
+    """path -> sha256 of the chart pages the agent had the engine draw (``chart_drawn`` in the journal)."""
+    if not turns.exists():
+        return {}
+    return {str(r.get("path")): str(r.get("page_sha256")) for r in read_wal(turns).records if r.get("kind") == "chart_drawn"}
+
+
+def _load_charts(page: _Page, drawn: Mapping[str, str]) -> None:
+    """Each completed capture's charts, inlined from the engine's HTML reports, each page's hash checked
+    against the task's artifact record or the journal's record of the run that drew it."""
     for task_id, task in page.tasks.items():
-        target = _forensic_html(task)
-        if task.get("state") not in ("COMPLETED", "DONE") or target is None:
-            continue
-        page.engine_commands[task_id] = _engine_command(task, target.parent) or ""
-        if not target.exists():
-            page.chart_notes[task_id] = ("No charts: the forensic engine's HTML report is not on disk (the capture "
-                                         "was analysed without --format html and its pcap is gone).")
-            continue
-        data = target.read_bytes()
-        hashes = task.get("artifact_hashes") or {}
-        known = hashes.get(target.name) or hashes.get(str(target))
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        check = (" Hash matches the artifact record." if known == digest else
-                 f" HASH MISMATCH: the artifact record says {known}." if known else " (not a registered artifact)")
-        figures = _FIGURE.findall(data.decode("utf-8", errors="replace"))
-        unsafe = [f for f in figures if _UNSAFE_SVG.search(f)]
-        if known != digest or unsafe:
-            why = "its hash does not match the artifact record" if known != digest else \
-                f"{len(unsafe)} figure(s) hold script, links or embedded content"
-            page.chart_notes[task_id] = f"Charts from {target.name}, {digest}.{check} Not inlined: {why}."
-            continue
-        page.charts[task_id] = figures
-        page.chart_notes[task_id] = f"Charts from {target.name}, {digest}.{check}"
+        for item in _chartables(task, page.tasks):
+            page.charts.setdefault(task_id, []).append(_chart_block(item, task, drawn))
 
 
-def _drawn_by(page: _Page, task_id: str) -> str:
+def _chart_block(item: _Chartable, task: Mapping[str, Any], drawn: Mapping[str, str]) -> _Charts:
+    target = item.path
+    if not target.exists():
+        return _Charts(item, [], "No charts: the forensic engine's HTML report is not on disk (the capture was "
+                                 "analysed without --format html and its pcap is gone).")
+    data = target.read_bytes()
+    hashes = task.get("artifact_hashes") or {}
+    known = hashes.get(target.name) or hashes.get(str(target)) or drawn.get(str(target))
+    digest = "sha256:" + hashlib.sha256(data).hexdigest()
+    source = "the artifact record" if hashes.get(target.name) or hashes.get(str(target)) else "the journal's record of its drawing"
+    check = (f" Hash matches {source}." if known == digest else
+             f" HASH MISMATCH: {source} says {known}." if known else " (not a registered artifact)")
+    figures = _FIGURE.findall(data.decode("utf-8", errors="replace"))
+    unsafe = [f for f in figures if _UNSAFE_SVG.search(f)]
+    if known != digest or unsafe:
+        why = ("no record of its hash" if not known else "its hash does not match the record") if known != digest else \
+            f"{len(unsafe)} figure(s) hold script, links or embedded content"
+        return _Charts(item, [], f"Charts from {target.name}, {digest}.{check} Not inlined: {why}.")
+    return _Charts(item, figures, f"Charts from {target.name}, {digest}.{check}")
+
+
+@dataclass(frozen=True)
+class _Charts:
+    item: _Chartable
+    figures: list[str]
+    note: str
+
+
+def _drawn_by(page: _Page, command: str | None) -> str:
     """The citation of the engine run that drew the charts, when the trail has it."""
-    command = page.engine_commands.get(task_id)
     for r in page.records:
         if command and r.get("command") == command and r.get("exit_code") == 0:
             return f" Drawn by {page.cite(str(r.get('audit_id')))}."
@@ -377,9 +436,11 @@ def _captures(page: _Page) -> list[str]:
             else:
                 out.append(f"<p>Executive summary unavailable (its read was denied or not made); the report is at "
                            f"<code>{_e(report)}</code>.</p>")
-        out += page.charts.get(tid, [])
-        if tid in page.chart_notes:
-            out.append(f'<p class="meta">{_e(page.chart_notes[tid])}{_drawn_by(page, tid)}</p>')
+        for block in page.charts.get(tid, []):
+            if block.item.title:
+                out.append(f"<h4>Charts: {_e(block.item.title)}</h4>")
+            out += block.figures
+            out.append(f'<p class="meta">{_e(block.note)}{_drawn_by(page, block.item.command)}</p>')
     return out
 
 
@@ -475,7 +536,7 @@ def write_rca_html(audit_dir: Path, state: SessionState, completion: CompleteInv
     page = _Page(state, completion, records, tasks, {}, now(), list(warnings or []))
     page.claims = check_claims(state, completion, records) if completion is not None else None
     page.symptom = symptom_of(paths["turns"])
-    _load_charts(page)
+    _load_charts(page, _drawn_hashes(paths["turns"]))
     page.chains = _check_chains(audit_dir, sid)
     target = html_path(audit_dir, sid)
     target.write_text(render_rca_html(page), encoding="utf-8")

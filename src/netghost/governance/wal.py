@@ -26,6 +26,7 @@ interleaving lines and forking the chain.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fcntl
 import json
 import os
@@ -792,18 +793,38 @@ class WalWriter:
             # The hash and seal members go last, so a reader can hash the line's prefix without
             # re-serialising (see _fast_hash); the line is canonical JSON up to those members.
             line = (body[:-1] + ',"sha256":"' + stored["sha256"] + '","hmac":"' + seal + '"}\n').encode("utf-8")
-            view = memoryview(line)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            if self._fsync:
-                os.fsync(self._fd)
-            self._next_seq += 1
-            self._head = stored["sha256"]
-            if self._log_id is None:
-                self._log_id = self._head
+            start = os.fstat(self._fd).st_size
+            try:
+                view = memoryview(line)
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                if self._fsync:
+                    os.fsync(self._fd)
+            except BaseException:
+                self._settle(start, len(line), stored["sha256"])
+                raise
+            self._advance(stored["sha256"])
             self._write_checkpoint()  # after the record is durable: a crash leaves it behind, never ahead
             return stored
+
+    def _advance(self, sha: str) -> None:
+        self._next_seq += 1
+        self._head = sha
+        if self._log_id is None:
+            self._log_id = self._head
+
+    def _settle(self, start: int, size: int, sha: str) -> None:
+        """After an append was interrupted (Ctrl-C's KeyboardInterrupt lands between ``os.write`` returning
+        and the writer's state moving on; a failed write): the writer's state follows the file, so the next
+        record never takes the same ``seq`` and forks the chain. A whole line in the file counts as written
+        (its fsync may not have run: the caller gets the exception); a torn one is cut off."""
+        with contextlib.suppress(OSError):
+            end = os.fstat(self._fd).st_size if self._fd is not None else start
+            if end >= start + size:
+                self._advance(sha)
+            elif end > start and self._fd is not None:
+                os.ftruncate(self._fd, start)
 
     def close(self) -> None:
         """Release the lock and close the file (idempotent)."""

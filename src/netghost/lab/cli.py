@@ -1,7 +1,8 @@
 """``ghost-agent lab list | show | reset``: look at the shipped worlds and (re)start a lab.
 
 * ``list`` — the shipped scenarios and their one-line description;
-* ``show [SCENARIO]`` — a world's inventory and, for the running lab, its clock and captures
+* ``show [SCENARIO]`` — a world's inventory, NSG rules and route tables (:mod:`netghost.lab._show`) and,
+  for the running lab, its clock and captures
   (never the fault or the answers: the lab is for investigating);
 * ``reset SCENARIO`` — create or recreate the lab state (default ``./audit/lab``) and its ``bin/``;
 * ``inject KIND`` — add a cloud-API fault (see :mod:`netghost.lab.az._cloud_faults`) to the running lab.
@@ -14,11 +15,12 @@ import os
 import sys
 
 from netghost.errors import LabError
+from netghost.lab._show import inventory
 from netghost.lab.az import capture_status, settle
 from netghost.lab.bin import create_bin_dir
 from netghost.lab.clock import format_azure_time, scale_from_env
 from netghost.lab.state import LabState, default_state_dir, init_state
-from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, World, load_world, scenario_names
+from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, load_world, scenario_names
 
 __all__ = ["add_arguments", "run"]
 
@@ -52,26 +54,6 @@ def _state_dir(args: argparse.Namespace) -> str:
     return str(args.state_dir or default_state_dir(os.environ, args.audit_dir))
 
 
-def _inventory(world: World) -> list[str]:
-    lines = [f"world: {world.name}", f"  {world.spec.description}"]
-    for vm in world.spec.vms:
-        ips = ", ".join(n.private_ip for n in vm.nics)
-        ports = ", ".join(f"{s.port}/{s.protocol.lower()}" for s in world.listening(vm)) or "-"
-        lines.append(f"  vm {vm.name:<16} {vm.resource_group:<10} {ips:<12} {vm.power_state:<11} listening: {ports}")
-    for vnet in world.spec.vnets:
-        lines.append(f"  vnet {vnet.name} {' '.join(vnet.address_prefixes)} subnets: "
-                     + ", ".join(f"{s.name} {s.address_prefix}" for s in vnet.subnets))
-    for account in world.spec.storage_accounts:
-        lines.append(f"  storage {account.name} containers: {', '.join(account.containers)}")
-    lines += [f"  firewall {fw.name} {fw.private_ip} (vnet {fw.vnet})" for fw in world.spec.firewalls]
-    lines += [f"  load balancer {lb.name} frontends: {', '.join(f.address for f in lb.frontends)}"
-              for lb in world.spec.load_balancers]
-    lines += [f"  nat gateway {nat.name} public ips: {', '.join(nat.public_ips)}" for nat in world.spec.nat_gateways]
-    lines += [f"  vpn gateway {gw.name} (vnet {gw.vnet})" for gw in world.spec.vnet_gateways]
-    lines.append(f"  network watchers: {', '.join(d.location for d in world.spec.network_watchers) or 'none'}")
-    return lines
-
-
 def run(args: argparse.Namespace) -> int:
     """Run one ``lab`` action; returns the exit code (2 for usage errors, 1 for lab errors)."""
     action = getattr(args, "lab_command", None)
@@ -100,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if action == "show":
             if args.scenario:
-                print("\n".join(_inventory(load_world(args.scenario))))
+                print("\n".join(inventory(load_world(args.scenario))))
                 return 0
             state = LabState(_state_dir(args)).require()
             with state.locked():
                 clock = state.clock()
                 now = clock.now()
                 settle(state, now)
-                print("\n".join(_inventory(state.world())))
+                print("\n".join(inventory(state.world())))
                 print(f"  lab time {format_azure_time(now)} (x{clock.scale:g})")
                 for key, rec in sorted(state.captures().items()):
                     st = capture_status(rec, now)

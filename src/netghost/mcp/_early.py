@@ -12,18 +12,25 @@ answers is reported on stderr (a test keeps them equal: :data:`PROTOCOL_VERSIONS
 
 Only a well-formed ``initialize`` is answered early; anything else (another method, bad JSON, missing
 ``clientInfo``) is handed to the SDK untouched, which answers it as it always would.
+
+When the client closes stdin, the SDK (1.30) cancels every request still in flight: a client that pipes
+``initialize``, ``tools/list`` and then closes its end (a script, a test, ``echo ... | ghost-agent mcp``)
+lost the answers the server had not written yet, depending on which ran first. So the end of stdin is held
+back from the SDK until every request read has been answered (or :data:`DRAIN_SECONDS` have passed, or the
+server asked the client something it can no longer answer).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-__all__ = ["CAPABILITIES", "INSTRUCTIONS", "PROTOCOL_VERSIONS", "SERVER_NAME", "FirstLine", "ReplayedInitialize",
-           "initialize_result", "read_first_line", "write_line"]
+__all__ = ["CAPABILITIES", "DRAIN_SECONDS", "INSTRUCTIONS", "PROTOCOL_VERSIONS", "SERVER_NAME", "FirstLine",
+           "ReplayedInitialize", "initialize_result", "read_first_line", "write_line"]
 
 SERVER_NAME = "ghost-agent"
 
@@ -41,6 +48,26 @@ PROTOCOL_VERSIONS: tuple[str, ...] = ("2024-11-05", "2025-03-26", "2025-06-18", 
 CAPABILITIES: dict[str, Any] = {"experimental": {}, "resources": {"subscribe": False, "listChanged": False},
                                 "tools": {"listChanged": False}}
 """What the server's handlers make the SDK declare (tools, resources; no prompts, no subscriptions)."""
+
+DRAIN_SECONDS = 120.0
+"""How long the end of stdin waits for the answers to the requests already read (a capture's poll burst is
+under a minute; a client that closed stdin cannot answer an approval, so that ends the wait at once)."""
+
+
+def _messages(text: str | bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of one line (a batch is a list), or none when it is not JSON."""
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        return []
+    items = data if isinstance(data, list) else [data]
+    return [m for m in items if isinstance(m, dict)]
+
+
+def _request_id(message: dict[str, Any]) -> Any:
+    """The id of a request (a message with a method and an id), else None."""
+    ident = message.get("id")
+    return ident if "method" in message and isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
 
 
 @dataclass
@@ -88,7 +115,8 @@ def write_line(stream: BinaryIO, message: dict[str, Any]) -> None:
 
 @dataclass
 class ReplayedInitialize:
-    """The SDK's stdio streams around the early answer: the first line replayed in, its answer dropped out.
+    """The SDK's stdio streams around the early answer: the first line replayed in, its answer dropped out, and
+    the end of stdin held back until the requests read have been answered.
 
     ``stdin`` and ``stdout`` are what the SDK's ``stdio_server`` iterates and writes (anyio async files);
     ``sent`` is the answer already written (None: nothing was answered early, nothing is dropped).
@@ -98,21 +126,51 @@ class ReplayedInitialize:
     stdin: Any
     stdout: Any
     sent: dict[str, Any] | None = None
+    drain_seconds: float = DRAIN_SECONDS
     _dropped: bool = field(default=False, init=False)
+    _pending: set[Any] = field(default_factory=set, init=False)
+    _asked: set[Any] = field(default_factory=set, init=False)  # the server's questions the client has not answered
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
 
+    def _read(self, line: str) -> str:
+        for message in _messages(line):
+            ident = _request_id(message)
+            if ident is not None:
+                self._pending.add(ident)
+            elif "method" not in message:
+                self._asked.discard(message.get("id"))  # the client's answer to the server's question
+        return line
+
     async def _lines(self) -> AsyncIterator[str]:
         if self.first.raw:
-            yield self.first.raw.decode("utf-8", errors="replace")
+            yield self._read(self.first.raw.decode("utf-8", errors="replace"))
         else:
             return  # the client closed stdin before saying anything
         async for line in self.stdin:
-            yield line
+            yield self._read(line)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        """Wait (bounded) until every request read has its answer written: the SDK cancels the rest at EOF."""
+        import anyio  # noqa: PLC0415  loaded by the SDK by now; this module stays light for the early answer
+
+        deadline = time.monotonic() + self.drain_seconds
+        while self._pending and not self._asked and time.monotonic() < deadline:
+            await anyio.sleep(0.01)
+
+    def _written(self, text: str) -> None:
+        for message in _messages(text):
+            ident = _request_id(message)
+            if ident is not None:
+                self._asked.add(ident)  # an elicitation: after EOF its answer can no longer come
+            elif "method" not in message:
+                self._pending.discard(message.get("id"))
 
     async def write(self, text: str) -> None:
         """Write the SDK's line, except its answer to the replayed ``initialize``."""
+        self._written(text)
         if self.sent is not None and not self._dropped:
             try:
                 message = json.loads(text)

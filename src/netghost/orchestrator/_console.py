@@ -19,7 +19,7 @@ from rich.errors import MarkupError
 from rich.markup import escape
 from rich.text import Text
 
-from netghost.safetext import guard_console, show_hidden
+from netghost.safetext import guard_console, print_folded, show_hidden
 
 __all__ = [
     "ProgressLine",
@@ -63,9 +63,11 @@ def console_sayer(console: Console | None) -> Callable[[str], None]:
         # the lines hold tool text (az errors, targets): a bracket in it that reads as a broken tag
         # must not stop the task with a traceback; the line is then printed as it is, without markup
         try:
-            target.print(own_markup_only(text), highlight=False, soft_wrap=True)
+            line = Text.from_markup(own_markup_only(text), emoji=False)
         except MarkupError:
-            target.print(Text(show_hidden(text)), highlight=False, soft_wrap=True)
+            line = Text(show_hidden(text))
+        # on a terminal folded between words, continuations under the line's text; on a pipe one line
+        print_folded(target, line, hang=len(line.plain) - len(line.plain.lstrip(" ")) + 2)
 
     return say
 

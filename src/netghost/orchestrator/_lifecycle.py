@@ -41,7 +41,7 @@ def provision(rt: Runtime, record: TaskRecord, *, note: str = "") -> TaskRecord:
     record, ran = rt.run(record, create, f"{note}Creating packet capture on {record.target} for "
                                          f"{params.duration_seconds} seconds (capture name {record.task_id}).")
     if ran.outcome == "denied":
-        rt.say(f"[Cloud Orchestrator] {record.task_id}: create not approved ({ran.action})")
+        rt.say(f"[Cloud Orchestrator] {record.task_id}: create not approved: {ran.decision()}")
         return rt.move(record, TaskState.CANCELLED, create_issued=False, denied_action=ran.action,
                        failure_reason="cancelled", cleanup_status="skipped",
                        error_detail=f"capture creation not approved: {ran.error_text()}")
@@ -134,6 +134,8 @@ def _download_instances(rt: Runtime, record: TaskRecord) -> TaskRecord:
         record, ran = rt.run(record, cmd.blob_download(account, container, blob, local, auth),
                              f"Downloading scale-set instance {instance}'s capture for analysis.")
         if ran.outcome == "denied":
+            rt.say(f"[Cloud Orchestrator] {record.task_id}: download of instance {instance} not approved: "
+                   f"{ran.decision()}")
             return rt.move(record, TaskState.CANCELLED, denied_action=ran.action, failure_reason="cancelled",
                            error_detail=f"download not approved: {ran.error_text()}")
         if ran.outcome != "ok" or not Path(local).is_file():
@@ -165,6 +167,7 @@ def download(rt: Runtime, record: TaskRecord) -> TaskRecord:
         record, ran = rt.run(record, argv, "Downloading the finished capture for analysis.")
         record = rt.save(record.model_copy(update={"download_attempts": record.download_attempts + 1}))
         if ran.outcome == "denied":
+            rt.say(f"[Cloud Orchestrator] {record.task_id}: download not approved: {ran.decision()}")
             return rt.move(record, TaskState.CANCELLED, denied_action=ran.action, failure_reason="cancelled",
                            error_detail=f"download not approved: {ran.error_text()}")
         if ran.outcome == "ok" and Path(record.local_pcap_path or "").is_file():

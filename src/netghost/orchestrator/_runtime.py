@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from netghost.contracts import StorageAuthMode, TaskRecord, TaskState
+from netghost.contracts import DecidedBy, StorageAuthMode, TaskRecord, TaskState
 from netghost.errors import PlanViolation
 from netghost.orchestrator import _commands as cmd
 from netghost.orchestrator._budgets import Budgets
@@ -113,6 +113,7 @@ class Config:
 
 
 Outcome = Literal["ok", "failed", "denied", "error"]
+_REFUSED = {"user_denied": "denied", "user_abandoned": "abandoned", "blocked": "blocked"}
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,28 @@ class Ran:
     def action(self) -> str:
         return str(self.response.get("action") or "")
 
+    @property
+    def decided_by(self) -> str | None:
+        """Who decided, in the words the shell's lines use (None for a response that does not say)."""
+        try:
+            return DecidedBy.model_validate(self.response["decided_by"]).label()
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def decision(self) -> str:
+        """A refusal in words, naming who made it, as the shell's decision lines do: ``denied by the human at
+        the terminal (reason: "change freeze")``, ``blocked by policy forbidden_tier``."""
+        verb = _REFUSED.get(self.action, self.action.replace("_", " ") or "not decided")
+        who = self.decided_by
+        reason = self.response.get("denial_reason")
+        return verb + (f" by {who}" if who else "") + (f' (reason: "{reason}")' if reason else "")
+
     def error_text(self) -> str:
-        """First meaningful line of what went wrong (az's ``ERROR:`` line, the denial reason ...)."""
+        """First meaningful line of what went wrong (az's ``ERROR:`` line, the denial and who made it ...)."""
         if self.outcome == "denied":
+            who = self.decided_by
             reason = self.response.get("denial_reason")
-            return f"{self.action}" + (f": {reason}" if reason else "")
+            return f"{self.action}" + (f" by {who}" if who else "") + (f": {reason}" if reason else "")
         text = self.stderr.strip() or str(self.response.get("error") or "") or self.output.strip()
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and ln.strip() != "ERROR:"]
         return lines[0].removeprefix("ERROR: ") if lines else f"exit {self.exit_code}"

@@ -8,7 +8,7 @@ and only an owner's :meth:`Resident.stop` stops it; every resident this process 
 at interpreter exit. Two safety nets inside the server make sure no process is left behind even if its
 owner is killed: it stops when the owner is gone, and after ``idle_s`` without a call.
 
-When the server cannot start (socket path too long, read-only directory, no lab state ...) the
+When the server cannot start (socket path too long without O_PATH, read-only directory, no lab state ...) the
 :class:`Resident` says why (``problem``) and is not running: the shims then take the per-process path
 by themselves. The caller shows the warning; nothing fails.
 """
@@ -33,7 +33,7 @@ from typing import Any
 
 from netghost.errors import LabError
 from netghost.lab.resident._server import CONTROL, ResidentServer
-from netghost.lab.resident._shim import connect, exchange, request_fields, socket_path
+from netghost.lab.resident._shim import connect, exchange, request_fields, socket_path, unix_address
 
 __all__ = ["DEFAULT_IDLE_S", "IDLE_ENV", "Resident", "main", "start_resident", "started_residents",
            "stop_started_residents"]
@@ -149,8 +149,12 @@ def start_resident(state_dir: str | Path, *, idle_s: float | None = None, owner_
     if not (state / "meta.json").exists():
         return Resident(state, False, problem=f"no lab state in {state}")
     path = socket_path(str(state))
-    if len(os.fsencode(path)) > 107:
-        return Resident(state, False, problem=f"the socket path {path} is too long for a Unix socket")
+    try:
+        _address, fd = unix_address(path)
+    except OSError:
+        return Resident(state, False, problem=f"the socket path {path} is too long for a Unix socket on this system")
+    if fd >= 0:
+        os.close(fd)
     existing = Resident(state, True)
     with contextlib.suppress(LabError):
         pid = existing.control("ping").get("pid")

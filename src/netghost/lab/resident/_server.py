@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from netghost.errors import LabError
 from netghost.lab.az import run_az_slowly
 from netghost.lab.probes import SHIMS, run_probe
-from netghost.lab.resident._shim import decode_fields, encode, read_frame, socket_path
+from netghost.lab.resident._shim import decode_fields, encode, read_frame, socket_path, unix_address
 from netghost.lab.state import STATE_ENV
 
 __all__ = ["CONTROL", "INFO_NAME", "LOCK_NAME", "Request", "ResidentServer"]
@@ -142,6 +142,7 @@ class ResidentServer:
         self._arm: Extension | None = None
         self._arm_lock = threading.Lock()
         self._busy = 0
+        self._served = 0  # tool calls answered (status shows it: which path a shim took is observable)
         self._busy_lock = threading.Lock()
         self._last = time.monotonic()
         self._stopping = threading.Event()
@@ -154,7 +155,7 @@ class ResidentServer:
 
         Raises:
             LabError: another resident lab serves this state, or the socket cannot be made here
-                (path too long, read-only directory ...).
+                (read-only directory ...).
         """
         try:
             handle = open(self.state_dir / LOCK_NAME, "a+")  # noqa: SIM115  held for the process's life
@@ -167,8 +168,6 @@ class ResidentServer:
             raise LabError("another resident lab already serves this state", path=self.state_dir) from exc
         self._lock_handle = handle
         path = socket_path(str(self.state_dir))
-        if len(os.fsencode(path)) > 107:
-            raise LabError(f"the socket path is too long for AF_UNIX ({len(os.fsencode(path))} bytes)", path=Path(path))
         try:
             os.unlink(path)  # a stale socket: its server is dead (we hold the lock)
         except FileNotFoundError:
@@ -176,12 +175,16 @@ class ResidentServer:
         except OSError as exc:
             raise LabError(f"cannot replace {path}: {exc.strerror or exc}", path=Path(path)) from exc
         old_umask = os.umask(0o177)
+        fd = -1
         try:
-            server = _UnixServer(path, _Handler)
+            address, fd = unix_address(path)
+            server = _UnixServer(address, _Handler)
         except OSError as exc:
             raise LabError(f"cannot listen on {path}: {exc.strerror or exc}", path=Path(path)) from exc
         finally:
             os.umask(old_umask)
+            if fd >= 0:
+                os.close(fd)
         server.owner = self
         self._server = server
 
@@ -270,6 +273,8 @@ class ResidentServer:
             if req.tool == CONTROL:
                 return self._control(req.args)
             env = {**req.env, STATE_ENV: str(self.state_dir)}
+            with self._busy_lock:
+                self._served += 1
             if req.tool == "az":
                 code, out, err = run_az_slowly(req.args, env, cwd=req.cwd, umask=req.umask)
             elif req.tool in SHIMS:
@@ -296,7 +301,9 @@ class ResidentServer:
         if op == "status":
             with self._busy_lock:
                 busy = self._busy - 1  # not counting this request
-            return 0, json.dumps({"pid": os.getpid(), "busy": busy, "arm": self._arm is not None}).encode(), b""
+                served = self._served
+            status = {"pid": os.getpid(), "busy": busy, "calls": served, "arm": self._arm is not None}
+            return 0, json.dumps(status).encode(), b""
         if op == "arm":
             return self._start_arm()
         return 2, b"", f"unknown control request {op!r}\n".encode()

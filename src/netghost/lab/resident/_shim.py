@@ -8,7 +8,7 @@ request carries what the simulated program may depend on: its arguments, the ``N
 and how the real az would), and stdin when it is a file or already-written pipe data (never waiting
 on a terminal or an open pipe). The answer is the exit code and the exact stdout and stderr bytes.
 
-When no resident lab answers (none started, socket path too long, the server is gone) the shim
+When no resident lab answers (none started, the server is gone) the shim
 ``exec``s ``python -m MODULE ARGS...``: the per-process simulator, same answers, slower. A server
 that dies *during* a call is not retried (the call may have changed the lab): the shim says so and
 exits 1.
@@ -130,21 +130,42 @@ def request_fields(tool: str, args: list[str], environ: Mapping[str, str], *, cw
     return fields
 
 
+def unix_address(path: str) -> tuple[str, int]:
+    """``(address, fd)`` to bind or connect ``path`` by: the path itself when it fits an AF_UNIX address
+    (107 bytes), else ``/proc/self/fd/N/NAME`` through an ``O_PATH`` descriptor of its directory, which
+    the caller closes once bound or connected (``fd`` -1 when there is none). A lab kept under a deep
+    folder (a CI temp dir, a long home) still gets its resident lab on Linux.
+
+    Raises:
+        OSError: the path is too long and this system has no ``O_PATH`` (the per-process path remains).
+    """
+    if len(os.fsencode(path)) <= _UNIX_PATH_MAX:
+        return path, -1
+    o_path = getattr(os, "O_PATH", 0)
+    if not o_path:
+        raise OSError("socket path too long")
+    head, name = os.path.split(path)
+    fd = os.open(head or ".", o_path | os.O_DIRECTORY)
+    return "/proc/self/fd/" + str(fd) + "/" + name, fd
+
+
 def connect(path: str, timeout: float | None = None) -> _socket.socket:
     """A connection to the resident lab at ``path``.
 
     Raises:
         OSError: no server there (nothing was sent): the caller may take the per-process path.
     """
-    if len(os.fsencode(path)) > _UNIX_PATH_MAX:
-        raise OSError("socket path too long")
+    address, fd = unix_address(path)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)
-        sock.connect(path)
+        sock.connect(address)
     except OSError:
         sock.close()
         raise
+    finally:
+        if fd >= 0:
+            os.close(fd)
     return sock
 
 
