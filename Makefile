@@ -13,15 +13,20 @@ $(BIN)/python:
 	$(PY) -m venv .venv
 
 # Everything: the runtime plus the test, lint and model-training tools (what `make test` and CI need).
+# The editable install leaves src/ uncompiled: compileall writes its bytecode once, so no process (the tests
+# start hundreds: ghost-agent, pcap-forensics, MCP servers) compiles netghost again, even where
+# PYTHONDONTWRITEBYTECODE keeps the interpreter from writing the .pyc files itself.
 install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q src >/dev/null
 	@touch $(BIN)/.netghost-installed
 
 # The runtime only: what `ghost-agent` needs to run (the demo does not need pytest, mypy or scikit-learn).
 install-runtime: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m compileall -q src >/dev/null
 	@touch $(BIN)/.netghost-installed
 
 # The demo installs only when the venv has never been installed or the project's requirements changed

@@ -6,8 +6,10 @@ Rows are ``{"command", "argv", "label", "source", "group", "split", "old_tiers_s
   (``tests/data/shell/commands_dev.jsonl``, ``redteam_issue16.jsonl``, ``not_safe_probes.txt``);
 - **benign** (label 0): every row expected SAFE, the SAFE probes, the rule tables' own ``match``
   examples, and everyday reads generated from the lab simulator's command declarations (the same
-  options and value shapes the real azure-cli takes) and from the tier-1 programs, kept only when
-  today's tiers call them SAFE (an everyday read the tiers would stop is not a benign example).
+  options and value shapes the real azure-cli takes), from the tier-1 programs and from every option
+  the network probes' allowlists accept (``probe_option_reads``), kept only when today's tiers call
+  them SAFE (an everyday read the tiers would stop is not a benign example; probes are judged in a
+  session whose problem statement names their hosts).
 
 ``split`` (train / val / test, 60/20/20) is drawn from a hash of the row's *group*: the command key
 plus the shape of its arguments, so the re-quoted and re-cased variants the red-team generators
@@ -238,6 +240,89 @@ def local_reads(rng: random.Random, n: int = 2500) -> Iterator[tuple[str, int, s
         yield _join(rng.choice(forms)(rng.choice(HOSTS))), 0, "local-read"
 
 
+def catalogue_reads(rng: random.Random, per_command: int = 3) -> Iterator[tuple[str, int, str]]:
+    """Every az command of the shipped catalogue (azure-cli's own command table), spelled with the options it
+    declares for naming a resource (``-g``, ``-n``, ``--vnet-name`` ...), an output format and a query. Only
+    those the tiers call SAFE are kept (:func:`build_rows`): a read the catalogue proves secret-free is as
+    everyday as the lab's, and a command key the model never saw was flagged for that alone
+    (``az network application-gateway show``, ``az vm identity show``)."""
+    from netghost.shell.classify._azcat import load_catalogue
+
+    catalogue = load_catalogue()
+    for name in catalogue.names():
+        entry = catalogue.lookup(name.split())
+        if entry is None or not entry.always:
+            continue
+        naming = sorted(o for o in entry.options if o.startswith("--") and o.endswith("-name") and o != "--name")
+        for _ in range(per_command):
+            argv = ["az", *name.split()]
+            if "--resource-group" in entry.options:
+                argv += [rng.choice(["-g", "--resource-group"]) if "-g" in entry.options else "--resource-group", rng.choice(RGS)]
+            if "--name" in entry.options:
+                argv += [rng.choice(["-n", "--name"]) if "-n" in entry.options else "--name", rng.choice(NAMES)]
+            for option in naming[:2]:
+                argv += [option, rng.choice(NAMES)]
+            if rng.random() < 0.5:
+                argv += ["-o", rng.choice(["json", "table", "tsv"])]
+            if rng.random() < 0.3:
+                argv += ["--query", rng.choice(QUERIES)]
+            yield _join(argv), 0, "catalogue-read"
+
+
+# The probes whose destinations the egress policy checks (classify/_egress.py EGRESS_CHECKS), and value checks
+# of their option tables that have a benign value to draw (numbers in range, enumerations).
+PROBES = ("curl", "ping", "dig", "nslookup", "host", "traceroute", "tracepath", "mtr")
+PROBE_TARGETS = ["10.0.0.4", "10.1.0.5", "web01.contoso.com", "api.contoso.com", "example.com",
+                 "redis-primary.prod.internal", "stghost.blob.core.windows.net", "kv-prod.vault.azure.net"]
+
+
+def _sample_value(check: str, rng: random.Random) -> str | None:
+    """A value the table's check accepts, for the checks with an obvious benign draw; else None."""
+    kind, _, arg = check.partition(":")
+    if kind in ("int", "num"):
+        lo, _, hi = arg.partition("..")
+        low, high = float(lo), float(hi)
+        value = rng.choice([low, high, low + (high - low) / 10, min(high, low + 3), min(high, low + 5)])
+        return str(int(value)) if kind == "int" or value.is_integer() else f"{value:g}"
+    if kind in ("enum", "ienum"):
+        return rng.choice(arg.split(","))
+    # The checks that name their benign values: output to the terminal or nowhere, a status line format.
+    fixed = {"stdout": ["-"], "devnull_or_stdout": ["/dev/null", "-"], "writeout": ["%{http_code}", "%{time_total}\\n"],
+             "header": ["Accept: application/json", "Host: api.contoso.com"]}
+    return rng.choice(fixed[kind]) if kind in fixed else None
+
+
+def _probe_options(spec: dict[str, object], rng: random.Random) -> list[list[str]]:
+    """Every option of a probe's allowlist as argv pieces: flags alone, value options with a sampled value."""
+    out: list[list[str]] = [[f"-{c}"] for c in str(spec.get("short_flags", "")) if c not in "hVM"]
+    out += [[str(f)] for f in spec.get("long_flags", ()) if f not in ("--help", "--version", "--manual")]  # type: ignore[attr-defined]
+    for prefix, table in (("-", spec.get("short_values", {})), ("", spec.get("long_values", {}))):
+        for name, check in dict(table).items():  # type: ignore[call-overload]
+            value = _sample_value(str(check), rng)
+            if value is not None:
+                out.append([f"{prefix}{name}", value])
+    return out
+
+
+def probe_option_reads(rng: random.Random, per_option: int = 8) -> Iterator[tuple[str, int, str]]:
+    """Probes toward in-scope hosts with each option their allowlist accepts (protocol versions, address
+    families, verbosity, timeouts, counts ...), alone and beside others: the options the tiers let run
+    are benign evidence, so the second opinion does not learn an allowed option as unusual
+    (``curl -4 --http1.1`` was flagged because no benign row ever carried ``--http1.1``)."""
+    import tomllib
+
+    raw = tomllib.loads((ROOT / "src/netghost/shell/classify/rules/tier1.toml").read_text(encoding="utf-8"))["binary"]
+    for program in PROBES:
+        options = _probe_options(raw[program], rng)
+        for option in options:
+            for _ in range(per_option):
+                extra = rng.sample(options, k=min(len(options), rng.choice([0, 1, 1, 2])))
+                argv = [program, *option, *(p for o in extra if o != option for p in o)]
+                target = rng.choice(PROBE_TARGETS)
+                argv.append(f"https://{target}/{rng.choice(['', 'health', 'status'])}" if program == "curl" else target)
+                yield _join(argv), 0, "probe-option"
+
+
 SESSION_ROOTS = ["/home/azureuser/audit", "/root/audit", "/tmp/pytest-of-root/pytest-12/test_x0", "/srv/ghost/audit",
                  "/home/runner/work/audit", "/var/tmp/ghost/audit", "/tmp/se_eval/after/nsg-deny-1"]
 
@@ -269,17 +354,21 @@ def engine_runs(rng: random.Random, n: int = 300) -> Iterator[tuple[str, int, st
     """The forensics engine as the orchestrator runs it: absolute paths under the session's directory. The
     tiers call these SAFE in their session (the shell's working directory), not from nowhere, so they are
     benign rows without the tiers' filter."""
+    # Every spelling the shell resolves to the installed engine (shell/engine.py): the console script, the
+    # seeds' `python pcap_forensics.py` template and the module form.
+    programs = [["pcap-forensics"], ["python", "pcap_forensics.py"], ["python3", "pcap_forensics.py"],
+                ["python", "-m", "netghost.forensics"], ["python3", "-m", "netghost.forensics"]]
     for _ in range(n):
         root = rng.choice(SESSION_ROOTS)
         task = f"{root}/captures/ghost_{rng.choice(NAMES)}_20261122T050000/artifacts"
         cap = f"{task}/ghost_{rng.choice(NAMES)}_20261122T050000.cap"
         form = rng.choice([
-            ["pcap-forensics", cap, "--semantic-dir", task, "--report-dir", task, "--format", "md,json,html"],
-            ["pcap-forensics", cap, "--compare", cap.replace(".cap", "_b.cap"), "--semantic-dir", task, "--report-dir", task],
-            ["pcap-forensics", "--fleet", task, "--out", f"{task}/fleet"],
-            ["pcap-forensics", cap, "--format", "html", "--report-dir", task, "--semantic-dir", task],
+            [cap, "--semantic-dir", task, "--report-dir", task, "--format", "md,json,html"],
+            [cap, "--compare", cap.replace(".cap", "_b.cap"), "--semantic-dir", task, "--report-dir", task],
+            ["--fleet", task, "--out", f"{task}/fleet"],
+            [cap, "--format", "html", "--report-dir", task, "--semantic-dir", task],
         ])  # fmt: skip
-        yield _join(form), 0, "engine-run"
+        yield _join([*rng.choice(programs), *form]), 0, "engine-run"
 
 
 def _join(argv: list[str]) -> str:
@@ -322,7 +411,8 @@ def _split(group: str) -> str:
 
 def build_rows() -> list[dict[str, object]]:
     """All labelled rows, deduplicated by argv (a benign and a risky copy of one argv: risky wins)."""
-    from netghost.shell.classify._classify import _classify_builtin
+    from netghost.shell.classify import EgressScope
+    from netghost.shell.classify._classify import Context, _classify_builtin
     from netghost.shell.classify._parse import ParseRejection, parse_command
 
     def tiers(command: str) -> str:
@@ -330,15 +420,25 @@ def build_rows() -> list[dict[str, object]]:
         stage in the loop, each rebuild changed the next one's data and the file never came out the same)."""
         return _classify_builtin(command)[0].verdict
 
+    # Probes are judged as in a session whose problem statement names the hosts they go to (the agent seeds
+    # its egress scope that way): a probe of a named host is as benign as one of a private address.
+    session = Context(EgressScope().with_text(" ".join([*HOSTS, *PROBE_TARGETS])))
+
+    def probe_tiers(command: str) -> str:
+        return _classify_builtin(command, session)[0].verdict
+
     rng = random.Random(SEED)
     candidates = [*corpus_rows(), *table_examples(), *test_literals(), *lab_az_reads(rng), *local_reads(rng),
-                  *engine_runs(rng), *arm_rest_reads(rng)]
+                  *engine_runs(rng), *arm_rest_reads(rng), *probe_option_reads(random.Random(SEED + 1)),
+                  *catalogue_reads(random.Random(SEED + 2))]
     by_argv: dict[tuple[str, ...], dict[str, object]] = {}
     for command, label, source in candidates:
         parsed = parse_command(command)
         if isinstance(parsed, ParseRejection):
             continue  # no argv: the tiers make every structural rejection FORBIDDEN already
-        if label == 0 and source in ("lab-az-read", "local-read", "arm-rest-read") and tiers(command) != "SAFE":
+        if label == 0 and source in ("lab-az-read", "arm-rest-read", "catalogue-read") and tiers(command) != "SAFE":
+            continue
+        if label == 0 and source in ("local-read", "probe-option") and probe_tiers(command) != "SAFE":
             continue
         argv = tuple(parsed.argv)
         prev = by_argv.get(argv)

@@ -100,6 +100,19 @@ def test_help_and_version_import_no_subcommand_module() -> None:
     assert proc.stdout.strip() == "[]", proc.stdout
 
 
+def test_a_playbook_investigation_never_loads_the_gemini_sdk(tmp_path: Path) -> None:
+    """The demo, ``--lab`` and ``eval`` run the playbook brain: the google-genai SDK (~1 s of CPU) stays out of
+    the process from start to RCA; asking for the Gemini brain still loads it (the face is lazy, not cut)."""
+    code = ("import sys\nfrom netghost.agent.cli import main\n"
+            f"code = main(['demo', '--brain', 'playbook', '--audit-dir', {str(tmp_path / 'audit')!r}])\n"
+            "print(code, 'google.genai' in sys.modules)\n"
+            "from netghost.agent.brains import GeminiBrain\n"
+            "print('google.genai' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=300,
+                          cwd=tmp_path, stdin=subprocess.DEVNULL)
+    assert proc.stdout.split()[-3:] == ["0", "False", "True"], proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
 def test_only_the_chosen_subcommand_module_is_imported() -> None:
     code = ("import sys\nfrom netghost.agent.cli import build_parser\nbuild_parser(['audit', 'verify', 'x'])\n"
             "print('netghost.governance.audit_cli' in sys.modules, 'netghost.agent.demo' in sys.modules)")

@@ -6,7 +6,12 @@ tunnel is up, a peering half gone beside a decoy, several deny rules of which on
 two NSGs, a Rejected private endpoint beside a Pending decoy, a zone linked to every VNet but the client's, a
 reset injected by an appliance, a healthy control crossing an appliance both ways, a classic firewall's Deny
 collection ahead of its Allow, an internal load balancer in a peered VNet whose rule names an empty pool, a
-storage account that admits a sibling subnet but not the client's). The bar is the issue's:
+storage account that admits a sibling subnet but not the client's, a scale set across a global peering, a fault
+on the return path only, a healthy private endpoint beside decoys, branch clients over a Connected tunnel, a name
+left as a TXT record only, a chain of two appliances whose second is stopped) and, ``ho-two-*``, two independent
+faults on one path (the subnet's and the NIC's NSG on one leg, a dead next hop and a deny behind it, a firewall
+Deny collection and a return route to a retired box, a typo'd record and a deny behind it, a deny at each end):
+every fault must be reported. The bar is the issue's:
 every world diagnosed (rca_f1 1.0, detection right), healthy controls find nothing, medians of at most 8 turns
 and 2 critical-path approvals. Each shard runs half the worlds (two shards side by side under xdist); a
 median holds over the whole set when it holds in each half.

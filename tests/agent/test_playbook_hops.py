@@ -165,3 +165,32 @@ def test_an_account_that_admits_neither_the_subnet_nor_all_denies_it() -> None:
     fault = _storage_walk({"endpoints": ["Microsoft.Storage"]}, _account(vnetRules=[])).first_fault()
     assert fault is not None and fault.verdict.faults[0]["resource_id"] == ACCOUNT
     assert _storage_walk({"endpoints": []}, _account(default="Allow", vnetRules=[])).first_fault() is None
+
+
+def _nsg(name: str, *rules: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "id": f"{SUB}/networkSecurityGroups/{name}", "rg": "g", "rules": list(rules)}
+
+
+def _rule(name: str, priority: int, access: str, src: str, port: str) -> dict[str, Any]:
+    return {"name": name, "priority": priority, "direction": "Inbound", "access": access, "protocol": "Tcp",
+            "src": src, "dst": "*", "port": port}
+
+
+def test_every_nsg_that_denies_a_forwarded_leg_is_a_fault_of_its_own() -> None:
+    """An appliance's subnet NSG and its NIC's NSG both deny the packet it forwards: fixing one leaves the other,
+    so both are reported (a deny by each NSG, not just the first met)."""
+    from netghost.agent.brains.playbook._nsg_verdict import evaluate_nsgs
+
+    subnet = _nsg("nsg-sub", _rule("s-1", 100, "Deny", "10.1.0.0/16", "5432"))
+    nic = _nsg("nsg-nic", _rule("n-1", 200, "Allow", "10.1.0.0/16", "443"), _rule("n-2", 300, "Deny", "*", "*"))
+    f = _facts("app-1 cannot reach 10.2.0.5 on 5432", (r.nsg_rules(subnet["id"]), subnet), (r.nsg_rules(nic["id"]), nic))
+    w = walk(f, Flow(client_ip="10.1.0.4", server_ip="10.2.0.5", port=5432), [], CHECKS)
+    out = evaluate_nsgs(w, nic["id"], subnet["id"], legs=(("Inbound", "10.1.0.4", "10.2.0.5"),), where="nva-1's NIC")
+    assert out is not None and not isinstance(out, Hop)
+    faults = out.verdict.faults  # type: ignore[union-attr]
+    assert [x["resource_id"].rsplit("/", 1)[-1] for x in faults] == ["s-1", "n-2"]
+    allowed = _nsg("nsg-nic", _rule("n-1", 200, "Allow", "10.1.0.0/16", "5432"))
+    f = _facts("app-1 cannot reach 10.2.0.5 on 5432", (r.nsg_rules(subnet["id"]), subnet), (r.nsg_rules(nic["id"]), allowed))
+    w = walk(f, Flow(client_ip="10.1.0.4", server_ip="10.2.0.5", port=5432), [], CHECKS)
+    out = evaluate_nsgs(w, nic["id"], subnet["id"], legs=(("Inbound", "10.1.0.4", "10.2.0.5"),), where="nva-1's NIC")
+    assert [x["resource_id"].rsplit("/", 1)[-1] for x in out.verdict.faults] == ["s-1"]  # type: ignore[union-attr]

@@ -86,15 +86,12 @@ def _call(n: int) -> FunctionCall:
     return FunctionCall("run_shell_cmd", {"command": f"az network nsg show --ids /n{n}", "reasoning": "x"})
 
 
-def _verdict(name: str) -> Verdict:
-    return Verdict("route", name, "high", faults=[{"resource_id": name, "fault_type": "nsg-deny"}])
+def _verdict(name: str, fault_type: str = "nsg-deny") -> Verdict:
+    return Verdict("route", name, "high", faults=[{"resource_id": name, "fault_type": fault_type}])
 
 
-def test_the_walk_batches_one_level_and_concludes_on_the_first_settled_fault() -> None:
-    """Hop a needs a read, hop b is at fault: the fault waits for a's read (a may be the real cause); once a's
-    read is answered (here: simulated as sent), b's fault stands; a fault at a would win over b's."""
-    flow = Flow(client_ip="10.0.0.1", server_ip="10.0.0.2", port=80)
-    order: list[str] = []
+def _table(order: list[str], fault_type: str) -> dict[str, tuple[Check, ...]]:
+    """start a -> (mid b at fault, end c at fault); a needs a read; ``fault_type`` is b's and c's fault."""
 
     def lead(w: Any, hop: Hop) -> Next:
         order.append(hop.name)
@@ -106,19 +103,51 @@ def test_the_walk_batches_one_level_and_concludes_on_the_first_settled_fault() -
 
     def faulty(w: Any, hop: Hop) -> Fault:
         order.append(hop.name)
-        return Fault(_verdict(hop.name))
+        return Fault(_verdict(hop.name, fault_type))
 
-    table = {"start": (Check("lead", "", "-", lead), Check("read", "", "-", needs)),
-             "mid": (Check("bad", "nsg-deny", "-", faulty),), "end": (Check("bad", "nsg-deny", "-", faulty),)}
-    w = walk(_facts(), flow, [Hop("start", "a")], table, prefetch=[Hop("end", "z")])
-    assert order == ["a", "a", "b", "z"]  # b stops the walk; c is never reached; z is prefetched (its needs only)
-    assert w.first_fault() is None and [c.args["command"] for c in w.pending()] == ["az network nsg show --ids /n1"]
-    f = _facts()
+    return {"start": (Check("lead", "", "-", lead), Check("read", "", "-", needs)),
+            "mid": (Check("bad", fault_type, "-", faulty),), "end": (Check("bad", fault_type, "-", faulty),)}
+
+
+def _answered(f: Facts) -> Facts:
     f.observations.append(Observation(_call(1), {"status": "completed", "exit_code": 0, "output": "{}", "audit_id": "x"},
                                       "nsg_rules"))
-    w = walk(f, flow, [Hop("start", "a")], table)
+    return f
+
+
+def test_a_fault_that_ends_the_path_stops_the_walk_and_the_far_end_is_still_checked() -> None:
+    """Hop a needs a read, hop b is at fault with a fault that ends the path (a dead next hop): c is never reached,
+    the far end z is checked on its own (its own rule is a second fault), and nothing concludes before a's read
+    is answered (a may be the real cause)."""
+    flow = Flow(client_ip="10.0.0.1", server_ip="10.0.0.2", port=80)
+    order: list[str] = []
+    table = _table(order, "udr-dead-appliance")
+    w = walk(_facts(), flow, [Hop("start", "a")], table, prefetch=[Hop("end", "z")])
+    assert order == ["a", "a", "b", "z"]
+    assert w.first_fault() is None and [c.args["command"] for c in w.pending()] == ["az network nsg show --ids /n1"]
+    w = walk(_answered(_facts()), flow, [Hop("start", "a")], table, prefetch=[Hop("end", "z")])
     fault = w.first_fault()
     assert fault is not None and fault.verdict.summary == "b" and w.pending() == []
+    assert [x.verdict.summary for x in w.all_faults()] == ["b", "z"]
+
+
+def test_a_fault_that_only_filters_the_flow_lets_the_walk_go_on_to_the_next_fault() -> None:
+    """A deny rule at b leaves the path as it is: the walk goes on to c, whose fault is a second one to fix."""
+    flow = Flow(client_ip="10.0.0.1", server_ip="10.0.0.2", port=80)
+    order: list[str] = []
+    w = walk(_answered(_facts()), flow, [Hop("start", "a")], _table(order, "nsg-deny"))
+    assert order == ["a", "a", "b", "c"]
+    assert [x.verdict.summary for x in w.all_faults()] == ["b", "c"] and w.pending() == []
+
+
+def test_a_default_rule_at_the_far_end_of_a_broken_path_is_not_a_second_fault() -> None:
+    """Past a dead next hop the server's VNet no longer reaches the client: a default rule's deny there is the
+    broken path's doing."""
+    flow = Flow(client_ip="10.0.0.1", server_ip="10.0.0.2", port=80)
+    dead = Check("bad", "udr-dead-appliance", "-", lambda w, hop: Fault(_verdict("b", "udr-dead-appliance")))
+    default = Check("nsg", "nsg-deny", "-", lambda w, hop: Fault(_verdict("/nsg/defaultSecurityRules/DenyAllInBound")))
+    w = walk(_facts(), flow, [Hop("mid", "b")], {"mid": (dead,), "end": (default,)}, prefetch=[Hop("end", "z")])
+    assert [x.verdict.summary for x in w.all_faults()] == ["b"]
 
 
 def test_a_loop_of_appliances_ends_the_walk() -> None:

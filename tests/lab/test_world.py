@@ -16,7 +16,9 @@ from netghost.lab.world import (
     load_world,
     scenario_names,
     world_from_yaml,
+    world_path,
 )
+from netghost.lab.world._world import _parse_yaml as parse_yaml
 
 from .conftest import CONFORMANCE_WORLD
 
@@ -107,8 +109,24 @@ def test_field_validation(field: str, value: object, message: str) -> None:
 def test_bad_yaml_and_missing_file() -> None:
     with pytest.raises(LabError, match="not valid YAML"):
         world_from_yaml("name: [unclosed")
+    # libyaml parses, but a text it refuses is reported with the pure-Python loader's line, column and words
+    with pytest.raises(LabError) as caught:
+        world_from_yaml("name: a\nvnets: b: c\n")
+    try:
+        yaml.safe_load("name: a\nvnets: b: c\n")
+    except yaml.YAMLError as exc:
+        mark = exc.problem_mark  # type: ignore[attr-defined]
+        words = " ".join(str(exc.problem).split())  # type: ignore[attr-defined]
+    assert f"line {mark.line + 1}, column {mark.column + 1}: {words}" in str(caught.value)
     with pytest.raises(LabError, match="cannot read lab world"):
         load_world(Path("/nonexistent/world.yaml"))
+
+
+def test_every_shipped_world_parses_as_safe_load_parses_it() -> None:
+    """The world loader's libyaml path (when PyYAML has it) reads exactly what ``yaml.safe_load`` reads."""
+    for name in scenario_names():
+        text = world_path(name).read_text(encoding="utf-8")
+        assert parse_yaml(text) == yaml.safe_load(text), name
 
 
 def test_nsg_first_match_by_priority_and_layers() -> None:

@@ -152,9 +152,8 @@ SAFE_LOCAL = [
     "curl -sI --max-time 5 https://example.com", "curl -svo /dev/null https://example.com",
     "curl -s -D - -o /dev/null https://example.com", "curl -sk https://10.0.0.4:8443/healthz",
     "curl -s -X HEAD -I https://x.example", "curl -s -H 'Host: api.contoso.com' http://10.0.0.4/",
-    pytest.param("curl -4 --http1.1 https://x.example", marks=pytest.mark.xfail(
-        reason="known, open: the learned stage rebuilt from the merged corpora flags --http1.1 (a second opinion "
-               "too strict on this benign option)", strict=False)),
+    "curl -4 --http1.1 https://x.example", "curl -6 --http2 -I https://x.example", "curl --tlsv1.2 -m 5 -v https://x.example",
+    "curl -s --http1.0 --connect-timeout 2 https://api.contoso.com/health", "curl --tlsv1.3 --ipv4 -sI https://10.0.0.4/",
     "curl -s --connect-timeout 3 --retry 2 https://x.example",
     "curl --no-progress-meter https://x.example", "curl -s 'https://x.example/a?b=1&c=2'",
     "curl --no-keepalive https://x.example", "curl -s example.com", "curl -s -X OPTIONS -i https://x.example",
@@ -200,9 +199,9 @@ AZ = {
     "az monitor log-analytics query -w ws --analytics-query 'AzureDiagnostics | take 10'": "RISKY",
     "az graph query -q 'Resources | project name'": "RISKY",
     "az --version": "SAFE",
-    # the catalogue follows no operation of the Key Vault data-plane listing; `config get` prints stored
-    # defaults (storage keys among them); site config carries machineKey.validationKey
-    "az keyvault secret list --vault-name kv": "RISKY",
+    # the Key Vault data-plane listing is GET /secrets (SecretItem: ids and attributes, never a value);
+    # `config get` prints stored defaults (storage keys among them); site config carries machineKey.validationKey
+    "az keyvault secret list --vault-name kv": "SAFE",
     "az network bastion list -o table": "RISKY",
     "az config get core.output": "RISKY",
     "az webapp config access-restriction show -g rg -n app": "RISKY",

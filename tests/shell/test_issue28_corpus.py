@@ -83,7 +83,7 @@ def test_print_per_class_figures(capsys: pytest.CaptureFixture[str]) -> None:
 def _corpus_rows() -> list[tuple[str, str, str]]:
     """(corpus, command, expected) of every unsafe row of every shell corpus."""
     rows: list[tuple[str, str, str]] = []
-    for name in ("commands_dev.jsonl", "redteam_issue16.jsonl", "issue28_corpus.jsonl"):
+    for name in ("commands_dev.jsonl", "redteam_issue16.jsonl", "issue28_corpus.jsonl", "everyday_reads.jsonl"):
         for line in (DATA / name).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)

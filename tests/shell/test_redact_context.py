@@ -125,7 +125,11 @@ def test_urlsafe_function_keys_and_aws_ids_with_digits() -> None:
     assert redact(csp).text == csp
 
 
-_PLAIN = st.from_regex(r"[a-z][a-z0-9./:_-]{0,20}", fullmatch=True).filter(lambda t: not t.startswith("-"))
+# Words the redactor leaves alone on their own: the property is that a redaction never reaches past its own
+# element (a draw such as `a:0000000000001` has the shape of an htpasswd DES-crypt line and is redacted
+# for itself, which is no bleed).
+_PLAIN = st.from_regex(r"[a-z][a-z0-9./:_-]{0,20}", fullmatch=True).filter(
+    lambda t: not t.startswith("-") and redact_argv([t])[0] == [t])
 _LABELLED = st.sampled_from(
     ["Authorization: Bearer {s}", "PASSWORD={s}", "--password={s}", "sig={s}", "Cookie: session={s}"]
 )

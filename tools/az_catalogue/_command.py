@@ -44,11 +44,38 @@ def parser_options(parser: argparse.ArgumentParser) -> dict[str, tuple[str, int]
     return out
 
 
+def _closure_operation(handler: Any) -> tuple[Any, Any] | None:
+    """(operation function, client factory) of a handler that closes over its operation instead of being a
+    ``CommandOperation`` (Key Vault's ``KeyVaultCommandGroup``: its ``keyvault_command_handler`` calls
+    ``get_op_handler()`` on the operation path and the command type's ``client_factory``), or None.
+
+    ``get_op_handler`` only imports and looks up the operation; calling it runs no command."""
+    code = getattr(handler, "__code__", None)
+    cells = getattr(handler, "__closure__", None) or ()
+    if code is None or "get_op_handler" not in code.co_freevars:
+        return None
+    values: dict[str, Any] = {}
+    for name, cell in zip(code.co_freevars, cells, strict=False):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+    try:
+        op = values["get_op_handler"]()
+    except Exception:  # noqa: BLE001 - an operation path that does not resolve stays unknown
+        return None
+    merged = values.get("merged_kwargs") or {}
+    command_type = merged.get("command_type")
+    settings = getattr(command_type, "settings", None) or {}
+    return op, settings.get("client_factory") or merged.get("client_factory")
+
+
 def _handler_functions(cmd: Any) -> list[tuple[str, Any]]:
     """The functions a CommandOperation runs: (role, function)."""
     op = getattr(cmd.handler, "__self__", None)
     if op is None:
-        return [("handler", cmd.handler)]
+        closed = _closure_operation(cmd.handler)
+        return [("handler", cmd.handler if closed is None else closed[0])]
     out = []
     for role, attr in (("op", "op_path"), ("getter", "getter_op_path"), ("setter", "setter_op_path"), ("custom", "custom_function_op_path")):
         path = getattr(op, attr, None)
@@ -61,7 +88,8 @@ def _handler_functions(cmd: Any) -> list[tuple[str, Any]]:
 
 
 def _client(cli: Any, cmd: Any) -> Any:
-    factory = cmd.command_kwargs.get("client_factory")
+    closed = _closure_operation(cmd.handler) if getattr(cmd.handler, "__self__", None) is None else None
+    factory = closed[1] if closed is not None and closed[1] is not None else cmd.command_kwargs.get("client_factory")
     return None if factory is None else factory_result(cli, factory)
 
 

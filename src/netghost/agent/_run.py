@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -44,11 +44,11 @@ from netghost.agent._resume import already_ran, load_for_resume, session_task_id
 from netghost.agent._session import new_session, new_session_id, save_session, set_aside
 from netghost.agent._startup import report_orphans
 from netghost.agent._untrusted import redact_intent
-from netghost.agent.brains import Brain, GeminiBrain, Message, PlaybookBrain
+from netghost.agent.brains import Brain, Message, PlaybookBrain
 from netghost.contracts import CompleteInvestigationArgs, SessionState
 from netghost.errors import NetGhostError, WalError
 from netghost.governance import signed_head
-from netghost.llm import LlmGateway, has_credentials, model_default, model_environment
+from netghost.llm import has_credentials, model_default, model_environment
 from netghost.orchestrator import (
     Budgets,
     CloudOrchestrator,
@@ -58,6 +58,9 @@ from netghost.orchestrator import (
 )
 from netghost.redact import clean_text
 from netghost.shell import EgressScope, HitlCallback, LabConfinement, ReadCache, SafeExecShell
+
+if TYPE_CHECKING:
+    from netghost.llm import LlmGateway
 
 __all__ = ["SETUP_MESSAGE", "LabSetup", "Options", "run_agent"]
 
@@ -191,6 +194,11 @@ def _callback(opts: Options, ui: GhostConsole, console: Console, stdin: TextIO, 
 def _brain(opts: Options, state: SessionState, parts: _Parts, environ: Mapping[str, str]) -> Brain:
     if opts.brain == "playbook":
         return PlaybookBrain()
+    # Here, not at the top: the Gemini brain and the gateway load the google-genai SDK (~1 s of CPU), which a
+    # playbook run never calls.
+    from netghost.agent.brains import GeminiBrain  # noqa: PLC0415
+    from netghost.llm import LlmGateway  # noqa: PLC0415
+
     gateway = LlmGateway(audit=parts.journal.writer, environ=environ)
     parts.gateway = gateway
 

@@ -25,6 +25,7 @@ from netghost.redact._credentials import (
     credential_ancestor,
     credential_context,
     credential_path,
+    credential_word,
     persistence_path,
     secret_env_name,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "credential_ancestor",
     "credential_context",
     "credential_path",
+    "credential_word",
     "mask_argv_secrets",
     "persistence_path",
     "redact",

@@ -172,9 +172,8 @@ def _find_shapes(
     length floor. A base64 shape that decodes to readable text is an encoding, not a key: it is left to
     ``judge_text`` (``find_encoded`` reports it when the text holds a secret)."""
     for rule in SHAPE_RULES:
-        if rule.needles and not any(
-            has_b64_run if needle == B64_RUN else hay.has(needle) for needle in rule.needles
-        ):
+        if rule.needles and not (has_b64_run and B64_RUN in rule.needles) and not hay.any(
+                [needle for needle in rule.needles if needle != B64_RUN]):
             continue
         if rule.gate is not None and rule.gate.search(view) is None:
             continue

@@ -89,30 +89,45 @@ class Haystack:
         return found
 
     def any(self, needles: tuple[str, ...] | list[str]) -> bool:
-        return any(self.has(needle) for needle in needles)
+        # the redactor's innermost loop (every rule asks, for every text): written out, not ``any(self.has(...))``
+        seen, text = self._seen, self.text
+        for needle in needles:
+            found = seen.get(needle)
+            if found is None:
+                found = seen[needle] = needle in text
+            if found:
+                return True
+        return False
 
 
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 
 
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|(.))", re.DOTALL)
+
+
 def decode_json_string(body: str, base: int = 0) -> tuple[str, list[int]]:
     """A JSON string's contents decoded, and for each decoded character the raw offset it came from (plus
-    one past the end)."""
+    one past the end).
+
+    Why by runs: a command's output can hold long JSON strings; the text between two escapes is copied in
+    one slice (and its offsets as one range) instead of character by character. A backslash that ends the
+    body stays as it is; ``\\u`` without four hex digits decodes as ``u``.
+    """
     chars: list[str] = []
     offsets: list[int] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        width = 1
-        if ch == "\\" and i + 1 < len(body):
-            esc = body[i + 1]
-            width = 2
-            if esc == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", body[i + 2 : i + 6]):
-                ch, width = chr(int(body[i + 2 : i + 6], 16)), 6
-            else:
-                ch = _ESCAPES.get(esc, esc)
-        chars.append(ch)
-        offsets.append(base + i)
-        i += width
+    pos = 0
+    for match in _ESCAPE.finditer(body):
+        start = match.start()
+        if start > pos:
+            chars.append(body[pos:start])
+            offsets.extend(range(base + pos, base + start))
+        hexa, esc = match.group(1), match.group(2)
+        chars.append(chr(int(hexa, 16)) if hexa is not None else _ESCAPES.get(esc, esc))
+        offsets.append(base + start)
+        pos = match.end()
+    if pos < len(body):
+        chars.append(body[pos:])
+        offsets.extend(range(base + pos, base + len(body)))
     offsets.append(base + len(body))
     return "".join(chars), offsets

@@ -9,7 +9,11 @@ the offline playbook brain (issue 13). The history types (:class:`Message`, :cla
 session's journal.
 """
 
-from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, to_contents
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from netghost._lazy import lazy_face
 from netghost.agent.brains._protocol import (
     Brain,
     BrainError,
@@ -19,14 +23,17 @@ from netghost.agent.brains._protocol import (
     ModelTurn,
     Part,
 )
-from netghost.agent.brains._reading import (
-    INVALID_CALL,
-    MAX_ARGS_BYTES,
-    MAX_ARGS_DEPTH,
-    MAX_TEXT_CHARS,
-    from_response,
-)
-from netghost.agent.brains.playbook import PlaybookBrain
+
+if TYPE_CHECKING:
+    from netghost.agent.brains._gemini import GeminiBrain, Generate, build_config, to_contents
+    from netghost.agent.brains._reading import (
+        INVALID_CALL,
+        MAX_ARGS_BYTES,
+        MAX_ARGS_DEPTH,
+        MAX_TEXT_CHARS,
+        from_response,
+    )
+    from netghost.agent.brains.playbook import PlaybookBrain
 
 __all__ = [
     "INVALID_CALL",
@@ -47,3 +54,12 @@ __all__ = [
     "from_response",
     "to_contents",
 ]
+
+# Lazy (PEP 562): the Gemini half loads the google-genai SDK (~1 s of CPU here), which a playbook run (the
+# demo, every lab investigation of the tests and of `ghost-agent eval`) never calls; the playbook loads
+# its world knowledge, which a Gemini run never consults.
+_LAZY = {"GeminiBrain": "_gemini", "Generate": "_gemini", "build_config": "_gemini", "to_contents": "_gemini",
+         "INVALID_CALL": "_reading", "MAX_ARGS_BYTES": "_reading", "MAX_ARGS_DEPTH": "_reading",
+         "MAX_TEXT_CHARS": "_reading", "from_response": "_reading", "PlaybookBrain": "playbook"}
+
+__getattr__, __dir__ = lazy_face(__name__, _LAZY, __all__)

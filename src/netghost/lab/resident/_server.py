@@ -202,7 +202,7 @@ class ResidentServer:
         watcher = threading.Thread(target=self._watch, name="resident-watch", daemon=True)
         watcher.start()
         try:
-            self._server.serve_forever(poll_interval=0.2)
+            self._server.serve_forever(poll_interval=0.05)  # a stop is seen within 50 ms: a session end waits for it
         finally:
             self._server.server_close()  # joins the handler threads
             self._cleanup()

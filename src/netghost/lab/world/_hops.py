@@ -97,7 +97,14 @@ def through_appliance(world: Topology, walk: Walk, ip: str, route: str | None) -
                          "drops traffic addressed to others before the appliance sees it")
     if vm.stateful:
         walk.stateful.append(ip)
-    return _appliance_nsgs(world, walk, vm, nic)
+    stopped = _appliance_nsgs(world, walk, vm, nic)
+    if stopped is not None or walk.server_ip is None:
+        return stopped
+    # the appliance routes the packet on with its own NIC's routes: a user route to a further appliance chains
+    onward = world.next_hop(nic, walk.server_ip)
+    if onward.next_hop_type == "VirtualAppliance" and onward.next_hop_ip and onward.next_hop_ip not in walk.path:
+        return through_appliance(world, walk, onward.next_hop_ip, onward.route_name)
+    return None
 
 
 def _appliance_nsgs(world: Topology, walk: Walk, appliance: Vm, nic: Nic) -> FlowOutcome | None:

@@ -140,8 +140,11 @@ _TYPE_OPTIONS = ("--namespace", "--resource-type", "--parent")
 
 def typed_resource(args: Sequence[str]) -> str | None:
     """The ARM path that `--namespace N --parent P/p --resource-type T` names, or None."""
-    if not any(a.startswith(("--names", "--resource-t", "--par")) for a in args):
-        return None  # the hot path: no resource-type options at all
+    line = "\n".join(args)
+    if ("--names" not in line and "--resource-t" not in line and "--par" not in line) or not any(
+        a.startswith(("--names", "--resource-t", "--par")) for a in args
+    ):
+        return None  # the hot path: no resource-type options at all (one substring test rules most lines out)
     values: dict[str, str] = {}
     for i, a in enumerate(args):
         name, eq, value = a.partition("=")

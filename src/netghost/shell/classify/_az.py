@@ -126,9 +126,16 @@ def az_read_is_stable(table: AzTable, args: Sequence[str]) -> bool:
     """May the answer of this SAFE az read be kept a short time (``[cache]`` of az.toml)? False for the reads
     whose answer is a moment's state the session waits on (a capture's status, waits, capture blobs)."""
     group = tuple(command_group(args))
-    if not group or group[-1] in table.volatile_verbs:
-        return False
-    return not any(group[: len(v)] == v for v in table.volatile_groups)
+    key = (id(table), group)
+    stable = _STABLE.get(key)
+    if stable is None:
+        stable = bool(group) and group[-1] not in table.volatile_verbs and not any(group[: len(v)] == v for v in table.volatile_groups)
+        if len(_STABLE) < 4096:
+            _STABLE[key] = stable  # the answer depends on the table and the command words alone
+    return stable
+
+
+_STABLE: dict[tuple[int, tuple[str, ...]], bool] = {}
 
 
 def command_group(args: Sequence[str]) -> list[str]:
@@ -225,8 +232,15 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
     every resource id or type on the line must resolve to a specific read whose response carries no
     secret; else RISKY."""
     cat = table.catalogue
-    generic_ops = [e for e in entry.always if isinstance(e, int) and _is_generic_template(cat.ops[e].template)]
-    if not generic_ops and entry.name not in table.generic_reads:
+    key = (id(table), entry.name)
+    generic = _GENERIC.get(key)
+    if generic is None:
+        generic = entry.name in table.generic_reads or any(
+            isinstance(e, int) and _is_generic_template(cat.ops[e].template) for e in entry.always
+        )
+        if len(_GENERIC) < 16384:
+            _GENERIC[key] = generic
+    if not generic:
         return None
     targets = [a.split("=", 1)[-1] for a in args if "/" in a and not a.startswith(("http://", "https://"))]
     typed = typed_resource(args)
@@ -240,6 +254,11 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
         if found is not None:
             return found
     return None
+
+
+_GENERIC: dict[tuple[int, str], bool] = {}
+"""Per (table, catalogue command): does it read a resource its arguments name (a generic template, or
+az.toml's ``generic_reads``)? Fixed once a table is compiled."""
 
 
 def _is_generic_template(template: str) -> bool:
@@ -327,7 +346,10 @@ def _arm_hazard(args: Sequence[str]) -> AzDecision | None:
         decision = _arm_decision(typed, "az")
         if decision is not None:
             return decision
-    if any("userdata" in a.lower() or "userdata" in decoded(a).lower() for a in args if "serdata" in a.lower() or "%" in a):
+    line = "\n".join(args).lower()  # one lower-casing for the two cheap tests below, not one per argument
+    if ("serdata" in line or "%" in line) and any(
+        "userdata" in a.lower() or "userdata" in decoded(a).lower() for a in args if "serdata" in a.lower() or "%" in a
+    ):
         return AzDecision("RISKY", "az: `userData` makes ARM return the VM's user data (often secrets)", "az-arm-user-data", relaxable=False)
     return None
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 from netghost.errors import PolicyError
 from netghost.governance import command_risk_stage
-from netghost.redact import PathContext, argv_secrets, credential_path
+from netghost.redact import PathContext, argv_secrets, credential_word
 from netghost.shell.classify._az import az_read_is_stable, classify_az, command_group
 from netghost.shell.classify._egress import EGRESS_CHECKS
 from netghost.shell.classify._local import (
@@ -223,12 +223,10 @@ def _forbidden(reason: str, rule: str) -> ArgvOutcome:
 def _tier0_reason(rule: Tier0Rule, argv: tuple[str, ...], ctx: Context) -> str:
     """The FORBIDDEN reason; for the credential rule, which word names which store."""
     detail = ""
-    if rule.credential_operand:
-        for word in argv[1:]:
-            hit = credential_path(word, ctx.local)
-            if hit is not None:
-                detail = f" `{word}` names {hit.path} ({hit.entry}: {hit.why})"
-                break
+    found = credential_word(argv[1:], ctx.local) if rule.credential_operand else None
+    if found is not None:
+        word, hit = found
+        detail = f" `{word}` names {hit.path} ({hit.entry}: {hit.why})"
     return f"FORBIDDEN ({rule.id}):{detail} {rule.justification} Instead: {rule.advice}"
 
 

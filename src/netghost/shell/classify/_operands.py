@@ -219,8 +219,8 @@ _AZ_WRITE_VERBS = frozenset({"download", "download-batch", "export", "get-creden
 
 def _az_targets(args: Sequence[str]) -> list[str]:
     """Files az writes: a download's or export's ``--file``/``-f``, a batch download's ``--destination``."""
-    if not any(a.lower() in _AZ_WRITE_VERBS for a in args if a[:1] != "-"):
-        return []
+    if _AZ_WRITE_VERBS.isdisjoint(map(str.lower, args)):
+        return []  # (an option word starts with `-`, so it is never one of the verbs)
     joined, _ = option_views(("-f", "--file", "-d", "--destination", "--output-file", "--path"), args)
     return [j.split("=", 1)[1] for j in joined]
 

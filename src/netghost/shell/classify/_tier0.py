@@ -17,7 +17,7 @@ from typing import Any
 from netghost.redact import (
     PathContext,
     credential_ancestor,
-    credential_path,
+    credential_word,
     persistence_path,
     secret_env_name,
 )
@@ -81,6 +81,18 @@ class Tier0Rule:
             in_list = name in self.binaries
             if not in_list and not (self.binary_regex is not None and self.binary_regex.fullmatch(name)):
                 return False
+        return self.matches_args(name, args, raw, targets, ctx)
+
+    def matches_args(
+        self,
+        name: str,
+        args: Sequence[str],
+        raw: Sequence[str] | None = None,
+        targets: Callable[[], Sequence[str]] | None = None,
+        ctx: PathContext | None = None,
+    ) -> bool:
+        """:meth:`matches` for a ``name`` already known to meet the rule's binary condition (the index's
+        :meth:`Tier0Index.for_name` list): the binary regexes are not tried again for every command."""
         if name in self.except_binaries:
             return False
         if (self.short_flags or self.long_flags) and not self._has_flag(args):
@@ -113,7 +125,7 @@ class Tier0Rule:
         self, name: str, raw: Sequence[str], targets: Callable[[], Sequence[str]] | None, ctx: PathContext | None
     ) -> bool:
         """The ontology's conditions (all that are set must hold)."""
-        if self.credential_operand and not any(credential_path(w, ctx) is not None for w in raw):
+        if self.credential_operand and credential_word(raw, ctx) is None:
             return False
         if self.credential_ancestor:
             operands = [w for w in raw if not w.startswith("-")]
@@ -304,6 +316,6 @@ def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None 
     for rule in index.for_name(name):
         if (rule.target_regex is not None or rule.write_class) and not targets():
             continue  # a rule about written files cannot apply to a command that writes none
-        if rule.matches(name, args, raw, targets, ctx):
+        if rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
             return rule
     return None

@@ -69,11 +69,17 @@ def _closing(f: Facts, v: Verdict, history: Sequence[Message]) -> FunctionCall:
                             "higher_fidelity_source": v.conflict.trusted, "description": v.conflict.text})
             contradicted.append(hid)
         if v.faults:
-            confirmed.append(hid)
-            update: dict[str, Any] = {"id": hid, "state": "CONFIRMED"}
-            if resolving:
-                update["resolving_audit_id"] = resolving
-            updates.append(update)
+            for fam in (v.family, *v.also):  # several independent faults confirm each family they belong to
+                fid = ids[fam]
+                if fid in confirmed:
+                    continue
+                if fam not in opened and fam != v.family:
+                    updates.append({"id": fid, "description": _statement(f, fam)})
+                confirmed.append(fid)
+                update: dict[str, Any] = {"id": fid, "state": "CONFIRMED"}
+                if resolving:
+                    update["resolving_audit_id"] = resolving
+                updates.append(update)
     refuted = [ids[fam] for fam in opened if ids[fam] not in confirmed and ids[fam] not in unverifiable
                and ids[fam] not in contradicted and (v.confidence != "low")]
     for hid in refuted:

@@ -17,7 +17,7 @@ from netghost.agent.brains.playbook._moves import Move, Verdict
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._symptom import is_ip
 
-__all__ = ["dns_step", "unsent"]
+__all__ = ["close", "dns_step", "name_from_words", "unsent"]
 
 
 def unsent(f: Facts, calls: list[Any]) -> list[Any]:
@@ -57,9 +57,21 @@ def dns_step(f: Facts, client: dict[str, Any]) -> Move | None:
     custom = _custom_resolver(f, net)
     if custom is not None:
         return custom
-    names = [str(x.get("name", "")) for x in (records.json() or []) if isinstance(x, dict)]
+    held = [x for x in (records.json() or []) if isinstance(x, dict)]
+    names = [str(x.get("name", "")) for x in held if _answers_a(x)]
+    other = sorted({_rtype(x) for x in held if str(x.get("name", "")).lower() == label and not _answers_a(x)})
+    if records.ok and other and label not in [n.lower() for n in names]:
+        return Move("", verdict=Verdict(
+            "dns", f"The private DNS zone {zname}, linked to {client['name']}'s VNet, holds {label} only as a "
+                   f"{'/'.join(other)} record: an address lookup of {f.symptom.server} gets an answer with no address "
+                   "(NOERROR, no data), so the client has nothing to connect to.", "high",
+            faults=[{"resource_id": str(zone.get("id") or zname), "fault_type": "dns-nxdomain"}],
+            actions=[f"Add the A record {label} to private zone {zname} (resource group {zrg}) next to its "
+                     f"{'/'.join(other)} record: `az network private-dns record-set a add-record -g {zrg} -z {zname} "
+                     f"-n {label} -a <IP>`."],
+            evidence=[a for a in (records.audit_id, links.audit_id) if a]))
     if records.ok and label not in [n.lower() for n in names]:
-        near = [n for n in names if _close(n.lower(), label)]
+        near = [n for n in names if close(n.lower(), label)]
         hint = f" A record named '{near[0]}' exists: likely a typo of '{label}'." if near else ""
         return Move("", verdict=Verdict(
             "dns", f"The private DNS zone {zname}, linked to {client['name']}'s VNet, has no A record for {label}: "
@@ -70,6 +82,47 @@ def dns_step(f: Facts, client: dict[str, Any]) -> Move | None:
                      + f": `az network private-dns record-set a add-record -g {zrg} -z {zname} -n {label} -a <IP>`."],
             evidence=[a for a in (records.audit_id, links.audit_id) if a]))
     return None
+
+
+def _rtype(record: dict[str, Any]) -> str:
+    """``A`` of ``Microsoft.Network/privateDnsZones/A`` (az prints the full type)."""
+    return str(record.get("type") or "A").rsplit("/", 1)[-1].upper()
+
+
+def _answers_a(record: dict[str, Any]) -> bool:
+    """A record set an address lookup is answered from: addresses, or an alias to follow."""
+    return bool(record.get("ips") or record.get("cname")) or (_rtype(record) in ("A", "CNAME") and "ips" not in record)
+
+
+def name_from_words(f: Facts) -> Move | str | None:
+    """The name a complaint tells by what it is for ("the orders API name no longer resolves"): the record of a
+    private zone whose label is those words (joined as names are: ``orders-api``, ``ordersapi``), else one a
+    typo away; the zones and their records are read first. None when no zone holds such a name."""
+    words = [w.lower() for w in f.symptom.name_words]
+    if not words:
+        return None
+    if not f.of("zones"):
+        calls = unsent(f, [_shell(r.private_zone_list(), f"Which private DNS zones could hold the name of the "
+                                                         f"{' '.join(f.symptom.name_words)}?")])
+        if calls:
+            return Move(f"The complaint names no host for the {' '.join(f.symptom.name_words)}: which private zone "
+                        "holds its name?", calls)
+    zones = f.zones()[:6]
+    calls = unsent(f, [_shell(r.private_zone_records(str(z.get("rg")), str(z.get("name"))),
+                              f"Does {z.get('name')} hold a name for the {' '.join(f.symptom.name_words)}?")
+                       for z in zones if f.zone_obs("zone_records", str(z.get("name"))) is None])
+    if calls:
+        return Move("Reading the private zones' records for the name the complaint describes.", calls)
+    wanted = {sep.join(words) for sep in ("-", "", "_", ".")}
+    labels: list[tuple[str, str]] = []
+    for z in zones:
+        o = f.zone_obs("zone_records", str(z.get("name")))
+        doc = o.json() if o is not None and o.ok else None
+        labels += [(str(x.get("name", "")).lower(), str(z.get("name"))) for x in doc or [] if isinstance(x, dict)]
+    exact = [f"{label}.{zone}" for label, zone in labels if label in wanted]
+    near = [f"{label}.{zone}" for label, zone in labels if any(close(label, w) for w in wanted)]
+    found = exact or near
+    return found[0] if found else None
 
 
 AZURE_DNS = "168.63.129.16"
@@ -110,7 +163,7 @@ def _public_answer_text(f: Facts) -> str:
     return f"public address {ips[-1]}" if ips else "a public address"
 
 
-def _close(a: str, b: str) -> bool:
+def close(a: str, b: str) -> bool:
     """Edit distance at most 2 (a typo)."""
     if abs(len(a) - len(b)) > 2:
         return False

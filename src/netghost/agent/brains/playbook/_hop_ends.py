@@ -95,7 +95,7 @@ def instances_running(w: Walk, hop: Hop) -> Outcome:
         faults=[{"resource_id": bad["instance"], "fault_type": "service-down"}],
         actions=[f"Start instance {number} (`az vmss start -g {rg} -n {name} --instance-ids {number}`), and check the "
                  "set's health probe and automatic repairs so a stopped instance leaves the rotation."],
-        evidence=[a for a in (obs.audit_id if obs else None,) if a]))
+        evidence=[a for a in (obs.audit_id if obs else None,) if a]), goes_on=len(down) < len(instances))
 
 
 def server_nsg_in(w: Walk, hop: Hop) -> Outcome:

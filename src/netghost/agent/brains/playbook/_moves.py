@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from netghost.agent.brains._protocol import FunctionCall
 
-__all__ = ["FAMILIES", "Conflict", "Family", "Move", "Verdict", "hypothesis_text", "shell_call"]
+__all__ = ["FAMILIES", "Conflict", "Family", "Move", "Verdict", "hypothesis_text", "merge", "shell_call"]
 
 Family = Literal["dns", "nsg", "route", "service", "path"]
 FAMILIES: tuple[Family, ...] = ("dns", "nsg", "route", "service", "path")
@@ -60,10 +60,43 @@ class Verdict:
     evidence: list[str] = field(default_factory=list)  # audit ids that decided it
     is_anomaly: bool = True
     conflict: Conflict | None = None
+    also: list[Family] = field(default_factory=list)  # the families of further faults (several independent faults)
 
     def diagnosis(self) -> dict[str, Any]:
         """``complete_investigation``'s structured diagnosis."""
         return {"is_anomaly": self.is_anomaly, "faults": self.faults if self.is_anomaly else []}
+
+
+_RANK = {"high": 2, "medium": 1, "low": 0}
+
+
+def merge(verdicts: list[Verdict]) -> Verdict:
+    """One verdict for several independent faults (on one path, or on the several flows a complaint names):
+    every fault and fix, the first's family, the weakest confidence, each summary numbered."""
+    faults: list[dict[str, str]] = []
+    kept: list[Verdict] = []
+    for v in verdicts:  # a fault met twice (the same dead box both ways) is one fault
+        new = [x for x in v.faults if x not in faults]
+        if new or not v.faults:
+            kept.append(v)
+            faults += new
+    verdicts = kept
+    if len(verdicts) == 1:
+        return verdicts[0]
+    first = verdicts[0]
+    confidence = min((v.confidence for v in verdicts), key=lambda c: _RANK[c])
+    named = "; ".join(f"{x['fault_type']} at {x['resource_id'].rsplit('/', 1)[-1]}" for x in faults)
+    unnamed = sum(1 for v in verdicts if not v.faults)  # a finding no fault type names (a missing route)
+    what = "faults" if not unnamed else "problems"
+    named += f"{'; ' if named else ''}{unnamed} no fault type names" if unnamed else ""
+    summary = f"{len(verdicts)} independent {what}, each to be fixed ({named}). " + " ".join(
+        f"({i}) {v.summary}" for i, v in enumerate(verdicts, 1))
+    also = [f for v in verdicts[1:] for f in (v.family, *v.also) if f is not None and v.faults and f != first.family]
+    return Verdict(first.family, summary, confidence, faults=faults, also=list(dict.fromkeys(also)),
+                   actions=list(dict.fromkeys(a for v in verdicts for a in v.actions)),
+                   evidence=list(dict.fromkeys(a for v in verdicts for a in v.evidence)),
+                   is_anomaly=any(v.is_anomaly for v in verdicts),
+                   conflict=next((v.conflict for v in verdicts if v.conflict is not None), None))
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 from netghost.agent.brains.playbook import _reads as r
 from netghost.agent.brains.playbook._facts import Observation
-from netghost.agent.brains.playbook._moves import Verdict, shell_call
+from netghost.agent.brains.playbook._moves import Verdict, merge, shell_call
 from netghost.agent.brains.playbook._nsg_eval import deciding_rule
 from netghost.agent.brains.playbook._path import Fault, Need, Outcome, Walk
 from netghost.agent.brains.playbook._routes import group_of, subnet_by_id
@@ -92,12 +92,17 @@ def flow_verdict(w: Walk, vm: Mapping[str, Any], nic: Mapping[str, Any] | None, 
         nsg_id = str(holder.get("nsg") or "")
         prio = next((x.get("priority") for x in holder.get("rules") or [] if isinstance(x, dict)), "?")
         nsg_name, nsg_rg = nsg_id.rsplit("/", 1)[-1] or "its NSG", group_of(nsg_id) or "<group>"
-        return Fault(Verdict(
+        found = Verdict(
             "nsg", f"NSG {nsg_name} rule {rule} (priority {prio}) denies {flow_text}: Network Watcher's "
                    f"{direction.lower()} verdict on {name} names it.", "high",
             faults=[{"resource_id": f"{nsg_id}/securityRules/{rule}" if nsg_id else rule, "fault_type": "nsg-deny"}],
             actions=[_fix(flow_text, nsg=nsg_name, rg=nsg_rg, rule=rule, prio=prio, port=w.flow.port)],
-            evidence=[a for a in (obs.audit_id, owner_obs.audit_id if owner_obs else None) if a]))
+            evidence=[a for a in (obs.audit_id, owner_obs.audit_id if owner_obs else None) if a])
+        behind = _behind(w, nic, nsg_id, direction, src=(remote if direction == "Inbound" else local).split(":")[0],
+                         dst=(local if direction == "Inbound" else remote).split(":")[0], where=name)
+        if isinstance(behind, Need):
+            return behind
+        return Fault(merge([found, *([behind] if behind is not None else [])]))
     # a default rule: no allow rule matches; the NSG is the NIC's subnet's (else the NIC's own)
     subnet = subnet_by_id(f, str((nic or {}).get("subnet") or "")) or {}
     nsg_id = str(subnet.get("nsg") or (nic or {}).get("nsg") or "")
@@ -110,6 +115,38 @@ def flow_verdict(w: Walk, vm: Mapping[str, Any], nic: Mapping[str, Any] | None, 
         actions=[f"Add an allow rule for {flow_text} to the NSG on {name}'s subnet "
                  f"({nsg_id.rsplit('/', 1)[-1] or 'its NSG'}) with a priority below 65000."],
         evidence=[obs.audit_id] if obs.audit_id else []))
+
+
+def _behind(w: Walk, nic: Mapping[str, Any], decided_by: str, direction: str, *, src: str, dst: str,
+            where: str) -> Need | Verdict | None:
+    """The other NSG on the same leg (the NIC's and the subnet's both filter it): Network Watcher names only the
+    first rule that denies, so the second NSG is read and evaluated for the packet; a rule of its own that
+    denies too is a second fault, still there once the first is fixed."""
+    subnet = subnet_by_id(w.facts, str(nic.get("subnet") or "")) or {}
+    other = next((str(x) for x in (nic.get("nsg"), subnet.get("nsg"))
+                  if x and str(x).lower() != decided_by.lower()), None)
+    if other is None or not decided_by:
+        return None
+    o = w.facts.latest("nsg_rules", ids=other)
+    if o is None:
+        return w.need(f"the second NSG on {where}'s {direction.lower()} leg", shell_call(
+            r.nsg_rules(other), f"{other.rsplit('/', 1)[-1]} filters the same {direction.lower()} leg on {where}: "
+                                "does it deny it too, once the first deny is fixed?"))
+    doc = o.json() if o.ok else None
+    rules = [x for x in (doc or {}).get("rules") or [] if isinstance(x, dict)] if isinstance(doc, dict) else []
+    rule = deciding_rule(rules, direction, protocol="Tcp", src=src, dst=dst, port=w.flow.port)
+    if rule is None or rule.get("access") != "Deny":
+        w.cite(o)
+        return None
+    nsg_name, rg, rname = str((doc or {}).get("name") or other.rsplit("/", 1)[-1]), group_of(other) or "<group>", \
+        str(rule.get("name"))
+    return Verdict(
+        "nsg", f"Behind it, NSG {nsg_name} rule {rname} (priority {rule.get('priority')}) denies {w.flow.text()} on "
+               f"the same {direction.lower()} leg on {where}: fixing the first rule alone leaves the flow blocked.",
+        "high", faults=[{"resource_id": f"{(doc or {}).get('id') or other}/securityRules/{rname}",
+                         "fault_type": "nsg-deny"}],
+        actions=[_fix(w.flow.text(), nsg=nsg_name, rg=rg, rule=rname, prio=rule.get("priority"), port=w.flow.port)],
+        evidence=[a for a in (o.audit_id,) if a])
 
 
 def _is_private(ip: str) -> bool:
@@ -144,6 +181,7 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
     if missing:
         return w.need(f"the NSGs of {where}", *missing)
     port = w.flow.port if port == _FLOW_PORT else port
+    found: list[Verdict] = []  # every NSG that denies a leg: fixing one leaves the others (each is a fault)
     for direction, src, dst in legs:
         ordered = docs if direction == "Inbound" else docs[::-1]
         for obs, doc in ordered:
@@ -157,7 +195,7 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
             prio = rule.get("priority") if rule else 65500
             kind = "securityRules" if rule else "defaultSecurityRules"
             flow_text = w.flow.text()
-            return Fault(Verdict(
+            found.append(Verdict(
                 "nsg", f"NSG {nsg_name} on {where} denies {flow_text} with rule {rname} (priority {prio}, "
                        f"{direction.lower()}): the packets die at that hop although the NSGs at both ends allow "
                        "them.", "high",
@@ -170,6 +208,10 @@ def evaluate_nsgs(w: Walk, nic_nsg: str, subnet_nsg: str, *, legs: Sequence[tupl
                          f"--source-address-prefixes {src} --destination-port-ranges {port or '*'}`), or narrow the "
                          "deny rule."],
                 evidence=[a for a in (obs.audit_id, *evidence) if a]))
+            if rule is None:
+                break  # no rule admits it: one default deny per leg says so
+    if found:
+        return Fault(merge(found))
     for obs, _ in docs:
         w.cite(obs)
     return None

@@ -156,9 +156,14 @@ def from_summary(w: Walk, text: str, read: Observation, status: Observation) -> 
     port = flow.port
     fix_device = f"{box['name']} (resource group {box.get('rg')})" if box else "the device on the path"
     if not head and ("no network fault detected" in text.lower() or _points_clean(text)):
+        hard = f.symptom.kind in ("unreachable", "refused", "reset", "dns")  # the complaint says it fails outright
         return Verdict(None, f"No fault found: the NSGs allow the flow both ways, the route is intact and a capture "
                              f"of the traffic shows no loss, resets or failed handshakes. {f.symptom.flow()} works "
-                             "as far as the network is concerned.", "high", is_anomaly=False,
+                             "as far as the network is concerned."
+                             + (" The complaint says it fails outright, which nothing on the path shows: if it still "
+                                "fails, it failed outside the capture's minute or outside the network (the client's "
+                                "configuration, the application)." if hard else ""),
+                       "medium" if hard else "high", is_anomaly=False,
                        actions=["Look at the application (its logs and errors) rather than the network; re-run the "
                                 "investigation while the problem is happening if it is intermittent."], evidence=ev)
     if "answered by rst" in low or "nothing listening" in low or "refused" in low:
@@ -223,9 +228,13 @@ def from_summary(w: Walk, text: str, read: Observation, status: Observation) -> 
                                 "the path (or fail over) while the loss is investigated."], evidence=ev,
                        conflict=_conflict(w, read, head, f"{where} losing packets, which configuration cannot show"))
     shown = head or "see the summary"
-    return Verdict("path", f"The capture shows trouble the control plane does not explain: {shown}.",
-                   "medium", actions=["Read the forensic report of the capture for the affected flows; check the "
-                                      "guest firewall of both ends and the software of any appliance on the path."],
+    walked = " -> ".join(f"{h.kind} {h.name}" for h in w.forward()) or flow.client_name
+    return Verdict("path", f"The capture shows trouble the control plane does not explain: {shown}. No single cause "
+                           f"stands out: every hop walked ({walked}) passes the flow on its own, and the packets do "
+                           "not name a known kind of fault.",
+                   "low", actions=["Read the forensic report of the capture for the affected flows; check the "
+                                   "guest firewall of both ends and the software of any appliance on the path.",
+                                   "Capture at both ends at once while it fails: where the packets stop localises it."],
                    evidence=ev, conflict=_conflict(w, read, head, "something the control plane does not model (a "
                                                                   "guest firewall, an appliance's software, or a "
                                                                   "platform fault)"))

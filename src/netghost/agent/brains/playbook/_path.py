@@ -11,9 +11,17 @@ A check (:class:`Check`) looks at one hop with the evidence gathered so far and 
 reads first (:class:`Need`), the hop is at fault (:class:`Fault`, carrying the verdict), the walk goes on
 to the next hops (:class:`Next`), the hop is suspect but the control plane cannot settle it
 (:class:`Suspect`: only the packets can), or nothing (the hop passes this check). :func:`walk` runs the
-table over the path, forward then back, and stops at the first hop at fault whose earlier hops are
-settled; the reads every unsettled hop needs are asked in one turn (one hop level at a time), and the
-reads of the far end are asked with the first level, since the inventory already names it.
+table over the path, forward then back; the reads every unsettled hop needs are asked in one turn (one hop
+level at a time), and the reads of the far end are asked with the first level, since the inventory already
+names it.
+
+A fault does not end the investigation: a path can hold two independent faults (a deny at the client and
+another at the server, a firewall that drops and a user route that misroutes the replies), and fixing the
+first would leave the engineer with the second. A fault that only filters the flow at a hop (an NSG or a
+firewall rule, an appliance NIC that does not forward, a load balancer's failing probe) leaves the path as it is, so the walk goes on past it
+as if it were fixed; a fault that ends the path (a dead next hop, no route, a tunnel down) stops the walk
+there, and the far end, whose properties do not depend on the path (its power, its own NSG rules), is still
+checked. The investigation concludes once every hop walked is settled, with every fault found.
 """
 
 from __future__ import annotations
@@ -26,13 +34,17 @@ from netghost.agent.brains._protocol import FunctionCall
 from netghost.agent.brains.playbook._facts import Facts, Observation
 from netghost.agent.brains.playbook._moves import Verdict
 
-__all__ = ["MAX_HOPS", "Check", "Direction", "Fault", "Flow", "Hop", "Need", "Next", "Outcome", "Suspect", "Table", "Walk",
+__all__ = ["MAX_HOPS", "PASSABLE", "Check", "Direction", "Fault", "Flow", "Hop", "Need", "Next", "Outcome", "Suspect", "Table", "Walk",
            "walk"]
 
 MAX_HOPS = 16
 """A path longer than this is a routing loop (appliances sending to each other); the walk stops there."""
 
 Direction = Literal["forward", "return"]
+
+PASSABLE = frozenset({"nsg-deny", "firewall-deny", "nva-ip-forwarding-off", "lb-health-probe-failing"})
+"""Fault types that filter the flow at a hop without changing where it goes (a rule, a forwarding flag, a probe
+that fails the members the balancer would send the flow to): the walk goes on past them."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +111,19 @@ class Fault:
     """The hop is at fault: the verdict names the resource, the fault type, the fix and the evidence."""
 
     verdict: Verdict
+    goes_on: bool = False  # the path goes on past this hop whatever the fault's type (one instance of several down)
+
+    @property
+    def passable(self) -> bool:
+        """The packets would go on along the same path once this fault is fixed (see :data:`PASSABLE`)."""
+        return self.goes_on or (bool(self.verdict.faults) and all(x.get("fault_type") in PASSABLE
+                                                                  for x in self.verdict.faults))
+
+    @property
+    def on_own_rule(self) -> bool:
+        """The fault is a rule someone wrote, not a default rule (a default deny at the far end of a broken path
+        is what any address the server's VNet no longer reaches gets: the path's fault, not a second one)."""
+        return not any("/defaultSecurityRules/" in str(x.get("resource_id")) for x in self.verdict.faults)
 
 
 @dataclass(frozen=True)
@@ -179,18 +204,19 @@ class Walk:
         if not self.faults:
             return None
         index, fault = min(self.faults, key=lambda x: x[0])
-        if any(i <= index for i, _ in self.needs):
+        if any(i <= index for i, need in self.needs if need.calls):
             return None
         return fault
 
+    def all_faults(self) -> list[Fault]:
+        """Every fault found so far, in path order (the investigation reports them all)."""
+        return [fault for _, fault in sorted(self.faults, key=lambda x: x[0])]
+
     def pending(self) -> list[FunctionCall]:
-        """The reads to ask now: those of every unsettled hop up to the first hop at fault, deduplicated."""
-        limit = min((i for i, _ in self.faults), default=len(self.hops) + 1)
+        """The reads to ask now: those of every unsettled hop, deduplicated."""
         out: list[FunctionCall] = []
         seen: set[str] = set()
-        for i, need in self.needs:
-            if i > limit:
-                continue
+        for _, need in self.needs:
             for call in need.calls:
                 key = f"{call.name}:{sorted(call.args.items())}"
                 if key not in seen:
@@ -211,11 +237,13 @@ def walk(facts: Facts, flow: Flow, start: Sequence[Hop], table: Table, *,
 
     ``prefetch`` are hops the walk will reach but that are known already (the far end): their reads join
     the first turn's. A hop that needs reads still lets later checks of the same hop run (their reads are
-    batched in the same turn); a hop at fault ends the walk there.
+    batched in the same turn); a passable fault lets the hop's other checks and the walk go on, any other
+    fault ends the walk there, and then the far end is still checked on its own (:func:`_far_end`).
     """
     w = Walk(facts=facts, flow=flow)
     queue = list(start)
     seen: set[tuple[str, str, str | None, str]] = set()
+    stop = False
     while queue and len(w.hops) < MAX_HOPS:
         hop = queue.pop(0)
         if hop.key in seen:
@@ -230,17 +258,48 @@ def walk(facts: Facts, flow: Flow, start: Sequence[Hop], table: Table, *,
                 w.needs.append((index, outcome))
             elif isinstance(outcome, Fault):
                 w.faults.append((index, outcome))
-                stop = True
-                break
+                if not outcome.passable:
+                    stop = True
+                    break
             elif isinstance(outcome, Suspect):
                 w.suspects.append(outcome)
             elif isinstance(outcome, Next):
                 queue[:0] = [h for h in outcome.hops if h.key not in seen]
         if stop:
             break
-    if w.needs:
-        _prefetch(w, [h for h in prefetch if h.key not in seen], table)
+    rest = [h for h in prefetch if h.key not in seen]
+    if stop:
+        _far_end(w, rest, table)
+    elif w.needs:
+        _prefetch(w, rest, table)
     return w
+
+
+def _far_end(w: Walk, hops: Sequence[Hop], table: Table) -> None:
+    """The far end once the path is broken before it: its power and its own rules do not depend on the path, and
+    neither does the way its replies take back, so a fault there is a second one to fix. The replies' way is
+    walked back to the client, past any box already found at fault (the same dead box both ways is one fault);
+    a default rule's deny is the broken path's doing, not the server's."""
+    dead = {hop.ip for i, _ in w.faults for hop in w.hops[i:i + 1]}
+    queue = list(hops)
+    seen = {h.key for h in w.hops}
+    while queue and len(w.hops) < MAX_HOPS:
+        hop = queue.pop(0)
+        if hop.key in seen or (hop.direction == "return" and hop.ip in dead):
+            continue
+        seen.add(hop.key)
+        index = len(w.hops)
+        w.hops.append(hop)
+        for check in table.get(hop.kind, ()):
+            outcome = check.run(w, hop)
+            if isinstance(outcome, Need):
+                w.needs.append((index, outcome))
+            elif isinstance(outcome, Next):
+                queue[:0] = [h for h in outcome.hops if h.direction == "return" and h.key not in seen]
+            elif isinstance(outcome, Fault):
+                if outcome.on_own_rule:
+                    w.faults.append((index, outcome))
+                break
 
 
 def _prefetch(w: Walk, hops: Sequence[Hop], table: Table) -> None:

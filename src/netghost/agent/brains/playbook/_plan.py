@@ -7,6 +7,12 @@ built hop by hop from the effective routes, each hop asked the questions its typ
 turn, forward and back. A capture runs only when the walk finds every hop healthy, or finds a suspect only
 the packets can settle (:mod:`._capture`); its capture points come from the walked path.
 
+Every fault, not the first: the walk goes on past a fault that only filters the flow, and past a name that
+does not resolve to the address it should give; a statement that reports several failing flows ("the orders
+API name no longer resolves, and cache calls to 10.55.3.6:6380 time out") has each investigated to its own
+verdict, their reads batched, and every fault found goes into one verdict with every fix. Honesty: a verdict
+reached from a client the complaint did not name is at most medium confidence and says so.
+
 Denials (seed 001 §4): a denied command is never sent again, and a check whose read was refused decides with
 what it has; a capture refused with a reason that names another VM or the key auth mode is retried that way
 once; otherwise the playbook concludes from the control plane with lower confidence, listing what it could
@@ -17,17 +23,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from dataclasses import replace
 from typing import Any
 
 from netghost.agent.brains.playbook import _reads as r
 from netghost.agent.brains.playbook._capture import capture_move
 from netghost.agent.brains.playbook._checks import CHECKS
-from netghost.agent.brains.playbook._dns_step import dns_step, unsent
+from netghost.agent.brains.playbook._dns_step import close, dns_step, name_from_words, unsent
 from netghost.agent.brains.playbook._facts import RUNNING, Facts, ips
-from netghost.agent.brains.playbook._moves import Family, Move, Verdict
+from netghost.agent.brains.playbook._moves import Family, Move, Verdict, merge
 from netghost.agent.brains.playbook._moves import shell_call as _shell
 from netghost.agent.brains.playbook._path import Flow, Hop, Walk, walk
-from netghost.agent.brains.playbook._symptom import is_ip
+from netghost.agent.brains.playbook._symptom import complaints, is_ip, looks_like_host, stated_address
 
 __all__ = ["decide", "families", "flow_walk", "onprem_walk"]
 
@@ -67,10 +74,64 @@ def _inventory(f: Facts) -> Move:
 
 
 def decide(f: Facts) -> Move:
-    """The next move (see the module docstring)."""
-    s = f.symptom
+    """The next move (see the module docstring). A statement that reports several failing flows has each
+    investigated in turn, to its own verdict, and the verdicts joined: one flow's cause never ends another's."""
     if not f.of("vms"):
         return _inventory(f)
+    parts = complaints(f.symptom, f.is_known_host)
+    if len(parts) < 2:
+        return _decide_one(f)
+    verdicts: list[Verdict] = []
+    reads: list[Move] = []
+    for i, part in enumerate(parts, 1):
+        move = _decide_one(replace(f, symptom=part))
+        if move.verdict is not None:
+            verdicts.append(move.verdict)
+            continue
+        move = Move(f"Complaint {i} of {len(parts)} ('{part.text}'): {move.text}", move.calls)
+        if any(c.name != "run_shell_cmd" for c in move.calls):  # the data plane: one complaint at a time
+            return move
+        reads.append(move)
+    if reads:  # the reads of every open complaint in one turn
+        calls = list({str(c.args): c for m in reads for c in m.calls}.values())
+        return Move(" ".join(m.text for m in reads), calls)
+    return Move("", verdict=merge(verdicts))
+
+
+def _decide_one(f: Facts) -> Move:
+    """The next move for one failing flow; a verdict reached from a client the complaint did not name is never
+    stated with high confidence (the path walked may not be the one that fails)."""
+    move = _decide_flow(f)
+    guessed = _guessed_client(f)
+    if move.verdict is None or guessed is None or move.verdict.confidence != "high":
+        return move
+    v = move.verdict
+    return Move(move.text, verdict=replace(
+        v, confidence="medium",
+        summary=f"{v.summary} The complaint names no client: the path was walked from {guessed}, the first running VM "
+                "that is not the server, which may not be the client that fails.",
+        actions=[*v.actions, "Name the failing client (VM or address) and re-run the investigation from it."]))
+
+
+def _guessed_client(f: Facts) -> str | None:
+    """The VM a walk starts from when the complaint names no client nor clients outside Azure."""
+    client = f.client()
+    if client is not None and client is not f.server_vm():
+        return None
+    if f.symptom.client_range is not None or isinstance(_remote_clients(f), str):
+        return None
+    vm = _fallback_client(f)
+    return str(vm.get("name")) if vm is not None else None
+
+
+def _decide_flow(f: Facts) -> Move:
+    """The next move for one failing flow, from its client's side."""
+    named = name_from_words(f) if f.symptom.server is None else None
+    if isinstance(named, Move):
+        return named
+    if named is not None:
+        f = replace(f, symptom=replace(f.symptom, server=named))
+    s = f.symptom
     client = f.client()
     if client is not None and client is f.server_vm():  # two words of the complaint for one host: not a client
         client = None
@@ -84,7 +145,7 @@ def decide(f: Facts) -> Move:
                                         actions=["Name the client VM (as Azure knows it) and the server and port."]))
     before = _before_the_walk(f, client)
     if before is not None:
-        return before
+        return _past_the_name(f, client, before)
     server_ip = f.server_ip() or _public_answer(f)
     account = _storage_named(f) if server_ip is None else None
     if account is not None and client is not None:
@@ -94,13 +155,69 @@ def decide(f: Facts) -> Move:
                                         "low", is_anomaly=False,
                                         actions=["Name the server (VM, IP address or DNS name) and the port."]))
     w = flow_walk(f, client, server_ip) if client is not None else onprem_walk(f, str(remote), server_ip)
-    fault = w.first_fault()
-    if fault is not None:
-        return Move("", verdict=fault.verdict)
+    return _after_walk(f, w) or capture_move(f, w)
+
+
+def _after_walk(f: Facts, w: Walk) -> Move | None:
+    """The walk's reads still to ask, else every fault it found in one verdict (None: no fault, the packets
+    decide)."""
     calls = unsent(f, w.pending())
     if calls:
         return Move(_walk_text(w), calls)
-    return capture_move(f, w)
+    faults = w.all_faults()
+    if not faults:
+        return None
+    v = merge([x.verdict for x in faults])
+    # a box one direction only crosses breaks the flow whatever the complaint: said, not claimed (the tunnel's MTU
+    # or a NAT gateway's ports are suspects of every such path, not findings of this one)
+    doubtful = [x for x in w.suspects if x.fault_type == "asymmetric-routing"]
+    if doubtful:
+        doubts = "; ".join(dict.fromkeys(x.text for x in doubtful))
+        v = replace(v, summary=f"{v.summary} Not confirmed (only packets can tell, once the above is fixed): {doubts}.",
+                    actions=[*v.actions, "Once fixed, capture the flow at both ends to settle what the configuration "
+                                         f"cannot: {doubts}."])
+    return Move("", verdict=v)
+
+
+_NAME_FAULTS = frozenset({"dns-nxdomain", "dns-private-zone-not-linked"})
+
+
+def _past_the_name(f: Facts, client: dict[str, Any] | None, move: Move) -> Move:
+    """A name that does not lead where it should is one fault; the path to the address it should lead to may
+    hold another (fixing the record alone would not make the flow work). When that address is known (the
+    private record an unlinked zone holds, the record a typo away, the address the complaint states, the VM
+    the name's label names), the flow's path to it is walked too and its faults join the name's."""
+    v = move.verdict
+    if v is None or client is None or not f.symptom.port or not v.faults or \
+            any(x.get("fault_type") not in _NAME_FAULTS for x in v.faults):
+        return move
+    target = _meant_address(f)
+    if target is None or target in ips(client):
+        return move
+    w = flow_walk(f, client, target)
+    calls = unsent(f, w.pending())
+    if calls:
+        return Move(f"{v.summary} Walking on to the address the name should give ({target}): does the path hold "
+                    f"another fault? {_walk_text(w)}", calls)
+    return Move("", verdict=merge([v, *[x.verdict for x in w.all_faults()]]))
+
+
+def _meant_address(f: Facts) -> str | None:
+    """The address a broken name should have given (see :func:`_past_the_name`), or None."""
+    found = f.private_answer() or stated_address(f.symptom.text, f.symptom.server)
+    if found:
+        return found
+    owned = f.owning_zone()
+    if owned is not None:
+        zone, label = owned
+        records = f.zone_obs("zone_records", str(zone.get("name")))
+        doc = records.json() if records is not None and records.ok else None
+        near = [x for x in doc or [] if isinstance(x, dict) and x.get("ips") and close(str(x.get("name", "")).lower(), label)]
+        if near:
+            return str(near[0]["ips"][0])
+        vm = f.vm_named(label)
+        return ips(vm)[0] if vm is not None and ips(vm) else None
+    return None
 
 
 def _storage_named(f: Facts) -> dict[str, Any] | None:
@@ -115,12 +232,9 @@ def _storage_walk(f: Facts, client: dict[str, Any], account: dict[str, Any]) -> 
     flow = Flow(client_ip=(ips(client) or [""])[0], server_ip=str(account.get("name")), port=f.symptom.port or 443,
                 client=client)
     w = walk(f, flow, [Hop("storage", str(account.get("name")), None, doc={"account": account})], CHECKS)
-    fault = w.first_fault()
-    if fault is not None:
-        return Move("", verdict=fault.verdict)
-    calls = unsent(f, w.pending())
-    if calls:
-        return Move(_walk_text(w), calls)
+    after = _after_walk(f, w)
+    if after is not None:
+        return after
     return Move("", verdict=Verdict(None, f"The network path from {client.get('name')} to storage account "
                                           f"{account.get('name')} is open: its network rules admit the client's subnet "
                                           "through a service endpoint no policy narrows.", "medium", is_anomaly=False,
@@ -221,8 +335,9 @@ def _walk_text(w: Walk) -> str:
 
 
 def _fallback_client(f: Facts) -> dict[str, Any] | None:
-    """No client named ("name Z does not resolve"): the first running VM that is not the server."""
-    if f.symptom.client is not None:
+    """No client named ("name Z does not resolve", "connections to Y time out"): the first running VM that is not
+    the server. A client named like a host the inventory does not hold is not guessed at."""
+    if f.client() is not None or (f.symptom.client is not None and looks_like_host(f.symptom.client)):
         return None
     server = f.server_vm()
     return next((v for v in f.vms() if v is not server and v.get("power") == RUNNING), None)

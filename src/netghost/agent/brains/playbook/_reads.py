@@ -131,9 +131,10 @@ def private_zone_links(rg: str, zone: str) -> str:
 
 
 def private_zone_records(rg: str, zone: str) -> str:
-    """A private zone's A records."""
-    return (f"az network private-dns record-set a list -g {_q(rg)} -z {_q(zone)} "
-            '--query "[].{name:name, ips:aRecords[].ipv4Address}" -o json')
+    """A private zone's record sets of every type (a name that holds only a TXT record answers an A lookup with
+    no address): name, type, addresses, alias."""
+    return (f"az network private-dns record-set list -g {_q(rg)} -z {_q(zone)} "
+            '--query "[].{name:name, type:type, ips:aRecords[].ipv4Address, cname:cnameRecord.cname}" -o json')
 
 
 def private_endpoints() -> str:
@@ -261,7 +262,7 @@ _STEPS = {
     "az storage account list": "storage",
     "az network private-dns zone list": "zones",
     "az network private-dns link vnet": "zone_links",
-    "az network private-dns record-set a": "zone_records",
+    "az network private-dns record-set": "zone_records",
     "az network watcher test-ip-flow": "flow",
     "az network nsg show": "nsg_rules",
     "az network route-table show": "route_table",

@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-__all__ = ["Kind", "Symptom", "is_fqdn", "is_ip", "parse_symptom", "settle", "stated_address"]
+__all__ = ["Kind", "Symptom", "complaints", "is_fqdn", "is_ip", "looks_like_host", "parse_symptom", "settle", "stated_address"]
 
 Kind = Literal["unreachable", "intermittent", "large", "refused", "reset", "dns", "slow", "generic"]
 
@@ -51,6 +51,9 @@ _RESOLVE = [
     re.compile(rf"(?:cannot|can't|fails? to|unable to)\s+resolve\s+(?P<n>{_NAME}\.{_NAME})", re.I),
     re.compile(rf"(?P<n>{_NAME}\.{_NAME})\s+(?:returns|gives|gets)\s+NXDOMAIN", re.I),
 ]
+_NAMED_BY_WORDS = re.compile(
+    r"(?:\bthe\s+)?(?P<w>(?:[A-Za-z][A-Za-z0-9-]*\s+){1,3}?)(?:dns\s+|host\s*)?name\s+(?:no longer|does not|doesn't|"
+    r"won't|will not|cannot|can't|fails? to|stopped|has stopped)\s+resol", re.I)
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ("dns", re.compile(r"\b(resolve[sd]?|resolution|nxdomain|dns)\b", re.I)),
     ("large", re.compile(r"\b(large|big|bulk|mtu|hang[s]?|stall[s]?|freez\w*)\b", re.I)),
@@ -75,6 +78,7 @@ class Symptom:
     server: str | None = None
     port: int | None = None
     client_range: str | None = None  # the clients are a network range ("the office (10.12.8.0/22)"), not a VM
+    name_words: tuple[str, ...] = ()  # a name told by what it is for ("the orders API name no longer resolves")
 
     @property
     def server_is_name(self) -> bool:
@@ -101,7 +105,8 @@ def is_fqdn(text: str) -> bool:
     return "." in text.strip(".") and not is_ip(text) and any(c.isalpha() for c in text)
 
 
-def _looks_like_host(word: str | None) -> bool:
+def looks_like_host(word: str | None) -> bool:
+    """A word written like a host name or address (a digit, a dot or a dash), not a plain word."""
     return word is not None and bool(re.search(r"[\d.-]", word))
 
 
@@ -135,7 +140,7 @@ def _port_of(clean: str) -> int | None:
 
 def parse_symptom(text: str) -> Symptom:
     """Read the problem statement; unknown wording gives the ``generic`` kind with whatever was found."""
-    raw = " ".join(text.split())
+    raw = " ".join(text.split()).rstrip(".!?;, ")  # a sentence's full stop is not part of its last word
     ranges = [m["net"] for m in _CIDR.finditer(raw)]
     # a network range names where the clients are, never a host: read the rest without it
     clean = _URL.sub(lambda m: m["host"], _CIDR.sub(" ", raw)).replace("  ", " ")
@@ -145,7 +150,7 @@ def parse_symptom(text: str) -> Symptom:
     pairs = [(_host(m["c"]), _host(m["s"])) for pattern in _PAIR for m in pattern.finditer(clean)]
     pairs = [(c, s) for c, s in pairs if c and s]
     # a pair of host-looking words ("web-vm-01", "10.1.2.4", "db.corp.internal") beats plain words ("slow to talk")
-    client, server = next((p for p in pairs if all(map(_looks_like_host, p))), pairs[0] if pairs else (None, None))
+    client, server = next((p for p in pairs if all(map(looks_like_host, p))), pairs[0] if pairs else (None, None))
     if server is None:
         for pattern in _RESOLVE:
             match = pattern.search(clean)
@@ -158,10 +163,50 @@ def parse_symptom(text: str) -> Symptom:
     if server is not None and ":" in server and not is_ip(server):
         server = server.split(":", 1)[0]
     port = _port_of(raw)
-    if kind == "dns" and client is None and server is None:
+    words: tuple[str, ...] = ()
+    if server is None:
+        named = _NAMED_BY_WORDS.search(clean)
+        words = tuple(w for w in named["w"].split() if w.lower() not in _NOT_HOSTS) if named else ()
+    if kind == "dns" and client is None and server is None and not words:
         kind = "generic"
     return Symptom(text=raw, kind=kind, client=client, server=server, port=port,
-                   client_range=ranges[0] if ranges else None)
+                   client_range=ranges[0] if ranges else None, name_words=words)
+
+
+_SERVER_SIDE = re.compile(r"\b(?:stopped|stops|is not|isn't|no longer|not)\s+(?:answering|responding|accepting|listening)|"
+                          r"\b(?:is|went|seems)\s+(?:down|unreachable|unavailable|offline)\b", re.I)
+"""Wording that puts the one host it names on the server's side ("redis-01 stopped answering on 6379")."""
+_CLAUSES = re.compile(r";\s+|:\s+|\.\s+(?=[A-Za-z])|,\s+(?:and\s+|but\s+|while\s+)?(?:also\s+)?|\s+and\s+also\s+")
+_WORKS = re.compile(r"\b(?:fine|works?|working|succeed\w*|healthy|is up|are up|answers|unaffected|ok|okay)\b", re.I)
+
+
+def complaints(s: Symptom, known: Callable[[str], bool]) -> list[Symptom]:
+    """The failing flows one problem statement reports, each read on its own ("web-kr-01 logs two errors: the
+    orders API name no longer resolves, and cache calls to 10.55.3.6:6380 time out").
+
+    Why: two failures in one complaint may have two causes, and the investigation of the first must not end
+    the second's. A clause is a complaint of its own when it names a server (an address, a host, a name) or a
+    name that does not resolve, and does not say something works; a clause without a client of its own has the
+    statement's. Fewer than two such clauses (or two that name the same server and port) leave the statement
+    whole: ``[s]``.
+    """
+    found: list[Symptom] = []
+    for clause in _CLAUSES.split(s.text):
+        if _WORKS.search(clause) or len(clause.split()) < 2:
+            continue
+        part = settle(parse_symptom(clause.strip(' ,.;')), known)
+        if part.server is None and part.client is not None and s.client is not None and part.client != s.client:
+            part = replace(part, server=part.client, client=s.client)  # one host besides the statement's client
+        if part.server is None and not part.name_words:
+            continue
+        client = part.client if part.client is not None and known(part.client) else s.client
+        part = replace(part, text=clause.strip(" ,.;"), client=client,
+                       client_range=part.client_range or (s.client_range if client == s.client else None))
+        if part.server is not None and part.server == part.client:
+            continue
+        if all((x.server, x.port, x.name_words) != (part.server, part.port, part.name_words) for x in found):
+            found.append(part)
+    return found if len(found) >= 2 else [s]
 
 
 _MENTION = re.compile(rf"(?:\b(?P<lead>from|by|to|towards|reach|reaching)\s+)?(?P<w>{_NAME})(?P<port>:\d{{1,5}}\b)?")
@@ -218,6 +263,9 @@ def settle(s: Symptom, known: Callable[[str], bool]) -> Symptom:
     if server is None:
         ranked = [w for w, side in mentions if side == "server"] + [w for w, side in mentions if side != "server"]
         server = next((w for w in ranked if w != client), None) or s.server
+    if server is None and client is not None and _SERVER_SIDE.search(s.text) and not any(
+            side == "client" and w == client for w, side in _mentions(text)):
+        client, server = None, client  # the one host named is the one that stopped answering
     if (client, server) == (s.client, s.server):
         return s
     kind = s.kind if s.kind != "generic" or server is None else "unreachable"
