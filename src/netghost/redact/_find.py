@@ -158,6 +158,10 @@ def find_secrets(
     return findings
 
 
+# Each shape rule with its needles other than the base64-run marker, split once (this runs for every text).
+_SHAPE_PLAN = [(rule, tuple(n for n in rule.needles if n != B64_RUN), B64_RUN in rule.needles) for rule in SHAPE_RULES]
+
+
 def _find_shapes(
     view: str,
     findings: dict[str, str],
@@ -171,9 +175,8 @@ def _find_shapes(
     the view. A short basic-auth password goes into ``findings`` framed (``:pw@``), past ``add``'s
     length floor. A base64 shape that decodes to readable text is an encoding, not a key: it is left to
     ``judge_text`` (``find_encoded`` reports it when the text holds a secret)."""
-    for rule in SHAPE_RULES:
-        if rule.needles and not (has_b64_run and B64_RUN in rule.needles) and not hay.any(
-                [needle for needle in rule.needles if needle != B64_RUN]):
+    for rule, plain_needles, wants_b64 in _SHAPE_PLAN:
+        if rule.needles and not (has_b64_run and wants_b64) and not hay.any(plain_needles):
             continue
         if rule.gate is not None and rule.gate.search(view) is None:
             continue
