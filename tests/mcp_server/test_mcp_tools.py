@@ -174,3 +174,28 @@ def test_the_lab_is_sealed_over_mcp_and_every_decision_names_who_made_it(tmp_pat
     records = [r for sid in app.session_ids() for r in _records(tmp_path, sid)]
     real = [r for r in records if r["command"] == "ip addr show"]
     assert [r["confinement"]["simulated"] for r in real] == [False, False]
+
+
+def test_a_clients_declared_name_is_redacted_wherever_it_is_recorded_or_shown(tmp_path: Path) -> None:
+    """The client's name and version are its own text: a credential in them reaches no audit record,
+    no decider and no refusal text the model reads."""
+    from mcp import types
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJnaG9zdCJ9.c2lnbmF0dXJlLXNpZ25hdHVyZQ"
+    app = build_server(lab_settings(tmp_path, scan_azure_orphans=False))
+    target = tmp_path / "keep.txt"
+    target.write_text("x")
+
+    async def main() -> dict:
+        async with create_connected_server_and_client_session(
+                app.server, client_info=types.Implementation(name=f"agent Bearer {jwt}", version=jwt)) as client:
+            return result_of(await client.call_tool("run_shell_cmd", {"command": f"rm -f {target}", "reasoning": "x"}))
+
+    out = anyio.run(main)
+    app.close()
+    assert out["status"] == "denied" and target.exists()
+    (audit,) = tmp_path.glob("shell_audit_*.jsonl")
+    assert verify(audit).ok
+    assert jwt not in audit.read_text(encoding="utf-8") and jwt not in str(out)
+    assert "REDACTED" in str(read_wal(audit).records[-1]["client"])

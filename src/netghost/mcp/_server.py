@@ -50,9 +50,17 @@ __all__ = ["GhostMcpServer", "build_server", "check_loopback", "serve_http", "se
 
 
 def _client_of(session: ServerSession) -> dict[str, str]:
+    """Who the client says it is. Its declared name and version are the client's own text: they are
+    redacted and bounded here, once, before they reach audit records (``decided_by``), refusal lines, task
+    records and the error text the model reads."""
     params = session.client_params
     info = params.clientInfo if params is not None else None
-    return {"via": "mcp", "name": info.name if info else "unknown", "version": info.version if info else "unknown"}
+
+    def declared(value: str | None) -> str:
+        return redact(value or "").text[:200] or "unknown"
+
+    return {"via": "mcp", "name": declared(info.name if info else None),
+            "version": declared(info.version if info else None)}
 
 
 def _can_elicit(session: ServerSession) -> bool:
