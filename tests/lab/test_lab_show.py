@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from netghost.agent.cli import main as ghost_main
 from netghost.lab import load_world
 from netghost.lab.world import scenario_names
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "src" / "netghost" / "lab" / "scenarios"
 
 
 def _shown(name: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -47,3 +52,17 @@ def test_a_rule_line_says_direction_access_ports_and_prefixes(capsys: pytest.Cap
     assert cells[:4] == [str(rule.priority), "in" if rule.direction == "Inbound" else "out", rule.access, rule.protocol]
     src = rule.source_address_prefix if isinstance(rule.source_address_prefix, str) else ",".join(rule.source_address_prefix)
     assert cells[4] == f"{src}:*" and cells[5] == "->"
+
+
+def test_a_worlds_own_text_reaches_the_terminal_with_its_hidden_characters_shown(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A world can come from anywhere on disk: an escape sequence in its text (a description that clears the
+    screen or sets the window title) is printed as a visible escape, never sent to the terminal."""
+    doc = yaml.safe_load((SCENARIOS / "nsg-deny.yaml").read_text(encoding="utf-8"))
+    doc["description"] = "web tier\x1b[2J\x1b]0;owned\x07 down"
+    world = tmp_path / "hostile.yaml"
+    world.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    assert ghost_main(["lab", "show", str(world)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "web tier" in out and "down" in out

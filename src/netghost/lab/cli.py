@@ -21,6 +21,7 @@ from netghost.lab.bin import create_bin_dir
 from netghost.lab.clock import format_azure_time, scale_from_env
 from netghost.lab.state import LabState, default_state_dir, init_state
 from netghost.lab.world import CLOUD_FAULT_KINDS, CloudFaultSpec, load_world, scenario_names
+from netghost.safetext import show_hidden
 
 __all__ = ["add_arguments", "run"]
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if action == "list":
             for name in scenario_names():
-                print(f"{name:<30} {load_world(name).spec.description}")
+                print(show_hidden(f"{name:<30} {load_world(name).spec.description}"))
             return 0
         if action == "reset":
             directory = _state_dir(args)
@@ -82,14 +83,14 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if action == "show":
             if args.scenario:
-                print("\n".join(inventory(load_world(args.scenario))))
+                print(show_hidden("\n".join(inventory(load_world(args.scenario)))))
                 return 0
             state = LabState(_state_dir(args)).require()
             with state.locked():
                 clock = state.clock()
                 now = clock.now()
                 settle(state, now)
-                print("\n".join(inventory(state.world())))
+                print(show_hidden("\n".join(inventory(state.world()))))
                 print(f"  lab time {format_azure_time(now)} (x{clock.scale:g})")
                 for key, rec in sorted(state.captures().items()):
                     st = capture_status(rec, now)
