@@ -160,3 +160,22 @@ def test_index_of_any_rule_table_finds_the_first_rule_a_scan_finds(
     g = tuple(group)
     scanned = next((r for r in table.risky.rules if r.matches(g, flags)), None)
     assert table.risky.first_match(g, flags) is scanned
+
+
+def test_each_az_table_answers_from_its_own_settings() -> None:
+    """Memoised answers live with their table: another table (another policy, a test's) never takes its
+    answer for the same command."""
+    from netghost.shell.classify._az import az_read_is_stable
+
+    def table(volatile: list[str]) -> object:
+        return compile_az({
+            "verbs": {"safe": [], "safe_families": "x", "sensitive_word": "x", "mutating_words": [], "justification": "j"},
+            "rest": {"hosts": [], "safe_options": [], "justification": "j"},
+            "cache": {"volatile_verbs": volatile, "justification": "j"},
+        })
+
+    args = ["network", "watcher", "packet-capture", "show-status", "-l", "eastus", "-n", "x"]
+    plain, volatile = table([]), table(["show-status"])
+    for _ in range(2):  # the second round is answered from each table's memo
+        assert az_read_is_stable(plain, args) is True
+        assert az_read_is_stable(volatile, args) is False

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -67,6 +67,9 @@ class AzTable:
     arm_reads: ArmIndex  # ARM GETs azure-cli calls outside its command code (az.toml [catalogue] arm_reads)
     volatile_verbs: frozenset[str] = frozenset()
     volatile_groups: tuple[tuple[str, ...], ...] = ()
+    memo: dict[tuple[str, object], bool] = field(default_factory=dict, compare=False, repr=False)
+    """Answers that depend on this table and a command's words alone (is a read stable, is a command a
+    generic read), kept with the table itself so no other table's answer can ever be taken for them."""
 
 
 def compile_az(raw: Mapping[str, Any], catalogue: Catalogue | None = None) -> AzTable:
@@ -126,16 +129,13 @@ def az_read_is_stable(table: AzTable, args: Sequence[str]) -> bool:
     """May the answer of this SAFE az read be kept a short time (``[cache]`` of az.toml)? False for the reads
     whose answer is a moment's state the session waits on (a capture's status, waits, capture blobs)."""
     group = tuple(command_group(args))
-    key = (id(table), group)
-    stable = _STABLE.get(key)
+    key = ("stable", group)
+    stable = table.memo.get(key)
     if stable is None:
         stable = bool(group) and group[-1] not in table.volatile_verbs and not any(group[: len(v)] == v for v in table.volatile_groups)
-        if len(_STABLE) < 4096:
-            _STABLE[key] = stable  # the answer depends on the table and the command words alone
+        if len(table.memo) < 16384:
+            table.memo[key] = stable
     return stable
-
-
-_STABLE: dict[tuple[int, tuple[str, ...]], bool] = {}
 
 
 def command_group(args: Sequence[str]) -> list[str]:
@@ -232,14 +232,14 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
     every resource id or type on the line must resolve to a specific read whose response carries no
     secret; else RISKY."""
     cat = table.catalogue
-    key = (id(table), entry.name)
-    generic = _GENERIC.get(key)
+    key = ("generic", entry.name)
+    generic = table.memo.get(key)
     if generic is None:
         generic = entry.name in table.generic_reads or any(
             isinstance(e, int) and _is_generic_template(cat.ops[e].template) for e in entry.always
         )
-        if len(_GENERIC) < 16384:
-            _GENERIC[key] = generic
+        if len(table.memo) < 16384:
+            table.memo[key] = generic
     if not generic:
         return None
     targets = [a.split("=", 1)[-1] for a in args if "/" in a and not a.startswith(("http://", "https://"))]
@@ -256,9 +256,6 @@ def _generic_target(table: AzTable, entry: Entry, args: Sequence[str]) -> AzDeci
     return None
 
 
-_GENERIC: dict[tuple[int, str], bool] = {}
-"""Per (table, catalogue command): does it read a resource its arguments name (a generic template, or
-az.toml's ``generic_reads``)? Fixed once a table is compiled."""
 
 
 def _is_generic_template(template: str) -> bool:
