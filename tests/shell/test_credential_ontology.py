@@ -140,6 +140,10 @@ SECRET_ARGVS = [
     ["curl", "-H", "Authorization: Basic YWRtaW46cGFzc3dvcmQxMjM=", "http://10.0.0.4/"],
     ["mytool", "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abcdefghijklmnopqrstuvwxyz0123456789ABCD="],
     ["mytool", "--password", "Winter24?maple8"],
+    # the value of a secret-named option is judged with its label wherever the option sits in a long line
+    ["az", "sql", "server", "create", "-g", "rg", "-n", "s1", "--admin-password", "Winter24?maple8", "-l", "westeurope", "-o", "none"],
+    ["az", "vm", "create", "-g", "rg", "-n", "v", "--image", "Ubuntu2204", "--admin-password=Winter24?maple8", "--size", "B1s"],
+    ["mytool", "--password", "-Winter24?maple8", "--verbose"],
 ]  # fmt: skip
 
 

@@ -137,19 +137,47 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
         lookup per element, see :func:`_element_secrets`).
     """
     found: dict[tuple[int, str], str] = {}
-    line_wanted = False
     for i in range(1, len(argv)):
         secret_option, secrets = _element_secrets(argv[i])
-        line_wanted = line_wanted or secret_option
         for spelled, kind in secrets:
             found.setdefault((i, spelled), kind)
-    if line_wanted:
-        # `--password X`, `--sas-token X`: the label is one element, the value the next.
-        for value, kind in find_secrets(shlex.join(argv[1:]), secret_cmd=False).items():
-            for i in range(1, len(argv)):
-                if value in argv[i]:
-                    found.setdefault((i, value), kind)
+        if secret_option:
+            # `--password X`, `--sas-token X Y`: the label is one element, its values the ones after it.
+            end = _values_end(argv, i)
+            for value, kind in _option_secrets(tuple(argv[i:end])):
+                for j in range(i, end):
+                    if value in argv[j]:
+                        found.setdefault((j, value), kind)
     return tuple(ArgvSecret(i, v, k) for (i, v), k in sorted(found.items()))
+
+
+# How many values after a secret-named option are read with it: an option takes one value, a few take a
+# list (`--secrets a b`); a longer run is still judged element by element by the gate.
+_MAX_OPTION_VALUES = 8
+
+
+def _values_end(argv: Sequence[str], i: int) -> int:
+    """The index just past the values of the option at ``argv[i]`` (the elements up to the next option)."""
+    if "=" in argv[i]:
+        return i + 1
+    end = i + 1
+    while end < len(argv) and end <= i + _MAX_OPTION_VALUES and not argv[end].startswith("-"):
+        end += 1
+    if end == i + 1 and end < len(argv):
+        end += 1  # a value that itself starts with "-" (`--password -Xy7...`) is still the option's value
+    return end
+
+
+@lru_cache(maxsize=4096)
+def _option_secrets(span: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The secrets the redactor finds in a secret-named option read with its values.
+
+    Only the option and its own values are read, never the whole line: the label gives the value its
+    meaning (`--password hunter2`), and the rest of the line is judged element by element already. A whole
+    line costs the detectors about ten times more (issue 28's p99: `--assignee` holds "sig"). Memoised on
+    the exact span, as the elements are: an investigation repeats its options and names.
+    """
+    return tuple(find_secrets(shlex.join(span), secret_cmd=False).items())
 
 
 @lru_cache(maxsize=8192)
