@@ -53,8 +53,14 @@ def _value_option(options: Sequence[str], word: str) -> tuple[str, str | None] |
     """
     if word[:1] != "-" or len(word) < 2:
         return None
-    longs, long_set, shorts = _option_table(options)
-    if word.startswith("--"):
+    return _table_option(_option_table(options), word)
+
+
+def _table_option(table: _OptionTable, word: str) -> tuple[str, str | None] | None:
+    """:func:`_value_option` for an option ``word`` (``-`` and at least one more character) and the
+    compiled table of the options: :func:`option_views` looks the table up once per argv, not per word."""
+    longs, long_set, shorts = table
+    if word[1] == "-":
         name, eq, value = word.partition("=")
         if len(name) <= 3:  # too short to abbreviate: only the exact option
             return (name, value if eq else None) if name in long_set else None
@@ -92,6 +98,7 @@ def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str]
     listed option's value). Everything after ``--`` is an operand."""
     joined: list[str] = []
     operands: list[str] = []
+    table = _option_table(options) if options else None
     i, n = 0, len(args)
     while i < n:
         word = args[i]
@@ -99,8 +106,8 @@ def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str]
         if word == "--":
             operands.extend(args[i:])
             break
-        # `_value_option` answers None for a non-option word: skip the call on the common operand.
-        hit = _value_option(options, word) if options and word[:1] == "-" else None
+        # No listed option spells a non-option word, a lone `-` or `--`: skip the call on the common operand.
+        hit = _table_option(table, word) if table is not None and word[:1] == "-" and len(word) > 1 else None
         if hit is not None:
             opt, value = hit
             if value is None and i < n:

@@ -208,10 +208,17 @@ def _plain_argv(command: str) -> tuple[str, ...] | None:
     """
     if _PLAIN_LINE.fullmatch(command) is None:
         return None
-    tokens = _PLAIN_SPLIT.findall(command)
-    if tokens[0] in _KEYWORDS or "==" in tokens:  # tree-sitter reads a bare == as a test operator
+    if "'" in command or '"' in command:
+        tokens = _PLAIN_SPLIT.findall(command)
+        if tokens[0] in _KEYWORDS or "==" in tokens:  # tree-sitter reads a bare == as a test operator
+            return None
+        return tuple(t[1:-1] if t[0] in "'\"" else t for t in tokens)
+    # No quotes: the tokens are the runs of word characters between the line's spaces, i.e. exactly
+    # what findall gives, split in C without the per-token pass.
+    argv = tuple(command.split())
+    if argv[0] in _KEYWORDS or "==" in argv:
         return None
-    return tuple(t[1:-1] if t[0] in "'\"" else t for t in tokens)
+    return argv
 
 
 def _walk_program(root: Node, src: str) -> ParsedCommand:

@@ -60,6 +60,18 @@ class Tier0Rule:
     secret_env_operand: bool = False  # an operand names a secret environment variable (printenv NAME)
     no_command: bool = False  # env-style: no program follows the options and NAME=VALUE assignments
     except_binaries: frozenset[str] = frozenset()
+    target_only: bool = field(init=False, compare=False, repr=False)
+    """Whether the rule's only argument conditions are on the written files (its binaries aside): the
+    writer rules (agent state, devices, logs, persistence) that every writer and download is checked
+    against; :func:`match_tier0` tests those two conditions directly (computed once, at compile time)."""
+
+    def __post_init__(self) -> None:
+        only = (self.target_regex is not None or bool(self.write_class)) and not (
+            self.short_flags or self.long_flags or self.value_options or self.arg_regex is not None
+            or self.positional_regex is not None or self.no_positional or self.first_positional
+            or self.credential_operand or self.credential_ancestor or self.secret_env_operand or self.no_command
+        )  # fmt: skip
+        object.__setattr__(self, "target_only", only)
 
     def matches(
         self,
@@ -316,6 +328,19 @@ def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None 
     for rule in index.for_name(name):
         if (rule.target_regex is not None or rule.write_class) and not targets():
             continue  # a rule about written files cannot apply to a command that writes none
-        if rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
+        if rule.target_only:
+            # The same two conditions matches_args() would test, without its walk over the unset ones.
+            if name not in rule.except_binaries and _targets_hold(rule, targets(), ctx):
+                return rule
+        elif rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
             return rule
     return None
+
+
+def _targets_hold(rule: Tier0Rule, written: Sequence[str], ctx: PathContext | None) -> bool:
+    """:meth:`Tier0Rule.matches_args` for a rule whose only conditions are on the written files."""
+    if rule.target_regex is not None:
+        fullmatch = rule.target_regex.fullmatch
+        if not any(fullmatch(t) for t in written):
+            return False
+    return not rule.write_class or any(persistence_path(t, ctx) is not None for t in written)
