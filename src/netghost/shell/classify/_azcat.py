@@ -18,7 +18,7 @@ import gzip
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -61,6 +61,9 @@ class Entry:
     extensions: frozenset[str]
     watch: dict[str, str]  # prefix (lower case) of a watched option -> the option
     flags0: frozenset[str]  # short options that take no value (a cluster continues after them)
+    memo: dict[tuple[Effect, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    """What the classifier derives from this command's operations alone, per set of effects (kept with the
+    entry, so no other catalogue's answer can be taken for it)."""
 
     def present(self, args: Sequence[str]) -> set[str]:
         """The watched options ``args`` use, abbreviations and ``-abc`` clusters resolved as argparse

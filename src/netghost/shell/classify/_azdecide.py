@@ -173,18 +173,9 @@ def _config_class(cat: Catalogue, entry: Entry, effects: list[Effect], present: 
 
 def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[str], args: Sequence[str]) -> CatalogueDecision | None:
     """The FORBIDDEN classes, from the operations and options of this argv."""
-    writes_extension = writes_vm = False
-    for e in effects:
-        if not isinstance(e, int):
-            continue
-        op = cat.ops[e]
-        found = _op_class(entry, op)
-        if found is not None:
-            return found
-        if op.method in ("PUT", "PATCH"):
-            norm = normalised(op.template)
-            writes_extension = writes_extension or bool(_EXTENSION.search(norm))
-            writes_vm = writes_vm or bool(_VM_ITSELF.search(norm))
+    found, writes_extension, writes_vm, _ = _ops_summary(cat, entry, effects)
+    if found is not None:
+        return found
     if writes_extension:
         found = _extension_class(entry, args)
         if found is not None:
@@ -268,7 +259,7 @@ def decide(
         return memo
     effects = entry.effects(present)
     found = _decide(cat, entry, args, present, effects, local_reads=local_reads, generic_reads=generic_reads)
-    if entry.name not in local_reads and not _reads_arguments(cat, effects) and len(_MEMO) < _MEMO_MAX:
+    if entry.name not in local_reads and not _ops_summary(cat, entry, effects)[3] and len(_MEMO) < _MEMO_MAX:
         _MEMO[key] = found  # the verdict depends on nothing but the options present
     return found
 
@@ -279,17 +270,37 @@ _MEMO: dict[tuple[int, int, int, str, frozenset[str]], CatalogueDecision] = {}
 _MEMO_MAX = 16384
 
 
-def _reads_arguments(cat: Catalogue, effects: list[Effect]) -> bool:
-    """True when the FORBIDDEN classes look at argument values: the command writes a VM, scale set
-    or extension, or the CLI's configuration."""
+def _ops_summary(cat: Catalogue, entry: Entry, effects: list[Effect]) -> tuple[CatalogueDecision | None, bool, bool, bool]:
+    """(the first operation's FORBIDDEN class, whether the command writes a VM/VMSS extension, whether it
+    writes a VM or scale set itself, whether the FORBIDDEN classes look at argument values: it writes one
+    of those or the CLI's configuration).
+
+    All four read the entry's operations and nothing of the argv: memoised on the entry per set of
+    effects (a few per command), so a command that writes a VM no longer hashes each operation and runs
+    the template regexes again on every call."""
+    key = tuple(effects)
+    hit: tuple[CatalogueDecision | None, bool, bool, bool] | None = entry.memo.get(key)
+    if hit is not None:
+        return hit
+    first: CatalogueDecision | None = None
+    writes_extension = writes_vm = False
     for e in effects:
-        if e == "local:config-write":
-            return True
-        if isinstance(e, int) and cat.ops[e].method in ("PUT", "PATCH"):
-            norm = normalised(cat.ops[e].template)
-            if _EXTENSION.search(norm) or _VM_ITSELF.search(norm):
-                return True
-    return False
+        if not isinstance(e, int):
+            continue
+        op = cat.ops[e]
+        if first is None:
+            first = _op_class(entry, op)
+        if op.method in ("PUT", "PATCH"):
+            norm = normalised(op.template)
+            writes_extension = writes_extension or bool(_EXTENSION.search(norm))
+            writes_vm = writes_vm or bool(_VM_ITSELF.search(norm))
+    hit = (first, writes_extension, writes_vm, "local:config-write" in effects or writes_extension or writes_vm)
+    if len(entry.memo) < _ENTRY_MEMO_MAX:
+        entry.memo[key] = hit
+    return hit
+
+
+_ENTRY_MEMO_MAX = 256
 
 
 def _decide(

@@ -60,18 +60,25 @@ class Tier0Rule:
     secret_env_operand: bool = False  # an operand names a secret environment variable (printenv NAME)
     no_command: bool = False  # env-style: no program follows the options and NAME=VALUE assignments
     except_binaries: frozenset[str] = frozenset()
-    target_only: bool = field(init=False, compare=False, repr=False)
-    """Whether the rule's only argument conditions are on the written files (its binaries aside): the
-    writer rules (agent state, devices, logs, persistence) that every writer and download is checked
-    against; :func:`match_tier0` tests those two conditions directly (computed once, at compile time)."""
+    shape: str = field(init=False, compare=False, repr=False)
+    """Which single kind of argument condition the rule has besides its binaries, when it has one kind only:
+    "targets" (the written files: the writer rules for agent state, devices, logs, persistence), "args"
+    (``arg_regex``: the reverse-shell rule every command meets) or "credential" (``credential_operand``:
+    the credential rule every command meets); "" for any other rule. :func:`match_tier0` tests those
+    rules' conditions directly, without :meth:`matches_args`'s walk over the unset ones."""
 
     def __post_init__(self) -> None:
-        only = (self.target_regex is not None or bool(self.write_class)) and not (
-            self.short_flags or self.long_flags or self.value_options or self.arg_regex is not None
-            or self.positional_regex is not None or self.no_positional or self.first_positional
-            or self.credential_operand or self.credential_ancestor or self.secret_env_operand or self.no_command
-        )  # fmt: skip
-        object.__setattr__(self, "target_only", only)
+        kinds = [
+            kind for kind, present in (
+                ("targets", self.target_regex is not None or bool(self.write_class)),
+                ("args", self.arg_regex is not None and not self.value_options),
+                ("credential", self.credential_operand),
+                ("other", bool(self.short_flags or self.long_flags or self.value_options or self.no_positional
+                               or self.positional_regex is not None or self.first_positional or self.credential_ancestor
+                               or self.secret_env_operand or self.no_command)),
+            ) if present
+        ]  # fmt: skip
+        object.__setattr__(self, "shape", kinds[0] if len(kinds) == 1 and kinds[0] != "other" else "")
 
     def matches(
         self,
@@ -328,11 +335,21 @@ def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None 
     for rule in index.for_name(name):
         if (rule.target_regex is not None or rule.write_class) and not targets():
             continue  # a rule about written files cannot apply to a command that writes none
-        if rule.target_only:
-            # The same two conditions matches_args() would test, without its walk over the unset ones.
-            if name not in rule.except_binaries and _targets_hold(rule, targets(), ctx):
+        shape = rule.shape
+        if not shape:
+            if rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
                 return rule
-        elif rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
+            continue
+        # The conditions matches_args() would test for these rules, in its order, without the unset ones.
+        if name in rule.except_binaries:
+            continue
+        if shape == "args":
+            if rule.arg_regex is not None and _any_search(rule.arg_regex, args):
+                return rule
+        elif shape == "credential":
+            if credential_word(raw, ctx) is not None:
+                return rule
+        elif _targets_hold(rule, targets(), ctx):
             return rule
     return None
 
