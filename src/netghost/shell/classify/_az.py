@@ -291,7 +291,7 @@ def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision
     (azure-cli's rule, FORBIDDEN for credential files), risky group rules and credential-returning
     ARM paths (even ``--help`` does not lift them), or None."""
     g = tuple(group)
-    words = [a.split("=", 1)[0] for a in args if a.startswith("-") and len(a) > 1]
+    words = [a.split("=", 1)[0] for a in args if a[:1] == "-" and len(a) > 1]
     rule = table.forbidden.first_match(g, words)
     if rule is not None:
         return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)
@@ -335,7 +335,7 @@ def _arm_hazard(args: Sequence[str]) -> AzDecision | None:
     id or type on any az command line, and `userData` anywhere asks ARM for a VM's user data."""
     for a in args:
         if "/" in a and not a.startswith(("http://", "https://")):
-            decision = _arm_decision(a.split("=", 1)[-1] if a.startswith("--") else a, "az")
+            decision = _arm_decision(a.split("=", 1)[-1] if a[:2] == "--" else a, "az")
             if decision is not None:
                 return decision
     typed = typed_resource(args)
@@ -420,7 +420,7 @@ def _rest_request(table: AzTable, args: Sequence[str]) -> tuple[str, str | None]
     while i < len(args):
         a = args[i]
         name, eq, value = a.partition("=")
-        if not name.startswith("-"):
+        if name[:1] != "-":
             return AzDecision("RISKY", f"az rest: unexpected argument {a!r}", "az-rest")
         if name not in table.rest_safe_options:
             return AzDecision("RISKY", f"az rest: option {name} is not allowed for an automatic GET", "az-rest")

@@ -93,7 +93,7 @@ def _config_keys(args: Sequence[str]) -> list[str]:
     """The ``section.key`` names an ``az config set`` style argv writes (``k=v`` or a bare key)."""
     keys = []
     for a in args:
-        if a.startswith("-"):
+        if a[:1] == "-":
             continue
         key = a.split("=", 1)[0].strip().lower()
         if "." in key:
@@ -180,7 +180,7 @@ def _classes(cat: Catalogue, entry: Entry, effects: list[Effect], present: set[s
         found = _extension_class(entry, args)
         if found is not None:
             return found
-    if writes_vm and any(_PLANTING.search(a) for a in args if not a.startswith("--") or "=" in a):
+    if writes_vm and any(_PLANTING.search(a) for a in args if a[:2] != "--" or "=" in a):
         return _forbidden(
             "az-credential-planting", f"`az {entry.name}` writes a VM's administrator password, SSH keys, custom data or protected settings",
             "Credential changes on VMs are the owner's decision; report the finding instead.",
@@ -192,11 +192,11 @@ def _uses(args: Sequence[str], options: frozenset[str]) -> str | None:
     """The first of ``options`` that ``args`` use, as argparse reads them (a long option by any prefix
     of three or more characters, ``--opt=value``; compared in lower case)."""
     for a in args:
-        if not a.startswith("-"):
+        if a[:1] != "-":
             continue
         name = a.split("=", 1)[0].lower()
         for o in options:
-            if name == o or (o.startswith("--") and len(name) >= 3 and o.startswith(name)):
+            if name == o or (o[:2] == "--" and len(name) >= 3 and o.startswith(name)):
                 return o
     return None
 

@@ -86,7 +86,7 @@ def _option_table(options: Sequence[str]) -> _OptionTable:
     hit = _OPTION_TABLES.get(id(options))
     if hit is not None and hit[0] is options:
         return hit[1]
-    longs = tuple(o for o in options if o.startswith("--"))
+    longs = tuple(o for o in options if o[:2] == "--")
     table = (longs, frozenset(longs), frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-"))
     if isinstance(options, tuple) and len(_OPTION_TABLES) < 1024:  # a tuple cannot change under the key
         _OPTION_TABLES[id(options)] = (options, table)
@@ -115,13 +115,13 @@ def option_views(options: Sequence[str], args: Sequence[str]) -> tuple[list[str]
                 i += 1
             if value is not None:
                 joined.append(f"{opt}={value}")
-        elif not word.startswith("-") or word == "-":
+        elif word[:1] != "-" or word == "-":
             operands.append(word)
     return joined, operands
 
 
 def _spellings(path: str) -> tuple[str, ...]:
-    if "/" not in path or path.startswith("-"):
+    if "/" not in path or path[:1] == "-":
         return (path,)
     norm = posixpath.normpath(path)
     norm = "/" + norm.lstrip("/") if norm.startswith("//") else norm
@@ -132,7 +132,7 @@ def _in_place(args: Sequence[str]) -> bool:
     for a in args:
         if a.startswith("--in-place") or (a.startswith("--in") and "--in-place".startswith(a.split("=", 1)[0])):
             return True
-        if a.startswith("-") and not a.startswith("--"):
+        if a[:1] == "-" and a[:2] != "--":
             cluster = a[1:]
             for ch in cluster:
                 if ch == "i":
@@ -172,7 +172,7 @@ def _url_names(urls: Sequence[str], directory: str | None) -> list[str]:
 
 def _download_targets(name: str, args: Sequence[str], cwd: str | None) -> list[str]:
     if name == "curl":
-        remote = any(a in ("-O", "--remote-name", "--remote-name-all") or (a.startswith("-") and not a.startswith("--") and "O" in a[1:]) for a in args)
+        remote = any(a in ("-O", "--remote-name", "--remote-name-all") or (a[:1] == "-" and a[:2] != "--" and "O" in a[1:]) for a in args)
         if not remote:
             return []  # checked first: most curl lines name no remote file, and the option walk below costs more
         joined, operands = option_views(("--output-dir", "--url"), args)
@@ -198,17 +198,17 @@ def _extraction_targets(name: str, args: Sequence[str], cwd: str | None) -> list
     else:
         first = args[0] if args else ""
         extract = any(a in ("--extract", "--get") for a in args) or (
-            (first.startswith("-") and not first.startswith("--") and "x" in first) or (first and first[0] == "x")
+            (first[:1] == "-" and first[:2] != "--" and "x" in first) or (first and first[0] == "x")
         )
         joined, _ = option_views(("-C", "--directory", "-f", "--file"), args)
         if not extract:  # create/append: the archive itself is the written file
             create = any(a in ("--create", "--append", "--update") for a in args) or (bool(first) and (
-                any(c in first.lstrip("-") for c in "cru") and not first.startswith("--")
+                any(c in first.lstrip("-") for c in "cru") and first[:2] != "--"
             ))
             if not create:
                 return []
             archives = [j.split("=", 1)[1] for j in joined if j.startswith(("-f=", "--file="))]
-            if first and not first.startswith("-") and "f" in first and len(args) > 1:
+            if first and first[:1] != "-" and "f" in first and len(args) > 1:
                 archives.append(args[1])  # old-style `tar czf ARCHIVE ...`
             return archives
         dirs = [j.split("=", 1)[1] for j in joined if j.startswith(("-C=", "--directory="))]
@@ -244,7 +244,7 @@ def env_command_index(args: Sequence[str]) -> int | None:
         if a == "-":
             i += 1
             continue
-        if a.startswith("-"):
+        if a[:1] == "-":
             hit = _value_option(_ENV_VALUE_OPTIONS, a)
             i += 2 if hit is not None and hit[1] is None else 1
             continue

@@ -83,7 +83,7 @@ def compile_spec(name: str, raw: Mapping[str, Any]) -> OptionSpec:
     long_flags = frozenset(raw.get("long_flags", []))
     deny = dict(raw.get("deny", {}))
     aliases = dict(raw.get("aliases", {}))
-    all_long = tuple(sorted({*long_flags, *long_values, *(k for k in deny if k.startswith("--")), *(k for k in aliases if k.startswith("--"))}))
+    all_long = tuple(sorted({*long_flags, *long_values, *(k for k in deny if k[:2] == "--"), *(k for k in aliases if k[:2] == "--")}))
     plus = raw.get("plus_options")
     return OptionSpec(
         name=name,
@@ -169,9 +169,9 @@ def parse_options(spec: OptionSpec, args: Sequence[str]) -> ParsedOptions:
         if a == "--":
             _take_rest(spec, out, args[i:])
             break
-        if a.startswith("--") or (spec.single_dash_long and a.startswith("-") and len(a) > 2):
+        if a[:2] == "--" or (spec.single_dash_long and a[:1] == "-" and len(a) > 2):
             i = _take_long(spec, out, a, args, i)
-        elif a.startswith("-") and a != "-":
+        elif a[:1] == "-" and a != "-":
             i = _take_short(spec, out, a, args, i)
         else:
             _take_word(spec, out, a)
@@ -185,7 +185,7 @@ def _take_rest(spec: OptionSpec, out: ParsedOptions, rest: Sequence[str]) -> Non
     ``--`` is still a URL), and a word that looks like an option is refused outright (``ss -- -K ...``,
     ``curl -- -x...``): no legitimate probe needs one there."""
     for word in rest:
-        why = f"{word!r} after -- looks like an option" if word.startswith("-") and word != "-" else spec.positional(word)
+        why = f"{word!r} after -- looks like an option" if word[:1] == "-" and word != "-" else spec.positional(word)
         if why is not None:
             out.problem = f"argument {word!r}: {why}"
             return
@@ -202,7 +202,7 @@ def _take_long(spec: OptionSpec, out: ParsedOptions, a: str, args: Sequence[str]
     typed, eq, attached = a.partition("=")
     if eq and not spec.long_eq:
         typed, attached, eq = a, "", ""
-    if spec.single_dash_long and not typed.startswith("--"):
+    if spec.single_dash_long and typed[:2] != "--":
         typed = "-" + typed  # nslookup style: -type=X is stored as --type
     full, why = _resolve_long(spec, typed)
     if full is None:

@@ -125,7 +125,7 @@ class Tier0Rule:
             words = args
             # Only the positional conditions read them; most rules (the write-target ones) have none.
             wanted = self.positional_regex is not None or self.no_positional or self.first_positional
-            positionals = [a for a in args if not a.startswith("-") or a == "-"] if wanted else []
+            positionals = [a for a in args if a[:1] != "-" or a == "-"] if wanted else []
         if self.arg_regex is not None and not _any_search(self.arg_regex, words):
             return False
         if self.positional_regex is not None and not any(self.positional_regex.fullmatch(p) for p in positionals):
@@ -147,24 +147,24 @@ class Tier0Rule:
         if self.credential_operand and credential_word(raw, ctx) is None:
             return False
         if self.credential_ancestor:
-            operands = [w for w in raw if not w.startswith("-")]
+            operands = [w for w in raw if w[:1] != "-"]
             if not any(credential_ancestor(w, ctx) is not None for w in operands):
                 return False
         if self.write_class:
             written = write_targets(name, raw, ctx.cwd if ctx else None) if targets is None else targets()
             if not any(persistence_path(t, ctx) is not None for t in written):
                 return False
-        if self.secret_env_operand and not any(secret_env_name(w) for w in raw if not w.startswith("-")):
+        if self.secret_env_operand and not any(secret_env_name(w) for w in raw if w[:1] != "-"):
             return False
         return not self.no_command or env_command_index(raw) is None
 
     def _has_flag(self, args: Sequence[str]) -> bool:
         for a in args:
-            if a.startswith("--"):
+            if a[:2] == "--":
                 word = a.split("=", 1)[0]
                 if len(word) > 3 and any(f == word or f.startswith(word) for f in self.long_flags):
                     return True
-            elif a.startswith("-") and len(a) > 1 and any(c in self.short_flags for c in a[1:]):
+            elif a[:1] == "-" and len(a) > 1 and any(c in self.short_flags for c in a[1:]):
                 return True
         return False
 
@@ -305,7 +305,7 @@ def with_path_variants(args: Sequence[str]) -> tuple[str, ...]:
         key, eq, value = a.partition("=")
         if not eq or "/" in key:
             key, eq, value = "", "", a
-        if not _NEEDS_NORM.search(value) or value.startswith("-"):
+        if not _NEEDS_NORM.search(value) or value[:1] == "-":
             continue
         norm = _normalise_path(value)
         if norm != value:
