@@ -59,27 +59,27 @@ def _value_option(options: Sequence[str], word: str) -> tuple[str, str | None] |
 def _table_option(table: _OptionTable, word: str) -> tuple[str, str | None] | None:
     """:func:`_value_option` for an option ``word`` (``-`` and at least one more character) and the
     compiled table of the options: :func:`option_views` looks the table up once per argv, not per word."""
-    longs, long_set, shorts = table
+    prefixes, long_set, shorts = table
     if word[1] == "-":
         name, eq, value = word.partition("=")
         if len(name) <= 3:  # too short to abbreviate: only the exact option
             return (name, value if eq else None) if name in long_set else None
-        for opt in longs:  # the first listed option it spells (exactly, or as a 4+ character prefix)
-            if opt.startswith(name):
-                return opt, value if eq else None
-        return None
+        opt = prefixes.get(name)  # the first listed option it spells (exactly, or as a 4+ character prefix)
+        return None if opt is None else (opt, value if eq else None)
     for i, ch in enumerate(word[1:], start=1):
         if ch in shorts:
             return "-" + ch, word[i + 1 :] or None
     return None
 
 
-_OptionTable = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
+_OptionTable = tuple[dict[str, str], frozenset[str], frozenset[str]]
 _OPTION_TABLES: dict[int, tuple[Sequence[str], _OptionTable]] = {}
 
 
 def _option_table(options: Sequence[str]) -> _OptionTable:
-    """(the long options in order, as a set, the letters of the one-letter options) of ``options``.
+    """(every 4+ character prefix of a long option -> the first listed long option it begins, the long
+    options as a set, the letters of the one-letter options) of ``options``: an abbreviation is one
+    dictionary lookup, not a ``startswith`` per listed option.
 
     Kept per options object (the callers pass fixed tuples), checked by identity so a reused id never
     answers for another tuple: hashing a dozen-option tuple on every word cost more than the lookup."""
@@ -87,7 +87,11 @@ def _option_table(options: Sequence[str]) -> _OptionTable:
     if hit is not None and hit[0] is options:
         return hit[1]
     longs = tuple(o for o in options if o[:2] == "--")
-    table = (longs, frozenset(longs), frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-"))
+    prefixes: dict[str, str] = {}
+    for o in longs:
+        for n in range(4, len(o) + 1):
+            prefixes.setdefault(o[:n], o)
+    table = (prefixes, frozenset(longs), frozenset(o[1] for o in options if len(o) == 2 and o[0] == "-"))
     if isinstance(options, tuple) and len(_OPTION_TABLES) < 1024:  # a tuple cannot change under the key
         _OPTION_TABLES[id(options)] = (options, table)
     return table
@@ -172,7 +176,11 @@ def _url_names(urls: Sequence[str], directory: str | None) -> list[str]:
 
 def _download_targets(name: str, args: Sequence[str], cwd: str | None) -> list[str]:
     if name == "curl":
-        remote = any(a in ("-O", "--remote-name", "--remote-name-all") or (a[:1] == "-" and a[:2] != "--" and "O" in a[1:]) for a in args)
+        # Every spelling of a remote-name download holds an `O` or `--remote-name`: most lines hold neither.
+        line = "\n".join(args)
+        remote = ("O" in line or "--remote-name" in line) and any(
+            a in ("-O", "--remote-name", "--remote-name-all") or (a[:1] == "-" and a[:2] != "--" and "O" in a[1:]) for a in args
+        )
         if not remote:
             return []  # checked first: most curl lines name no remote file, and the option walk below costs more
         joined, operands = option_views(("--output-dir", "--url"), args)
@@ -260,6 +268,8 @@ def write_targets(name: str, args: Sequence[str], cwd: str | None = None) -> tup
 
     ``cwd`` (the command's working directory, when known) is where a download named after its URL or an
     extraction without a directory lands."""
+    if name not in WRITERS:
+        return ()  # one set lookup for the common case, not the whole chain below
     if name in _EVERY_OPERAND or (name in _IN_PLACE and _in_place(args)):
         raw = option_views((), args)[1]
     elif name in _LAST_OPERAND:
@@ -283,4 +293,7 @@ def write_targets(name: str, args: Sequence[str], cwd: str | None = None) -> tup
             raw += _download_targets(name, args, cwd)
     else:
         return ()
-    return tuple(s for path in raw for s in _spellings(path))
+    out: list[str] = []
+    for path in raw:
+        out.extend(_spellings(path))
+    return tuple(out)

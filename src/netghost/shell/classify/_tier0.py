@@ -325,31 +325,34 @@ def match_tier0(index: Tier0Index, argv: Sequence[str], ctx: PathContext | None 
     name = basename(argv[0])
     raw = argv[1:]
     args = with_path_variants(raw)
-    memo: list[tuple[str, ...]] = []
+    written: tuple[str, ...] | None = None  # write_targets(), computed at most once, on first need
 
     def targets() -> tuple[str, ...]:
-        if not memo:
-            memo.append(write_targets(name, raw, ctx.cwd if ctx else None))
-        return memo[0]
+        nonlocal written
+        if written is None:
+            written = write_targets(name, raw, ctx.cwd if ctx else None)
+        return written
 
     for rule in index.for_name(name):
-        if (rule.target_regex is not None or rule.write_class) and not targets():
-            continue  # a rule about written files cannot apply to a command that writes none
         shape = rule.shape
+        if shape == "targets":
+            # The conditions matches_args() would test for this rule, without its walk over the unset ones
+            # (and a rule about written files cannot apply to a command that writes none).
+            written = targets() if written is None else written
+            if written and name not in rule.except_binaries and _targets_hold(rule, written, ctx):
+                return rule
+            continue
+        if (rule.target_regex is not None or rule.write_class) and not targets():
+            continue
         if not shape:
             if rule.matches_args(name, args, raw, targets, ctx):  # for_name() applied the binary condition
                 return rule
+        elif name in rule.except_binaries:
             continue
-        # The conditions matches_args() would test for these rules, in its order, without the unset ones.
-        if name in rule.except_binaries:
-            continue
-        if shape == "args":
+        elif shape == "args":
             if rule.arg_regex is not None and _any_search(rule.arg_regex, args):
                 return rule
-        elif shape == "credential":
-            if credential_word(raw, ctx) is not None:
-                return rule
-        elif _targets_hold(rule, targets(), ctx):
+        elif credential_word(raw, ctx) is not None:  # shape == "credential"
             return rule
     return None
 
