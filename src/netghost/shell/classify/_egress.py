@@ -338,28 +338,40 @@ def _url_problem_of(url: str, scope: EgressScope, resolve_items: tuple[tuple[tup
     return None
 
 
-def _check_curl(parsed: ParsedOptions, scope: EgressScope) -> str | None:
-    for opt in ("-b", "-e"):
-        if parsed.has(opt):
-            return f"{opt} sends a chosen cookie or referer" if opt == "-b" else "-e sends a chosen referer"
-    why = _servers([s for v in parsed.values("--dns-servers") for s in v.split(",")], scope)
-    if why is not None:
-        return why
-    for header in parsed.values("-H"):
+def _curl_headers(parsed: ParsedOptions, given: set[str]) -> str | None:
+    """The first problem of curl's ``-H`` headers and ``-A`` user agent (each read only when given)."""
+    for header in parsed.values("-H") if "-H" in given else ():
         why = _header_problem(header)
         if why is not None:
             return why
-    for agent in parsed.values("-A"):
+    for agent in parsed.values("-A") if "-A" in given else ():
         why = _header_problem(f"User-Agent: {agent}")
         if why is not None:
             return why
-    resolve, connect = _resolved(parsed)
+    return None
+
+
+def _check_curl(parsed: ParsedOptions, scope: EgressScope) -> str | None:
+    # The options given, once: each check below reads its option's values only when it is there (most
+    # lines give two or three options, and a pass over them per check cost more than the checks).
+    given = {n for n, _ in parsed.options}
+    for opt in ("-b", "-e"):
+        if opt in given:
+            return f"{opt} sends a chosen cookie or referer" if opt == "-b" else "-e sends a chosen referer"
+    if "--dns-servers" in given:
+        why = _servers([s for v in parsed.values("--dns-servers") for s in v.split(",")], scope)
+        if why is not None:
+            return why
+    why = _curl_headers(parsed, given)
+    if why is not None:
+        return why
+    resolve, connect = _resolved(parsed) if "--resolve" in given or "--connect-to" in given else ({}, {})
     for addr in [*resolve.values(), *connect.values()]:
         if addr:
             why, _ = host_problem(addr, scope, "http")
             if why is not None:
                 return f"--resolve/--connect-to target {addr}: {why}"
-    for url in parsed.positionals + parsed.values("--url"):
+    for url in parsed.positionals + parsed.values("--url") if "--url" in given else parsed.positionals:
         why = _url_problem(url, scope, resolve, connect)
         if why is not None:
             return why
