@@ -308,7 +308,11 @@ def _command_argv(cmd: Node, src: str) -> ParsedCommand:
                     "write the path out in full (or quote the ~ if it is literal).",
                 )
             if t == "word":
-                value, sp = _unquoted_word(src[c_start:prev])
+                value = src[c_start:prev]
+                if _WORD_NEEDS_CARE.search(value) is None:
+                    argv.append(value)  # the common case, inline: nothing to expand, escape or split
+                    continue
+                value, sp = _unquoted_word(value)
             else:
                 value, sp = _arg_value(child, t, src)
             argv.append(value)
