@@ -148,6 +148,8 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
                 for j in range(i, end):
                     if value in argv[j]:
                         found.setdefault((j, value), kind)
+    if not found:
+        return ()  # the common case: no sort, no generator
     return tuple(ArgvSecret(i, v, k) for (i, v), k in sorted(found.items()))
 
 
