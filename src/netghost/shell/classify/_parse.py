@@ -95,11 +95,13 @@ _TILDE = re.compile(r"~|[A-Za-z_][A-Za-z0-9_]*=~")
 # expands or escapes in it. For such a line the argv is the tokens with their quotes removed, exactly
 # what the grammar walk below computes (tests compare both on every corpus command and on generated
 # lines, and bash itself is the oracle for both). It skips tree-sitter on most diagnostics.
-_PLAIN_TOKEN = r"""(?:[A-Za-z0-9_./:=,@%+-]+|'[^']*'|"[^"$`\\]*")"""
+_PLAIN_TOKEN = r"""(?:[A-Za-z0-9_./:=,@%+-]++|'[^']*+'|"[^"$`\\]*+")"""
 # Possessive (no backtracking): tokens are separated by spaces no token holds, so a shorter match of a
 # word, a quoted string or the spaces can never let the line match where the greedy one did not.
-_PLAIN_LINE = re.compile(r""" *+[A-Za-z_./][A-Za-z0-9._/+-]*+(?: ++(?:[A-Za-z0-9_./:=,@%+-]++|'[^']*+'|"[^"$`\\]*+"))*+ *+""")
-_PLAIN_SPLIT = re.compile(_PLAIN_TOKEN)
+_PLAIN_LINE = re.compile(rf" *+[A-Za-z_./][A-Za-z0-9._/+-]*+(?: ++{_PLAIN_TOKEN})*+ *+")
+# The same three token shapes with the quotes outside the groups: one (word, single-quoted, double-quoted)
+# triple per token, exactly one of them set.
+_PLAIN_PARTS = re.compile(r"""([A-Za-z0-9_./:=,@%+-]+)|'([^']*)'|"([^"$`\\]*)\"""")
 # Words the grammar reads as something other than a command name when they come first (reserved
 # words, declarations): such lines take the grammar path, which refuses or handles them.
 _KEYWORDS = frozenset({
@@ -218,10 +220,12 @@ def _plain_argv(command: str) -> tuple[str, ...] | None:
     if _PLAIN_LINE.fullmatch(command) is None:
         return None
     if "'" in command or '"' in command:
-        tokens = _PLAIN_SPLIT.findall(command)
-        if tokens[0] in _KEYWORDS or "==" in tokens:  # tree-sitter reads a bare == as a test operator
+        # One (word, single-quoted inner, double-quoted inner) triple per token, one of the three set:
+        # joined in C, they are the argv.
+        parts = _PLAIN_PARTS.findall(command)
+        if parts[0][0] in _KEYWORDS or ("==", "", "") in parts:  # tree-sitter reads a bare == as a test operator
             return None
-        return tuple(t[1:-1] if t[0] in "'\"" else t for t in tokens)
+        return tuple(map("".join, parts))
     # No quotes: the tokens are the runs of word characters between the line's spaces, i.e. exactly
     # what findall gives, split in C without the per-token pass.
     argv = tuple(command.split())
