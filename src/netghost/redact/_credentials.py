@@ -337,8 +337,10 @@ def credential_word(words: Sequence[str], ctx: PathContext | None = None) -> tup
     compiled ontology: the context is hashed once per command, not once per word (hashing it for every
     word's memo lookup was a tenth of the classifier's time).
     """
-    ctx = ctx or _NO_CONTEXT
-    memo = _compiled("credential", ctx).words
+    if ctx is None:
+        ctx, memo = _NO_CONTEXT, _default_words()
+    else:
+        memo = _compiled("credential", ctx).words
     for word in words:
         hit = memo.get(word, _MISSING)
         if hit is _MISSING:
@@ -348,6 +350,14 @@ def credential_word(words: Sequence[str], ctx: PathContext | None = None) -> tup
         if hit is not None:
             return word, hit
     return None
+
+
+@cache
+def _default_words() -> dict[str, CredentialHit | None]:
+    """:func:`credential_word`'s memo for the unknown context, found once: tier 0 asks on every command, and
+    finding it through :func:`_compiled` hashes the context each time. (Should ``_compiled`` drop and rebuild
+    that context's tables, this memo stays right: its answers depend on the word and the ontology alone.)"""
+    return _compiled("credential", _NO_CONTEXT).words
 
 
 _MISSING: Any = object()
