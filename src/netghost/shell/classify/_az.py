@@ -145,10 +145,11 @@ def command_group(args: Sequence[str]) -> list[str]:
     the subcommand parsers, so ``az -- account get-access-token`` runs get-access-token.
     """
     group: list[str] = []
+    fullmatch = _GROUP_WORD.fullmatch
     for a in args:
-        if a == "--":
-            continue
-        if not _GROUP_WORD.fullmatch(a):
+        if fullmatch(a) is None:
+            if a == "--":  # (not a group word: it starts with no letter) checked only when the regex fails
+                continue
             break
         group.append(a.lower())
     return group
