@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from netghost.errors import PolicyError
 from netghost.governance import command_risk_stage
@@ -78,8 +78,7 @@ class Classification:
     capture's status, a wait ...: ``[cache]`` of az.toml): the shell may serve it again from its read cache."""
 
 
-@dataclass(frozen=True)
-class ArgvOutcome:
+class ArgvOutcome(NamedTuple):
     """The built-in verdict for one argv, before any organisation policy.
 
     ``rule`` names the table entry that decided; ``relaxable`` is False when the RISKY verdict
@@ -88,6 +87,10 @@ class ArgvOutcome:
     path) that an organisation's SAFE prefix rule must not wave through: a prefix names a
     command, not whatever is appended after it. Only "unknown program / verb" and named-risky
     verdicts (tier 3 binaries, az verbs) stay relaxable.
+
+    A named tuple, not a frozen dataclass: one is made per argv classified (and per word a wrapper may
+    run), and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost three times as
+    much on the classifier's path.
     """
 
     verdict: Verdict
@@ -334,7 +337,7 @@ def _unwrap(name: str, argv: tuple[str, ...], depth: int, ctx: Context = _DEFAUL
         if _COMMAND_WORD.fullmatch(word) and not word.startswith("-") and "=" not in word:
             inner = _classify_argv(argv[i:], depth + 1, ctx)
             if inner.verdict == "FORBIDDEN":
-                return replace(inner, reason=f"`{name}` wraps a forbidden command. {inner.reason}")
+                return inner._replace(reason=f"`{name}` wraps a forbidden command. {inner.reason}")
             hazard = hazard or not inner.relaxable
             seen += 1
             # Bounded work: a nested wrapper already scanned everything after it. Scanning every
