@@ -136,9 +136,11 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
         The secrets found, by element; empty for an ordinary command (the common case costs one memo
         lookup per element, see :func:`_element_secrets`).
     """
+    answers = list(map(_element_secrets, argv[1:]))
+    if answers.count(_CLEAN) == len(answers):
+        return ()  # the common case, decided in C: no element is a secret-named option or holds a secret
     found: dict[tuple[int, str], str] = {}
-    for i in range(1, len(argv)):
-        secret_option, secrets = _element_secrets(argv[i])
+    for i, (secret_option, secrets) in enumerate(answers, start=1):
         for spelled, kind in secrets:
             found.setdefault((i, spelled), kind)
         if secret_option:
@@ -152,6 +154,9 @@ def argv_secrets(argv: Sequence[str]) -> tuple[ArgvSecret, ...]:
         return ()  # the common case: no sort, no generator
     return tuple(ArgvSecret(i, v, k) for (i, v), k in sorted(found.items()))
 
+
+# _element_secrets' answer for an element that is no secret-named option and holds no secret.
+_CLEAN: tuple[bool, tuple[tuple[str, str], ...]] = (False, ())
 
 # How many values after a secret-named option are read with it: an option takes one value, a few take a
 # list (`--secrets a b`); a longer run is still judged element by element by the gate.
