@@ -294,7 +294,7 @@ def _hazard(table: AzTable, group: list[str], args: Sequence[str]) -> AzDecision
     (azure-cli's rule, FORBIDDEN for credential files), risky group rules and credential-returning
     ARM paths (even ``--help`` does not lift them), or None."""
     g = tuple(group)
-    words = [a.split("=", 1)[0] for a in args if a[:1] == "-" and len(a) > 1]
+    words = [(a.partition("=")[0] if "=" in a else a) for a in args if a[:1] == "-" and a != "-"]
     rule = table.forbidden.first_match(g, words)
     if rule is not None:
         return AzDecision("FORBIDDEN", f"`az {' '.join(group)}` emits credentials: {rule.justification}", rule.id, rule.advice)

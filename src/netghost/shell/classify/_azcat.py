@@ -71,9 +71,9 @@ class Entry:
         found: set[str] = set()
         watch = self.watch
         for a in args:
-            if len(a) < 2 or a[0] != "-":
+            if a[:1] != "-" or a == "-":
                 continue
-            name = a.split("=", 1)[0].lower()
+            name = (a.partition("=")[0] if "=" in a else a).lower()
             hit = watch.get(name)
             if hit is not None:
                 found.add(hit)
