@@ -58,6 +58,24 @@ def test_base_exception_in_classifier_is_audited_then_raised(tmp_path: Path) -> 
     assert len(records) == 1 and records[0]["status"] == "error"
 
 
+def test_a_classifier_defect_fails_closed_as_forbidden(tmp_path: Path) -> None:
+    """A defect in the classifier on some hostile spelling is a FORBIDDEN verdict: never run, audited."""
+    marker = tmp_path / "ran"
+
+    def broken(command: str, policy: object) -> object:
+        raise IndexError("string index out of range")
+
+    shell = SafeExecShell("inv3", Recorder([HitlDecision.approve()]), audit_dir=tmp_path, classifier=broken)  # type: ignore[arg-type]
+    one = shell.execute({"command": f"touch {marker}", "reasoning": "x"})
+    many = shell.execute_many([{"command": f"touch {marker}", "reasoning": "x"}, {"command": "echo hi", "reasoning": "y"}])
+    shell.close()
+    records = read_wal(shell.audit_path).records
+    assert not marker.exists()
+    assert [r["status"] for r in (one, *many)] == ["denied"] * 3
+    assert len(records) == 3 and all((r["classification"], r["action"]) == ("FORBIDDEN", "blocked") for r in records)
+    assert "could not judge" in records[0]["risk_reason"]
+
+
 def test_command_does_not_run_when_its_record_cannot_be_written(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     shell = _shell(tmp_path, Recorder([HitlDecision.approve()]))

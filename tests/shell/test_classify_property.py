@@ -107,3 +107,16 @@ def test_any_string_classifies_without_raising(text: str) -> None:
     assert c.verdict in RANK
     if not all(" " <= ch <= "~" for ch in text):
         assert c.verdict == "FORBIDDEN"
+
+
+# Option-shaped words of every odd form (`-=x`, `-`, `--=`, `-a=`, clusters, unicode dashes' neighbours) after
+# any command of the corpus: the classifier must answer, never raise (a model's malformed option crashed the
+# az option scan with an IndexError on `-=x`).
+_ODD_OPTION = st.text(alphabet="-=abcxyzAZ019_.:@/", min_size=1, max_size=6).map(lambda s: "-" + s)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SEEDS), st.lists(_ODD_OPTION, min_size=1, max_size=3))
+def test_any_option_shaped_word_gets_a_verdict(argv: tuple[str, ...], extra: list[str]) -> None:
+    verdict = classify(shlex.join([*argv, *extra])).verdict
+    assert verdict in RANK

@@ -78,7 +78,7 @@ class Entry:
             if hit is not None:
                 found.add(hit)
                 continue
-            if name[1] != "-" and len(name) > 2:  # a short-option cluster: -ux, -uo json (`-u` alone was looked up)
+            if name[1:2] != "-" and len(name) > 2:  # a short-option cluster: -ux, -uo json (`-u` alone was looked up)
                 for ch in name[1:]:
                     short = "-" + ch
                     hit = watch.get(short)
