@@ -34,6 +34,9 @@ _JSON_PAIR = re.compile(r"\"(?P<k>[^\"\\]+)\"\s*:\s*\"(?P<v>(?:[^\"\\]|\\.)*)\""
 _JSON_KIND = re.compile(r"\"kind\"\s*:\s*\"(?P<kind>\w+)\"")
 _PUBLIC_KEY_NAME = re.compile(r"(?i)(?:^|[._-])(?:crt|cert|certificate|pem|pub|ca|ca-bundle)(?:$|[._-])|public")
 _CERT_B64 = "LS0tLS1CRUdJTiBDRVJU"  # base64 of "-----BEGIN CERT"
+# A name = value assignment, or an option's (``--password=x%.#4``, ``-pass=ab1``): the assignment pattern with the
+# option's dashes allowed before the name (they are not part of it; ``foo-password=`` is still not a name).
+_SHORT_ASSIGNMENT = re.compile(LINE_ASSIGNMENT.pattern.replace(r"(?<![A-Za-z0-9_.\-])", r"(?<![A-Za-z0-9_.\-])(?:--?)?", 1))
 _CHPASSWD = re.compile(r"(?m)^(?P<ind>[ \t]*)chpasswd:")
 _CHPASSWD_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?[\"']?[\w.@-]+:(?P<v>[^\s:'\"]+)[\"']?[ \t]*\r?$")
 _NAME_VALUE = re.compile(
@@ -225,7 +228,7 @@ def _password_like(value: str) -> bool:
 
 def _short_in_line(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
     pos = start
-    while (match := LINE_ASSIGNMENT.search(text, pos, end)) is not None:
+    while (match := _SHORT_ASSIGNMENT.search(text, pos, end)) is not None:
         pos = match.start("v")  # a value may itself hold "name=value" ($env:NAME = x)
         value = match.group("v").strip()
         if not match.group("q"):
