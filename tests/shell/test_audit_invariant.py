@@ -58,8 +58,9 @@ def test_base_exception_in_classifier_is_audited_then_raised(tmp_path: Path) -> 
     assert len(records) == 1 and records[0]["status"] == "error"
 
 
-def test_a_classifier_defect_fails_closed_as_forbidden(tmp_path: Path) -> None:
-    """A defect in the classifier on some hostile spelling is a FORBIDDEN verdict: never run, audited."""
+def test_a_classifier_defect_fails_closed_in_a_batch_too(tmp_path: Path) -> None:
+    """A defect in the classifier on some hostile spelling never runs the command and never escapes the shell:
+    each call, alone or in a batch, is one audited internal error."""
     marker = tmp_path / "ran"
 
     def broken(command: str, policy: object) -> object:
@@ -71,9 +72,9 @@ def test_a_classifier_defect_fails_closed_as_forbidden(tmp_path: Path) -> None:
     shell.close()
     records = read_wal(shell.audit_path).records
     assert not marker.exists()
-    assert [r["status"] for r in (one, *many)] == ["denied"] * 3
-    assert len(records) == 3 and all((r["classification"], r["action"]) == ("FORBIDDEN", "blocked") for r in records)
-    assert "could not judge" in records[0]["risk_reason"]
+    assert [(r["status"], r["error"]) for r in (one, *many)] == [("error", "exec_error")] * 3
+    assert len(records) == 3 and all(r["status"] == "error" for r in records)
+    assert "string index out of range" in records[0]["stderr"]
 
 
 def test_command_does_not_run_when_its_record_cannot_be_written(tmp_path: Path) -> None:

@@ -331,7 +331,10 @@ class SafeExecShell:
         """The record and plan of a request that runs without anybody's approval, or None (it goes alone)."""
         if problem is not None:
             return None
-        cls = self.classify(command)
+        try:
+            cls = self.classify(command)
+        except Exception:  # a classifier defect: execute() audits it as an internal error, alone
+            return None
         if cls.verdict != "SAFE" or not cls.argv:
             return None
         verdict = self._confine(_to_run(cls.argv))  # as execute(): what really runs is judged
@@ -503,19 +506,10 @@ class SafeExecShell:
     # -- steps -----------------------------------------------------------------------------------------
 
     def classify(self, command: str) -> Classification:
-        """The verdict this shell would give ``command`` now (its policy, scope and working directory).
-
-        Fails closed: a classifier defect on some hostile spelling is a FORBIDDEN verdict (audited, never
-        run), not an exception out of the shell.
-        """
-        try:
-            if self._classify is not None:
-                return self._classify(command, self.policy)
-            return classify(command, self.policy, scope=self.scope, local=self.local)
-        except Exception as exc:  # any defect must end in a verdict, never in running the command
-            return Classification("FORBIDDEN", 0, f"the classifier could not judge this command "
-                                  f"({type(exc).__name__}); it was not run: rephrase it", (), "local",
-                                  "parse_error")
+        """The verdict this shell would give ``command`` now (its policy, scope and working directory)."""
+        if self._classify is not None:
+            return self._classify(command, self.policy)
+        return classify(command, self.policy, scope=self.scope, local=self.local)
 
     def _confine(self, argv: tuple[str, ...] | list[str]) -> Confinement | None:
         if self.confinement is None:
