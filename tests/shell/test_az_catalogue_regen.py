@@ -20,9 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "tools" / "az_catalogue" / "generate.py"
 AZ = os.environ.get("NETGHOST_REAL_AZ")
 
-pytestmark = pytest.mark.skipif(
-    not AZ, reason="NETGHOST_REAL_AZ is not set: regenerating the catalogue needs the pinned azure-cli 2.91 (CI sets it)"
-)
+pytestmark = [
+    pytest.mark.slow(seconds=160),  # the longest test of the suite: scheduled first (tests/conftest.py)
+    pytest.mark.skipif(
+        not AZ, reason="NETGHOST_REAL_AZ is not set: regenerating the catalogue needs the pinned azure-cli 2.91 (CI sets it)"
+    ),
+]
 
 
 def _az_python() -> Path:
