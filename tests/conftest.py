@@ -73,22 +73,7 @@ def sigint_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
         print(f"\n{request.node.nodeid} left SIGINT {'blocked' if blocked else 'changed'}; restored", file=sys.stderr)
 
 
-def _weight(item: pytest.Item) -> float:
-    """A test's expected cost: ``@pytest.mark.slow(seconds=N)``, 10 for a plain ``slow``, else 0."""
-    marker = item.get_closest_marker("slow")
-    return 0.0 if marker is None else float(marker.kwargs.get("seconds", 10))
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests first, dealt across the xdist workers (stable otherwise).
-
-    Why dealt: ``make test`` runs ``--dist worksteal``, which gives each worker one contiguous block of the
-    list at the start (other workers later steal from a block's end). Sorted alone, every slow test would
-    sit in the first worker's block and run one after the other there; dealt round-robin, each worker's
-    block starts with its share of the longest ones, so the workers end together instead of one running
-    multi-minute tests alone at the end.
-    """
-    items.sort(key=lambda item: -_weight(item))
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)  # the same in every worker: same order
-    if workers > 1:
-        items[:] = [item for j in range(workers) for item in items[j::workers]]
+    """Slow tests first (stable otherwise): under ``-n 3`` (``make test``) the workers then end
+    together instead of one running a multi-minute test alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -75,7 +75,7 @@ def test_the_pending_list_names_shipped_worlds_only() -> None:
     assert set(pending_worlds()) <= set(scenario_names())
 
 
-@pytest.mark.slow(seconds=100)
+@pytest.mark.slow
 @pytest.mark.parametrize("shard", [0, 1])
 def test_every_shipped_world_is_diagnosed(shard: int, tmp_path: Path) -> None:
     """Half the shipped worlds each (two shards run side by side under xdist). The medians hold over the

@@ -146,7 +146,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
-@pytest.mark.slow(seconds=50)
+@pytest.mark.slow
 def test_reports_render_in_chromium(pages: dict[str, Path], browser: Browser, tmp_path: Path) -> None:
     seen = {}
     chartless: list[str] = []

@@ -21,7 +21,7 @@ GENERATOR = ROOT / "tools" / "az_catalogue" / "generate.py"
 AZ = os.environ.get("NETGHOST_REAL_AZ")
 
 pytestmark = [
-    pytest.mark.slow(seconds=160),  # the longest test of the suite: scheduled first (tests/conftest.py)
+    pytest.mark.slow,  # the longest test of the suite (about 160 s on CI): scheduled with the slow ones, first
     pytest.mark.skipif(
         not AZ, reason="NETGHOST_REAL_AZ is not set: regenerating the catalogue needs the pinned azure-cli 2.91 (CI sets it)"
     ),
