@@ -7,6 +7,7 @@ pure-numpy path (slower, same output; ``netghost.forensics.accel`` says which pa
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -31,7 +32,7 @@ def _extensions() -> list[Extension]:
         )
         for p in pyx
     ]
-    exts = cythonize(mods, language_level=3, compiler_directives={
+    exts = cythonize(mods, language_level=3, nthreads=os.cpu_count() or 1, compiler_directives={
         "boundscheck": False, "wraparound": False, "cdivision": True, "initializedcheck": False,
     })
     for ext in exts:  # cythonize() returns new Extension objects without the ``optional`` flag
@@ -40,4 +41,4 @@ def _extensions() -> list[Extension]:
 
 
 if __name__ == "__main__":  # setuptools runs this file as __main__; tests import _extensions()
-    setup(ext_modules=_extensions())
+    setup(ext_modules=_extensions(), options={"build_ext": {"parallel": os.cpu_count() or 1}})
