@@ -22,7 +22,7 @@ install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade uv
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --compile-bytecode -e '.[test]'
 	$(BIN)/python -m compileall -q src >/dev/null
-	@touch $(BIN)/.netghost-installed
+	@touch $(BIN)/.netghost-installed $(BIN)/.netghost-test-installed
 
 # The runtime only: what `ghost-agent` needs to run (the demo does not need pytest, mypy or scikit-learn).
 install-runtime: $(BIN)/python
@@ -31,26 +31,36 @@ install-runtime: $(BIN)/python
 	$(BIN)/python -m compileall -q src >/dev/null
 	@touch $(BIN)/.netghost-installed
 
-# The demo installs only when the venv has never been installed or the project's requirements changed
-# since (a stamp newer than pyproject.toml and setup.py): a second `make demo` starts at once.
-$(BIN)/.netghost-installed: pyproject.toml setup.py | $(BIN)/python
+# The Cython sources of the engine's compiled kernels: the install builds them (setup.py), so a change to one
+# needs the install again.
+PYX := $(shell find src -name '*.pyx')
+
+# The demo installs only when the venv has never been installed or the project's requirements or compiled
+# kernels changed since (a stamp newer than pyproject.toml, setup.py and the .pyx sources): a second
+# `make demo` starts at once.
+$(BIN)/.netghost-installed: pyproject.toml setup.py $(PYX) | $(BIN)/python
 	$(MAKE) install-runtime
+
+# The same for the test, lint and training tools: `make test` installs them on a fresh machine and after
+# such a change, not on every run (the editable install rebuilds the compiled kernels: ~35-50 s each time).
+$(BIN)/.netghost-test-installed: pyproject.toml setup.py $(PYX) | $(BIN)/python
+	$(MAKE) install
 
 # Three workers (pytest-xdist) on CI's two cores: many tests wait on subprocesses; slow tests are scheduled first
 # (tests/conftest.py); the 25 slowest are listed at the end.
-test: install
+test: $(BIN)/.netghost-test-installed
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal --durations=25
 
-lint: install
+lint: $(BIN)/.netghost-test-installed
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy
 
-schemas: install
+schemas: $(BIN)/.netghost-test-installed
 	$(BIN)/python -m netghost.contracts.export schemas
 
 # Each benchmark prints its figures (and ratios against peers measured in the same run).
 # pcap_bench.py first builds a 2,000,000-packet capture (~1.5 GB) under bench/_work/.
-bench: install
+bench: $(BIN)/.netghost-test-installed
 	@set -e; for b in wal_bench shell_bench shell_exec_bench lab_synth_bench pcap_bench orchestrator_bench; do \
 	  echo "== bench/$$b.py"; $(BIN)/python bench/$$b.py; done
 
