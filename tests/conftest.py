@@ -12,6 +12,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "tests" / "data"
+pytest_plugins = ("tests._schedule",)  # the order of the test list: slow tests at the heads of the workers' blocks
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
 
 _SCRUBBED_PREFIXES = ("GEMINI_", "GOOGLE_", "AZURE_", "GHOST_", "CABINCREW_", "NETGHOST_")
@@ -71,9 +72,3 @@ def sigint_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
     if signal.getsignal(signal.SIGINT) is not handler or blocked:
         signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
         print(f"\n{request.node.nodeid} left SIGINT {'blocked' if blocked else 'changed'}; restored", file=sys.stderr)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first (stable otherwise): under ``-n 3`` (``make test``) the workers then end
-    together instead of one running a multi-minute test alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
