@@ -18,7 +18,7 @@ from netghost.errors import WalError
 from netghost.governance import SignedHead, signed_head
 from netghost.governance._anchor import anchor_path, default_key_path, load_key, read_checkpoint
 from netghost.governance.plan_token import canonical_json, sha256_tagged
-from netghost.governance.wal import WalWriter, verify
+from netghost.governance.wal import WalWriter, read_wal, verify
 
 from .helpers import write_wal
 
@@ -273,3 +273,29 @@ def test_loose_key_permissions_are_refused(tmp_path: Path) -> None:
     key_path.chmod(0o644)
     with pytest.raises(WalError, match="readable by others"):
         load_key(key_path, create=False)
+
+
+def test_a_crash_between_the_first_append_and_its_checkpoint_leaves_a_log_that_continues(tmp_path: Path) -> None:
+    """SIGKILL after a new log's first record is written and before its checkpoint is: the next writer
+    extends the log (the record's MAC checks it) instead of refusing it as one whose checkpoint was
+    deleted. Simulated exactly: the checkpoint file is put back as it was before the first append."""
+    path = tmp_path / "audit" / "shell_audit_new.jsonl"
+    writer = WalWriter(path)
+    target = anchor_path(writer.key, path)
+    before = target.read_bytes() if target.exists() else None  # what a crash before the checkpoint leaves
+    writer.append({"command": "az vm list", "status": "completed"})
+    writer.close()
+    if before is None:
+        target.unlink()
+    else:
+        target.write_bytes(before)
+    with WalWriter(path) as again:  # would raise WalError ("its checkpoint is gone") for a deletion
+        again.append({"command": "az vm show", "status": "completed"})
+    assert [r["seq"] for r in read_wal(path).records] == [1, 2]
+    report = verify(path)
+    assert report.ok and report.anchor == "checkpoint", report
+    # a deleted checkpoint is still a deleted checkpoint
+    target.unlink()
+    assert not verify(path).ok
+    with pytest.raises(WalError, match="checkpoint is gone"):
+        WalWriter(path)

@@ -397,11 +397,16 @@ def _checkpoint_breaks(
         detail = "the checkpoint's MAC does not check: it was forged or swapped for one signed by another key"
         out.breaks.append(ChainBreak(cp.seq, last_line, "checkpoint_invalid", detail))
         return
-    if cp.name != path.name or (log_id is not None and cp.log_id != log_id):
+    if cp.name != path.name or (log_id is not None and cp.seq > 0 and cp.log_id != log_id):
         detail = f"the checkpoint is log {cp.log_id} ({cp.name}), not this one: swapped or replaced"
         out.breaks.append(ChainBreak(cp.seq, last_line, "checkpoint_mismatch", detail))
         return
-    if cp.seq == 0:
+    if cp.seq == 0:  # the checkpoint of the log when it was new (empty)
+        if last_seq > 0:
+            out.notices.append(
+                f"{last_seq} record(s) after the checkpoint of the new, empty log (appended just before a "
+                "crash); each was checked by its MAC"
+            )
         return
     at = {rec["seq"]: rec["sha256"] for rec in records}
     if last_seq < cp.seq:
@@ -448,8 +453,8 @@ def _seal_breaks(
 def signed_head(path: str | os.PathLike[str], *, key: KeySource = None) -> SignedHead | None:
     """The signed head (checkpoint) of the log at ``path``, for the session file and the RCA to cite.
 
-    None when the log has no checkpoint (empty, or written before anchoring and never reopened) or
-    there is no audit key. Check a cited head later with ``SignedHead.from_dict(d).check(key)`` and
+    None when the log has no checkpoint (written before anchoring and never reopened) or there is no
+    audit key. A new, empty log's checkpoint is its empty head (seq 0). Check a cited head later with ``SignedHead.from_dict(d).check(key)`` and
     ``verify(path, expected_head=d["sha256"])``.
 
     Raises:
@@ -645,7 +650,9 @@ class WalWriter:
             raise WalError(self._refusal(found))
         if found is None:
             if last_seq == 0:
-                return None  # a new log: the first append writes the checkpoint
+                # a new log: checkpoint it empty now, so that a crash between the first append and its
+                # checkpoint leaves a log that continues a checkpoint (a missing one means deleted)
+                return self._write_checkpoint()
             if last_seal is not None:
                 raise WalError(self._refusal("its records carry MACs but its checkpoint is gone"))
             return self._write_checkpoint()  # a legacy log: anchor it from here on
@@ -659,7 +666,7 @@ class WalWriter:
         assert self._key is not None
         if not cp.check(self._key):
             return "its checkpoint's MAC does not check"
-        if cp.name != self.path.name or cp.log_id != self._log_id:
+        if cp.name != self.path.name or (cp.seq > 0 and cp.log_id != self._log_id):  # an empty log has no id yet
             return f"its checkpoint is another log's ({cp.name}, {cp.log_id})"
         if last_seq < cp.seq:
             return f"it ends at record {last_seq}, before its checkpoint at record {cp.seq} (records cut off)"
@@ -703,7 +710,8 @@ class WalWriter:
 
     @property
     def signed_head(self) -> SignedHead | None:
-        """The signed head after the last append (None for an empty log): for the session file and RCA."""
+        """The signed head after the last append (a new log's is its empty head, seq 0): for the session
+        file and RCA."""
         return self._checkpoint
 
     @staticmethod
