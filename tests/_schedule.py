@@ -31,6 +31,7 @@ UNKNOWN_SLOW_S = 10.0
 """The expected seconds of a slow test the durations file does not know yet (a new one)."""
 KEPT_S = 0.5
 """``--store-durations`` keeps tests at least this long: the rest weigh nothing in the order."""
+# A store from a run of a few files updates those tests and keeps the others' seconds.
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -113,7 +114,9 @@ class _Recorder:
         self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
 
     def pytest_sessionfinish(self) -> None:
-        kept = {k: round(v, 1) for k, v in sorted(self.seconds.items()) if v >= KEPT_S}
+        """Write the tests this run measured over the stored ones (a run of a few files keeps the others)."""
+        seconds = {**expected_durations(), **{k: round(v, 1) for k, v in self.seconds.items()}}
+        kept = {k: v for k, v in sorted(seconds.items()) if v >= KEPT_S}
         DURATIONS.write_text(json.dumps(kept, indent=0, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import pytest
 from xdist.scheduler.worksteal import WorkStealingScheduling
 
+from tests import _schedule
 from tests._schedule import dealt_order, worksteal_block_sizes
 
 
@@ -83,3 +86,16 @@ def test_without_workers_the_slow_modules_simply_come_first() -> None:
     ids = ["a.py::1", "b.py::1", "c.py::1", "d.py::1", "d.py::2"]
     order = dealt_order(ids, [False, True, False, True, False], {"b.py::1": 1.0, "d.py::1": 9.0}, 1)
     assert order == [3, 4, 1, 0, 2]
+
+
+def test_storing_durations_updates_the_tests_run_and_keeps_the_others(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = tmp_path / "test_durations.json"
+    stored.write_text(json.dumps({"a.py::kept": 3.0, "b.py::rerun": 9.0}))
+    monkeypatch.setattr(_schedule, "DURATIONS", stored)
+    recorder = _schedule._Recorder()
+    for nodeid, seconds in (("b.py::rerun", 1.0), ("b.py::rerun", 1.5), ("c.py::new", 4.0), ("c.py::quick", 0.1)):
+        recorder.pytest_runtest_logreport(pytest.TestReport(nodeid, ("c.py", 0, nodeid), {}, "passed", None, "call",
+                                                            duration=seconds))
+    recorder.pytest_sessionfinish()
+    assert _schedule.expected_durations() == {"a.py::kept": 3.0, "b.py::rerun": 2.5, "c.py::new": 4.0}
