@@ -46,8 +46,8 @@ $(BIN)/.netghost-installed: pyproject.toml setup.py $(PYX) | $(BIN)/python
 $(BIN)/.netghost-test-installed: pyproject.toml setup.py $(PYX) | $(BIN)/python
 	$(MAKE) install
 
-# Three workers (pytest-xdist) on CI's two cores: many tests wait on subprocesses; slow tests are scheduled first
-# (tests/conftest.py); the 25 slowest are listed at the end.
+# Three workers (pytest-xdist) on CI's two cores: many tests wait on subprocesses; the modules holding slow tests
+# head the workers' first blocks (tests/_schedule.py); the 25 slowest are listed at the end.
 test: $(BIN)/.netghost-test-installed
 	$(BIN)/python -m pytest -q -n 3 --dist worksteal --durations=25
 

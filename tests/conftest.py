@@ -12,8 +12,9 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = REPO_ROOT / "tests" / "data"
-pytest_plugins = ("tests._schedule",)  # the order of the test list: slow tests at the heads of the workers' blocks
 GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
+
+pytest_plugins = ("tests._schedule",)  # the order of the test list: the slow modules head the workers' blocks
 
 _SCRUBBED_PREFIXES = ("GEMINI_", "GOOGLE_", "AZURE_", "GHOST_", "CABINCREW_", "NETGHOST_")
 # Kept: selects the PCAP engine's pure-numpy path, so `NETGHOST_NO_COMPILED=1 make test` runs the whole

@@ -21,7 +21,7 @@ GENERATOR = ROOT / "tools" / "az_catalogue" / "generate.py"
 AZ = os.environ.get("NETGHOST_REAL_AZ")
 
 pytestmark = [
-    pytest.mark.slow,  # the longest test of the suite (about 160 s on CI): scheduled with the slow ones, first
+    pytest.mark.slow,  # the longest test of the suite (about 160 s on CI): it heads a worker's block (tests/_schedule.py)
     pytest.mark.skipif(
         not AZ, reason="NETGHOST_REAL_AZ is not set: regenerating the catalogue needs the pinned azure-cli 2.91 (CI sets it)"
     ),

@@ -454,8 +454,8 @@ def signed_head(path: str | os.PathLike[str], *, key: KeySource = None) -> Signe
     """The signed head (checkpoint) of the log at ``path``, for the session file and the RCA to cite.
 
     None when the log has no checkpoint (written before anchoring and never reopened) or there is no
-    audit key. A new, empty log's checkpoint is its empty head (seq 0). Check a cited head later with ``SignedHead.from_dict(d).check(key)`` and
-    ``verify(path, expected_head=d["sha256"])``.
+    audit key; a new, empty log's checkpoint is its empty head (seq 0). Check a cited head later with
+    ``SignedHead.from_dict(d).check(key)`` and ``verify(path, expected_head=d["sha256"])``.
 
     Raises:
         WalError: the key file is unusable.
